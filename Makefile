@@ -1,0 +1,44 @@
+# tltune build, test and set-up targets.
+#
+# `make setup` installs the Debian packages the project needs (root only,
+# idempotent); `make build` gives bin/tltune; `make test` runs every test.
+
+GO      ?= go
+BIN     := bin/tltune
+PKGS    := ./...
+
+# Debian packages: OpenCL loader and headers, PoCL (CPU OpenCL for tests and
+# the default device here), the Level Zero loader and headers, the SPIR-V
+# toolchain (validator, LLVM translator, clang for test kernels), Khronos
+# SPIR-V grammar for the generated tables, and the C toolchain for cgo.
+DEB_PACKAGES := \
+	gcc libc6-dev pkg-config \
+	ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers clinfo \
+	pocl-opencl-icd \
+	libze1 libze-dev \
+	spirv-tools spirv-headers llvm-spirv-15 clang-15 \
+	libsqlite3-dev
+
+.PHONY: all setup build test test-short bench demo fuzz clean
+
+all: build
+
+setup:
+	@bash .ci/setup.sh $(DEB_PACKAGES)
+
+build:
+	$(GO) build -o $(BIN) ./cmd/tltune
+
+test: build
+	$(GO) vet $(PKGS)
+	$(GO) test -count=1 -timeout 20m $(PKGS)
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 2s $(PKGS)
+
+# The main job on the default device: tune one GEMM shape.
+demo: setup build
+	./$(BIN) gemm --m 64 --n 64 --k 32 --dtype f16
+
+clean:
+	rm -rf bin

@@ -1,0 +1,43 @@
+// Package tuning owns the tuning table: the versioned JSON file that maps
+// (device, op, transposes, dtypes, shape) to the recipe configuration the
+// compiler uses when it lowers a collective gemm, gemv or ger.
+//
+// results/ writes tables, the compiler reads them; the format lives here, with
+// its consumer.
+package tuning
+
+import "fmt"
+
+// Params is one recipe configuration (DESIGN.md §4). The zero value means
+// "not chosen": the compiler falls back to the next source (attributes, then
+// the table, then a heuristic).
+type Params struct {
+	SubgroupSize  int    `json:"subgroup_size"`
+	WorkGroupSize [2]int `json:"work_group_size"` // [wx, wy]; wx is a multiple of SubgroupSize
+	Tile          [2]int `json:"tile"`            // per-subgroup C tile [tm, tn]
+	Coopmatrix    [3]int `json:"coopmatrix"`      // [cm, cn, ck]
+	Unroll        int    `json:"unroll"`          // K unroll factor u
+	BatchPerGroup int    `json:"batch_per_group"` // batch entries per work-group b
+	StageLocal    bool   `json:"stage_local"`     // stage A/B panels in local memory
+}
+
+// String is the compact form used in tables and logs, e.g.
+// "sg32 wg64x2 t32x32 cm16x8x16 u2 b1 local".
+func (p Params) String() string {
+	s := fmt.Sprintf("sg%d wg%dx%d t%dx%d cm%dx%dx%d u%d b%d",
+		p.SubgroupSize, p.WorkGroupSize[0], p.WorkGroupSize[1],
+		p.Tile[0], p.Tile[1], p.Coopmatrix[0], p.Coopmatrix[1], p.Coopmatrix[2],
+		p.Unroll, p.BatchPerGroup)
+	if p.StageLocal {
+		s += " local"
+	}
+	return s
+}
+
+// Subgroups is the number of subgroups in a work-group.
+func (p Params) Subgroups() int {
+	if p.SubgroupSize == 0 {
+		return 0
+	}
+	return p.WorkGroupSize[0] / p.SubgroupSize * p.WorkGroupSize[1]
+}
