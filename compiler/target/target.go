@@ -1,0 +1,194 @@
+// Package target describes what the compiler may assume about a device: a
+// capability profile (subgroup sizes, half precision, cooperative-matrix
+// strategy, local memory), not a vendor switch. Three profiles exist —
+// generic, intel and nvidia — chosen from a device's properties or forced by
+// name.
+package target
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Coopmatrix names how cooperative matrices are laid out and multiplied.
+type Coopmatrix int
+
+const (
+	// CoopRegisters keeps a whole coopmatrix in every work-item's private
+	// memory and multiplies with scalar FMAs (subgroup size 1).
+	CoopRegisters Coopmatrix = iota
+	// CoopBroadcast spreads rows over the lanes of a subgroup and broadcasts
+	// the B operand with subgroup shuffles (outer-product mul_add).
+	CoopBroadcast
+)
+
+func (c Coopmatrix) String() string {
+	switch c {
+	case CoopRegisters:
+		return "registers per work-item"
+	case CoopBroadcast:
+		return "rows over lanes, B broadcast by subgroup shuffle"
+	}
+	return fmt.Sprintf("Coopmatrix(%d)", int(c))
+}
+
+// Shuffle names the mechanism that moves a value between lanes.
+type Shuffle int
+
+const (
+	ShuffleNone   Shuffle = iota // subgroup size 1: nothing to move
+	ShuffleIntel                 // cl_intel_subgroups: sub_group_broadcast, intel_sub_group_shuffle
+	ShufflePTX                   // inline PTX shfl.sync on NVIDIA OpenCL
+)
+
+// MatrixShape is an M×N×K shape a matrix engine executes natively, for
+// inputs of type In accumulating into Acc.
+type MatrixShape struct {
+	M, N, K int
+	In, Acc string // tensor-language type names, e.g. "f16", "f32"
+}
+
+// Target is one capability profile.
+type Target struct {
+	Name          string
+	SubgroupSizes []int // supported subgroup sizes, ascending
+	// DefaultSubgroupSize is used when neither an attribute nor the tuning
+	// table chooses one.
+	DefaultSubgroupSize int
+	MaxWorkGroupSize    int
+	LocalMemBytes       int
+	NativeF16           bool // false: f16 lives in memory only (vload_half/vstore_half), arithmetic in f32
+	F64                 bool
+	Coopmatrix          Coopmatrix
+	Shuffle             Shuffle
+	// MMA lists the matrix-engine shapes the OpenCL C back end may call
+	// (mma.sync on nvidia). Empty: FMAs only.
+	MMA []MatrixShape
+	// ReqdSubgroupSize: the kernel attribute intel_reqd_sub_group_size is
+	// honoured and must be emitted to pin the subgroup size.
+	ReqdSubgroupSize bool
+}
+
+// SupportsSubgroupSize reports whether sgs is a subgroup size of t.
+func (t *Target) SupportsSubgroupSize(sgs int) bool {
+	return slices.Contains(t.SubgroupSizes, sgs)
+}
+
+// Names lists the profiles in the order `--target` documents them.
+func Names() []string { return []string{"generic", "intel", "nvidia"} }
+
+// ByName returns a fresh copy of the named profile.
+func ByName(name string) (*Target, error) {
+	switch name {
+	case "generic":
+		return Generic(), nil
+	case "intel":
+		return Intel(), nil
+	case "nvidia":
+		return Nvidia(), nil
+	}
+	return nil, fmt.Errorf("unknown target %q (want one of %s)", name, strings.Join(Names(), ", "))
+}
+
+// Generic is the portable OpenCL C 1.2 profile (PoCL 3.1 and any device
+// without subgroup builtins): one work-item per subgroup.
+func Generic() *Target {
+	return &Target{
+		Name:                "generic",
+		SubgroupSizes:       []int{1},
+		DefaultSubgroupSize: 1,
+		MaxWorkGroupSize:    256,
+		LocalMemBytes:       32 << 10,
+		F64:                 true,
+		Coopmatrix:          CoopRegisters,
+		Shuffle:             ShuffleNone,
+	}
+}
+
+// Intel is the profile of Intel Xe GPUs (and PoCL 5 with
+// cl_intel_subgroups): subgroups of 8, 16 or 32 lanes with native f16.
+func Intel() *Target {
+	return &Target{
+		Name:                "intel",
+		SubgroupSizes:       []int{8, 16, 32},
+		DefaultSubgroupSize: 16,
+		MaxWorkGroupSize:    1024,
+		LocalMemBytes:       64 << 10,
+		NativeF16:           true,
+		F64:                 true,
+		Coopmatrix:          CoopBroadcast,
+		Shuffle:             ShuffleIntel,
+		ReqdSubgroupSize:    true,
+	}
+}
+
+// Nvidia is the profile of NVIDIA OpenCL (OpenCL C 1.2 with inline PTX):
+// warps of 32 lanes, no cl_khr_fp16, mma.sync for f16 inputs.
+func Nvidia() *Target {
+	return &Target{
+		Name:                "nvidia",
+		SubgroupSizes:       []int{32},
+		DefaultSubgroupSize: 32,
+		MaxWorkGroupSize:    1024,
+		LocalMemBytes:       48 << 10,
+		F64:                 true,
+		Coopmatrix:          CoopBroadcast,
+		Shuffle:             ShufflePTX,
+		MMA:                 []MatrixShape{{M: 16, N: 8, K: 16, In: "f16", Acc: "f32"}},
+	}
+}
+
+// Device is what the compiler needs to know about a device to pick a
+// profile; the runtime fills it from its queries.
+type Device struct {
+	Name       string
+	Vendor     string
+	Extensions []string // OpenCL extension names
+	// SubgroupSizes reported by the device (empty when it has no subgroups).
+	SubgroupSizes    []int
+	MaxWorkGroupSize int
+	LocalMemBytes    int
+}
+
+func (d Device) has(ext string) bool { return slices.Contains(d.Extensions, ext) }
+
+// ForDevice picks the profile for d and narrows it to what d reports.
+// cl_intel_subgroups selects intel, an NVIDIA vendor string selects nvidia,
+// everything else is generic.
+func ForDevice(d Device) *Target {
+	var t *Target
+	switch {
+	case d.has("cl_intel_subgroups"):
+		t = Intel()
+		if sizes := intersect(t.SubgroupSizes, d.SubgroupSizes); len(sizes) > 0 {
+			t.SubgroupSizes = sizes
+			if !slices.Contains(sizes, t.DefaultSubgroupSize) {
+				t.DefaultSubgroupSize = sizes[0]
+			}
+		}
+		t.NativeF16 = d.has("cl_khr_fp16")
+	case strings.Contains(strings.ToLower(d.Vendor), "nvidia"):
+		t = Nvidia()
+	default:
+		t = Generic()
+	}
+	t.F64 = t.F64 && (len(d.Extensions) == 0 || d.has("cl_khr_fp64"))
+	if d.MaxWorkGroupSize > 0 {
+		t.MaxWorkGroupSize = min(t.MaxWorkGroupSize, d.MaxWorkGroupSize)
+	}
+	if d.LocalMemBytes > 0 {
+		t.LocalMemBytes = min(t.LocalMemBytes, d.LocalMemBytes)
+	}
+	return t
+}
+
+func intersect(a, b []int) []int {
+	var out []int
+	for _, x := range a {
+		if slices.Contains(b, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}

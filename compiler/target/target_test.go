@@ -1,0 +1,43 @@
+package target
+
+import "testing"
+
+func TestByName(t *testing.T) {
+	for _, name := range Names() {
+		tg, err := ByName(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tg.Name != name || !tg.SupportsSubgroupSize(tg.DefaultSubgroupSize) {
+			t.Errorf("%s: inconsistent profile %+v", name, tg)
+		}
+	}
+	if _, err := ByName("amd"); err == nil {
+		t.Error("ByName(amd) succeeded")
+	}
+}
+
+func TestForDevice(t *testing.T) {
+	cases := []struct {
+		dev       Device
+		want      string
+		sgs       int
+		nativeF16 bool
+	}{
+		{Device{Name: "pthread-skylake", Vendor: "GenuineIntel", Extensions: []string{"cl_khr_fp64"}}, "generic", 1, false},
+		{Device{Name: "PoCL 5 CPU", Extensions: []string{"cl_intel_subgroups", "cl_khr_fp64"}, SubgroupSizes: []int{1, 2, 4, 8, 16, 32, 64}}, "intel", 16, false},
+		{Device{Name: "Max 1550", Extensions: []string{"cl_intel_subgroups", "cl_khr_fp16", "cl_khr_fp64"}, SubgroupSizes: []int{16, 32}}, "intel", 16, true},
+		{Device{Name: "Arc A770", Extensions: []string{"cl_intel_subgroups", "cl_khr_fp16"}, SubgroupSizes: []int{8, 32}}, "intel", 8, true},
+		{Device{Name: "NVIDIA H200", Vendor: "NVIDIA Corporation", Extensions: []string{"cl_khr_fp64"}, LocalMemBytes: 48 << 10}, "nvidia", 32, false},
+	}
+	for _, c := range cases {
+		tg := ForDevice(c.dev)
+		if tg.Name != c.want || tg.DefaultSubgroupSize != c.sgs || tg.NativeF16 != c.nativeF16 {
+			t.Errorf("%s: got %s sg%d f16=%v, want %s sg%d f16=%v", c.dev.Name,
+				tg.Name, tg.DefaultSubgroupSize, tg.NativeF16, c.want, c.sgs, c.nativeF16)
+		}
+	}
+	if tg := ForDevice(Device{Name: "no fp64", Extensions: []string{"cl_khr_byte_addressable_store"}}); tg.F64 {
+		t.Error("device without cl_khr_fp64 kept F64")
+	}
+}
