@@ -1,0 +1,228 @@
+package ir
+
+import "slices"
+
+// NewFunc returns a function with parameters of the given types (named
+// names[i] when names is not nil) and an empty collective body.
+func NewFunc(name string, names []string, types []*Type) *Func {
+	f := &Func{Name: name, Body: &Region{Kind: RegionCollective}}
+	f.ParamAttrs = make([]Attrs, len(types))
+	for i, t := range types {
+		v := &Value{Type: t, Index: i}
+		if names != nil {
+			v.Name = names[i]
+		}
+		f.Params = append(f.Params, v)
+	}
+	return f
+}
+
+// NewRegion returns an empty region of the given kind with arguments of the
+// given types.
+func NewRegion(kind RegionKind, argTypes ...*Type) *Region {
+	r := &Region{Kind: kind}
+	for _, t := range argTypes {
+		r.AddArg(t)
+	}
+	return r
+}
+
+// AddArg appends an argument of type t to r and returns it.
+func (r *Region) AddArg(t *Type) *Value {
+	v := &Value{Type: t, Region: r, Index: len(r.Args)}
+	r.Args = append(r.Args, v)
+	return v
+}
+
+// NewInst returns an instruction with the given operands and one fresh
+// result per result type. Set attribute fields and add regions (AddRegion)
+// before inserting it into a region.
+func NewInst(op Op, operands []*Value, resultTypes ...*Type) *Inst {
+	in := &Inst{Op: op, Operands: operands}
+	for i, t := range resultTypes {
+		in.Results = append(in.Results, &Value{Type: t, Def: in, Index: i})
+	}
+	return in
+}
+
+// AddRegion attaches r as the next region of in and returns it.
+func (in *Inst) AddRegion(r *Region) *Region {
+	r.Parent = in
+	in.Regions = append(in.Regions, r)
+	return r
+}
+
+// Append adds in at the end of r.
+func (r *Region) Append(in *Inst) *Inst {
+	in.Parent = r
+	r.Insts = append(r.Insts, in)
+	return in
+}
+
+// Insert adds in at position i of r (0 ≤ i ≤ len(r.Insts)).
+func (r *Region) Insert(i int, in *Inst) *Inst {
+	in.Parent = r
+	r.Insts = slices.Insert(r.Insts, i, in)
+	return in
+}
+
+// IndexOf returns the position of in in r or -1.
+func (r *Region) IndexOf(in *Inst) int { return slices.Index(r.Insts, in) }
+
+// Remove deletes in from r. Its results must no longer be used.
+func (r *Region) Remove(in *Inst) {
+	if i := r.IndexOf(in); i >= 0 {
+		r.Insts = slices.Delete(r.Insts, i, i+1)
+		in.Parent = nil
+	}
+}
+
+// Terminator returns the last instruction of r if it is a yield, else nil.
+func (r *Region) Terminator() *Inst {
+	if n := len(r.Insts); n > 0 && r.Insts[n-1].Op == OpYield {
+		return r.Insts[n-1]
+	}
+	return nil
+}
+
+// Builder appends instructions at the end of a region (or before a given
+// position) and stamps them with a position. Its methods build the common
+// instructions with their result types already computed; everything else
+// goes through Insert(NewInst(...)).
+type Builder struct {
+	Region *Region
+	At     int // insertion index; -1 appends
+	Pos    Pos // position given to new instructions
+}
+
+// NewBuilder returns a builder appending to r.
+func NewBuilder(r *Region) *Builder { return &Builder{Region: r, At: -1} }
+
+// Insert places in at the builder's position, advancing it.
+func (b *Builder) Insert(in *Inst) *Inst {
+	in.Pos, in.OpPos = b.Pos, b.Pos
+	if b.At < 0 {
+		return b.Region.Append(in)
+	}
+	b.Region.Insert(b.At, in)
+	b.At++
+	return in
+}
+
+// Constant emits a constant of type t.
+func (b *Builder) Constant(c Constant, t *Type) *Value {
+	in := NewInst(OpConstant, nil, t)
+	in.Const = c
+	return b.Insert(in).Result()
+}
+
+// IntConst emits an integer constant of integer type t.
+func (b *Builder) IntConst(v int64, t *Type) *Value {
+	return b.Constant(Constant{Kind: ConstInt, Int: v}, t)
+}
+
+// FloatConst emits a floating constant of floating type t.
+func (b *Builder) FloatConst(v float64, t *Type) *Value {
+	return b.Constant(Constant{Kind: ConstFloat, Float: v}, t)
+}
+
+// Arith emits a binary arithmetic instruction; the result has x's type.
+func (b *Builder) Arith(op ArithOp, x, y *Value) *Value {
+	in := NewInst(OpArith, []*Value{x, y}, x.Type)
+	in.Arith = op
+	return b.Insert(in).Result()
+}
+
+// Cmp emits a comparison.
+func (b *Builder) Cmp(op CmpOp, x, y *Value) *Value {
+	in := NewInst(OpCmp, []*Value{x, y}, Bool)
+	in.Cmp = op
+	return b.Insert(in).Result()
+}
+
+// Cast emits a cast of x to t.
+func (b *Builder) Cast(x *Value, t *Type) *Value {
+	return b.Insert(NewInst(OpCast, []*Value{x}, t)).Result()
+}
+
+// Builtin emits a builtin with its prescribed result type.
+func (b *Builder) Builtin(k BuiltinKind) *Value {
+	in := NewInst(OpBuiltin, nil, k.ResultType())
+	in.Builtin = k
+	return b.Insert(in).Result()
+}
+
+// Load emits a load from a memref (result: its element type) or a group
+// (result: its memref type).
+func (b *Builder) Load(m *Value, index ...*Value) *Value {
+	t := m.Type.Elem()
+	return b.Insert(NewInst(OpLoad, append([]*Value{m}, index...), t)).Result()
+}
+
+// Store emits a store of x into m at index.
+func (b *Builder) Store(atomic AtomicMode, x, m *Value, index ...*Value) *Inst {
+	in := NewInst(OpStore, append([]*Value{x, m}, index...))
+	in.Atomic = atomic
+	return b.Insert(in)
+}
+
+// Yield emits a yield of vs.
+func (b *Builder) Yield(vs ...*Value) *Inst { return b.Insert(NewInst(OpYield, vs)) }
+
+// Barrier emits a barrier with the given fences.
+func (b *Builder) Barrier(f Fence) *Inst {
+	in := NewInst(OpBarrier, nil)
+	in.Fence = f
+	return b.Insert(in)
+}
+
+// For emits a for loop over [from, to) with optional step (nil: 1) and
+// loop-carried values initialised from init; the loop variable has from's
+// type. It returns the instruction; its body (in.Body()) has the loop
+// variable and the loop-carried values as arguments and must end with a
+// yield when init is not empty.
+func (b *Builder) For(from, to, step *Value, init ...*Value) *Inst {
+	ops := []*Value{from, to}
+	if step != nil {
+		ops = append(ops, step)
+	}
+	ops = append(ops, init...)
+	types := make([]*Type, len(init))
+	for i, v := range init {
+		types[i] = v.Type
+	}
+	in := NewInst(OpFor, ops, types...)
+	in.HasStep = step != nil
+	body := in.AddRegion(NewRegion(RegionInherit, from.Type))
+	for _, t := range types {
+		body.AddArg(t)
+	}
+	return b.Insert(in)
+}
+
+// Foreach emits a foreach over the box [from_i, to_i); its SPMD body has
+// one loop variable per bound, of from[0]'s type.
+func (b *Builder) Foreach(from, to []*Value) *Inst {
+	in := NewInst(OpForeach, append(slices.Clone(from), to...))
+	body := in.AddRegion(NewRegion(RegionSPMD))
+	for range from {
+		body.AddArg(from[0].Type)
+	}
+	return b.Insert(in)
+}
+
+// If emits an if on cond returning values of the given types; both regions
+// (then, else) are created empty.
+func (b *Builder) If(cond *Value, types ...*Type) *Inst {
+	in := NewInst(OpIf, []*Value{cond}, types...)
+	in.AddRegion(NewRegion(RegionInherit))
+	in.AddRegion(NewRegion(RegionInherit))
+	return b.Insert(in)
+}
+
+// Parallel emits a parallel instruction with an empty SPMD region.
+func (b *Builder) Parallel() *Inst {
+	in := NewInst(OpParallel, nil)
+	in.AddRegion(NewRegion(RegionSPMD))
+	return b.Insert(in)
+}

@@ -1,0 +1,114 @@
+// Package ir owns the typed intermediate representation of the tensor
+// language: types, values, instructions, regions, functions and programs.
+// The parser (compiler/syntax) produces it, the verifier (compiler/check)
+// checks it, the printer (compiler/printer) writes it back as source, and
+// the interpreter, the lowering passes and the back ends consume and rewrite
+// it.
+//
+// # Structure
+//
+// A Program is a list of Funcs. A Func has parameters (Values), one
+// attribute dictionary per parameter (alignment, shape_gcd, stride_gcd), a
+// function attribute dictionary (work_group_size, subgroup_size) and a body
+// Region. A Region is an ordered list of Insts and may have arguments
+// (loop variables, loop-carried values). An Inst has an opcode, operand
+// Values, result Values, nested Regions and attribute fields. Every Value
+// records where it is defined (Def and Index for results, Region and Index
+// for region arguments, neither for parameters).
+//
+// Types are interned (*Type compares with ==): the predeclared Bool, I8,
+// I16, I32, I64, Index, BF16, F16, F32, F64, C32, C64, Void, and the
+// constructed Memref(elem, shape, stride, space), Group(memref, size,
+// offset) and Coopmatrix(component, rows, cols, use). Dynamic ("?") entries
+// of shapes, strides, group sizes and offsets are the constant Dynamic. A
+// memref always carries explicit strides; the packed default layout is
+// PackedStride(shape), so memref<f32x4x8> and memref<f32x4x8,strided<1,4>>
+// are the same *Type. Promotable and Promote implement the promotion lattice
+// of the reference (index promotes like i64).
+//
+// # Walking
+//
+//	f.Body.Walk(func(in *ir.Inst) bool {
+//		switch in.Op {
+//		case ir.OpGemm:
+//			alpha, ins, beta, c := in.BLASOperands() // ins = [A, B]
+//			...
+//		case ir.OpFor:
+//			from, to, step, init := in.LoopBounds()
+//			iv, carried := in.Body().Args[0], in.Body().Args[1:]
+//			...
+//		}
+//		return true // false skips in's regions
+//	})
+//
+// Regions nest: the body of a function is RegionCollective, foreach and
+// parallel bodies are RegionSPMD, for and if bodies are RegionInherit (they
+// take the kind of the enclosing region). Inst.Class says whether an
+// instruction is Collective, SPMD or Mixed.
+//
+// # Building and rewriting
+//
+// NewInst(op, operands, resultTypes...) makes an instruction with fresh
+// results; set its attribute fields, add regions with AddRegion, and place it
+// with Region.Append, Region.Insert or a Builder (which also has typed
+// shortcuts: Constant, Arith, Cmp, Cast, Builtin, Load, Store, Yield,
+// Barrier, For, Foreach, If, Parallel). Region.Remove deletes an
+// instruction, Region.ReplaceUses rewires operands, Region.Uses lists users,
+// Region.Clone, Inst.Clone and Func.Clone copy with value remapping, and Diff
+// compares two programs structurally. Values without a Name get a fresh
+// number when printed.
+//
+// # Opcodes
+//
+// Operands are listed in order; "attrs" are the Inst fields the opcode uses.
+// Every other attribute field is zero.
+//
+// Collective instructions (only in collective regions):
+//
+//	OpAlloca           () -> memref<..., local>              attrs: Attrs (alignment)
+//	OpAxpby            (alpha, A, beta, B)                   attrs: TransA, Atomic
+//	OpCumsum           (alpha, A, beta, B)                   attrs: Mode (0-based), Atomic
+//	OpForeach          (from_1..from_N, to_1..to_N)          Regions[0]: SPMD, Args = N loop variables
+//	OpGemm             (alpha, A, B, beta, C)                attrs: TransA, TransB, Atomic
+//	OpGemv             (alpha, A, b, beta, c)                attrs: TransA, Atomic
+//	OpGer              (alpha, a, b, beta, C)                attrs: Atomic
+//	OpHadamardProduct  (alpha, a, b, beta, c)                attrs: Atomic
+//	OpParallel         ()                                    Regions[0]: SPMD
+//	OpSum              (alpha, A, beta, b)                   attrs: TransA, Atomic
+//
+// Mixed instructions (anywhere):
+//
+//	OpArith            (a, b) -> same type                   attrs: Arith (add, sub, ..., xor)
+//	OpArithUnary       (a) -> a's type or its component type attrs: Unary (abs, neg, not, conj, im, re)
+//	OpBarrier          ()                                    attrs: Fence (FenceGlobal|FenceLocal)
+//	OpBuiltin          () -> integer                         attrs: Builtin (subgroup_id, subgroup_local_id are SPMD)
+//	OpCast             (a) -> the target type
+//	OpCmp              (a, b) -> bool                        attrs: Cmp (eq, ne, gt, ge, lt, le)
+//	OpConstant         () -> bool, scalar or coopmatrix      attrs: Const
+//	OpExpand           (M, dynamic expand sizes...) -> memref attrs: Mode, Static (Dynamic = next operand); see ExpandShape
+//	OpFor              (from, to, [step], init...) -> carried values
+//	                                                         attrs: HasStep, Attrs (unroll);
+//	                                                         Regions[0]: inherit, Args = loop variable, carried values
+//	OpFuse             (M) -> memref                         attrs: Mode (from), ModeTo (to, inclusive)
+//	OpIf               (cond) -> values                      Regions[0]: then, Regions[1]: else (possibly empty)
+//	OpLifetimeStop     (v)
+//	OpLoad             (M, indices...) -> element            or (G, index) -> memref of the group
+//	OpMath             (a) -> a's type                       attrs: Math (exp, native_exp)
+//	OpSize             (M or G) -> index                     attrs: Mode
+//	OpStore            (x, M, indices...)                    attrs: Atomic (Atomic or AtomicAdd)
+//	OpSubview          (M, dynamic offsets and sizes...) -> memref
+//	                                                         attrs: Offsets, Sizes (Dynamic = next operand,
+//	                                                         offset before size; size 0 drops the mode); see SubviewSlices
+//	OpYield            (values...)
+//
+// SPMD instructions (only in SPMD regions):
+//
+//	OpCoopMatrixLoad   (M, x, y) -> coopmatrix               attrs: TransA, Checked
+//	OpCoopMatrixMulAdd (A, B, C) -> coopmatrix (matrix_acc)
+//	OpCoopMatrixScale  (s, A) -> A's type
+//	OpCoopMatrixStore  (A, M, x, y)                          attrs: Checked, Atomic (Atomic or AtomicAdd)
+//	OpSubgroupBroadcast (x, lane i32) -> x's type
+//	OpSubgroupAdd, OpSubgroupMax, OpSubgroupMin (x) -> x's type  attrs: Scan
+//
+// Modes (cumsum, size, expand, fuse) are numbered from 0.
+package ir

@@ -1,0 +1,266 @@
+package ir
+
+import "strconv"
+
+// Pos is a source position: 1-based line and column (in bytes). The zero
+// Pos means "no position" (instructions built by passes).
+type Pos struct {
+	Line, Col int32
+}
+
+// IsValid reports whether p is a real source position.
+func (p Pos) IsValid() bool { return p.Line > 0 }
+
+func (p Pos) String() string {
+	return strconv.Itoa(int(p.Line)) + ":" + strconv.Itoa(int(p.Col))
+}
+
+// Value is an SSA value: a function parameter, a region argument (loop
+// variable, loop-carried value) or an instruction result. Values are
+// compared by pointer identity.
+type Value struct {
+	Name string // source name without "%" ("x", "0"); "" if none (the printer invents one)
+	Type *Type
+	Pos  Pos // where the value is defined
+
+	// Exactly one of Def and Region is set, except for function parameters
+	// where both are nil.
+	Def    *Inst   // the instruction whose result this is
+	Region *Region // the region whose argument this is
+	Index  int     // position in Def.Results, Region.Args or Func.Params
+}
+
+// RegionKind says which instructions a region admits (the region class of
+// the reference).
+type RegionKind uint8
+
+// Region kinds.
+const (
+	// RegionCollective is a function body.
+	RegionCollective RegionKind = iota
+	// RegionSPMD is the body of foreach and parallel.
+	RegionSPMD
+	// RegionInherit is the body of for and if (a "mixed region"): it has the
+	// kind of the region that contains the instruction.
+	RegionInherit
+)
+
+// Region is an ordered list of instructions with optional arguments. Values
+// defined in a region are visible in it (after their definition) and in
+// regions nested in it, never outside.
+type Region struct {
+	Kind   RegionKind
+	Args   []*Value // for: loop variable then loop-carried values; foreach: loop variables
+	Insts  []*Inst
+	Parent *Inst // the instruction owning the region; nil for a function body
+}
+
+// Inst is an instruction. Operands, results and regions are generic; the
+// remaining fields are the attributes of particular opcodes and are zero
+// elsewhere (see the package documentation for which opcode uses which).
+type Inst struct {
+	Op       Op
+	Operands []*Value
+	Results  []*Value
+	Regions  []*Region
+	Parent   *Region // the region containing the instruction
+	Pos      Pos     // position of the instruction's first token (the first result name if any)
+	OpPos    Pos     // position of the mnemonic
+
+	// Attributes.
+	TransA, TransB Transpose   // gemm (A, B); gemv, axpby, sum, cooperative_matrix_load (A)
+	Atomic         AtomicMode  // BLAS instructions (Atomic); store, cooperative_matrix_store
+	Checked        Checked     // cooperative_matrix_load / _store
+	Fence          Fence       // barrier
+	Arith          ArithOp     // OpArith
+	Unary          UnaryOp     // OpArithUnary
+	Cmp            CmpOp       // OpCmp
+	Math           MathOp      // OpMath
+	Builtin        BuiltinKind // OpBuiltin
+	Scan           ScanKind    // OpSubgroupAdd/Max/Min
+	Const          Constant    // OpConstant
+	Mode           int64       // cumsum, size, expand: the mode; fuse: first fused mode
+	ModeTo         int64       // fuse: last fused mode (inclusive)
+	HasStep        bool        // for: Operands[2] is the step
+	Static         []int64     // expand: the expand shape; entries that are Dynamic take the next operand
+	Offsets, Sizes []int64     // subview: static offsets and sizes; Dynamic entries take the next operand
+	Attrs          Attrs       // alloca, for: the attribute dictionary
+	ModePos        Pos         // position of the integer mode constant (diagnostics)
+}
+
+// Result returns the single result of in (nil if it has none).
+func (in *Inst) Result() *Value {
+	if len(in.Results) == 0 {
+		return nil
+	}
+	return in.Results[0]
+}
+
+// Class returns the region class of in.
+func (in *Inst) Class() Class {
+	if in.Op == OpBuiltin {
+		return in.Builtin.Class()
+	}
+	return in.Op.Class()
+}
+
+// Mnemonic returns the instruction name with its modifiers as written in
+// the source, e.g. "gemm.n.t.atomic", "arith.add", "subgroup_add.reduce",
+// "cooperative_matrix_store.rows_checked.atomic_add".
+func (in *Inst) Mnemonic() string {
+	s := in.Op.String()
+	switch in.Op {
+	case OpArith:
+		return s + "." + in.Arith.String()
+	case OpArithUnary:
+		return s + "." + in.Unary.String()
+	case OpCmp:
+		return s + "." + in.Cmp.String()
+	case OpMath:
+		return s + "." + in.Math.String()
+	case OpBuiltin:
+		return s + "." + in.Builtin.String()
+	case OpSubgroupAdd, OpSubgroupMax, OpSubgroupMin:
+		return s + "." + in.Scan.String()
+	case OpGemm:
+		s += "." + in.TransA.String() + "." + in.TransB.String()
+	case OpGemv, OpAxpby, OpSum:
+		s += "." + in.TransA.String()
+	case OpCoopMatrixLoad:
+		s += "." + in.TransA.String()
+		if in.Checked != Unchecked {
+			s += "." + in.Checked.String()
+		}
+	case OpCoopMatrixStore:
+		if in.Checked != Unchecked {
+			s += "." + in.Checked.String()
+		}
+	case OpBarrier:
+		if in.Fence&FenceGlobal != 0 {
+			s += ".global"
+		}
+		if in.Fence&FenceLocal != 0 {
+			s += ".local"
+		}
+	}
+	if in.Atomic != NotAtomic {
+		s += "." + in.Atomic.String()
+	}
+	return s
+}
+
+// Body returns the first region of in (the body of for, foreach, parallel,
+// the then-region of if) or nil.
+func (in *Inst) Body() *Region {
+	if len(in.Regions) == 0 {
+		return nil
+	}
+	return in.Regions[0]
+}
+
+// LoopBounds returns the operands of a for instruction: from, to, step (nil
+// when absent) and the initial values of the loop-carried values.
+func (in *Inst) LoopBounds() (from, to, step *Value, init []*Value) {
+	from, to = in.Operands[0], in.Operands[1]
+	rest := in.Operands[2:]
+	if in.HasStep {
+		step, rest = rest[0], rest[1:]
+	}
+	return from, to, step, rest
+}
+
+// ForeachBounds returns the lower and upper bounds of a foreach, one per
+// loop variable.
+func (in *Inst) ForeachBounds() (from, to []*Value) {
+	n := len(in.Operands) / 2
+	return in.Operands[:n], in.Operands[n:]
+}
+
+// BLASOperands returns alpha, the inputs, beta and the output of a BLAS
+// instruction (see Op.IsBLAS); cumsum's mode is in Inst.Mode.
+func (in *Inst) BLASOperands() (alpha *Value, inputs []*Value, beta, out *Value) {
+	n := len(in.Operands)
+	return in.Operands[0], in.Operands[1 : n-2], in.Operands[n-2], in.Operands[n-1]
+}
+
+// Func is a kernel: a function callable from the host.
+type Func struct {
+	Name       string // without "@"
+	Params     []*Value
+	ParamAttrs []Attrs // one dictionary per parameter (nil when none)
+	Attrs      Attrs   // the function's attribute dictionary
+	Body       *Region // a RegionCollective region
+	Pos        Pos     // of the "func" keyword
+	NamePos    Pos
+}
+
+// WorkGroupSize returns the work_group_size attribute.
+func (f *Func) WorkGroupSize() (wg [2]int64, ok bool) {
+	v, ok := f.Attrs.Ints(AttrWorkGroupSize)
+	if !ok || len(v) != 2 {
+		return wg, false
+	}
+	return [2]int64{v[0], v[1]}, true
+}
+
+// SubgroupSize returns the subgroup_size attribute.
+func (f *Func) SubgroupSize() (int64, bool) { return f.Attrs.Int(AttrSubgroupSize) }
+
+// Program is a translation unit: a list of functions.
+type Program struct {
+	Funcs []*Func
+}
+
+// Func returns the function called name or nil.
+func (p *Program) Func(name string) *Func {
+	for _, f := range p.Funcs {
+		if f.Name == name {
+			return f
+		}
+	}
+	return nil
+}
+
+// Extent is one static-or-dynamic entry of a subview slice or an expand
+// shape: Value is the operand when the entry is dynamic, else nil and Static
+// holds the constant.
+type Extent struct {
+	Static int64
+	Value  *Value
+}
+
+// dynamicExtents resolves static entries against the operands following the
+// first one, consuming one operand per Dynamic entry; next is the index of
+// the first operand to consume and is advanced.
+func (in *Inst) dynamicExtents(static []int64, next *int) []Extent {
+	out := make([]Extent, len(static))
+	for i, s := range static {
+		if s == Dynamic {
+			out[i].Value = in.Operands[*next]
+			*next++
+		} else {
+			out[i].Static = s
+		}
+	}
+	return out
+}
+
+// SubviewSlices returns the offset and size of every mode of a subview
+// (dynamic offsets and sizes are interleaved in the operands, offset before
+// size, mode by mode). A static size 0 drops the mode from the result.
+func (in *Inst) SubviewSlices() (offsets, sizes []Extent) {
+	next := 1
+	offsets = make([]Extent, len(in.Offsets))
+	sizes = make([]Extent, len(in.Sizes))
+	for i := range in.Offsets {
+		offsets[i] = in.dynamicExtents(in.Offsets[i:i+1], &next)[0]
+		sizes[i] = in.dynamicExtents(in.Sizes[i:i+1], &next)[0]
+	}
+	return offsets, sizes
+}
+
+// ExpandShape returns the expand shape of an expand instruction.
+func (in *Inst) ExpandShape() []Extent {
+	next := 1
+	return in.dynamicExtents(in.Static, &next)
+}
