@@ -1,0 +1,200 @@
+package compare
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+)
+
+// The columns of the table and Markdown renderers, one per field of row.
+var header = []string{"shape", "baseline", "current", "ratio", "ratio CI", "p", "noise", "verdict", "env"}
+
+// numeric marks the columns that are right-aligned.
+var numeric = []bool{false, true, true, true, true, true, true, false, false}
+
+// row formats one result as the cells of header.
+func row(r Result) []string {
+	return []string{
+		r.Key.String(),
+		formatSummary(r.Baseline),
+		formatSummary(r.Current),
+		fmt.Sprintf("%.3f", r.Ratio),
+		formatInterval(r.RatioLo, r.RatioHi),
+		formatP(r.P),
+		formatPercent(r.NoiseFloor),
+		r.Verdict.String(),
+		envFieldNames(r.EnvChanges),
+	}
+}
+
+// WriteTable writes rep as a plain-text table for a terminal, followed by
+// the notes (summary, environment changes, warnings).
+func WriteTable(w io.Writer, rep *Report) error {
+	align := make([]tw.Align, len(numeric))
+	for i, right := range numeric {
+		align[i] = tw.AlignLeft
+		if right {
+			align[i] = tw.AlignRight
+		}
+	}
+	t := tablewriter.NewTable(w,
+		// Auto-format would upper-case the header and split "ratio CI".
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
+	)
+	t.Header(header)
+	for _, r := range rep.Results {
+		if err := t.Append(row(r)); err != nil {
+			return err
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	for _, n := range notes(rep) {
+		if _, err := fmt.Fprintln(w, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteMarkdown writes rep as a GitHub-flavoured Markdown table with the
+// notes as a list, e.g. for a CI job summary or a pull-request comment.
+func WriteMarkdown(w io.Writer, rep *Report) error {
+	var b strings.Builder
+	b.WriteString("| " + strings.Join(header, " | ") + " |\n|")
+	for _, right := range numeric {
+		if right {
+			b.WriteString("---:|")
+		} else {
+			b.WriteString("---|")
+		}
+	}
+	b.WriteString("\n")
+	for _, r := range rep.Results {
+		b.WriteString("| " + strings.Join(row(r), " | ") + " |\n")
+	}
+	b.WriteString("\n")
+	for _, n := range notes(rep) {
+		b.WriteString("- " + n + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// notes are the lines printed under the table: the summary with the
+// decision, each distinct environment change, and benchmath's warnings.
+func notes(rep *Report) []string {
+	out := []string{summaryLine(rep)}
+	out = append(out, envNotes(rep.Results)...)
+	for _, r := range rep.Results {
+		for _, w := range r.Warnings {
+			out = append(out, fmt.Sprintf("%s: %s", r.Key, w))
+		}
+	}
+	return out
+}
+
+func summaryLine(rep *Report) string {
+	var counts [len(verdictNames)]int
+	for _, r := range rep.Results {
+		counts[r.Verdict]++
+	}
+	decision := "no confirmed regression"
+	if rep.Regressed() {
+		decision = "REGRESSION CONFIRMED"
+	}
+	return fmt.Sprintf("%s: %d shapes, %d slower, %d faster, %d same, %d noisy (threshold %s, alpha %g, ratio = current/baseline median)",
+		decision, len(rep.Results), counts[Slower], counts[Faster], counts[Same], counts[Noisy],
+		formatPercent(rep.Options.Threshold), rep.Options.Alpha)
+}
+
+// envNotes lists each distinct environment change once, in order of first
+// appearance, with the number of shapes it affects.
+func envNotes(results []Result) []string {
+	var order []EnvChange
+	count := map[EnvChange]int{}
+	for _, r := range results {
+		for _, c := range r.EnvChanges {
+			if count[c] == 0 {
+				order = append(order, c)
+			}
+			count[c]++
+		}
+	}
+	out := make([]string, len(order))
+	for i, c := range order {
+		out[i] = fmt.Sprintf("%s changed: %q → %q (%d of %d shapes)", c.Field, c.Old, c.New, count[c], len(results))
+	}
+	return out
+}
+
+func envFieldNames(cs []EnvChange) string {
+	names := make([]string, len(cs))
+	for i, c := range cs {
+		names[i] = c.Field
+	}
+	return strings.Join(names, ",")
+}
+
+// formatSummary prints a median and the larger relative distance to its
+// interval's ends, e.g. "20.01µs ±0.6%".
+func formatSummary(s Summary) string {
+	if math.IsInf(s.Lo, 0) || math.IsInf(s.Hi, 0) {
+		return formatNs(s.Median) + " ±∞"
+	}
+	spread := max(s.Hi/s.Median-1, 1-s.Lo/s.Median)
+	return formatNs(s.Median) + " ±" + formatPercent(spread)
+}
+
+// formatNs prints a time in nanoseconds with four significant digits in the
+// largest unit that keeps it at least 1, e.g. "4.100µs", "944.2ns".
+func formatNs(ns float64) string {
+	units := []struct {
+		scale float64
+		name  string
+	}{{1e9, "s"}, {1e6, "ms"}, {1e3, "µs"}, {1, "ns"}}
+	for _, u := range units {
+		if v := ns / u.scale; v >= 1 || u.scale == 1 {
+			return fourDigits(v) + u.name
+		}
+	}
+	panic("unreachable")
+}
+
+// fourDigits prints v in [1, 1000) with four significant digits, keeping
+// trailing zeros (unlike %.4g) so columns line up.
+func fourDigits(v float64) string {
+	switch {
+	case v < 10:
+		return fmt.Sprintf("%.3f", v)
+	case v < 100:
+		return fmt.Sprintf("%.2f", v)
+	}
+	return fmt.Sprintf("%.1f", v)
+}
+
+func formatInterval(lo, hi float64) string {
+	if math.IsInf(hi, 0) {
+		return "[0, ∞)"
+	}
+	return fmt.Sprintf("[%.3f, %.3f]", lo, hi)
+}
+
+// formatP prints a p-value; values below 0.001 are not meaningful to more
+// digits at the sample sizes of a benchmark.
+func formatP(p float64) string {
+	if p < 0.001 {
+		return "<0.001"
+	}
+	return fmt.Sprintf("%.3f", p)
+}
+
+func formatPercent(f float64) string {
+	return fmt.Sprintf("%.1f%%", 100*f)
+}
