@@ -41,3 +41,20 @@ func (p Params) Subgroups() int {
 	}
 	return p.WorkGroupSize[0] / p.SubgroupSize * p.WorkGroupSize[1]
 }
+
+// Validate reports a configuration that no recipe can use: negative sizes, or
+// a work-group width that is not a whole number of subgroups. Zero fields
+// are "not chosen" and pass.
+func (p Params) Validate() error {
+	for _, v := range []int{p.SubgroupSize, p.WorkGroupSize[0], p.WorkGroupSize[1],
+		p.Tile[0], p.Tile[1], p.Coopmatrix[0], p.Coopmatrix[1], p.Coopmatrix[2],
+		p.Unroll, p.BatchPerGroup} {
+		if v < 0 {
+			return fmt.Errorf("negative value in %s", p)
+		}
+	}
+	if p.SubgroupSize > 0 && p.WorkGroupSize[0]%p.SubgroupSize != 0 {
+		return fmt.Errorf("work-group width %d is not a multiple of subgroup size %d", p.WorkGroupSize[0], p.SubgroupSize)
+	}
+	return nil
+}

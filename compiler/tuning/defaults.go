@@ -1,0 +1,55 @@
+package tuning
+
+import (
+	"io/fs"
+
+	"tltune/configs"
+)
+
+// defaultsGlob selects the shipped tables inside configs.FS.
+const defaultsGlob = "tuning/*.json"
+
+// Defaults returns the tables shipped in configs/tuning, merged in file-name
+// order. With no shipped table it is empty, and every lookup falls through to
+// the compiler's heuristic.
+func Defaults() (*Table, error) {
+	return loadFS(configs.FS, defaultsGlob)
+}
+
+func loadFS(fsys fs.FS, glob string) (*Table, error) {
+	names, err := fs.Glob(fsys, glob) // sorted
+	if err != nil {
+		return nil, err
+	}
+	tables := make([]*Table, 0, len(names))
+	for _, name := range names {
+		data, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return nil, err
+		}
+		t, err := Parse("configs/"+name, data)
+		if err != nil {
+			return nil, err
+		}
+		tables = append(tables, t)
+	}
+	return Merge(tables...), nil
+}
+
+// Load returns the shipped defaults overridden by the tables in paths, in
+// order: a later file wins for the same key.
+func Load(paths ...string) (*Table, error) {
+	def, err := Defaults()
+	if err != nil {
+		return nil, err
+	}
+	tables := []*Table{def}
+	for _, p := range paths {
+		t, err := ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		tables = append(tables, t)
+	}
+	return Merge(tables...), nil
+}

@@ -1,0 +1,296 @@
+package tuning
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Format and Version identify a tuning table file. A reader refuses any other
+// pair: guessing at a table written by a newer tltune could silently feed the
+// compiler wrong configurations.
+const (
+	Format  = "tltune-tuning-table"
+	Version = 1
+)
+
+// A Key is what the compiler knows when it lowers a collective: the device it
+// compiles for, the operation, the transposes, the element and accumulation
+// types and the shape. K is 0 for operations without a reduction dimension
+// (gemv, ger).
+type Key struct {
+	Device string
+	Op     string // "gemm", "gemv" or "ger"
+	Trans  string // e.g. "nn", "tn"; empty for ops without transposes
+	Dtype  string // element type of the operands
+	Acc    string // accumulation type
+	M, N   int
+	K      int
+}
+
+// String is the key as messages print it, e.g. "NVIDIA H200 gemm nn f16->f32 64x64x32".
+func (k Key) String() string {
+	s := k.Device + " " + k.Op
+	if k.Trans != "" {
+		s += " " + k.Trans
+	}
+	s += " " + k.Dtype
+	if k.Acc != "" && k.Acc != k.Dtype {
+		s += "->" + k.Acc
+	}
+	return s + " " + k.shape()
+}
+
+func (k Key) shape() string {
+	if k.K == 0 {
+		return fmt.Sprintf("%dx%d", k.M, k.N)
+	}
+	return fmt.Sprintf("%dx%dx%d", k.M, k.N, k.K)
+}
+
+// family is the part of a key that must agree for a nearest-shape match.
+type family struct{ device, op, trans, dtype string }
+
+func (k Key) family() family { return family{k.Device, k.Op, k.Trans, k.Dtype} }
+
+// An Entry is one tuned shape: its key, the configuration that won, where it
+// was measured (driver, runtime, results run) and how fast it was.
+type Entry struct {
+	Device   string  `json:"device"`
+	Driver   string  `json:"driver"`
+	Runtime  string  `json:"runtime"`
+	Op       string  `json:"op"`
+	Trans    string  `json:"trans"`
+	Dtype    string  `json:"dtype"`
+	Acc      string  `json:"acc"`
+	M        int     `json:"m"`
+	N        int     `json:"n"`
+	K        int     `json:"k"`
+	Params   Params  `json:"params"`
+	MedianNS float64 `json:"median_ns"`
+	GFLOPS   float64 `json:"gflops"`
+	GBS      float64 `json:"gbs"`
+	Run      int64   `json:"run"` // results run that measured it; 0 when unknown
+
+	// Origin names the file the entry was read from, for explanations. It
+	// is not part of the format.
+	Origin string `json:"-"`
+}
+
+// Key returns the lookup key the entry answers.
+func (e *Entry) Key() Key {
+	return Key{e.Device, e.Op, e.Trans, e.Dtype, e.Acc, e.M, e.N, e.K}
+}
+
+// A Table is a set of entries with at most one entry per key.
+type Table struct {
+	Entries []Entry
+}
+
+// file is the on-disk form. Entries stay raw until format and version are
+// known, so that a table from a newer tltune is reported as such rather than
+// as a pile of unknown fields.
+type file struct {
+	Format  string          `json:"format"`
+	Version int             `json:"version"`
+	Entries json.RawMessage `json:"entries"`
+}
+
+// ReadFile reads and validates the table in the named file.
+func ReadFile(path string) (*Table, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, data)
+}
+
+// Parse decodes and validates a table; name is used in error messages and as
+// the entries' Origin.
+func Parse(name string, data []byte) (*Table, error) {
+	var f file
+	if err := decodeStrict(data, &f); err != nil {
+		return nil, fmt.Errorf("%s: not a tuning table: %v", name, err)
+	}
+	if f.Format != Format {
+		return nil, fmt.Errorf("%s: format is %q, want %q (is this a tuning table?)", name, f.Format, Format)
+	}
+	if f.Version != Version {
+		return nil, fmt.Errorf("%s: tuning table version %d is not supported (this tltune reads version %d); regenerate it with 'tltune table'", name, f.Version, Version)
+	}
+	t := &Table{}
+	if len(f.Entries) > 0 {
+		if err := decodeStrict(f.Entries, &t.Entries); err != nil {
+			return nil, fmt.Errorf("%s: entries: %v", name, err)
+		}
+	}
+	for i := range t.Entries {
+		t.Entries[i].Origin = name
+	}
+	if err := t.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
+	return t, nil
+}
+
+// decodeStrict decodes one JSON value and rejects unknown fields and trailing
+// data: a misspelt field must not be silently dropped.
+func decodeStrict(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("trailing data after the table")
+	}
+	return nil
+}
+
+// Validate checks every entry and that no key appears twice; errors name the
+// entry by its index in the file.
+func (t *Table) Validate() error {
+	seen := make(map[Key]int, len(t.Entries))
+	for i := range t.Entries {
+		e := &t.Entries[i]
+		if err := e.validate(); err != nil {
+			return fmt.Errorf("entry %d: %v", i, err)
+		}
+		if j, dup := seen[e.Key()]; dup {
+			return fmt.Errorf("entry %d: same key as entry %d (%s)", i, j, e.Key())
+		}
+		seen[e.Key()] = i
+	}
+	return nil
+}
+
+var (
+	ops    = []string{"gemm", "gemv", "ger"}
+	dtypes = []string{"f16", "bf16", "f32", "f64", "c32", "c64"}
+)
+
+func (e *Entry) validate() error {
+	switch {
+	case strings.TrimSpace(e.Device) == "":
+		return errors.New("device is empty")
+	case !slices.Contains(ops, e.Op):
+		return fmt.Errorf("op %q is not one of %s", e.Op, strings.Join(ops, ", "))
+	case strings.Trim(e.Trans, "ntc") != "" || len(e.Trans) > 2:
+		return fmt.Errorf("trans %q: want up to two of n, t, c (e.g. \"nn\")", e.Trans)
+	case !slices.Contains(dtypes, e.Dtype):
+		return fmt.Errorf("dtype %q is not one of %s", e.Dtype, strings.Join(dtypes, ", "))
+	case e.Acc != "" && !slices.Contains(dtypes, e.Acc):
+		return fmt.Errorf("acc %q is not one of %s", e.Acc, strings.Join(dtypes, ", "))
+	case e.M < 1 || e.N < 1 || e.K < 0:
+		return fmt.Errorf("shape m=%d n=%d k=%d: m and n must be positive, k non-negative", e.M, e.N, e.K)
+	case e.Op == "gemm" && e.K < 1:
+		return fmt.Errorf("gemm shape needs k >= 1, got %d", e.K)
+	case e.MedianNS < 0 || e.GFLOPS < 0 || e.GBS < 0 || e.Run < 0:
+		return errors.New("median_ns, gflops, gbs and run must not be negative")
+	}
+	if err := e.Params.Validate(); err != nil {
+		return fmt.Errorf("params: %v", err)
+	}
+	return nil
+}
+
+// Sort orders the entries by key so that written tables are stable and diff
+// well.
+func (t *Table) Sort() {
+	slices.SortFunc(t.Entries, func(a, b Entry) int { return compareKeys(a.Key(), b.Key()) })
+}
+
+func compareKeys(a, b Key) int {
+	return cmp.Or(
+		strings.Compare(a.Device, b.Device),
+		strings.Compare(a.Op, b.Op),
+		strings.Compare(a.Trans, b.Trans),
+		strings.Compare(a.Dtype, b.Dtype),
+		strings.Compare(a.Acc, b.Acc),
+		cmp.Compare(a.M, b.M),
+		cmp.Compare(a.N, b.N),
+		cmp.Compare(a.K, b.K),
+	)
+}
+
+// Encode writes the table as JSON, entries sorted by key and one entry per
+// line: a re-tuned shape is a one-line diff. The table itself is not
+// modified.
+func (t *Table) Encode(w io.Writer) error {
+	if err := t.Validate(); err != nil {
+		return err
+	}
+	sorted := Table{Entries: slices.Clone(t.Entries)}
+	sorted.Sort()
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, "{\n  \"format\": %q,\n  \"version\": %d,\n  \"entries\": [", Format, Version)
+	for i, e := range sorted.Entries {
+		line, err := json.Marshal(e)
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		buf.WriteString("\n    ")
+		buf.Write(line)
+	}
+	if len(sorted.Entries) > 0 {
+		buf.WriteString("\n  ")
+	}
+	buf.WriteString("]\n}\n")
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// WriteFile writes the table to path through a temporary file in the same
+// folder and a rename, so a reader (or a crash) never sees half a table.
+func (t *Table) WriteFile(path string) error {
+	var buf bytes.Buffer
+	if err := t.Encode(&buf); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // no-op after a successful rename
+	if _, err := tmp.Write(buf.Bytes()); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// Merge returns a table holding the entries of all tables; where several
+// hold the same key, the later table wins, so a user's table passed after the
+// shipped defaults overrides them.
+func Merge(tables ...*Table) *Table {
+	index := map[Key]int{}
+	merged := &Table{}
+	for _, t := range tables {
+		if t == nil {
+			continue
+		}
+		for _, e := range t.Entries {
+			if i, ok := index[e.Key()]; ok {
+				merged.Entries[i] = e
+				continue
+			}
+			index[e.Key()] = len(merged.Entries)
+			merged.Entries = append(merged.Entries, e)
+		}
+	}
+	merged.Sort()
+	return merged
+}
