@@ -1,0 +1,79 @@
+package space
+
+import (
+	"flag"
+	"fmt"
+)
+
+// Overrides holds command-line replacements for dimensions of a space:
+// `--sg 16,32 --unroll 1,2 --tm 8..32*2 --stage off`. A flag that is not set
+// leaves the space's values alone.
+type Overrides struct {
+	set   map[string]string // flag name → raw value, only flags given
+	names []string          // every registered flag, in dims order
+}
+
+// RegisterFlags defines one flag per dimension on fs.
+func RegisterFlags(fs *flag.FlagSet) *Overrides {
+	o := &Overrides{set: map[string]string{}}
+	var probe Dims
+	for _, d := range probe.dims() {
+		o.define(fs, d.flag, "candidate "+d.key+" values (list or range, e.g. 1,2,4 or 1..64*2)")
+	}
+	o.define(fs, "stage", "candidate stage_local values (off,on)")
+	return o
+}
+
+func (o *Overrides) define(fs *flag.FlagSet, name, usage string) {
+	o.names = append(o.names, name)
+	fs.Func(name, usage, func(v string) error {
+		// Parse now so that a bad value is a usage error naming the flag.
+		var err error
+		if name == "stage" {
+			_, err = ParseFlags(v)
+		} else {
+			_, err = ParseValues(v)
+		}
+		if err == nil {
+			o.set[name] = v
+		}
+		return err
+	})
+}
+
+// Apply replaces the overridden dimensions of s and validates the result.
+func (o *Overrides) Apply(s *Space) error {
+	for _, name := range o.names {
+		raw, given := o.set[name]
+		if !given {
+			continue
+		}
+		if err := s.Override(name, raw); err != nil {
+			return fmt.Errorf("--%s: %w", name, err)
+		}
+	}
+	return s.Validate()
+}
+
+// Override replaces one dimension, named by its flag (sg, wx, wy, tm, tn,
+// cm, cn, ck, unroll, batch-per-group, stage), with values in the
+// command-line form. It does not validate the whole space: Apply does.
+func (s *Space) Override(name, raw string) error {
+	if name == "stage" {
+		fs, err := ParseFlags(raw)
+		if err == nil {
+			s.StageLocal = fs
+		}
+		return err
+	}
+	for _, d := range s.dims() {
+		if d.flag == name {
+			vs, err := ParseValues(raw)
+			if err == nil {
+				*d.vals = vs
+			}
+			return err
+		}
+	}
+	return fmt.Errorf("no dimension is called %q", name)
+}

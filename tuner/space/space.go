@@ -1,0 +1,206 @@
+// Package space owns search spaces: the candidate values of every tuning
+// parameter of one op (gemm, gemv, ger), read from configs/spaces/OP.toml,
+// narrowed by command-line flags, and enumerated as compiler/tuning.Params in
+// a fixed order.
+//
+// A space is a Cartesian product; which of its points make sense for a
+// device and shape is the business of package prune.
+package space
+
+import (
+	"fmt"
+	"io/fs"
+	"iter"
+	"path"
+
+	"github.com/BurntSushi/toml"
+
+	"tltune/compiler/tuning"
+)
+
+// Ops are the ops with a search space.
+var Ops = []string{"gemm", "gemv", "ger"}
+
+// Dims are the candidate values of every parameter. A zero-length dimension
+// is not allowed, except Coopmatrix, whose absence (gemv, ger) enumerates as
+// [0, 0, 0]: "no coopmatrix".
+type Dims struct {
+	SubgroupSize  Values `toml:"subgroup_size"`
+	Unroll        Values `toml:"unroll"`
+	BatchPerGroup Values `toml:"batch_per_group"`
+	StageLocal    Flags  `toml:"stage_local"`
+	WorkGroupSize struct {
+		X Values `toml:"x"`
+		Y Values `toml:"y"`
+	} `toml:"work_group_size"`
+	Tile struct {
+		M Values `toml:"m"`
+		N Values `toml:"n"`
+	} `toml:"tile"`
+	Coopmatrix struct {
+		M Values `toml:"m"`
+		N Values `toml:"n"`
+		K Values `toml:"k"`
+	} `toml:"coopmatrix"`
+}
+
+// file is the TOML layout: the dimensions, then per-target replacements
+// ([target.nvidia] ...) for dimensions whose sensible values depend on the
+// code-generation target (a warp is 32 lanes; DPAS shapes differ from mma).
+type file struct {
+	Dims
+	Target map[string]Dims `toml:"target"`
+}
+
+// Space is the Cartesian product of its dimensions, for one op and target.
+type Space struct {
+	Op     string
+	Target string
+	Dims
+}
+
+// Load reads the space of op for target from dir in fsys (configs.FS and
+// "spaces" for the shipped ones).
+func Load(fsys fs.FS, dir, op, target string) (*Space, error) {
+	name := path.Join(dir, op+".toml")
+	data, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		return nil, fmt.Errorf("no search space for op %q: %w", op, err)
+	}
+	return Parse(name, op, target, data)
+}
+
+// Parse decodes a space strictly (an unknown key is an error naming it) and
+// applies the replacements of its [target.TARGET] table, if any.
+func Parse(name, op, target string, data []byte) (*Space, error) {
+	var f file
+	md, err := toml.Decode(string(data), &f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		return nil, fmt.Errorf("%s: unknown key %q", name, und[0].String())
+	}
+	s := &Space{Op: op, Target: target, Dims: f.Dims}
+	if t, ok := f.Target[target]; ok {
+		s.replace(&t)
+	}
+	if len(s.StageLocal) == 0 {
+		s.StageLocal = Flags{false}
+	}
+	if err := s.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return s, nil
+}
+
+// replace overwrites every dimension that t gives.
+func (d *Dims) replace(t *Dims) {
+	mine, theirs := d.dims(), t.dims()
+	for i := range mine {
+		if len(*theirs[i].vals) > 0 {
+			*mine[i].vals = *theirs[i].vals
+		}
+	}
+	if len(t.StageLocal) > 0 {
+		d.StageLocal = t.StageLocal
+	}
+}
+
+// dims names every integer dimension, for validation and overrides.
+func (s *Dims) dims() []dim {
+	return []dim{
+		{"subgroup_size", "sg", &s.SubgroupSize, 1},
+		{"work_group_size.x", "wx", &s.WorkGroupSize.X, 1},
+		{"work_group_size.y", "wy", &s.WorkGroupSize.Y, 1},
+		{"tile.m", "tm", &s.Tile.M, 1},
+		{"tile.n", "tn", &s.Tile.N, 1},
+		{"coopmatrix.m", "cm", &s.Coopmatrix.M, 0},
+		{"coopmatrix.n", "cn", &s.Coopmatrix.N, 0},
+		{"coopmatrix.k", "ck", &s.Coopmatrix.K, 0},
+		{"unroll", "unroll", &s.Unroll, 1},
+		{"batch_per_group", "batch-per-group", &s.BatchPerGroup, 1},
+	}
+}
+
+type dim struct {
+	key  string  // TOML key
+	flag string  // command-line flag
+	vals *Values // the values
+	need int     // minimum length: 0 for optional dimensions
+}
+
+// Validate checks that every required dimension has values, all positive,
+// and that the coopmatrix is given whole or not at all.
+func (s *Dims) Validate() error {
+	cm := 0
+	for _, d := range s.dims() {
+		if len(*d.vals) < d.need {
+			return fmt.Errorf("%s: no values", d.key)
+		}
+		if len(*d.vals) > 0 && (*d.vals)[0] <= 0 {
+			return fmt.Errorf("%s: %d is not positive", d.key, (*d.vals)[0])
+		}
+		if d.need == 0 && len(*d.vals) > 0 {
+			cm++
+		}
+	}
+	if cm != 0 && cm != 3 {
+		return fmt.Errorf("coopmatrix: give m, n and k, or none of them")
+	}
+	if len(s.StageLocal) == 0 {
+		return fmt.Errorf("stage_local: no values")
+	}
+	return nil
+}
+
+// Size is the number of points, before pruning.
+func (s *Space) Size() int {
+	n := len(s.StageLocal)
+	for _, d := range s.dims() {
+		n *= max(1, len(*d.vals))
+	}
+	return n
+}
+
+// All enumerates every point. The order is fixed: the last dimension
+// (stage_local) varies fastest, then batch_per_group, unroll, coopmatrix k,
+// n, m, tile n, m, work-group y, x, and subgroup size slowest; values in
+// ascending order.
+func (s *Space) All() iter.Seq[tuning.Params] {
+	orZero := func(v Values) Values {
+		if len(v) == 0 {
+			return Values{0}
+		}
+		return v
+	}
+	cm, cn, ck := orZero(s.Coopmatrix.M), orZero(s.Coopmatrix.N), orZero(s.Coopmatrix.K)
+	return func(yield func(tuning.Params) bool) {
+		var p tuning.Params
+		for _, p.SubgroupSize = range s.SubgroupSize {
+			for _, p.WorkGroupSize[0] = range s.WorkGroupSize.X {
+				for _, p.WorkGroupSize[1] = range s.WorkGroupSize.Y {
+					for _, p.Tile[0] = range s.Tile.M {
+						for _, p.Tile[1] = range s.Tile.N {
+							for _, p.Coopmatrix[0] = range cm {
+								for _, p.Coopmatrix[1] = range cn {
+									for _, p.Coopmatrix[2] = range ck {
+										for _, p.Unroll = range s.Unroll {
+											for _, p.BatchPerGroup = range s.BatchPerGroup {
+												for _, p.StageLocal = range s.StageLocal {
+													if !yield(p) {
+														return
+													}
+												}
+											}
+										}
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
