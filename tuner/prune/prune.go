@@ -1,0 +1,259 @@
+// Package prune decides, before anything is compiled, which points of a
+// search space can run on a device and are worth running for a shape. Every
+// rejected point carries the rule that rejected it and why; a rejected point
+// is counted as pruned, never as an evaluation.
+//
+// The rules are estimates where they must be (registers): a rule errs on the
+// side of keeping a configuration, since a wrong keep costs one compilation
+// and a wrong prune can hide the optimum.
+package prune
+
+import (
+	"fmt"
+	"iter"
+	"slices"
+
+	"tltune/compiler/tuning"
+	"tltune/tuner/profile"
+)
+
+// Reason says why a configuration was pruned.
+type Reason struct {
+	Rule string // short rule name, for counts: "subgroup", "registers", ...
+	Msg  string // the specific violation, with numbers
+}
+
+func (r *Reason) String() string { return r.Rule + ": " + r.Msg }
+
+// Pruned is one rejected configuration.
+type Pruned struct {
+	Params tuning.Params
+	Reason Reason
+}
+
+// rule checks one constraint; nil means satisfied.
+type rule func(c *checker) *Reason
+
+// rules run in order; the first violation is the reason. Cheap structural
+// rules come first, so that a reason names the most basic problem.
+var rules = []rule{
+	subgroupSupported,
+	workGroupShape,
+	coopmatrixUse,
+	coopmatrixShape,
+	tileDivisible,
+	tileFitsProblem,
+	subgroupsBusy,
+	unrollFitsK,
+	batchFits,
+	stagingUseful,
+	localMemoryFits,
+	registersFit,
+}
+
+// checker holds one configuration and its context while the rules run.
+type checker struct {
+	p    tuning.Params
+	dev  *profile.Profile
+	prob Problem
+}
+
+// Check returns why p is pruned for prob on dev, or nil if it is kept.
+// prob must be valid (Problem.Validate).
+func Check(p tuning.Params, dev *profile.Profile, prob Problem) *Reason {
+	c := &checker{p, dev, prob}
+	for _, r := range rules {
+		if why := r(c); why != nil {
+			return why
+		}
+	}
+	return nil
+}
+
+// Split checks every configuration of all and returns the kept ones, in
+// order, and the pruned ones with their reasons.
+func Split(all iter.Seq[tuning.Params], dev *profile.Profile, prob Problem) (keep []tuning.Params, pruned []Pruned) {
+	for p := range all {
+		if why := Check(p, dev, prob); why != nil {
+			pruned = append(pruned, Pruned{p, *why})
+		} else {
+			keep = append(keep, p)
+		}
+	}
+	return keep, pruned
+}
+
+// Counts tallies pruned configurations by rule.
+func Counts(pruned []Pruned) map[string]int {
+	n := map[string]int{}
+	for _, p := range pruned {
+		n[p.Reason.Rule]++
+	}
+	return n
+}
+
+func why(rule, format string, args ...any) *Reason {
+	return &Reason{rule, fmt.Sprintf(format, args...)}
+}
+
+func subgroupSupported(c *checker) *Reason {
+	if !slices.Contains(c.dev.SubgroupSizes, c.p.SubgroupSize) {
+		return why("subgroup", "subgroup size %d is not one of %v on %s", c.p.SubgroupSize, c.dev.SubgroupSizes, c.dev.Name)
+	}
+	return nil
+}
+
+func workGroupShape(c *checker) *Reason {
+	wx, wy, sg := c.p.WorkGroupSize[0], c.p.WorkGroupSize[1], c.p.SubgroupSize
+	if wx%sg != 0 {
+		return why("work-group", "wx %d is not a multiple of subgroup size %d", wx, sg)
+	}
+	if wx*wy > c.dev.MaxWorkGroupSize {
+		return why("work-group", "%dx%d = %d work-items exceeds the maximum %d", wx, wy, wx*wy, c.dev.MaxWorkGroupSize)
+	}
+	return nil
+}
+
+// coopmatrixUse: gemm is built from coopmatrices; gemv and ger are not, and
+// a coopmatrix there would only enumerate duplicates.
+func coopmatrixUse(c *checker) *Reason {
+	has := c.p.Coopmatrix != [3]int{}
+	switch {
+	case c.prob.Op == "gemm" && !has:
+		return why("coopmatrix", "gemm needs a coopmatrix shape")
+	case c.prob.Op != "gemm" && has:
+		return why("coopmatrix", "%s does not use a coopmatrix", c.prob.Op)
+	}
+	return nil
+}
+
+// coopmatrixShape: where the target has matrix instructions for the dtype,
+// the coopmatrix must be a grid of them (anything else would fall back to
+// scalar FMAs on hardware bought for the instructions). Without them, the
+// intel target spreads the coopmatrix rows over the lanes (DESIGN.md §4), so
+// rows must be a multiple of the subgroup size; other targets take any shape.
+func coopmatrixShape(c *checker) *Reason {
+	if c.prob.Op != "gemm" {
+		return nil
+	}
+	sg, cm, cn, ck := c.p.SubgroupSize, c.p.Coopmatrix[0], c.p.Coopmatrix[1], c.p.Coopmatrix[2]
+	if insts := c.dev.MatrixFor(c.prob.Dtype); len(insts) > 0 {
+		for _, x := range insts {
+			if x.Fits(sg, cm, cn, ck) {
+				return nil
+			}
+		}
+		x := insts[0]
+		return why("coopmatrix", "%dx%dx%d on subgroup %d is no %s shape for %s (subgroup %d, m a multiple of one of %v, n of %d, k of %d)",
+			cm, cn, ck, sg, x.Kind, c.prob.Dtype, x.SubgroupSize, x.M, x.N, x.K)
+	}
+	if c.dev.Target == profile.Intel && cm%sg != 0 {
+		return why("coopmatrix", "coopmatrix rows %d are not a multiple of subgroup size %d (rows are spread over lanes)", cm, sg)
+	}
+	return nil
+}
+
+func tileDivisible(c *checker) *Reason {
+	tm, tn, cm, cn := c.p.Tile[0], c.p.Tile[1], c.p.Coopmatrix[0], c.p.Coopmatrix[1]
+	if c.prob.Op == "gemm" && (tm%cm != 0 || tn%cn != 0) {
+		return why("tile", "tile %dx%d is not a multiple of coopmatrix %dx%d", tm, tn, cm, cn)
+	}
+	return nil
+}
+
+// tileFitsProblem: a tile more than twice the problem (rounded up to the
+// coopmatrix) computes mostly padding.
+func tileFitsProblem(c *checker) *Reason {
+	tm, tn := c.p.Tile[0], c.p.Tile[1]
+	limM, limN := 2*roundUp(c.prob.M, c.p.Coopmatrix[0]), 2*roundUp(c.prob.N, c.p.Coopmatrix[1])
+	if tm > limM || tn > limN {
+		return why("problem-size", "tile %dx%d is more than twice the %dx%d problem", tm, tn, c.prob.M, c.prob.N)
+	}
+	return nil
+}
+
+// subgroupsBusy: the subgroup grid [wx/sg, wy] maps onto the grid of tiles
+// of one batch entry; a grid wider than the tile grid leaves subgroups idle.
+func subgroupsBusy(c *checker) *Reason {
+	gx, gy := c.p.WorkGroupSize[0]/c.p.SubgroupSize, c.p.WorkGroupSize[1]
+	tx, ty := ceilDiv(c.prob.M, c.p.Tile[0]), ceilDiv(c.prob.N, c.p.Tile[1])
+	if gx > tx || gy > ty {
+		return why("idle-subgroups", "subgroup grid %dx%d exceeds the %dx%d tiles of %dx%d: subgroups idle", gx, gy, tx, ty, c.prob.M, c.prob.N)
+	}
+	return nil
+}
+
+// unrollFitsK: unrolling beyond the number of K steps only adds remainder
+// code (gemm: steps of ck; gemv/ger: steps of tile n along the columns).
+func unrollFitsK(c *checker) *Reason {
+	u := c.p.Unroll
+	step, length := c.p.Tile[1], c.prob.N
+	if c.prob.Op == "gemm" {
+		step, length = c.p.Coopmatrix[2], c.prob.K
+	}
+	if u > 1 && step*u > roundUp(length, step) {
+		return why("unroll", "unroll %d of steps of %d exceeds the loop of %d", u, step, length)
+	}
+	return nil
+}
+
+func batchFits(c *checker) *Reason {
+	if c.prob.Batch > 0 && c.p.BatchPerGroup > c.prob.Batch {
+		return why("batch", "batch_per_group %d exceeds the batch of %d", c.p.BatchPerGroup, c.prob.Batch)
+	}
+	return nil
+}
+
+// stagingUseful: staging pays when subgroups share panels; a work-group of
+// one subgroup shares nothing.
+func stagingUseful(c *checker) *Reason {
+	if c.p.StageLocal && c.p.Subgroups() == 1 {
+		return why("staging", "stage_local with a single subgroup shares nothing")
+	}
+	return nil
+}
+
+// LocalBytes is the local memory a configuration stages per work-group: the
+// A panel (rows × K block) and the B panel (K block × columns) of one batch
+// entry, or for gemv/ger the A block and the vector piece it multiplies.
+func LocalBytes(p tuning.Params, prob Problem) int {
+	if !p.StageLocal {
+		return 0
+	}
+	rows := p.WorkGroupSize[0] / p.SubgroupSize * p.Tile[0]
+	cols := p.WorkGroupSize[1] * p.Tile[1]
+	kb := p.Coopmatrix[2] * p.Unroll
+	if prob.Op != "gemm" {
+		// The "K block" of gemv/ger is the column block; the second panel
+		// is the piece of x (or y) it touches.
+		kb, cols = cols*p.Unroll, 1
+	}
+	return (rows*kb + kb*cols) * elemBytes[prob.Dtype]
+}
+
+func localMemoryFits(c *checker) *Reason {
+	need, have := LocalBytes(c.p, c.prob), c.dev.LocalMemoryBytes
+	if have > 0 && need > have {
+		return why("local-memory", "staging needs %d bytes of local memory, %s has %d", need, c.dev.Name, have)
+	}
+	return nil
+}
+
+// RegisterBytes estimates the register bytes one subgroup needs: the
+// accumulator tile, the A and B fragments of each unrolled K step, and 16
+// 32-bit registers per lane for addresses and loop state.
+func RegisterBytes(p tuning.Params, prob Problem) int {
+	tm, tn, ck := p.Tile[0], p.Tile[1], max(1, p.Coopmatrix[2])
+	acc := tm * tn * elemBytes[prob.acc()]
+	frags := p.Unroll * (tm*ck + ck*tn) * elemBytes[prob.Dtype]
+	return acc + frags + 16*4*p.SubgroupSize
+}
+
+func registersFit(c *checker) *Reason {
+	need, have := RegisterBytes(c.p, c.prob), c.dev.RegisterBytesPerSubgroup
+	if have > 0 && need > have {
+		sg := c.p.SubgroupSize
+		return why("registers", "about %d bytes of registers per lane needed, %d available at subgroup size %d", ceilDiv(need, sg), have/sg, sg)
+	}
+	return nil
+}

@@ -1,0 +1,140 @@
+package prune
+
+import (
+	"strings"
+	"testing"
+
+	"tltune/compiler/tuning"
+	"tltune/configs"
+	"tltune/tuner/profile"
+	"tltune/tuner/space"
+)
+
+// testDevice is a small intel-like profile with f16 DPAS, so every rule
+// has something to bite on.
+func testDevice() *profile.Profile {
+	return &profile.Profile{
+		Name:                     "test GPU",
+		Target:                   profile.Intel,
+		SubgroupSizes:            []int{16, 32},
+		MaxWorkGroupSize:         512,
+		LocalMemoryBytes:         8192,
+		RegisterBytesPerSubgroup: 8192,
+		Matrix:                   []profile.Matrix{{Kind: "dpas", Dtypes: []string{"f16"}, SubgroupSize: 16, M: []int{8}, N: 16, K: 16}},
+	}
+}
+
+var gemm64 = Problem{Op: "gemm", Dtype: "f16", M: 64, N: 64, K: 64, Batch: 100}
+
+// good is kept on testDevice for gemm64; each case below breaks one rule.
+var good = tuning.Params{
+	SubgroupSize: 16, WorkGroupSize: [2]int{32, 2}, Tile: [2]int{16, 16},
+	Coopmatrix: [3]int{8, 16, 16}, Unroll: 2, BatchPerGroup: 1, StageLocal: true,
+}
+
+func TestRules(t *testing.T) {
+	f32 := gemm64
+	f32.Dtype = "f32"
+	gemv := Problem{Op: "gemv", Dtype: "f32", M: 64, N: 64}
+	gemvParams := tuning.Params{SubgroupSize: 16, WorkGroupSize: [2]int{32, 1}, Tile: [2]int{4, 4}, Unroll: 1, BatchPerGroup: 1}
+	cases := []struct {
+		name   string
+		prob   Problem
+		edit   func(p *tuning.Params)
+		rule   string
+		detail string // a piece of the message
+	}{
+		{"subgroup size unsupported", gemm64, func(p *tuning.Params) { p.SubgroupSize = 8 }, "subgroup", "not one of [16 32]"},
+		{"wx not a multiple of sg", gemm64, func(p *tuning.Params) { p.WorkGroupSize[0] = 24 }, "work-group", "not a multiple"},
+		{"work-group too large", gemm64, func(p *tuning.Params) { p.WorkGroupSize = [2]int{256, 4} }, "work-group", "exceeds the maximum 512"},
+		{"gemm without coopmatrix", gemm64, func(p *tuning.Params) { p.Coopmatrix = [3]int{} }, "coopmatrix", "needs a coopmatrix"},
+		{"gemv with coopmatrix", gemv, func(p *tuning.Params) { *p = gemvParams; p.Coopmatrix = [3]int{1, 1, 1} }, "coopmatrix", "does not use"},
+		{"not a dpas shape", gemm64, func(p *tuning.Params) { p.Coopmatrix = [3]int{8, 8, 16} }, "coopmatrix", "no dpas shape for f16"},
+		{"dpas needs its subgroup", gemm64, func(p *tuning.Params) { p.SubgroupSize = 32; p.WorkGroupSize[0] = 64 }, "coopmatrix", "subgroup 16"},
+		{"emulated rows over lanes", f32, func(p *tuning.Params) { p.Coopmatrix = [3]int{8, 8, 8} }, "coopmatrix", "not a multiple of subgroup size 16"},
+		{"tile not a multiple", gemm64, func(p *tuning.Params) { p.Tile = [2]int{12, 16} }, "tile", "not a multiple of coopmatrix"},
+		{"tile larger than problem", Problem{Op: "gemm", Dtype: "f16", M: 8, N: 64, K: 64}, func(p *tuning.Params) { p.Tile = [2]int{32, 16} }, "problem-size", "more than twice"},
+		{"idle subgroups", gemm64, func(p *tuning.Params) { p.WorkGroupSize = [2]int{256, 1}; p.Tile = [2]int{32, 16} }, "idle-subgroups", "16x1 exceeds the 2x4 tiles"},
+		{"unroll beyond K", Problem{Op: "gemm", Dtype: "f16", M: 64, N: 64, K: 16}, func(p *tuning.Params) {}, "unroll", "exceeds the loop of 16"},
+		{"batch per group beyond batch", gemm64, func(p *tuning.Params) { p.BatchPerGroup = 128 }, "batch", "exceeds the batch of 100"},
+		{"staging with one subgroup", gemm64, func(p *tuning.Params) { p.WorkGroupSize = [2]int{16, 1} }, "staging", "single subgroup"},
+		{"local memory", gemm64, func(p *tuning.Params) { p.WorkGroupSize = [2]int{64, 4}; p.Unroll = 4 }, "local-memory", "16384 bytes"},
+		{"registers", gemm64, func(p *tuning.Params) { p.Tile = [2]int{64, 64}; p.WorkGroupSize = [2]int{16, 1}; p.StageLocal = false }, "registers", "per lane"},
+	}
+	dev := testDevice()
+	if why := Check(good, dev, gemm64); why != nil {
+		t.Fatalf("baseline pruned: %s", why)
+	}
+	if why := Check(gemvParams, dev, gemv); why != nil {
+		t.Fatalf("gemv baseline pruned: %s", why)
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := good
+			tc.edit(&p)
+			why := Check(p, dev, tc.prob)
+			if why == nil {
+				t.Fatalf("%v kept, want rule %q", p, tc.rule)
+			}
+			if why.Rule != tc.rule || !strings.Contains(why.Msg, tc.detail) {
+				t.Errorf("%v: got %s, want rule %q with %q", p, why, tc.rule, tc.detail)
+			}
+		})
+	}
+}
+
+func TestUnknownLimitsKeep(t *testing.T) {
+	dev := testDevice()
+	dev.LocalMemoryBytes, dev.RegisterBytesPerSubgroup = 0, 0
+	p := good
+	p.Tile, p.Unroll = [2]int{32, 32}, 4
+	if why := Check(p, dev, gemm64); why != nil {
+		t.Errorf("unknown limits must not prune: %s", why)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	bad := []Problem{
+		{Op: "syrk", Dtype: "f32", M: 1, N: 1, K: 1},
+		{Op: "gemm", Dtype: "f8", M: 1, N: 1, K: 1},
+		{Op: "gemm", Dtype: "f32", M: 1, N: 1},
+		{Op: "gemv", Dtype: "f32", M: 0, N: 1},
+		{Op: "gemm", Dtype: "f32", Acc: "i8", M: 1, N: 1, K: 1},
+	}
+	for _, p := range bad {
+		if p.Validate() == nil {
+			t.Errorf("%+v: no error", p)
+		}
+	}
+	if err := gemm64.Validate(); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestShippedSpaces checks that the shipped spaces leave work for every
+// shipped profile on the demo shapes, and reports how much pruning removes.
+func TestShippedSpaces(t *testing.T) {
+	devs, err := profile.Load(configs.FS, "devices")
+	if err != nil {
+		t.Fatal(err)
+	}
+	probs := []Problem{
+		{Op: "gemm", Dtype: "f16", M: 64, N: 64, K: 32, Batch: 1000},
+		{Op: "gemm", Dtype: "f32", M: 64, N: 64, K: 32, Batch: 1000},
+		{Op: "gemv", Dtype: "f32", M: 64, N: 64, Batch: 1000},
+		{Op: "ger", Dtype: "f32", M: 64, N: 64, Batch: 1000},
+	}
+	for _, dev := range devs {
+		for _, prob := range probs {
+			s, err := space.Load(configs.FS, "spaces", prob.Op, string(dev.Target))
+			if err != nil {
+				t.Fatal(err)
+			}
+			keep, pruned := Split(s.All(), dev, prob)
+			t.Logf("%-26s %s %s: %6d of %6d kept; pruned %v", dev.Name, prob.Op, prob.Dtype, len(keep), s.Size(), Counts(pruned))
+			if len(keep) == 0 || len(keep)+len(pruned) != s.Size() {
+				t.Errorf("%s %s %s: %d kept, %d pruned of %d", dev.Name, prob.Op, prob.Dtype, len(keep), len(pruned), s.Size())
+			}
+		}
+	}
+}
