@@ -1,0 +1,121 @@
+package kernels
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Flags are the textual shape and type flags of `tltune gemm|gemv|ger`.
+// Register them on a FlagSet, parse, then call Spec.
+type Flags struct {
+	M, N, K int
+	DType   string
+	Acc     string // empty: f32 for f16 and bf16, else the dtype
+	Trans   string // gemm: nn, nt, tn, tt; gemv: n, t; ger: empty
+	Layout  string
+	Alpha   string
+	Beta    string // a number, or "atomic" (β=1, atomic update) or "atomic:0" / "atomic:1"
+}
+
+// Register defines the flags on fs with their defaults.
+func (f *Flags) Register(fs *flag.FlagSet) {
+	fs.IntVar(&f.M, "m", 0, "rows of C (gemm, ger) or length of c (gemv)")
+	fs.IntVar(&f.N, "n", 0, "columns of C (gemm, ger), or of op(A) = length of b (gemv)")
+	fs.IntVar(&f.K, "k", 0, "reduction length (gemm only)")
+	fs.StringVar(&f.DType, "dtype", "f32", "element type of the inputs: "+dtypeList(DTypes))
+	fs.StringVar(&f.Acc, "acc", "", "accumulation (output) type; default f32 for f16/bf16, else --dtype")
+	fs.StringVar(&f.Trans, "trans", "", "transposes: gemm nn|nt|tn|tt, gemv n|t (default: none)")
+	fs.StringVar(&f.Layout, "layout", "strided", "batch layout: strided (memref<...x?>) or group (pointer array)")
+	fs.StringVar(&f.Alpha, "alpha", "1", "alpha, real or complex (1+2i)")
+	fs.StringVar(&f.Beta, "beta", "0", "beta, real or complex; atomic = beta 1 with an atomic update of C")
+}
+
+// Spec turns the parsed flags into a validated Spec for op. Every error is
+// one line that names the flag and what it accepts.
+func (f *Flags) Spec(op Op) (Spec, error) {
+	s := Spec{Op: op, M: f.M, N: f.N, K: f.K}
+	var err error
+	if s.DType, err = ParseDType(f.DType); err != nil {
+		return Spec{}, fmt.Errorf("--dtype: %v", err)
+	}
+	if s.Acc, err = f.acc(s.DType); err != nil {
+		return Spec{}, err
+	}
+	if s.TransA, s.TransB, err = parseTrans(op, f.Trans); err != nil {
+		return Spec{}, err
+	}
+	if s.Layout, err = ParseLayout(f.Layout); err != nil {
+		return Spec{}, fmt.Errorf("--layout: %v", err)
+	}
+	if s.Alpha, err = ParseScalar(f.Alpha); err != nil {
+		return Spec{}, fmt.Errorf("--alpha: %v", err)
+	}
+	if s.Beta, s.Atomic, err = parseBeta(f.Beta); err != nil {
+		return Spec{}, fmt.Errorf("--beta: %v", err)
+	}
+	if err := s.Validate(); err != nil {
+		return Spec{}, flagError(err)
+	}
+	return s, nil
+}
+
+func (f *Flags) acc(d DType) (DType, error) {
+	if f.Acc == "" {
+		if d == F16 || d == BF16 {
+			return F32, nil
+		}
+		return d, nil
+	}
+	a, err := ParseDType(f.Acc)
+	if err != nil {
+		return 0, fmt.Errorf("--acc: %v", err)
+	}
+	if !d.PromotesTo(a) {
+		return 0, fmt.Errorf("--acc %v is narrower than --dtype %v; use one of %s", a, d, dtypeList(accTypes(d)))
+	}
+	return a, nil
+}
+
+func parseTrans(op Op, s string) (transA, transB bool, err error) {
+	want := map[Op]string{GEMMOp: "nn, nt, tn or tt", GEMVOp: "n or t", GEROp: "nothing (ger has no transposes)"}[op]
+	if s == "" {
+		return false, false, nil
+	}
+	if len(s) != op.transposes() || strings.Trim(s, "nt") != "" {
+		return false, false, fmt.Errorf("--trans %q: %v takes %s", s, op, want)
+	}
+	return s[0] == 't', len(s) == 2 && s[1] == 't', nil
+}
+
+// ParseScalar reads a real ("0.5", "-2") or complex ("1+2i", "(1+2i)")
+// number.
+func ParseScalar(s string) (complex128, error) {
+	z, err := strconv.ParseComplex(strings.TrimSpace(s), 128)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a number (write 0.5, -2 or 1+2i)", s)
+	}
+	return z, nil
+}
+
+func parseBeta(s string) (beta complex128, atomic bool, err error) {
+	switch s {
+	case "atomic", "atomic:1":
+		return 1, true, nil
+	case "atomic:0":
+		return 0, true, nil
+	}
+	beta, err = ParseScalar(s)
+	return beta, false, err
+}
+
+// flagError names the flag behind a Validate error about one field.
+func flagError(err error) error {
+	var fe *fieldError
+	if errors.As(err, &fe) {
+		return fmt.Errorf("--%v", fe)
+	}
+	return err
+}

@@ -1,0 +1,226 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// number is the arithmetic of a reference: float64 for real recipes,
+// complex128 when the accumulation type is complex.
+type number interface{ float64 | complex128 }
+
+// plan addresses one batch entry as the contraction
+// C(i,j) = α Σ_l opA(i,l)·opB(l,j) + β C(i,j) with opA(i,l) at
+// A[i*aRow + l*aCol] and opB(l,j) at B[l*bRow + j*bCol].
+type plan struct {
+	m, n, k    int
+	aRow, aCol int
+	bRow, bCol int
+}
+
+func (s Spec) plan() plan {
+	m, n, k := s.contraction()
+	p := plan{m: m, n: n, k: k}
+	switch s.Op {
+	case GEMMOp:
+		p.aRow, p.aCol = opStrides(s.M, s.K, s.TransA)
+		p.bRow, p.bCol = opStrides(s.K, s.N, s.TransB)
+	case GEMVOp: // b is a K×1 matrix
+		p.aRow, p.aCol = opStrides(s.M, s.N, s.TransA)
+		p.bRow, p.bCol = 1, 0
+	case GEROp: // a is M×1, bᵀ is 1×N
+		p.aRow, p.aCol = 1, 0
+		p.bRow, p.bCol = 0, 1
+	}
+	return p
+}
+
+// opStrides returns the strides of op(X)(i,l), op(X) being rows×cols and X
+// stored column-major (X is cols×rows when transposed).
+func opStrides(rows, cols int, trans bool) (row, col int) {
+	if trans {
+		return cols, 1
+	}
+	return 1, rows
+}
+
+// Expected is the exact result of a recipe on one set of inputs, computed
+// in float64 or complex128 from the inputs as the device holds them.
+type Expected struct {
+	Spec   Spec
+	Batch  int
+	Values []complex128 // every output element, packed like the output Buffer
+}
+
+func (s Spec) reference(in *Inputs) (*Expected, error) {
+	if err := s.checkArgs(in); err != nil {
+		return nil, err
+	}
+	x := &Expected{Spec: s, Batch: in.Batch, Values: make([]complex128, in.Output().Len())}
+	if s.Acc.IsComplex() {
+		contract[complex128](s, in, x.Values)
+	} else {
+		contract[float64](s, in, x.Values)
+	}
+	return x, nil
+}
+
+// contract evaluates every batch entry. β = 0 means C is not read at all
+// (BLAS semantics), so a NaN-poisoned C does not reach the result.
+func contract[T number](s Spec, in *Inputs, out []complex128) {
+	p := s.plan()
+	A, B, C := in.Args[0], in.Args[1], in.Args[2]
+	a, b, c := make([]T, A.EntryElements()), make([]T, B.EntryElements()), make([]T, C.EntryElements())
+	alpha, beta := fromComplex[T](s.DType.Round(s.Alpha)), fromComplex[T](s.Acc.Round(s.Beta))
+	readC := s.readsC()
+	for e := range in.Batch {
+		loadEntry(A, e, a)
+		loadEntry(B, e, b)
+		if readC {
+			loadEntry(C, e, c)
+		}
+		dst := out[e*len(c) : (e+1)*len(c)]
+		for j := range p.n {
+			for i := range p.m {
+				var sum T
+				for l := range p.k {
+					sum += a[i*p.aRow+l*p.aCol] * b[l*p.bRow+j*p.bCol]
+				}
+				v := alpha * sum
+				if readC {
+					v += beta * c[i+j*p.m]
+				}
+				dst[i+j*p.m] = toComplex(v)
+			}
+		}
+	}
+}
+
+func loadEntry[T number](b *Buffer, e int, dst []T) {
+	base := e * len(dst)
+	for i := range dst {
+		dst[i] = fromComplex[T](b.At(base + i))
+	}
+}
+
+func fromComplex[T number](z complex128) T {
+	var v T
+	switch p := any(&v).(type) {
+	case *float64:
+		*p = real(z)
+	case *complex128:
+		*p = z
+	}
+	return v
+}
+
+func toComplex[T number](v T) complex128 {
+	switch x := any(v).(type) {
+	case float64:
+		return complex(x, 0)
+	case complex128:
+		return x
+	}
+	panic("unreachable")
+}
+
+// checkArgs reports whether in fits s: argument count, types and shapes.
+func (s Spec) checkArgs(in *Inputs) error {
+	ops := s.operands()
+	if len(in.Args) != len(ops) {
+		return fmt.Errorf("%v takes %d arguments, the inputs have %d", s.Op, len(ops), len(in.Args))
+	}
+	for i, o := range ops {
+		if err := checkBuffer(in.Args[i], o, in.Batch); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkBuffer(b *Buffer, o operand, batch int) error {
+	if b.Type != o.dtype || !slices.Equal(b.Shape, o.shape) || b.Batch != batch {
+		return fmt.Errorf("argument %%%s: got %v %v x %d entries, want %v %v x %d",
+			o.name, b.Type, b.Shape, b.Batch, o.dtype, o.shape, batch)
+	}
+	if len(b.Data) != b.Len()*b.Type.Size() {
+		return fmt.Errorf("argument %%%s: %d bytes for %d elements of %v", o.name, len(b.Data), b.Len(), b.Type)
+	}
+	return nil
+}
+
+// Tolerance is the largest relative error Check accepts for s:
+//
+//	tol = 4·u(dtype) + 4·u(acc)·√K
+//
+// with u the unit roundoff and K the reduction length (k for gemm, n for
+// gemv, 1 for ger). The first term covers products and the α scaling
+// rounded in the input type, the second the accumulation and the final
+// store in the accumulation type, whose error grows like √K for rounding
+// errors of random sign.
+func (s Spec) Tolerance() float64 {
+	_, _, k := s.contraction()
+	return 4*s.DType.UnitRoundoff() + 4*s.Acc.UnitRoundoff()*math.Sqrt(float64(k))
+}
+
+// Verdict is the outcome of comparing a device result with the reference.
+type Verdict struct {
+	OK        bool
+	Err       float64 // largest per-entry relative error (+Inf when a value is not finite)
+	Tol       float64
+	Worst     int // batch entry with the largest error
+	NonFinite int // NaN or ±Inf values in the result; any of them fails
+}
+
+func (v Verdict) String() string {
+	switch {
+	case v.NonFinite > 0:
+		return fmt.Sprintf("wrong: %d NaN/Inf values (first in batch entry %d)", v.NonFinite, v.Worst)
+	case !v.OK:
+		return fmt.Sprintf("wrong: relative error %.3g > tolerance %.3g (batch entry %d)", v.Err, v.Tol, v.Worst)
+	}
+	return fmt.Sprintf("ok: relative error %.3g <= tolerance %.3g", v.Err, v.Tol)
+}
+
+// Check compares the device's output with x. The error of a batch entry is
+// ‖out−ref‖₂/‖ref‖₂ over its elements (‖out−ref‖₂ when ‖ref‖₂ = 0, e.g.
+// α = β = 0); the verdict takes the worst entry, so one wrong entry in a
+// large batch is not averaged away. A NaN or infinite output never passes.
+func (x *Expected) Check(out *Buffer) (Verdict, error) {
+	ops := x.Spec.operands()
+	if err := checkBuffer(out, ops[len(ops)-1], x.Batch); err != nil {
+		return Verdict{}, err
+	}
+	v := Verdict{Tol: x.Spec.Tolerance(), Worst: -1}
+	per := out.EntryElements()
+	for e := range x.Batch {
+		var diff, norm float64
+		for i := e * per; i < (e+1)*per; i++ {
+			got, want := out.At(i), x.Values[i]
+			if !isFinite(got) {
+				if v.NonFinite == 0 {
+					v.Worst, v.Err = e, math.Inf(1)
+				}
+				v.NonFinite++
+				continue
+			}
+			diff += sqAbs(got - want)
+			norm += sqAbs(want)
+		}
+		if norm > 0 {
+			diff /= norm
+		}
+		if err := math.Sqrt(diff); v.NonFinite == 0 && (v.Worst < 0 || err > v.Err) {
+			v.Err, v.Worst = err, e
+		}
+	}
+	v.OK = v.NonFinite == 0 && v.Err <= v.Tol
+	return v, nil
+}
+
+func sqAbs(z complex128) float64 { return real(z)*real(z) + imag(z)*imag(z) }
+
+func isFinite(z complex128) bool {
+	return !math.IsNaN(real(z)) && !math.IsInf(real(z), 0) && !math.IsNaN(imag(z)) && !math.IsInf(imag(z), 0)
+}
