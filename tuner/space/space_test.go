@@ -1,0 +1,164 @@
+package space
+
+import (
+	"flag"
+	"slices"
+	"strings"
+	"testing"
+
+	"tltune/compiler/tuning"
+	"tltune/configs"
+)
+
+func TestParseValues(t *testing.T) {
+	good := map[string]string{
+		"4":         "4",
+		"1,2,4":     "1,2,4",
+		"4, 1,2,2":  "1,2,4",
+		"1..4":      "1,2,3,4",
+		"8..32+8":   "8,16,24,32",
+		"1..64*2":   "1,2,4,8,16,32,64",
+		"3..30*3,1": "1,3,9,27",
+		"16..16*2":  "16",
+	}
+	for in, want := range good {
+		got, err := ParseValues(in)
+		if err != nil || got.String() != want {
+			t.Errorf("ParseValues(%q) = %v, %v; want %s", in, got, err, want)
+		}
+	}
+	bad := []string{"", "x", "1..", "..4", "8..1", "0..8*2", "1..8*1", "1..8+0", "1..100000", "1.5", "1..2,10..9"}
+	for _, in := range bad {
+		if got, err := ParseValues(in); err == nil {
+			t.Errorf("ParseValues(%q) = %v, want an error", in, got)
+		}
+	}
+}
+
+const small = `
+subgroup_size = [16, 8]
+unroll = 1
+batch_per_group = "1..2"
+stage_local = [true, false]
+[work_group_size]
+x = [16]
+y = [1]
+[tile]
+m = [8]
+n = [8, 16]
+[coopmatrix]
+m = [8]
+n = [8]
+k = [16]
+[target.nvidia]
+subgroup_size = [32]
+work_group_size = { x = [32, 64] }
+`
+
+func TestEnumerationOrder(t *testing.T) {
+	s, err := Parse("small.toml", "gemm", "intel", []byte(small))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for p := range s.All() {
+		got = append(got, p.String())
+	}
+	if len(got) != s.Size() || s.Size() != 2*2*2*2 {
+		t.Fatalf("%d points, Size %d, want 16", len(got), s.Size())
+	}
+	want := []string{
+		"sg8 wg16x1 t8x8 cm8x8x16 u1 b1",
+		"sg8 wg16x1 t8x8 cm8x8x16 u1 b1 local",
+		"sg8 wg16x1 t8x8 cm8x8x16 u1 b2",
+		"sg8 wg16x1 t8x8 cm8x8x16 u1 b2 local",
+		"sg8 wg16x1 t8x16 cm8x8x16 u1 b1",
+	}
+	if !slices.Equal(got[:5], want) {
+		t.Errorf("first points:\n%s\nwant\n%s", strings.Join(got[:5], "\n"), strings.Join(want, "\n"))
+	}
+	if last := got[len(got)-1]; last != "sg16 wg16x1 t8x16 cm8x8x16 u1 b2 local" {
+		t.Errorf("last point %s", last)
+	}
+}
+
+func TestTargetReplacement(t *testing.T) {
+	s, err := Parse("small.toml", "gemm", "nvidia", []byte(small))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.SubgroupSize.String() != "32" || s.WorkGroupSize.X.String() != "32,64" || s.WorkGroupSize.Y.String() != "1" {
+		t.Errorf("nvidia dims: sg %v wx %v wy %v", s.SubgroupSize, s.WorkGroupSize.X, s.WorkGroupSize.Y)
+	}
+}
+
+func TestStrict(t *testing.T) {
+	cases := map[string]string{
+		small + "\nunrol = [1]\n":                               `"target.nvidia.unrol"`,
+		strings.Replace(small, "k = [16]", "q = 1", 1):          `"coopmatrix.q"`,
+		strings.Replace(small, "m = [8]\nn = [8]\n", "", 1):     "give m, n and k",
+		strings.Replace(small, "unroll = 1", "unroll = 0", 1):   "unroll: 0 is not positive",
+		strings.Replace(small, "[tile]\nm = [8]", "[tile]", 1):  "tile.m: no values",
+		strings.Replace(small, "unroll = 1", "unroll = 1.5", 1): "unroll",
+	}
+	for src, want := range cases {
+		_, err := Parse("x.toml", "gemm", "intel", []byte(src))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v, want one containing %s", err, want)
+		}
+	}
+}
+
+func TestOverrides(t *testing.T) {
+	s, err := Parse("small.toml", "gemm", "intel", []byte(small))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	ov := RegisterFlags(fs)
+	if err := fs.Parse([]string{"--sg", "16", "--unroll", "1..4*2", "--stage", "off", "--tm", "8,16"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ov.Apply(s); err != nil {
+		t.Fatal(err)
+	}
+	if s.SubgroupSize.String() != "16" || s.Unroll.String() != "1,2,4" || len(s.StageLocal) != 1 || s.Tile.M.String() != "8,16" {
+		t.Errorf("after overrides: %+v", s.Dims)
+	}
+	if s.Tile.N.String() != "8,16" {
+		t.Errorf("tile n changed without a flag: %v", s.Tile.N)
+	}
+	for _, args := range [][]string{{"--sg", "x"}, {"--stage", "maybe"}, {"--wx", "9..1"}} {
+		fs := flag.NewFlagSet("x", flag.ContinueOnError)
+		fs.SetOutput(new(strings.Builder))
+		RegisterFlags(fs)
+		if err := fs.Parse(args); err == nil || !strings.Contains(err.Error(), args[0][2:]) {
+			t.Errorf("%v: error %v, want one naming the flag", args, err)
+		}
+	}
+}
+
+func TestShipped(t *testing.T) {
+	for _, op := range Ops {
+		for _, target := range []string{"generic", "intel", "nvidia"} {
+			s, err := Load(configs.FS, "spaces", op, target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Pruning walks the whole product; keep it cheap.
+			if n := s.Size(); n > 100000 {
+				t.Errorf("%s/%s: %d points; keep spaces under 100000", op, target, n)
+			}
+			seen := map[tuning.Params]bool{}
+			for p := range s.All() {
+				if seen[p] {
+					t.Fatalf("%s/%s: %v enumerated twice", op, target, p)
+				}
+				seen[p] = true
+			}
+		}
+	}
+	if _, err := Load(configs.FS, "spaces", "syrk", "generic"); err == nil {
+		t.Error("space for unknown op loaded")
+	}
+}
