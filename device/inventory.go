@@ -1,0 +1,169 @@
+package device
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// The libraries tltune opens. They are variables so that tests can point
+// them at libraries that do not exist.
+var (
+	openCLLoader  = "libOpenCL.so.1"
+	openCLVendors = []string{"libnvidia-opencl.so.1", "libpocl.so.2"}
+	zeLoader      = "libze_loader.so.1"
+)
+
+// Debian packages that provide the runtimes, for MissingError.
+const (
+	openCLPackage   = "ocl-icd-libopencl1 (and a driver, e.g. pocl-opencl-icd)"
+	openCLDriverPkg = "pocl-opencl-icd"
+	zePackage       = "libze1"
+	zeDriverPackage = "intel-level-zero-gpu"
+)
+
+// Status says what one runtime offers on this machine: Err is nil when it
+// has devices, else a *MissingError saying what is missing.
+type Status struct {
+	Runtime string   `json:"runtime"`
+	Library string   `json:"library"` // the library it was found through, or looked for
+	Devices int      `json:"devices"`
+	Note    string   `json:"note"` // one line for people, e.g. "loader found, no driver or device"
+	Err     error    `json:"-"`
+	Extra   []string `json:"extra_libraries,omitempty"` // vendor libraries opened directly
+}
+
+// Inventory is every device of every runtime, in the order of the combined
+// index, and one Status per runtime.
+type Inventory struct {
+	Devices  []Info   `json:"devices"`
+	Runtimes []Status `json:"runtimes"`
+}
+
+var (
+	inventoryOnce sync.Once
+	inventory     Inventory
+)
+
+// Enumerate lists the devices of every runtime. Runtimes are probed once per
+// process; a missing runtime is a Status, not an error.
+func Enumerate() Inventory {
+	inventoryOnce.Do(func() { inventory = enumerate() })
+	return inventory
+}
+
+func enumerate() Inventory {
+	var inv Inventory
+	for _, probe := range []func() ([]Info, Status){probeOpenCL, probeLevelZero} {
+		devs, st := probe()
+		for _, d := range devs {
+			d.Index = len(inv.Devices)
+			inv.Devices = append(inv.Devices, d)
+		}
+		inv.Runtimes = append(inv.Runtimes, st)
+	}
+	return inv
+}
+
+// Reference is the device spec that selects the reference interpreter.
+const Reference = "ref"
+
+// Open opens the device a spec names. The one syntax every command accepts:
+//
+//	""          the first GPU, else the first CPU, else the first device
+//	N           index N of the combined list (`tltune devices`)
+//	opencl:N    the N-th OpenCL device
+//	ze:N        the N-th Level Zero device
+//	ref         the reference interpreter: Open returns ErrReference
+//	TEXT        the first device whose name contains TEXT (any case)
+func Open(spec string) (Device, error) {
+	info, err := Select(Enumerate(), spec)
+	if err != nil {
+		return nil, err
+	}
+	return info.open()
+}
+
+// Select picks the device a spec names from inv (see Open).
+func Select(inv Inventory, spec string) (*Info, error) {
+	spec = strings.TrimSpace(spec)
+	if spec == Reference {
+		return nil, ErrReference
+	}
+	if len(inv.Devices) == 0 {
+		return nil, noDevice(inv)
+	}
+	if spec == "" {
+		return defaultDevice(inv.Devices), nil
+	}
+	if i := match(inv.Devices, spec); i >= 0 {
+		return &inv.Devices[i], nil
+	}
+	return nil, fmt.Errorf("no device matches %q; run 'tltune devices' to see the devices and their indices", spec)
+}
+
+func defaultDevice(devs []Info) *Info {
+	for _, kind := range []string{"gpu", "cpu"} {
+		for i := range devs {
+			if devs[i].Type == kind {
+				return &devs[i]
+			}
+		}
+	}
+	return &devs[0]
+}
+
+// match returns the index of the device spec names, or -1.
+func match(devs []Info, spec string) int {
+	if n, err := strconv.Atoi(spec); err == nil {
+		if n >= 0 && n < len(devs) {
+			return n
+		}
+		return -1
+	}
+	if rt, n, ok := strings.Cut(spec, ":"); ok {
+		id := runtimeIDs[strings.ToLower(rt)]
+		if id != "" {
+			for i := range devs {
+				if devs[i].ID == id+":"+n {
+					return i
+				}
+			}
+			return -1
+		}
+	}
+	lower := strings.ToLower(spec)
+	for i := range devs {
+		if strings.Contains(strings.ToLower(devs[i].Name), lower) {
+			return i
+		}
+	}
+	return -1
+}
+
+// runtimeIDs maps the runtime prefixes of a spec to the prefix of Info.ID.
+var runtimeIDs = map[string]string{"opencl": "opencl", "cl": "opencl", "ze": "ze", "levelzero": "ze"}
+
+// noDevice explains an empty inventory with the runtimes' own reasons.
+func noDevice(inv Inventory) error {
+	var reasons []string
+	var first error
+	for _, st := range inv.Runtimes {
+		if st.Err != nil {
+			reasons = append(reasons, st.Err.Error())
+			if first == nil {
+				first = st.Err
+			}
+		}
+	}
+	return &noDeviceError{msg: "no device: " + strings.Join(reasons, "; "), err: first}
+}
+
+type noDeviceError struct {
+	msg string
+	err error
+}
+
+func (e *noDeviceError) Error() string { return e.msg }
+func (e *noDeviceError) Unwrap() error { return e.err }
