@@ -86,8 +86,10 @@ func (d DType) PromotesTo(to DType) bool {
 	switch d {
 	case F16, BF16:
 		return to == d || to == F32 || to == F64 || to == C32 || to == C64
-	case F32, C32:
-		return to == d || to == F64 || to == C32 || to == C64
+	case F32:
+		return to == F32 || to == F64 || to == C32 || to == C64
+	case C32:
+		return to == C32 || to == C64
 	case F64:
 		return to == F64 || to == C64
 	case C64:

@@ -1,0 +1,94 @@
+package kernels
+
+import (
+	"flag"
+	"io"
+	"strings"
+	"testing"
+)
+
+func parseFlags(t *testing.T, op Op, args string) (Spec, error) {
+	t.Helper()
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var f Flags
+	f.Register(fs)
+	if err := fs.Parse(strings.Fields(args)); err != nil {
+		t.Fatalf("%q: %v", args, err)
+	}
+	return f.Spec(op)
+}
+
+func TestFlagsSpec(t *testing.T) {
+	for _, c := range []struct {
+		op   Op
+		args string
+		want Spec
+	}{
+		{GEMMOp, "--m 64 --n 64 --k 32 --dtype f16",
+			Spec{Op: GEMMOp, M: 64, N: 64, K: 32, DType: F16, Acc: F32, Layout: Strided, Alpha: 1}},
+		{GEMMOp, "--m 2 --n 3 --k 4 --dtype c32 --acc c64 --trans tn --layout group --alpha 1+2i --beta atomic",
+			Spec{Op: GEMMOp, M: 2, N: 3, K: 4, DType: C32, Acc: C64, TransA: true, Layout: Group, Alpha: 1 + 2i, Beta: 1, Atomic: true}},
+		{GEMVOp, "--m 8 --n 4 --dtype f64 --trans t --beta -0.5",
+			Spec{Op: GEMVOp, M: 8, N: 4, DType: F64, Acc: F64, TransA: true, Layout: Strided, Alpha: 1, Beta: -0.5}},
+		{GEROp, "--m 8 --n 4 --dtype bf16 --acc bf16 --alpha 0 --beta atomic:0",
+			Spec{Op: GEROp, M: 8, N: 4, DType: BF16, Acc: BF16, Layout: Strided, Atomic: true}},
+	} {
+		got, err := parseFlags(t, c.op, c.args)
+		if err != nil || got != c.want {
+			t.Errorf("%v %s:\n got %+v, %v\nwant %+v", c.op, c.args, got, err, c.want)
+		}
+	}
+}
+
+// Every impossible request gets one line naming the flag and the fix.
+func TestFlagsErrors(t *testing.T) {
+	for _, c := range []struct {
+		op   Op
+		args string
+		want string
+	}{
+		{GEMMOp, "--n 4 --k 4", "--m must be between 1 and 65536, got 0"},
+		{GEMMOp, "--m 4 --n -3 --k 4", "--n must be between 1 and 65536, got -3"},
+		{GEMMOp, "--m 4 --n 4 --k 70000", "--k must be between 1 and 65536, got 70000"},
+		{GEMVOp, "--m 4 --n 4 --k 4", "--k applies only to gemm; gemv is shaped by m and n"},
+		{GEMMOp, "--m 4 --n 4 --k 4 --dtype f8", `--dtype: unknown type "f8" (want one of f16, bf16, f32, f64, c32, c64)`},
+		{GEMMOp, "--m 4 --n 4 --k 4 --dtype f32 --acc f16", "--acc f16 is narrower than --dtype f32; use one of f32, f64, c32, c64"},
+		{GEMMOp, "--m 4 --n 4 --k 4 --dtype c32 --acc f64", "--acc f64 is narrower than --dtype c32; use one of c32, c64"},
+		{GEMMOp, "--m 4 --n 4 --k 4 --trans t", `--trans "t": gemm takes nn, nt, tn or tt`},
+		{GEMVOp, "--m 4 --n 4 --trans nx", `--trans "nx": gemv takes n or t`},
+		{GEROp, "--m 4 --n 4 --trans n", `--trans "n": ger takes nothing (ger has no transposes)`},
+		{GEMMOp, "--m 4 --n 4 --k 4 --layout pointers", `--layout: unknown layout "pointers" (want strided or group)`},
+		{GEMMOp, "--m 4 --n 4 --k 4 --alpha two", `--alpha: "two" is not a number (write 0.5, -2 or 1+2i)`},
+		{GEMMOp, "--m 4 --n 4 --k 4 --alpha 1+1i", "--alpha (1+1i) is complex but has the real type f32"},
+		{GEMMOp, "--m 4 --n 4 --k 4 --alpha inf", "--alpha must be finite, got +Inf"},
+		{GEMMOp, "--m 4 --n 4 --k 4 --dtype f16 --alpha 1e6", "--alpha 1e+06 overflows its type f16"},
+		{GEMMOp, "--m 4 --n 4 --k 4 --beta atomic:2", `--beta: "atomic:2" is not a number`},
+	} {
+		_, err := parseFlags(t, c.op, c.args)
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%v %s: error %v, want %q", c.op, c.args, err, c.want)
+		}
+	}
+}
+
+func TestAtomicNeedsBetaZeroOrOne(t *testing.T) {
+	s := Spec{Op: GEMMOp, M: 1, N: 1, K: 1, DType: F32, Acc: F32, Layout: Strided, Beta: 2, Atomic: true}
+	if err := s.Validate(); err == nil || err.Error() != "beta must be 0 or 1 for an atomic update, got 2" {
+		t.Errorf("atomic with beta 2: %v", err)
+	}
+}
+
+func TestConstructorsCheckOp(t *testing.T) {
+	s := Spec{M: 4, N: 4, DType: F32, Acc: F32, Layout: Strided, Alpha: 1}
+	if r, err := GEMV(s); err != nil || r.Spec().Op != GEMVOp {
+		t.Errorf("GEMV: %v, %v", r, err)
+	}
+	s.Op = GEROp
+	if _, err := GEMV(s); err == nil || err.Error() != "spec is for ger, not gemv" {
+		t.Errorf("GEMV of a ger spec: %v", err)
+	}
+	if _, err := GEMM(Spec{M: 4, N: 4, DType: F32, Acc: F32, Layout: Strided}); err == nil {
+		t.Error("GEMM without k is accepted")
+	}
+}

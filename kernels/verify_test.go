@@ -1,0 +1,142 @@
+package kernels
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+// simulate plays a legitimate low-precision device: every product rounded
+// to dtype, a sequential sum rounded to acc after each addition, the α
+// scaling rounded to dtype, then β·C and the store rounded to acc. skip
+// drops the last skip terms of every sum (a broken remainder loop).
+func simulate(s Spec, in *Inputs, skip int) *Buffer {
+	p := s.plan()
+	A, B, C := in.Args[0], in.Args[1], in.Args[2]
+	out := &Buffer{Name: C.Name, Type: C.Type, Shape: C.Shape, Batch: C.Batch, Data: append([]byte(nil), C.Data...)}
+	alpha, beta := s.DType.Round(s.Alpha), s.Acc.Round(s.Beta)
+	for e := range in.Batch {
+		a, b, c := e*A.EntryElements(), e*B.EntryElements(), e*C.EntryElements()
+		for j := range p.n {
+			for i := range p.m {
+				var sum complex128
+				for l := range p.k - skip {
+					prod := s.DType.Round(A.At(a+i*p.aRow+l*p.aCol) * B.At(b+l*p.bRow+j*p.bCol))
+					sum = s.Acc.Round(sum + prod)
+				}
+				v := s.DType.Round(alpha * sum)
+				if beta != 0 {
+					v = s.Acc.Round(v + s.Acc.Round(beta*C.At(c+i+j*p.m)))
+				}
+				out.Set(c+i+j*p.m, v)
+			}
+		}
+	}
+	return out
+}
+
+var precisionPairs = [][2]DType{{F16, F16}, {F16, F32}, {BF16, BF16}, {BF16, F32}, {F32, F32}, {F32, F64}, {F64, F64}, {C32, C32}, {C32, C64}, {C64, C64}}
+
+// The tolerance must admit every legitimate rounding of the computation,
+// for short and long reductions.
+func TestToleranceAdmitsLowPrecisionDevice(t *testing.T) {
+	for _, pr := range precisionPairs {
+		for _, k := range []int{1, 16, 300, 4096} {
+			s := Spec{Op: GEMMOp, M: 4, N: 3, K: k, DType: pr[0], Acc: pr[1], Layout: Strided, Alpha: 0.75, Beta: -1.25}
+			v := verdict(t, s, 0, 8)
+			if !v.OK {
+				t.Errorf("%s: a correctly rounding device fails: %v", s.Name(), v)
+			}
+		}
+	}
+}
+
+// ... and reject the typical bugs at modest K.
+func TestToleranceRejectsBugs(t *testing.T) {
+	for _, pr := range precisionPairs {
+		s := Spec{Op: GEMMOp, M: 4, N: 4, K: 16, DType: pr[0], Acc: pr[1], Layout: Strided, Alpha: 1, Beta: 1}
+		if v := verdict(t, s, 1, 8); v.OK {
+			t.Errorf("%s: dropping one of 16 terms passes: %v", s.Name(), v)
+		}
+		in, x := inputsAndReference(t, s, 8)
+		transposed := s
+		transposed.TransB = true
+		if v := check(t, x, simulate(transposed, in, 0)); v.OK {
+			t.Errorf("%s: reading B transposed passes: %v", s.Name(), v)
+		}
+		out := simulate(s, in, 0)
+		per := out.EntryElements() * out.Type.Size()
+		copy(out.Data[5*per:6*per], out.Data[4*per:5*per]) // entry 5 written with entry 4's result
+		if v := check(t, x, out); v.OK || v.Worst != 5 {
+			t.Errorf("%s: one wrong batch entry of 8: %v (worst %d)", s.Name(), v, v.Worst)
+		}
+	}
+}
+
+func TestNaNNeverPasses(t *testing.T) {
+	s := Spec{Op: GEMVOp, M: 8, N: 8, DType: F32, Acc: F32, Layout: Group, Alpha: 1}
+	in, x := inputsAndReference(t, s, 4)
+	out := simulate(s, in, 0)
+	out.Set(3*8+2, complex(math.NaN(), 0))
+	out.Set(3*8+5, complex(math.Inf(-1), 0))
+	v := check(t, x, out)
+	if v.OK || v.NonFinite != 2 || v.Worst != 3 || !strings.Contains(v.String(), "2 NaN/Inf") {
+		t.Errorf("NaN and -Inf in entry 3: %+v (%v)", v, v)
+	}
+	// A kernel that ignored β = 0 and read the poisoned C leaves NaN.
+	if v := check(t, x, in.Output()); v.OK {
+		t.Errorf("the untouched NaN-poisoned output passes: %v", v)
+	}
+}
+
+// α = β = 0: the reference is zero, so the error is absolute.
+func TestZeroReference(t *testing.T) {
+	s := Spec{Op: GEROp, M: 3, N: 3, DType: F64, Acc: F64, Layout: Strided}
+	in, x := inputsAndReference(t, s, 2)
+	out := simulate(s, in, 0)
+	if v := check(t, x, out); !v.OK || v.Err != 0 {
+		t.Errorf("exact zeros: %v", v)
+	}
+	out.Set(4, 1e-3)
+	if v := check(t, x, out); v.OK {
+		t.Errorf("1e-3 where 0 is expected passes: %v", v)
+	}
+}
+
+func TestCheckRejectsWrongBuffer(t *testing.T) {
+	s := Spec{Op: GEMMOp, M: 2, N: 2, K: 2, DType: F32, Acc: F32, Layout: Strided, Alpha: 1}
+	in, x := inputsAndReference(t, s, 2)
+	wrong := *in.Output()
+	wrong.Type = F64
+	if _, err := x.Check(&wrong); err == nil {
+		t.Error("an f64 buffer is accepted for an f32 output")
+	}
+}
+
+func inputsAndReference(t *testing.T, s Spec, batch int) (*Inputs, *Expected) {
+	t.Helper()
+	in, err := s.inputs(uint64(batch)*977, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := s.reference(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in, x
+}
+
+func verdict(t *testing.T, s Spec, skip, batch int) Verdict {
+	t.Helper()
+	in, x := inputsAndReference(t, s, batch)
+	return check(t, x, simulate(s, in, skip))
+}
+
+func check(t *testing.T, x *Expected, out *Buffer) Verdict {
+	t.Helper()
+	v, err := x.Check(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
