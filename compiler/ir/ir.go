@@ -85,7 +85,11 @@ type Inst struct {
 	Static         []int64     // expand: the expand shape; entries that are Dynamic take the next operand
 	Offsets, Sizes []int64     // subview: static offsets and sizes; Dynamic entries take the next operand
 	Attrs          Attrs       // alloca, for: the attribute dictionary
-	ModePos        Pos         // position of the integer mode constant (diagnostics)
+
+	// Source positions for diagnostics (zero in built instructions).
+	OperandPos []Pos // position of each operand's identifier
+	TypePos    Pos   // position of the result type annotation
+	ModePos    Pos   // position of the mode constant (cumsum, size, expand, fuse)
 }
 
 // Result returns the single result of in (nil if it has none).

@@ -94,6 +94,7 @@ func cloneInst(in *Inst, vmap map[*Value]*Value) *Inst {
 	c.Offsets = slices.Clone(in.Offsets)
 	c.Sizes = slices.Clone(in.Sizes)
 	c.Attrs = slices.Clone(in.Attrs)
+	c.OperandPos = slices.Clone(in.OperandPos)
 	c.Operands = make([]*Value, len(in.Operands))
 	for i, v := range in.Operands {
 		if nv, ok := vmap[v]; ok {

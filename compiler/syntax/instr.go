@@ -1,0 +1,613 @@
+package syntax
+
+import (
+	"strings"
+
+	"tltune/compiler/ir"
+)
+
+// modifiers walks the dot-separated parts of a mnemonic after the name
+// ("gemm.n.t.atomic" → n, t, atomic) in the order the grammar fixes.
+type modifiers struct {
+	p     *parser
+	name  string
+	parts []string
+	cols  []int32 // column of each part
+	line  int32
+	i     int
+}
+
+func newModifiers(p *parser, word string, pos ir.Pos) *modifiers {
+	m := &modifiers{p: p, line: pos.Line}
+	col := pos.Col
+	for i, part := range strings.Split(word, ".") {
+		if i == 0 {
+			m.name = part
+		} else {
+			m.parts = append(m.parts, part)
+			m.cols = append(m.cols, col)
+		}
+		col += int32(len(part)) + 1
+	}
+	return m
+}
+
+func (m *modifiers) pos() ir.Pos {
+	if m.i < len(m.parts) {
+		return ir.Pos{Line: m.line, Col: m.cols[m.i] - 1} // at the '.'
+	}
+	return ir.Pos{Line: m.line, Col: m.cols[0]}
+}
+
+// take consumes the next modifier if it is one of opts and returns its index
+// in opts, or -1.
+func (m *modifiers) take(opts ...string) int {
+	if m.i < len(m.parts) {
+		for j, o := range opts {
+			if m.parts[m.i] == o {
+				m.i++
+				return j
+			}
+		}
+	}
+	return -1
+}
+
+// kind consumes the mandatory kind modifier of "arith.add", "cmp.lt", ...
+// and looks it up with byName.
+func kind[T any](m *modifiers, what string, byName func(string) (T, bool)) T {
+	if m.i < len(m.parts) {
+		if k, ok := byName(m.parts[m.i]); ok {
+			m.i++
+			return k
+		}
+		m.p.fail(m.pos(), "unknown %s '%s.%s'", what, m.name, m.parts[m.i])
+	}
+	m.p.fail(m.pos(), "'%s' needs a modifier naming the %s, e.g. '%s.%s'", m.name, what, m.name, exampleModifier[m.name])
+	panic("unreachable")
+}
+
+var exampleModifier = map[string]string{
+	"arith": "add", "cmp": "lt", "math": "exp", "builtin": "group_id",
+	"subgroup_add": "reduce", "subgroup_max": "reduce", "subgroup_min": "reduce",
+}
+
+func (m *modifiers) transpose() ir.Transpose {
+	switch m.take("n", "t") {
+	case 0:
+		return ir.NoTrans
+	case 1:
+		return ir.Trans
+	}
+	m.p.fail(m.pos(), "'%s' needs a transpose modifier here ('.n' or '.t')", m.name)
+	return 0
+}
+
+func (m *modifiers) atomic() ir.AtomicMode {
+	if m.take("atomic") == 0 {
+		return ir.Atomic
+	}
+	return ir.NotAtomic
+}
+
+func (m *modifiers) storeFlag() ir.AtomicMode {
+	return ir.AtomicMode(m.take("atomic", "atomic_add") + 1)
+}
+
+func (m *modifiers) checked() ir.Checked {
+	return ir.Checked(m.take("rows_checked", "cols_checked", "both_checked") + 1)
+}
+
+// done reports modifiers left over.
+func (m *modifiers) done() {
+	if m.i < len(m.parts) {
+		m.p.fail(m.pos(), "unexpected modifier '.%s' on '%s'", m.parts[m.i], m.name)
+	}
+}
+
+// resultName is a name on the left of "=".
+type resultName struct {
+	name string
+	pos  ir.Pos
+}
+
+// instruction parses one instruction with its result names.
+func (p *parser) instruction() *ir.Inst {
+	in := &ir.Inst{Pos: p.pos}
+	var names []resultName
+	if p.tok == tLocal {
+		for {
+			names = append(names, resultName{p.lit, p.pos})
+			p.next()
+			if !p.accept(tComma) {
+				break
+			}
+			if p.tok != tLocal {
+				p.fail(p.pos, "expected local identifier after ',' in the result list, found %s", p.describe())
+			}
+		}
+		p.expect(tEqual, "after the result names")
+	}
+	if p.tok != tWord {
+		p.fail(p.pos, "expected instruction, found %s", p.describe())
+	}
+	in.OpPos = p.pos
+	m := newModifiers(p, p.lit, p.pos)
+	p.next()
+	types, multi := p.instructionBody(in, m)
+	m.done()
+	p.bindResults(in, m.name, names, types, multi)
+	return in
+}
+
+// bindResults creates the results of in and defines their names. Value
+// instructions need exactly one name; for and if take one name per result
+// type or none at all.
+func (p *parser) bindResults(in *ir.Inst, mnemonic string, names []resultName, types []*ir.Type, multi bool) {
+	switch {
+	case len(names) == len(types):
+	case multi && len(names) == 0:
+	case len(types) == 0:
+		p.errs.Add(names[0].pos, "'%s' returns no value; remove the assignment", mnemonic)
+		names = nil
+	case !multi && len(names) == 0:
+		p.errs.Add(in.OpPos, "the value of '%s' must be assigned to a local identifier (%%name = %s ...)", mnemonic, mnemonic)
+	default:
+		p.errs.Add(names[0].pos, "'%s' returns %d values but %d names are given", mnemonic, len(types), len(names))
+		names = nil
+	}
+	for i, t := range types {
+		v := &ir.Value{Type: t, Def: in, Index: i, Pos: in.OpPos}
+		if i < len(names) {
+			v.Name, v.Pos = names[i].name, names[i].pos
+			p.define(v)
+		}
+		in.Results = append(in.Results, v)
+	}
+}
+
+// operand parses a local identifier operand and appends it to in.
+func (p *parser) operand(in *ir.Inst) *ir.Value {
+	v, pos := p.use()
+	in.Operands = append(in.Operands, v)
+	in.OperandPos = append(in.OperandPos, pos)
+	return v
+}
+
+// operandList parses n comma-separated operands.
+func (p *parser) operandList(in *ir.Inst, n int) {
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			p.expect(tComma, "between operands")
+		}
+		p.operand(in)
+	}
+}
+
+// resultType parses ": TYPE" for a value instruction.
+func (p *parser) resultType(in *ir.Inst) []*ir.Type {
+	p.expect(tColon, "before the result type")
+	t, pos := p.typ()
+	in.TypePos = pos
+	return []*ir.Type{t}
+}
+
+// indexList parses "[" [operands] "]".
+func (p *parser) indexList(in *ir.Inst) {
+	p.expect(tLBrack, "to open the index list")
+	for n := 0; p.tok != tRBrack; n++ {
+		if n > 0 {
+			p.expect(tComma, "between indices")
+		}
+		p.operand(in)
+	}
+	p.next()
+}
+
+// mode parses an integer mode constant into in.Mode.
+func (p *parser) mode(in *ir.Inst) {
+	in.ModePos = p.pos
+	in.Mode = p.integer()
+}
+
+// instructionBody parses everything after the mnemonic and returns the
+// result types; multi is true for for and if, whose results may be unnamed.
+func (p *parser) instructionBody(in *ir.Inst, m *modifiers) (types []*ir.Type, multi bool) {
+	switch m.name {
+	case "alloca":
+		in.Op = ir.OpAlloca
+		if p.tok == tLBrace {
+			in.Attrs = p.dictionary()
+		}
+		return p.resultType(in), false
+	case "axpby", "sum":
+		in.Op = map[string]ir.Op{"axpby": ir.OpAxpby, "sum": ir.OpSum}[m.name]
+		in.TransA = m.transpose()
+		in.Atomic = m.atomic()
+		p.operandList(in, 4)
+	case "gemm":
+		in.Op = ir.OpGemm
+		in.TransA, in.TransB = m.transpose(), m.transpose()
+		in.Atomic = m.atomic()
+		p.operandList(in, 5)
+	case "gemv":
+		in.Op = ir.OpGemv
+		in.TransA = m.transpose()
+		in.Atomic = m.atomic()
+		p.operandList(in, 5)
+	case "ger", "hadamard_product":
+		in.Op = map[string]ir.Op{"ger": ir.OpGer, "hadamard_product": ir.OpHadamardProduct}[m.name]
+		in.Atomic = m.atomic()
+		p.operandList(in, 5)
+	case "cumsum":
+		in.Op = ir.OpCumsum
+		in.Atomic = m.atomic()
+		p.operandList(in, 2)
+		p.expect(tComma, "between operands")
+		p.mode(in)
+		p.expect(tComma, "between operands")
+		p.operandList(in, 2)
+	case "foreach":
+		in.Op = ir.OpForeach
+		p.foreach(in)
+	case "parallel":
+		in.Op = ir.OpParallel
+		p.regionBody(in.AddRegion(&ir.Region{Kind: ir.RegionSPMD}))
+	case "for":
+		in.Op = ir.OpFor
+		return p.forLoop(in), true
+	case "if":
+		in.Op = ir.OpIf
+		return p.ifElse(in), true
+	case "arith":
+		if _, unary := ir.UnaryOpByName(m.peek()); unary {
+			in.Op = ir.OpArithUnary
+			in.Unary = kind(m, "arithmetic operation", ir.UnaryOpByName)
+			p.operandList(in, 1)
+		} else {
+			in.Op = ir.OpArith
+			in.Arith = kind(m, "arithmetic operation", ir.ArithOpByName)
+			p.operandList(in, 2)
+		}
+		return p.resultType(in), false
+	case "cmp":
+		in.Op = ir.OpCmp
+		in.Cmp = kind(m, "comparison", ir.CmpOpByName)
+		p.operandList(in, 2)
+		return p.resultType(in), false
+	case "math":
+		in.Op = ir.OpMath
+		in.Math = kind(m, "math function", ir.MathOpByName)
+		p.operandList(in, 1)
+		return p.resultType(in), false
+	case "builtin":
+		in.Op = ir.OpBuiltin
+		in.Builtin = kind(m, "builtin", ir.BuiltinByName)
+		return p.resultType(in), false
+	case "subgroup_add", "subgroup_max", "subgroup_min":
+		in.Op = map[string]ir.Op{"subgroup_add": ir.OpSubgroupAdd, "subgroup_max": ir.OpSubgroupMax, "subgroup_min": ir.OpSubgroupMin}[m.name]
+		in.Scan = kind(m, "subgroup operation", ir.ScanKindByName)
+		p.operandList(in, 1)
+		return p.resultType(in), false
+	case "barrier":
+		in.Op = ir.OpBarrier
+		if m.take("global") == 0 {
+			in.Fence |= ir.FenceGlobal
+		}
+		if m.take("local") == 0 {
+			in.Fence |= ir.FenceLocal
+		}
+	case "cast":
+		in.Op = ir.OpCast
+		p.operandList(in, 1)
+		return p.resultType(in), false
+	case "constant":
+		in.Op = ir.OpConstant
+		in.Const = p.constant()
+		return p.resultType(in), false
+	case "expand":
+		in.Op = ir.OpExpand
+		p.expand(in)
+		return p.resultType(in), false
+	case "fuse":
+		in.Op = ir.OpFuse
+		p.operand(in)
+		p.expect(tLBrack, "after the fuse operand")
+		p.mode(in)
+		p.expect(tComma, "between the fused modes")
+		in.ModeTo = p.integer()
+		p.expect(tRBrack, "after the fused modes")
+		return p.resultType(in), false
+	case "load":
+		in.Op = ir.OpLoad
+		p.operand(in)
+		p.indexList(in)
+		return p.resultType(in), false
+	case "size":
+		in.Op = ir.OpSize
+		p.operand(in)
+		p.expect(tLBrack, "before the mode")
+		p.mode(in)
+		p.expect(tRBrack, "after the mode")
+		return p.resultType(in), false
+	case "store":
+		in.Op = ir.OpStore
+		in.Atomic = m.storeFlag()
+		p.operandList(in, 2)
+		p.indexList(in)
+	case "subview":
+		in.Op = ir.OpSubview
+		p.subview(in)
+		return p.resultType(in), false
+	case "yield":
+		in.Op = ir.OpYield
+		p.expect(tLParen, "after 'yield' (write yield (%a, %b))")
+		for n := 0; p.tok != tRParen; n++ {
+			if n > 0 {
+				p.expect(tComma, "between yielded values")
+			}
+			p.operand(in)
+		}
+		p.next()
+	case "lifetime_stop":
+		in.Op = ir.OpLifetimeStop
+		p.operand(in)
+	case "cooperative_matrix_load":
+		in.Op = ir.OpCoopMatrixLoad
+		in.TransA = m.transpose()
+		in.Checked = m.checked()
+		p.operand(in)
+		p.coopIndices(in)
+		return p.resultType(in), false
+	case "cooperative_matrix_store":
+		in.Op = ir.OpCoopMatrixStore
+		in.Checked = m.checked()
+		in.Atomic = m.storeFlag()
+		p.operandList(in, 2)
+		p.coopIndices(in)
+	case "cooperative_matrix_mul_add":
+		in.Op = ir.OpCoopMatrixMulAdd
+		p.operandList(in, 3)
+		return p.resultType(in), false
+	case "cooperative_matrix_scale", "subgroup_broadcast":
+		in.Op = map[string]ir.Op{"cooperative_matrix_scale": ir.OpCoopMatrixScale, "subgroup_broadcast": ir.OpSubgroupBroadcast}[m.name]
+		p.operandList(in, 2)
+		return p.resultType(in), false
+	default:
+		p.unknownInstruction(in.OpPos, m.name)
+	}
+	return nil, false
+}
+
+// unknownInstruction reports an unknown mnemonic, with a hint for the
+// spellings of the reference's prose and of earlier dialects.
+func (p *parser) unknownInstruction(pos ir.Pos, name string) {
+	if _, ok := ir.BuiltinByName(name); ok {
+		p.fail(pos, "unknown instruction '%s'; did you mean 'builtin.%s'?", name, name)
+	}
+	p.fail(pos, "unknown instruction '%s'", name)
+}
+
+func (m *modifiers) peek() string {
+	if m.i < len(m.parts) {
+		return m.parts[m.i]
+	}
+	return ""
+}
+
+func (p *parser) coopIndices(in *ir.Inst) {
+	p.expect(tLBrack, "before the row and column index")
+	p.operandList(in, 2)
+	p.expect(tRBrack, "after the row and column index")
+}
+
+// staticOrDynamic parses an integer constant or a local identifier; a local
+// identifier becomes the next operand of in and the entry is Dynamic.
+func (p *parser) staticOrDynamic(in *ir.Inst) extent {
+	pos := p.pos
+	switch p.tok {
+	case tInt:
+		return extent{n: p.integer(), pos: pos}
+	case tLocal:
+		v := p.operand(in)
+		return extent{n: ir.Dynamic, v: v, pos: pos}
+	}
+	p.fail(pos, "expected integer constant or local identifier, found %s", p.describe())
+	return extent{}
+}
+
+func (p *parser) expand(in *ir.Inst) {
+	p.operand(in)
+	p.expect(tLBrack, "after the expand operand")
+	p.mode(in)
+	p.expect(tArrow, "after the expanded mode")
+	entry := func() extent { return p.staticOrDynamic(in) }
+	exts := []extent{entry()}
+	if p.tok == tWord && p.lit[0] == 'x' {
+		exts = append(exts, p.xTail(p.lit, p.pos, entry)...)
+	}
+	if len(exts) < 2 {
+		p.fail(exts[0].pos, "the expand shape needs at least two sizes (e.g. 4x%%n)")
+	}
+	for _, e := range exts {
+		in.Static = append(in.Static, e.n)
+	}
+	p.expect(tRBrack, "to close the expand shape")
+}
+
+func (p *parser) subview(in *ir.Inst) {
+	p.operand(in)
+	p.expect(tLBrack, "after the subview operand")
+	for n := 0; p.tok != tRBrack; n++ {
+		if n > 0 {
+			p.expect(tComma, "between slices")
+		}
+		off := p.staticOrDynamic(in)
+		size := int64(0) // a single index is offset:0, i.e. the mode is dropped
+		if p.accept(tColon) {
+			size = p.staticOrDynamic(in).n
+		}
+		in.Offsets = append(in.Offsets, off.n)
+		in.Sizes = append(in.Sizes, size)
+	}
+	p.next()
+	if in.Offsets == nil {
+		in.Offsets, in.Sizes = []int64{}, []int64{}
+	}
+}
+
+// localNames parses "(" %a, %b, ... ")" as names to be defined.
+func (p *parser) localNames() []resultName {
+	p.expect(tLParen, "before the loop variables")
+	var names []resultName
+	for p.tok != tRParen {
+		if len(names) > 0 {
+			p.expect(tComma, "between loop variables")
+		}
+		if p.tok != tLocal {
+			p.fail(p.pos, "expected local identifier, found %s", p.describe())
+		}
+		names = append(names, resultName{p.lit, p.pos})
+		p.next()
+	}
+	p.next()
+	return names
+}
+
+// parenOperands parses "(" %a, ... ")" as operands of in and returns how
+// many there were.
+func (p *parser) parenOperands(in *ir.Inst, what string) int {
+	p.expect(tLParen, "before the "+what)
+	n := 0
+	for ; p.tok != tRParen; n++ {
+		if n > 0 {
+			p.expect(tComma, "between "+what)
+		}
+		p.operand(in)
+	}
+	p.next()
+	return n
+}
+
+// loopVarType parses an optional ": integer-type" (default index).
+func (p *parser) loopVarType() (*ir.Type, ir.Pos) {
+	if !p.accept(tColon) {
+		return ir.Index, ir.Pos{}
+	}
+	return p.typ()
+}
+
+func (p *parser) foreach(in *ir.Inst) {
+	names := p.localNames()
+	t, tpos := p.loopVarType()
+	in.TypePos = tpos
+	p.expect(tEqual, "after the loop variables")
+	nfrom := p.parenOperands(in, "lower bounds")
+	p.expect(tComma, "between lower and upper bounds")
+	nto := p.parenOperands(in, "upper bounds")
+	if len(names) == 0 || nfrom != len(names) || nto != len(names) {
+		p.fail(in.OpPos, "foreach needs as many lower and upper bounds as loop variables (at least one): found %d variables, %d lower and %d upper bounds", len(names), nfrom, nto)
+	}
+	body := in.AddRegion(&ir.Region{Kind: ir.RegionSPMD})
+	p.openScope()
+	defer p.closeScope()
+	for _, n := range names {
+		v := body.AddArg(t)
+		v.Name, v.Pos = n.name, n.pos
+		p.define(v)
+	}
+	p.regionBody(body)
+}
+
+func (p *parser) forLoop(in *ir.Inst) []*ir.Type {
+	if p.tok != tLocal {
+		p.fail(p.pos, "expected loop variable, found %s", p.describe())
+	}
+	iv := resultName{p.lit, p.pos}
+	p.next()
+	t, tpos := p.loopVarType()
+	in.TypePos = tpos
+	p.expect(tEqual, "after the loop variable")
+	p.operandList(in, 2)
+	if p.accept(tComma) {
+		p.operand(in)
+		in.HasStep = true
+	}
+	var carried []resultName
+	var types []*ir.Type
+	if p.isWord("init") {
+		p.next()
+		p.expect(tLParen, "after 'init'")
+		for p.tok != tRParen {
+			if len(carried) > 0 {
+				p.expect(tComma, "between initial values")
+			}
+			if p.tok != tLocal {
+				p.fail(p.pos, "expected loop-carried value name, found %s", p.describe())
+			}
+			carried = append(carried, resultName{p.lit, p.pos})
+			p.next()
+			p.expect(tEqual, "after the loop-carried value name")
+			p.operand(in)
+		}
+		p.next()
+		p.expect(tArrow, "after the initial values")
+		types = p.typeList()
+		if len(types) != len(carried) {
+			p.fail(in.OpPos, "for has %d loop-carried values but %d return types", len(carried), len(types))
+		}
+	}
+	body := in.AddRegion(&ir.Region{Kind: ir.RegionInherit})
+	p.openScope()
+	v := body.AddArg(t)
+	v.Name, v.Pos = iv.name, iv.pos
+	p.define(v)
+	for i, c := range carried {
+		v := body.AddArg(types[i])
+		v.Name, v.Pos = c.name, c.pos
+		p.define(v)
+	}
+	p.regionBody(body)
+	p.closeScope()
+	if p.tok == tLBrace {
+		in.Attrs = p.dictionary()
+	}
+	return types
+}
+
+// typeList parses "(" type, ... ")".
+func (p *parser) typeList() []*ir.Type {
+	p.expect(tLParen, "before the return types")
+	types := []*ir.Type{}
+	for p.tok != tRParen {
+		if len(types) > 0 {
+			p.expect(tComma, "between return types")
+		}
+		t, _ := p.typ()
+		types = append(types, t)
+	}
+	p.next()
+	return types
+}
+
+func (p *parser) ifElse(in *ir.Inst) []*ir.Type {
+	p.operand(in)
+	var types []*ir.Type
+	if p.accept(tArrow) {
+		in.TypePos = p.pos
+		types = p.typeList()
+	}
+	for i := 0; i < 2; i++ {
+		r := in.AddRegion(&ir.Region{Kind: ir.RegionInherit})
+		if i == 1 && !p.isWord("else") {
+			break
+		}
+		if i == 1 {
+			p.next()
+		}
+		p.openScope()
+		p.regionBody(r)
+		p.closeScope()
+	}
+	return types
+}

@@ -1,0 +1,377 @@
+// Package syntax owns the concrete syntax of the tensor language: a scanner
+// and a recursive-descent parser that builds the typed IR of compiler/ir
+// directly, with source positions, resolving names as it goes (an SSA value
+// is visible after its definition, in its region and the regions nested in
+// it, and may not be redefined while visible).
+//
+// The parser checks the grammar and name resolution only; type rules are the
+// verifier's (compiler/check).
+package syntax
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	"tltune/compiler/diag"
+	"tltune/compiler/ir"
+)
+
+// Parse parses a whole source file. On syntax errors it returns the
+// functions it could parse and every error found (sorted); the program is
+// then only good for diagnostics.
+func Parse(src []byte) (prog *ir.Program, errs diag.List) {
+	p := &parser{}
+	p.sc.init(src, p.errorAt)
+	p.next()
+	prog = &ir.Program{}
+	for p.tok != tEOF {
+		if f := p.function(); f != nil {
+			prog.Funcs = append(prog.Funcs, f)
+		}
+	}
+	return prog, p.errs.Sort()
+}
+
+type parser struct {
+	sc   scanner
+	tok  token
+	pos  ir.Pos
+	lit  string
+	errs diag.List
+
+	// scopes is the stack of visible names, innermost last.
+	scopes []map[string]*ir.Value
+}
+
+// bailout unwinds the parse of one instruction or function after a syntax
+// error; the parser then skips to a plausible restart point.
+type bailout struct{}
+
+func (p *parser) next() { p.tok, p.pos, p.lit = p.sc.next() }
+
+func (p *parser) errorAt(pos ir.Pos, msg string) { p.errs.Add(pos, "%s", msg) }
+
+// fail reports a syntax error and abandons the current instruction.
+func (p *parser) fail(pos ir.Pos, format string, args ...any) {
+	p.errs.Add(pos, format, args...)
+	panic(bailout{})
+}
+
+func (p *parser) describe() string {
+	switch p.tok {
+	case tEOF:
+		return "end of file"
+	case tWord, tInt, tFloat:
+		return "'" + p.lit + "'"
+	case tLocal:
+		return "'%" + p.lit + "'"
+	case tGlobal:
+		return "'@" + p.lit + "'"
+	case tString:
+		return strconv.Quote(p.lit)
+	}
+	return p.tok.String()
+}
+
+func (p *parser) expect(t token, context string) ir.Pos {
+	pos := p.pos
+	if p.tok != t {
+		p.fail(pos, "expected %s %s, found %s", t, context, p.describe())
+	}
+	p.next()
+	return pos
+}
+
+func (p *parser) accept(t token) bool {
+	if p.tok == t {
+		p.next()
+		return true
+	}
+	return false
+}
+
+func (p *parser) isWord(w string) bool { return p.tok == tWord && p.lit == w }
+
+func (p *parser) expectWord(w, context string) {
+	if !p.isWord(w) {
+		p.fail(p.pos, "expected '%s' %s, found %s", w, context, p.describe())
+	}
+	p.next()
+}
+
+// ---- scopes ----
+
+func (p *parser) openScope()  { p.scopes = append(p.scopes, map[string]*ir.Value{}) }
+func (p *parser) closeScope() { p.scopes = p.scopes[:len(p.scopes)-1] }
+
+func (p *parser) lookup(name string) *ir.Value {
+	for i := len(p.scopes) - 1; i >= 0; i-- {
+		if v, ok := p.scopes[i][name]; ok {
+			return v
+		}
+	}
+	return nil
+}
+
+// define makes v visible in the innermost scope. Redefining a visible name
+// is an error (reported, not fatal: parsing goes on).
+func (p *parser) define(v *ir.Value) {
+	if old := p.lookup(v.Name); old != nil {
+		p.errs.Add(v.Pos, "%%%s is already defined at %s", v.Name, old.Pos)
+		return
+	}
+	p.scopes[len(p.scopes)-1][v.Name] = v
+}
+
+// use resolves the current local identifier and consumes it.
+func (p *parser) use() (*ir.Value, ir.Pos) {
+	pos := p.pos
+	if p.tok != tLocal {
+		p.fail(pos, "expected local identifier, found %s", p.describe())
+	}
+	v := p.lookup(p.lit)
+	if v == nil {
+		p.fail(pos, "undefined value %%%s", p.lit)
+	}
+	p.next()
+	return v, pos
+}
+
+// ---- functions ----
+
+// function parses one function definition; on a syntax error it skips to
+// the next "func" keyword and returns nil.
+func (p *parser) function() (f *ir.Func) {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(bailout); !ok {
+				panic(r)
+			}
+			p.scopes = nil
+			for p.tok != tEOF && !p.isWord("func") {
+				p.next()
+			}
+			f = nil
+		}
+	}()
+	f = &ir.Func{Pos: p.pos}
+	p.expectWord("func", "at the start of a function definition")
+	f.NamePos = p.pos
+	if p.tok != tGlobal {
+		p.fail(p.pos, "expected global identifier (the function name, e.g. @kernel), found %s", p.describe())
+	}
+	f.Name = p.lit
+	p.next()
+	p.openScope()
+	defer p.closeScope()
+	p.expect(tLParen, "after the function name")
+	for p.tok != tRParen {
+		if len(f.Params) > 0 {
+			p.expect(tComma, "between parameters")
+		}
+		v, attrs := p.parameter(len(f.Params))
+		f.Params = append(f.Params, v)
+		f.ParamAttrs = append(f.ParamAttrs, attrs)
+	}
+	p.next()
+	if p.isWord("attributes") {
+		p.next()
+		f.Attrs = p.dictionary()
+	}
+	f.Body = &ir.Region{Kind: ir.RegionCollective}
+	p.regionBody(f.Body)
+	return f
+}
+
+func (p *parser) parameter(index int) (*ir.Value, ir.Attrs) {
+	if p.tok != tLocal {
+		p.fail(p.pos, "expected parameter name (a local identifier), found %s", p.describe())
+	}
+	v := &ir.Value{Name: p.lit, Pos: p.pos, Index: index}
+	p.next()
+	p.expect(tColon, "after the parameter name")
+	v.Type, _ = p.typ()
+	p.define(v)
+	var attrs ir.Attrs
+	if p.tok == tLBrace {
+		attrs = p.dictionary()
+	}
+	return v, attrs
+}
+
+// regionBody parses "{" *instruction "}" into r in a new scope. Syntax
+// errors inside an instruction are reported and the parser resumes at the
+// next line that can start an instruction, so one file yields all its errors.
+func (p *parser) regionBody(r *ir.Region) {
+	p.expect(tLBrace, "to open a region")
+	for p.tok != tRBrace {
+		if p.tok == tEOF {
+			p.fail(p.pos, "region not closed: expected '}' before end of file")
+		}
+		if p.isWord("func") {
+			p.fail(p.pos, "region not closed: expected '}' before the next function")
+		}
+		p.instructionOrSkip(r)
+	}
+	p.next()
+}
+
+func (p *parser) instructionOrSkip(r *ir.Region) {
+	depth := len(p.scopes)
+	defer func() {
+		if rec := recover(); rec != nil {
+			if _, ok := rec.(bailout); !ok {
+				panic(rec)
+			}
+			p.scopes = p.scopes[:depth]
+			p.skipInstruction()
+		}
+	}()
+	in := p.instruction()
+	r.Append(in)
+}
+
+// skipInstruction skips tokens up to the first token of a later line that
+// can begin an instruction (a local identifier or a keyword) or closes the
+// region, keeping braces balanced.
+func (p *parser) skipInstruction() {
+	line := p.pos.Line
+	depth := 0
+	for p.tok != tEOF {
+		if p.pos.Line > line && depth == 0 && (p.tok == tLocal || p.tok == tWord || p.tok == tRBrace) {
+			return
+		}
+		switch p.tok {
+		case tLBrace:
+			depth++
+		case tRBrace:
+			if depth == 0 {
+				return
+			}
+			depth--
+		case tWord:
+			if p.lit == "func" {
+				return
+			}
+		}
+		p.next()
+	}
+}
+
+// ---- attributes ----
+
+func (p *parser) dictionary() ir.Attrs {
+	p.expect(tLBrace, "to open an attribute dictionary")
+	d := ir.Attrs{}
+	for p.tok != tRBrace {
+		if len(d) > 0 {
+			p.expect(tComma, "between attributes")
+		}
+		na := ir.NamedAttr{Pos: p.pos}
+		switch {
+		case p.tok == tString:
+			na.Name = p.lit
+		case p.tok == tWord && ir.IsKeywordAttrName(p.lit):
+			na.Name = p.lit
+		case p.tok == tWord:
+			p.fail(p.pos, "unknown attribute name '%s' (known: alignment, shape_gcd, stride_gcd, subgroup_size, unroll, work_group_size; quote other names)", p.lit)
+		default:
+			p.fail(p.pos, "expected attribute name, found %s", p.describe())
+		}
+		p.next()
+		p.expect(tEqual, "after the attribute name")
+		na.Value = p.attribute()
+		if _, dup := d.Lookup(na.Name); dup {
+			p.errs.Add(na.Pos, "attribute %s given twice", na.Name)
+		}
+		d = append(d, na)
+	}
+	p.next()
+	return d
+}
+
+func (p *parser) attribute() ir.Attr {
+	pos := p.pos
+	var a ir.Attr
+	switch {
+	case p.tok == tInt:
+		a = ir.IntAttr(p.integer())
+	case p.isWord("true"), p.isWord("false"):
+		a = ir.BoolAttr(p.lit == "true")
+		p.next()
+	case p.tok == tString:
+		a = ir.StringAttr(p.lit)
+		p.next()
+	case p.tok == tLBrack:
+		p.next()
+		a = ir.Attr{Kind: ir.AttrArray, Array: []ir.Attr{}}
+		for p.tok != tRBrack {
+			if len(a.Array) > 0 {
+				p.expect(tComma, "between array entries")
+			}
+			a.Array = append(a.Array, p.attribute())
+		}
+		p.next()
+	case p.tok == tLBrace:
+		a = ir.Attr{Kind: ir.AttrDict, Dict: p.dictionary()}
+	default:
+		p.fail(pos, "expected attribute value (integer, boolean, string, array or dictionary), found %s", p.describe())
+	}
+	a.Pos = pos
+	return a
+}
+
+// ---- constants ----
+
+// integer parses an integer constant and consumes it.
+func (p *parser) integer() int64 {
+	if p.tok != tInt {
+		p.fail(p.pos, "expected integer constant, found %s", p.describe())
+	}
+	v, ok := ir.ParseInt(p.lit)
+	if !ok {
+		p.errs.Add(p.pos, "integer constant %s out of range [-2^63+1, 2^63-1]", p.lit)
+	}
+	p.next()
+	return v
+}
+
+// float parses a floating constant and consumes it.
+func (p *parser) float() float64 {
+	if p.tok != tFloat {
+		p.fail(p.pos, "expected floating constant, found %s", p.describe())
+	}
+	text := p.lit
+	if strings.Contains(strings.ToLower(text), "x") && !strings.ContainsAny(text, "pP") {
+		text += "p0" // strconv wants the binary exponent of hexadecimal floats
+	}
+	v, err := strconv.ParseFloat(text, 64)
+	if err != nil || math.IsInf(v, 0) {
+		p.errs.Add(p.pos, "floating constant %s out of the range of f64", p.lit)
+	}
+	p.next()
+	return v
+}
+
+func (p *parser) constant() ir.Constant {
+	switch {
+	case p.isWord("true"), p.isWord("false"):
+		c := ir.Constant{Kind: ir.ConstBool, Bool: p.lit == "true"}
+		p.next()
+		return c
+	case p.tok == tInt:
+		return ir.Constant{Kind: ir.ConstInt, Int: p.integer()}
+	case p.tok == tFloat:
+		return ir.Constant{Kind: ir.ConstFloat, Float: p.float()}
+	case p.tok == tLBrack:
+		p.next()
+		c := ir.Constant{Kind: ir.ConstComplex, Float: p.float()}
+		p.expect(tComma, "between the real and imaginary part")
+		c.Imag = p.float()
+		p.expect(tRBrack, "after the imaginary part")
+		return c
+	}
+	p.fail(p.pos, "expected constant (true, false, integer, floating or [re, im]), found %s", p.describe())
+	return ir.Constant{}
+}

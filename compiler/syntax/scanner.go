@@ -1,0 +1,277 @@
+package syntax
+
+import (
+	"tltune/compiler/ir"
+)
+
+// token is the kind of a lexical token.
+type token uint8
+
+const (
+	tEOF     token = iota
+	tIllegal       // a character that starts no token (already reported)
+	tWord          // keyword, mnemonic or type name: letters, digits, '_' and '.'
+	tLocal         // %name or %123
+	tGlobal        // @name
+	tInt           // integer constant, optionally signed
+	tFloat         // floating constant (decimal or hexadecimal), optionally signed
+	tString        // "..."
+	tLParen
+	tRParen
+	tLBrace
+	tRBrace
+	tLBrack
+	tRBrack
+	tLess
+	tGreater
+	tComma
+	tColon
+	tEqual
+	tQuestion
+	tArrow // ->
+)
+
+var tokenNames = [...]string{
+	tEOF: "end of file", tIllegal: "illegal character", tWord: "keyword", tLocal: "local identifier",
+	tGlobal: "global identifier", tInt: "integer constant", tFloat: "floating constant",
+	tString: "string", tLParen: "'('", tRParen: "')'", tLBrace: "'{'", tRBrace: "'}'",
+	tLBrack: "'['", tRBrack: "']'", tLess: "'<'", tGreater: "'>'", tComma: "','",
+	tColon: "':'", tEqual: "'='", tQuestion: "'?'", tArrow: "'->'",
+}
+
+func (t token) String() string { return tokenNames[t] }
+
+// scanner splits source into tokens. Besides next, which reads the next
+// token, it offers character-level helpers for the few places where the
+// grammar glues tokens together ("f32x4x?" in types, "2x%1" in expand
+// shapes); the parser calls them while its current token is the one just
+// before the glued text.
+type scanner struct {
+	src       []byte
+	off       int // offset of the next unread byte
+	line      int32
+	lineStart int
+	err       func(pos ir.Pos, msg string)
+}
+
+func (s *scanner) init(src []byte, err func(ir.Pos, string)) {
+	s.src, s.off, s.line, s.lineStart, s.err = src, 0, 1, 0, err
+}
+
+func (s *scanner) pos() ir.Pos {
+	return ir.Pos{Line: s.line, Col: int32(s.off-s.lineStart) + 1}
+}
+
+func (s *scanner) peek() byte {
+	if s.off < len(s.src) {
+		return s.src[s.off]
+	}
+	return 0
+}
+
+func (s *scanner) peekAt(i int) byte {
+	if s.off+i < len(s.src) {
+		return s.src[s.off+i]
+	}
+	return 0
+}
+
+// skipSpace skips white space and comments.
+func (s *scanner) skipSpace() {
+	for s.off < len(s.src) {
+		switch c := s.src[s.off]; c {
+		case '\n':
+			s.off++
+			s.line++
+			s.lineStart = s.off
+		case ' ', '\t', '\r', '\f', '\v':
+			s.off++
+		case ';':
+			for s.off < len(s.src) && s.src[s.off] != '\n' {
+				s.off++
+			}
+		default:
+			return
+		}
+	}
+}
+
+func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+func isDigit(c byte) bool  { return '0' <= c && c <= '9' }
+func isHex(c byte) bool    { return isDigit(c) || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
+func isWord(c byte) bool   { return isLetter(c) || isDigit(c) || c == '_' || c == '.' }
+func isIdent(c byte) bool  { return isLetter(c) || isDigit(c) || c == '_' }
+
+// next scans one token and returns its kind, position and text.
+func (s *scanner) next() (token, ir.Pos, string) {
+	s.skipSpace()
+	pos := s.pos()
+	if s.off >= len(s.src) {
+		return tEOF, pos, ""
+	}
+	start := s.off
+	c := s.src[s.off]
+	switch {
+	case isLetter(c):
+		for s.off < len(s.src) && isWord(s.src[s.off]) {
+			s.off++
+		}
+		return tWord, pos, string(s.src[start:s.off])
+	case isDigit(c), c == '.' && isDigit(s.peekAt(1)):
+		return s.number(pos, start)
+	case c == '-' || c == '+':
+		if d := s.peekAt(1); isDigit(d) || d == '.' && isDigit(s.peekAt(2)) {
+			s.off++
+			return s.number(pos, start)
+		}
+		if c == '-' && s.peekAt(1) == '>' {
+			s.off += 2
+			return tArrow, pos, "->"
+		}
+	case c == '%' || c == '@':
+		return s.identifier(pos, c)
+	case c == '"':
+		return s.string(pos)
+	}
+	s.off++
+	switch c {
+	case '(':
+		return tLParen, pos, "("
+	case ')':
+		return tRParen, pos, ")"
+	case '{':
+		return tLBrace, pos, "{"
+	case '}':
+		return tRBrace, pos, "}"
+	case '[':
+		return tLBrack, pos, "["
+	case ']':
+		return tRBrack, pos, "]"
+	case '<':
+		return tLess, pos, "<"
+	case '>':
+		return tGreater, pos, ">"
+	case ',':
+		return tComma, pos, ","
+	case ':':
+		return tColon, pos, ":"
+	case '=':
+		return tEqual, pos, "="
+	case '?':
+		return tQuestion, pos, "?"
+	}
+	s.err(pos, "unexpected character "+quoteByte(c))
+	return tIllegal, pos, string(c)
+}
+
+func quoteByte(c byte) string {
+	if c >= 0x20 && c < 0x7f {
+		return "'" + string(c) + "'"
+	}
+	const hex = "0123456789abcdef"
+	return "byte 0x" + string(hex[c>>4]) + string(hex[c&15])
+}
+
+func (s *scanner) identifier(pos ir.Pos, sigil byte) (token, ir.Pos, string) {
+	s.off++ // sigil
+	start := s.off
+	switch c := s.peek(); {
+	case isDigit(c):
+		for s.off < len(s.src) && isDigit(s.src[s.off]) {
+			s.off++
+		}
+	case isLetter(c):
+		for s.off < len(s.src) && isIdent(s.src[s.off]) {
+			s.off++
+		}
+	default:
+		s.err(pos, "'"+string(sigil)+"' must be followed by a name (a letter, then letters, digits or '_') or a number")
+		return tIllegal, pos, string(sigil)
+	}
+	kind := tLocal
+	if sigil == '@' {
+		kind = tGlobal
+	}
+	return kind, pos, string(s.src[start:s.off])
+}
+
+func (s *scanner) string(pos ir.Pos) (token, ir.Pos, string) {
+	s.off++
+	start := s.off
+	for s.off < len(s.src) {
+		c := s.src[s.off]
+		if c == '"' {
+			s.off++
+			return tString, pos, string(s.src[start : s.off-1])
+		}
+		if c < 0x20 || c > 0x7e {
+			break
+		}
+		s.off++
+	}
+	s.err(pos, "string not terminated on its line (strings hold printable ASCII only)")
+	return tIllegal, pos, ""
+}
+
+func (s *scanner) digits(ok func(byte) bool) int {
+	n := 0
+	for s.off < len(s.src) && ok(s.src[s.off]) {
+		s.off++
+		n++
+	}
+	return n
+}
+
+// exponent consumes an exponent introduced by one of the letters in marks
+// ("eE" or "pP") if a complete one follows; it reports whether it did.
+func (s *scanner) exponent(marks string) bool {
+	c := s.peek()
+	if c == 0 || (c != marks[0] && c != marks[1]) {
+		return false
+	}
+	i := 1
+	if d := s.peekAt(1); d == '+' || d == '-' {
+		i = 2
+	}
+	if !isDigit(s.peekAt(i)) {
+		return false
+	}
+	s.off += i
+	s.digits(isDigit)
+	return true
+}
+
+// number scans a decimal integer, a decimal float or a hexadecimal float;
+// s.off is past the sign, start at it. Hexadecimal integers do not exist in
+// the language: "0x8" without "." or "p" is the integer 0 followed by "x8".
+func (s *scanner) number(pos ir.Pos, start int) (token, ir.Pos, string) {
+	if s.peek() == '0' && (s.peekAt(1) == 'x' || s.peekAt(1) == 'X') {
+		save := s.off
+		s.off += 2
+		n := s.digits(isHex)
+		frac := false
+		if s.peek() == '.' {
+			s.off++
+			m := s.digits(isHex)
+			frac = n+m > 0
+		}
+		if (frac || n > 0) && (s.exponent("pP") || frac) {
+			return tFloat, pos, string(s.src[start:s.off])
+		}
+		s.off = save
+	}
+	n := s.digits(isDigit)
+	float := false
+	if s.peek() == '.' && (n > 0 || isDigit(s.peekAt(1))) {
+		s.off++
+		s.digits(isDigit)
+		float = true
+	}
+	if s.exponent("eE") {
+		float = true
+	}
+	if float {
+		return tFloat, pos, string(s.src[start:s.off])
+	}
+	return tInt, pos, string(s.src[start:s.off])
+}

@@ -1,0 +1,240 @@
+package syntax
+
+import (
+	"strconv"
+	"strings"
+
+	"tltune/compiler/ir"
+)
+
+// extent is one entry of a shape written with "x" separators: a constant,
+// Dynamic ("?") or, in expand shapes, a local identifier.
+type extent struct {
+	n   int64
+	v   *ir.Value
+	pos ir.Pos
+}
+
+// typ parses a type and consumes it.
+func (p *parser) typ() (*ir.Type, ir.Pos) {
+	pos := p.pos
+	if p.tok != tWord {
+		p.fail(pos, "expected type, found %s", p.describe())
+	}
+	switch p.lit {
+	case "memref":
+		return p.memrefType(), pos
+	case "group":
+		return p.groupType(), pos
+	case "coopmatrix":
+		return p.coopmatrixType(), pos
+	}
+	t := ir.BasicByName(p.lit)
+	if t == nil {
+		p.fail(pos, "unknown type '%s'", p.lit)
+	}
+	p.next()
+	return t, pos
+}
+
+// scalarType consumes a scalar type.
+func (p *parser) scalarType() (*ir.Type, ir.Pos) {
+	t, pos := p.typ()
+	if !t.IsScalar() {
+		p.fail(pos, "expected scalar type, found %s", t)
+	}
+	return t, pos
+}
+
+// elementAndShape parses "<" SCALAR ("x" extent)* as glued in "f32x4x?":
+// the scalar name starts the current word and the shape follows.
+func (p *parser) elementAndShape(what string, entry func() extent) (*ir.Type, []extent) {
+	p.expect(tLess, "after '"+what+"'")
+	if p.tok != tWord {
+		p.fail(p.pos, "expected element type of the %s, found %s", what, p.describe())
+	}
+	word, pos := p.lit, p.pos
+	for _, name := range [...]string{"index", "bf16", "i8", "i16", "i32", "i64", "f16", "f32", "f64", "c32", "c64"} {
+		if strings.HasPrefix(word, name) && (len(word) == len(name) || word[len(name)] == 'x') {
+			rest := word[len(name):]
+			pos.Col += int32(len(name))
+			return ir.BasicByName(name), p.xTail(rest, pos, entry)
+		}
+	}
+	p.fail(pos, "expected scalar element type of the %s (i8...i64, index, bf16, f16, f32, f64, c32, c64), found '%s'", what, word)
+	return nil, nil
+}
+
+// xTail parses the "x"-separated extents that begin with rest, the
+// remainder of the current word at pos ("x4x8", "x", ""), continuing with
+// following tokens ("x" "?" "x4", "x" "%1"). entry parses an extent that is
+// a token of its own. The word is consumed.
+func (p *parser) xTail(rest string, pos ir.Pos, entry func() extent) []extent {
+	var out []extent
+	for {
+		needEntry := false
+		for len(rest) > 0 {
+			if rest[0] != 'x' {
+				p.fail(pos, "expected 'x' between mode sizes, found '%s'", rest)
+			}
+			rest, pos.Col = rest[1:], pos.Col+1
+			i := strings.IndexByte(rest, 'x')
+			if i < 0 {
+				i = len(rest)
+			}
+			part := rest[:i]
+			switch {
+			case part == "" && i < len(rest):
+				p.fail(pos, "missing mode size between 'x' and 'x'")
+			case part == "":
+				needEntry = true
+			default:
+				n, err := strconv.ParseInt(part, 10, 64)
+				if err != nil || part[0] == '+' || part[0] == '-' {
+					p.fail(pos, "invalid mode size '%s'", part)
+				}
+				out = append(out, extent{n: n, pos: pos})
+			}
+			rest, pos.Col = rest[i:], pos.Col+int32(i)
+		}
+		p.next()
+		if needEntry {
+			out = append(out, entry())
+		}
+		if p.tok != tWord || p.lit[0] != 'x' {
+			return out
+		}
+		rest, pos = p.lit, p.pos
+	}
+}
+
+// shapeExtent parses a standalone mode size: '?' or a non-negative integer.
+func (p *parser) shapeExtent() extent {
+	pos := p.pos
+	if p.accept(tQuestion) {
+		return extent{n: ir.Dynamic, pos: pos}
+	}
+	if p.tok != tInt {
+		p.fail(pos, "expected mode size (integer or '?'), found %s", p.describe())
+	}
+	n := p.integer()
+	if n < 0 {
+		p.errs.Add(pos, "mode size %d is negative", n)
+	}
+	return extent{n: n, pos: pos}
+}
+
+// constExtent parses a standalone integer (coopmatrix shapes).
+func (p *parser) constExtent() extent {
+	pos := p.pos
+	return extent{n: p.integer(), pos: pos}
+}
+
+func (p *parser) memrefType() *ir.Type {
+	p.next() // memref
+	elem, exts := p.elementAndShape("memref", p.shapeExtent)
+	shape := make([]int64, len(exts))
+	for i, e := range exts {
+		shape[i] = e.n
+	}
+	var stride []int64
+	space := ir.Global
+	if p.accept(tComma) && p.isWord("strided") {
+		stridePos := p.pos
+		p.next()
+		p.expect(tLess, "after 'strided'")
+		stride = []int64{}
+		for p.tok != tGreater {
+			if len(stride) > 0 {
+				p.expect(tComma, "between strides")
+			}
+			stride = append(stride, p.shapeExtentOrNegative())
+		}
+		p.next()
+		if len(stride) != len(shape) {
+			p.errs.Add(stridePos, "strided layout has %d entries but the memref has order %d", len(stride), len(shape))
+			stride = nil
+		}
+		if p.tok == tComma {
+			p.next()
+			space = p.addressSpace()
+		}
+	} else if p.tok != tGreater {
+		space = p.addressSpace()
+	}
+	p.expect(tGreater, "to close the memref type")
+	return ir.Memref(elem, shape, stride, space)
+}
+
+// shapeExtentOrNegative parses a stride: '?' or any integer (negative
+// strides are the verifier's to reject, with a better message).
+func (p *parser) shapeExtentOrNegative() int64 {
+	if p.accept(tQuestion) {
+		return ir.Dynamic
+	}
+	return p.integer()
+}
+
+func (p *parser) addressSpace() ir.AddrSpace {
+	switch {
+	case p.isWord("global"):
+		p.next()
+		return ir.Global
+	case p.isWord("local"):
+		p.next()
+		return ir.Local
+	}
+	p.fail(p.pos, "expected 'strided<...>', 'global' or 'local' in memref type, found %s", p.describe())
+	return ir.Global
+}
+
+func (p *parser) groupType() *ir.Type {
+	p.next() // group
+	p.expect(tLess, "after 'group'")
+	if !p.isWord("memref") {
+		p.fail(p.pos, "expected memref type in group, found %s", p.describe())
+	}
+	m := p.memrefType()
+	if p.tok != tWord || p.lit[0] != 'x' {
+		p.fail(p.pos, "expected 'x' and the group size after the memref type, found %s", p.describe())
+	}
+	sizes := p.xTail(p.lit, p.pos, p.shapeExtent)
+	if len(sizes) != 1 {
+		p.fail(sizes[0].pos, "a group has exactly one size, found %d", len(sizes))
+	}
+	offset := int64(0)
+	if p.accept(tComma) {
+		p.expectWord("offset", "in group type")
+		p.expect(tColon, "after 'offset'")
+		offset = p.shapeExtentOrNegative()
+	}
+	p.expect(tGreater, "to close the group type")
+	return ir.Group(m, sizes[0].n, offset)
+}
+
+func (p *parser) coopmatrixType() *ir.Type {
+	p.next() // coopmatrix
+	comp, exts := p.elementAndShape("coopmatrix", p.constExtent)
+	if len(exts) != 2 {
+		pos := p.pos
+		if len(exts) > 0 {
+			pos = exts[0].pos
+		}
+		p.fail(pos, "a coopmatrix has 2 modes (rows x columns), found %d", len(exts))
+	}
+	p.expect(tComma, "before the matrix use")
+	var use ir.MatrixUse
+	switch {
+	case p.isWord("matrix_a"):
+		use = ir.MatrixA
+	case p.isWord("matrix_b"):
+		use = ir.MatrixB
+	case p.isWord("matrix_acc"):
+		use = ir.MatrixAcc
+	default:
+		p.fail(p.pos, "expected matrix use (matrix_a, matrix_b or matrix_acc), found %s", p.describe())
+	}
+	p.next()
+	p.expect(tGreater, "to close the coopmatrix type")
+	return ir.Coopmatrix(comp, exts[0].n, exts[1].n, use)
+}
