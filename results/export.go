@@ -1,0 +1,181 @@
+package results
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// ExportFormats are the formats Export writes.
+var ExportFormats = []string{"csv", "json"}
+
+// Export writes every measurement of a run, raw samples included, as "csv"
+// (one row per measurement, header first) or "json" (the run, its
+// environment and its measurements).
+func (s *Store) Export(ctx context.Context, w io.Writer, runID int64, format string) error {
+	if format != "csv" && format != "json" {
+		return fmt.Errorf("export format %q: want one of %s", format, strings.Join(ExportFormats, ", "))
+	}
+	run, err := s.Run(ctx, runID)
+	if err != nil {
+		return err
+	}
+	ms, err := s.Measurements(ctx, runID)
+	if err != nil {
+		return err
+	}
+	if format == "csv" {
+		return writeCSV(w, ms)
+	}
+	return writeJSON(w, run, ms)
+}
+
+var csvHeader = []string{
+	"run", "measurement", "op", "m", "n", "k", "dtype", "acc", "trans", "layout",
+	"subgroup_size", "wg_x", "wg_y", "tile_m", "tile_n", "cm", "cn", "ck", "unroll", "batch_per_group", "stage_local",
+	"source_hash", "outcome", "message", "median_ns", "min_ns", "max_ns", "iqr_ns", "ci_low_ns", "ci_high_ns",
+	"gflops", "gbs", "verify_error", "seed", "measured_at", "samples", "samples_ns",
+}
+
+// writeCSV writes one row per measurement. Absent values (no timing, not
+// verified) are empty cells; samples_ns holds the raw samples separated by
+// spaces so that the file keeps one row per measurement.
+func writeCSV(w io.Writer, ms []Measurement) error {
+	cw := csv.NewWriter(w)
+	cw.Write(csvHeader)
+	for _, m := range ms {
+		c, p := m.Config, m.Config.Params
+		timed := m.MedianNS > 0
+		samples := make([]string, len(m.SamplesNS))
+		for i, v := range m.SamplesNS {
+			samples[i] = formatFloat(v)
+		}
+		cw.Write([]string{
+			itoa(m.RunID), itoa(m.ID), c.Op, itoa(c.M), itoa(c.N), itoa(c.K), c.Dtype, c.Acc, c.Trans, c.Layout,
+			itoa(p.SubgroupSize), itoa(p.WorkGroupSize[0]), itoa(p.WorkGroupSize[1]), itoa(p.Tile[0]), itoa(p.Tile[1]),
+			itoa(p.Coopmatrix[0]), itoa(p.Coopmatrix[1]), itoa(p.Coopmatrix[2]), itoa(p.Unroll), itoa(p.BatchPerGroup),
+			strconv.FormatBool(p.StageLocal), c.SourceHash, string(m.Outcome), m.Message,
+			cell(timed, m.MedianNS), cell(timed, m.MinNS), cell(timed, m.MaxNS), cell(timed, m.IQRNS),
+			cell(timed, m.CILowNS), cell(timed, m.CIHighNS), cell(timed, m.GFLOPS), cell(timed, m.GBS),
+			cell(m.Verified, m.VerifyError), itoa(m.Seed), formatTime(m.MeasuredAt),
+			itoa(len(m.SamplesNS)), strings.Join(samples, " "),
+		})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func itoa[T int | int64](v T) string { return strconv.FormatInt(int64(v), 10) }
+
+func formatFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+func cell(present bool, v float64) string {
+	if !present {
+		return ""
+	}
+	return formatFloat(v)
+}
+
+// The JSON export: a versioned document, one measurement per line.
+const exportFormat = "tltune-run-export"
+
+type jsonRun struct {
+	ID          int64       `json:"id"`
+	StartedAt   string      `json:"started_at"`
+	FinishedAt  string      `json:"finished_at,omitempty"`
+	CommandLine string      `json:"command_line"`
+	Tag         string      `json:"tag"`
+	Op          string      `json:"op"`
+	Status      RunStatus   `json:"status"`
+	Env         Environment `json:"environment"`
+}
+
+type jsonMeasurement struct {
+	ID          int64     `json:"id"`
+	Op          string    `json:"op"`
+	M           int       `json:"m"`
+	N           int       `json:"n"`
+	K           int       `json:"k"`
+	Dtype       string    `json:"dtype"`
+	Acc         string    `json:"acc"`
+	Trans       string    `json:"trans"`
+	Layout      string    `json:"layout"`
+	Params      any       `json:"params"`
+	SourceHash  string    `json:"source_hash"`
+	Outcome     Outcome   `json:"outcome"`
+	Message     string    `json:"message,omitempty"`
+	Timing      *timing   `json:"timing,omitempty"` // absent when nothing was timed
+	Verified    bool      `json:"verified"`
+	VerifyError *float64  `json:"verify_error,omitempty"` // absent when not verified or NaN
+	Seed        int64     `json:"seed"`
+	MeasuredAt  string    `json:"measured_at"`
+	SamplesNS   []float64 `json:"samples_ns"`
+}
+
+type timing struct {
+	MedianNS float64 `json:"median_ns"`
+	MinNS    float64 `json:"min_ns"`
+	MaxNS    float64 `json:"max_ns"`
+	IQRNS    float64 `json:"iqr_ns"`
+	CILowNS  float64 `json:"ci_low_ns"`
+	CIHighNS float64 `json:"ci_high_ns"`
+	GFLOPS   float64 `json:"gflops"`
+	GBS      float64 `json:"gbs"`
+}
+
+func writeJSON(w io.Writer, run Run, ms []Measurement) error {
+	head, err := json.Marshal(jsonRun{
+		ID: run.ID, StartedAt: formatTime(run.StartedAt), FinishedAt: optionalTime(run),
+		CommandLine: run.CommandLine, Tag: run.Tag, Op: run.Op, Status: run.Status, Env: run.Env,
+	})
+	if err != nil {
+		return err
+	}
+	lines := make([]string, len(ms))
+	for i, m := range ms {
+		line, err := json.Marshal(toJSON(m))
+		if err != nil {
+			return fmt.Errorf("measurement %d: %v", m.ID, err)
+		}
+		lines[i] = string(line)
+	}
+	body := ""
+	if len(lines) > 0 {
+		body = "\n    " + strings.Join(lines, ",\n    ") + "\n  "
+	}
+	_, err = fmt.Fprintf(w, "{\n  \"format\": %q,\n  \"version\": 1,\n  \"run\": %s,\n  \"measurements\": [%s]\n}\n",
+		exportFormat, head, body)
+	return err
+}
+
+func optionalTime(r Run) string {
+	if r.FinishedAt.IsZero() {
+		return ""
+	}
+	return formatTime(r.FinishedAt)
+}
+
+func toJSON(m Measurement) jsonMeasurement {
+	c := m.Config
+	j := jsonMeasurement{
+		ID: m.ID, Op: c.Op, M: c.M, N: c.N, K: c.K, Dtype: c.Dtype, Acc: c.Acc, Trans: c.Trans,
+		Layout: c.Layout, Params: c.Params, SourceHash: c.SourceHash, Outcome: m.Outcome, Message: m.Message,
+		Verified: m.Verified, Seed: m.Seed, MeasuredAt: formatTime(m.MeasuredAt), SamplesNS: m.SamplesNS,
+	}
+	if j.SamplesNS == nil {
+		j.SamplesNS = []float64{}
+	}
+	if m.MedianNS > 0 {
+		j.Timing = &timing{m.MedianNS, m.MinNS, m.MaxNS, m.IQRNS, m.CILowNS, m.CIHighNS, m.GFLOPS, m.GBS}
+	}
+	if m.Verified && !math.IsNaN(m.VerifyError) {
+		v := m.VerifyError
+		j.VerifyError = &v
+	}
+	return j
+}

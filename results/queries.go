@@ -1,0 +1,294 @@
+package results
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"tltune/compiler/tuning"
+)
+
+// envFields are an environment's columns; envDest scans them.
+const envFields = `e.device, e.vendor, e.driver, e.runtime, e.host, e.tltune_version, e.git_commit,
+	e.compiler_version, coalesce(e.core_clock_mhz, 0), coalesce(e.memory_clock_mhz, 0)`
+
+func envDest(e *Environment) []any {
+	return []any{&e.Device, &e.Vendor, &e.Driver, &e.Runtime, &e.Host, &e.Version, &e.Commit,
+		&e.CompilerVersion, &e.CoreClockMHz, &e.MemoryClockMHz}
+}
+
+// runColumns selects a run with its environment; scanRun reads them.
+const runColumns = `SELECT r.id, r.started_at, r.finished_at, r.command_line, r.tag, r.op, r.status, ` +
+	envFields + ` FROM runs r JOIN environments e ON e.id = r.environment_id`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanRun(row scanner) (Run, error) {
+	var r Run
+	var started string
+	var finished sql.NullString
+	dest := append([]any{&r.ID, &started, &finished, &r.CommandLine, &r.Tag, &r.Op, &r.Status}, envDest(&r.Env)...)
+	if err := row.Scan(dest...); err != nil {
+		return r, err
+	}
+	var err error
+	if r.StartedAt, err = parseTime(started); err != nil {
+		return r, err
+	}
+	if finished.Valid {
+		r.FinishedAt, err = parseTime(finished.String)
+	}
+	return r, err
+}
+
+func parseTime(s string) (time.Time, error) { return time.Parse(time.RFC3339Nano, s) }
+
+// Run returns the run with this id, or an error wrapping ErrNoRun.
+func (s *Store) Run(ctx context.Context, id int64) (Run, error) {
+	r, err := scanRun(s.db.QueryRowContext(ctx, runColumns+` WHERE r.id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, fmt.Errorf("%w %d in %s", ErrNoRun, id, s.path)
+	}
+	return r, s.describe(err)
+}
+
+// LatestRun returns the most recently started run, finished or not.
+func (s *Store) LatestRun(ctx context.Context) (Run, error) {
+	r, err := scanRun(s.db.QueryRowContext(ctx, runColumns+` ORDER BY r.id DESC LIMIT 1`))
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, fmt.Errorf("%w: %s holds no runs yet", ErrNoRun, s.path)
+	}
+	return r, s.describe(err)
+}
+
+// Runs returns the runs with the given tag, newest first; an empty tag
+// returns every run.
+func (s *Store) Runs(ctx context.Context, tag string) ([]Run, error) {
+	rows, err := s.db.QueryContext(ctx, runColumns+` WHERE ? = '' OR r.tag = ? ORDER BY r.id DESC`, tag, tag)
+	if err != nil {
+		return nil, s.describe(err)
+	}
+	defer rows.Close()
+	var runs []Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, s.describe(err)
+		}
+		runs = append(runs, r)
+	}
+	return runs, s.describe(rows.Err())
+}
+
+// ResolveRun finds the run a user named: "last" is the latest run, a number
+// is a run id, anything else a tag (its latest run).
+func (s *Store) ResolveRun(ctx context.Context, ref string) (Run, error) {
+	if ref == "last" {
+		return s.LatestRun(ctx)
+	}
+	if id, err := strconv.ParseInt(ref, 10, 64); err == nil {
+		return s.Run(ctx, id)
+	}
+	runs, err := s.Runs(ctx, ref)
+	if err != nil {
+		return Run{}, err
+	}
+	if len(runs) == 0 {
+		return Run{}, fmt.Errorf("%w: no run id or tag %q in %s", ErrNoRun, ref, s.path)
+	}
+	return runs[0], nil
+}
+
+// measurementFields are a measurement's columns with its configuration's,
+// from measurementFrom; scanMeasurement reads them.
+const measurementFields = `m.id, m.run_id, c.op, c.m, c.n, c.k, c.dtype, c.acc, c.trans, c.layout,
+	c.params, c.source_hash, m.outcome, m.message, m.samples_ns,
+	coalesce(m.median_ns, 0), coalesce(m.min_ns, 0), coalesce(m.max_ns, 0), coalesce(m.iqr_ns, 0),
+	coalesce(m.ci_low_ns, 0), coalesce(m.ci_high_ns, 0), coalesce(m.gflops, 0), coalesce(m.gbs, 0),
+	m.verified, m.verify_error, m.seed, m.measured_at`
+
+const measurementFrom = ` FROM measurements m JOIN configs c ON c.id = m.config_id`
+
+func scanMeasurement(row scanner) (Measurement, error) {
+	var m Measurement
+	var params, measured string
+	var samples []byte
+	var verifyErr sql.NullFloat64
+	c := &m.Config
+	dest := []any{&m.ID, &m.RunID, &c.Op, &c.M, &c.N, &c.K, &c.Dtype, &c.Acc, &c.Trans, &c.Layout,
+		&params, &c.SourceHash, &m.Outcome, &m.Message, &samples,
+		&m.MedianNS, &m.MinNS, &m.MaxNS, &m.IQRNS, &m.CILowNS, &m.CIHighNS, &m.GFLOPS, &m.GBS,
+		&m.Verified, &verifyErr, &m.Seed, &measured}
+	if err := row.Scan(dest...); err != nil {
+		return m, err
+	}
+	if err := json.Unmarshal([]byte(params), &c.Params); err != nil {
+		return m, fmt.Errorf("measurement %d: params: %v", m.ID, err)
+	}
+	m.VerifyError = math.NaN()
+	if verifyErr.Valid {
+		m.VerifyError = verifyErr.Float64
+	}
+	var err error
+	if m.SamplesNS, err = decodeSamples(samples); err != nil {
+		return m, fmt.Errorf("measurement %d: %v", m.ID, err)
+	}
+	m.MeasuredAt, err = parseTime(measured)
+	return m, err
+}
+
+// Measurements returns every measurement of a run, in the order recorded.
+func (s *Store) Measurements(ctx context.Context, runID int64) ([]Measurement, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT "+measurementFields+measurementFrom+` WHERE m.run_id = ? ORDER BY m.id`, runID)
+	if err != nil {
+		return nil, s.describe(err)
+	}
+	defer rows.Close()
+	var ms []Measurement
+	for rows.Next() {
+		m, err := scanMeasurement(rows)
+		if err != nil {
+			return nil, s.describe(err)
+		}
+		ms = append(ms, m)
+	}
+	return ms, s.describe(rows.Err())
+}
+
+// MeasuredConfigs returns the configurations a run has recorded, whatever
+// their outcome: a resumed run skips them.
+func (s *Store) MeasuredConfigs(ctx context.Context, runID int64) (map[Config]Outcome, error) {
+	ms, err := s.Measurements(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	done := make(map[Config]Outcome, len(ms))
+	for _, m := range ms {
+		done[m.Config] = m.Outcome
+	}
+	return done, nil
+}
+
+// A Filter narrows BestPerShape and TuningTable. Zero fields match all.
+type Filter struct {
+	RunID  int64  // only this run
+	Device string // device name contains this, ignoring case
+	Op     string // "gemm", "gemv" or "ger"
+}
+
+// A Best is the fastest ok measurement of one shape on one device.
+type Best struct {
+	Env Environment
+	Measurement
+}
+
+// BestPerShape returns, per device and shape (op, trans, dtype, acc, m, n,
+// k, layout), the ok measurement with the lowest median, sorted by device
+// and shape. Other outcomes — wrong results above all — are never chosen.
+func (s *Store) BestPerShape(ctx context.Context, f Filter) ([]Best, error) {
+	rows, err := s.db.QueryContext(ctx, `WITH ranked AS (
+		SELECT m.id AS id, e.id AS env_id, row_number() OVER (
+			PARTITION BY e.device, c.op, c.trans, c.dtype, c.acc, c.m, c.n, c.k, c.layout
+			ORDER BY m.median_ns, m.id) AS rank
+		FROM measurements m
+		JOIN configs c ON c.id = m.config_id
+		JOIN runs r ON r.id = m.run_id
+		JOIN environments e ON e.id = r.environment_id
+		WHERE m.outcome = 'ok'
+		  AND (?1 = 0 OR m.run_id = ?1)
+		  AND instr(lower(e.device), lower(?2)) > 0
+		  AND (?3 = '' OR c.op = ?3))
+	SELECT `+envFields+", "+measurementFields+measurementFrom+`
+		JOIN ranked ON ranked.id = m.id AND ranked.rank = 1
+		JOIN environments e ON e.id = ranked.env_id
+		ORDER BY e.device, c.op, c.trans, c.dtype, c.acc, c.m, c.n, c.k, c.layout`,
+		f.RunID, f.Device, f.Op)
+	if err != nil {
+		return nil, s.describe(err)
+	}
+	defer rows.Close()
+	var best []Best
+	for rows.Next() {
+		var b Best
+		b.Measurement, err = scanMeasurement(prefixed{rows, envDest(&b.Env)})
+		if err != nil {
+			return nil, s.describe(err)
+		}
+		best = append(best, b)
+	}
+	return best, s.describe(rows.Err())
+}
+
+// prefixed scans the first len(head) columns into head and the rest into
+// the destinations the caller passes.
+type prefixed struct {
+	row  scanner
+	head []any
+}
+
+func (p prefixed) Scan(dest ...any) error { return p.row.Scan(append(p.head, dest...)...) }
+
+// TuningTable builds the tuning table from the best measurements: one entry
+// per device and table key. The table has no batch layout (the compiler's
+// collective lowering is the same for both), so the faster layout's
+// configuration is kept.
+func (s *Store) TuningTable(ctx context.Context, f Filter) (*tuning.Table, error) {
+	best, err := s.BestPerShape(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	index := map[tuning.Key]int{}
+	t := &tuning.Table{}
+	for _, b := range best {
+		e := tableEntry(b)
+		i, seen := index[e.Key()]
+		switch {
+		case !seen:
+			index[e.Key()] = len(t.Entries)
+			t.Entries = append(t.Entries, e)
+		case e.MedianNS < t.Entries[i].MedianNS:
+			t.Entries[i] = e
+		}
+	}
+	t.Sort()
+	if err := t.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: stored results do not make a valid tuning table: %v", s.path, err)
+	}
+	return t, nil
+}
+
+func tableEntry(b Best) tuning.Entry {
+	c := b.Config
+	return tuning.Entry{
+		Device: b.Env.Device, Driver: b.Env.Driver, Runtime: b.Env.Runtime,
+		Op: c.Op, Trans: c.Trans, Dtype: c.Dtype, Acc: c.Acc, M: c.M, N: c.N, K: c.K,
+		Params: c.Params, MedianNS: b.MedianNS, GFLOPS: b.GFLOPS, GBS: b.GBS, Run: b.RunID,
+	}
+}
+
+// Ceilings returns the latest ceilings measured on env's device, driver,
+// runtime and host. The tltune and compiler versions do not matter: a new
+// build does not change what the hardware can do.
+func (s *Store) Ceilings(ctx context.Context, env Environment) (Ceilings, error) {
+	var c Ceilings
+	var at string
+	err := s.db.QueryRowContext(ctx, `SELECT coalesce(copy_gbs, 0), coalesce(f32_gflops, 0),
+			coalesce(f64_gflops, 0), coalesce(f16_gflops, 0), measured_at
+		FROM ceilings c JOIN environments e ON e.id = c.environment_id
+		WHERE e.device = ? AND e.driver = ? AND e.runtime = ? AND e.host = ?
+		ORDER BY c.measured_at DESC, c.id DESC LIMIT 1`,
+		env.Device, env.Driver, env.Runtime, env.Host).Scan(&c.CopyGBS, &c.F32GFLOPS, &c.F64GFLOPS, &c.F16GFLOPS, &at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, fmt.Errorf("%w for %s (%s %s on %s); run 'tltune peak'", ErrNoCeilings, env.Device, env.Runtime, env.Driver, env.Host)
+	}
+	if err != nil {
+		return c, s.describe(err)
+	}
+	c.MeasuredAt, err = parseTime(at)
+	return c, err
+}

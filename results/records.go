@@ -1,0 +1,365 @@
+package results
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/mattn/go-sqlite3"
+
+	"tltune/compiler/tuning"
+)
+
+// An Environment is where a run was measured. Two runs share an environment
+// when every field agrees.
+type Environment struct {
+	Device          string `json:"device"`
+	Vendor          string `json:"vendor"`
+	Driver          string `json:"driver"`
+	Runtime         string `json:"runtime"` // "opencl" or "levelzero"
+	Host            string `json:"host"`
+	Version         string `json:"tltune_version"`
+	Commit          string `json:"git_commit"`
+	CompilerVersion string `json:"compiler_version"`
+	CoreClockMHz    int    `json:"core_clock_mhz,omitempty"` // 0 when not readable
+	MemoryClockMHz  int    `json:"memory_clock_mhz,omitempty"`
+}
+
+// fingerprint identifies the environment: a hash over every field, in the
+// struct's fixed order.
+func (e Environment) fingerprint() string {
+	data, _ := json.Marshal(e) // cannot fail: strings and ints
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+// A RunStatus is where a run is in its life.
+type RunStatus string
+
+const (
+	Running     RunStatus = "running" // going, or killed (finished_at stays empty)
+	Done        RunStatus = "done"
+	Failed      RunStatus = "failed"
+	Interrupted RunStatus = "interrupted" // stopped by the user; resumable
+)
+
+// A Run is one invocation of a tuning command.
+type Run struct {
+	ID          int64
+	Env         Environment
+	StartedAt   time.Time
+	FinishedAt  time.Time // zero while running or when the run was killed
+	CommandLine string
+	Tag         string
+	Op          string // "gemm", "gemv", "ger", "sweep", ...
+	Status      RunStatus
+}
+
+// A Config is one configuration of a recipe for one shape, identified by
+// everything that went into its kernel source.
+type Config struct {
+	Op         string
+	M, N, K    int // K is 0 for gemv and ger
+	Dtype      string
+	Acc        string
+	Trans      string
+	Layout     string // batch layout, e.g. "strided" or "group"
+	Params     tuning.Params
+	SourceHash string // empty when no source was generated (pruned)
+}
+
+// An Outcome is how the evaluation of a configuration ended (DESIGN.md §5).
+type Outcome string
+
+const (
+	OK            Outcome = "ok"
+	Pruned        Outcome = "pruned"
+	CompileError  Outcome = "compile_error"
+	LaunchError   Outcome = "launch_error"
+	ResourceError Outcome = "resource_error"
+	Timeout       Outcome = "timeout"
+	WrongResult   Outcome = "wrong_result"
+	DeviceLost    Outcome = "device_lost"
+)
+
+// Outcomes lists every outcome, in the order reports count them.
+var Outcomes = []Outcome{OK, Pruned, CompileError, LaunchError, ResourceError, Timeout, WrongResult, DeviceLost}
+
+// A Measurement is one evaluation of a configuration in a run. Timing fields
+// are zero when nothing was timed; an OK measurement must have a median.
+type Measurement struct {
+	ID          int64 // set by the store
+	RunID       int64 // set by the store
+	Config      Config
+	Outcome     Outcome
+	Message     string    // compiler or runtime message; empty for ok
+	SamplesNS   []float64 // every raw sample, in order of measurement
+	MedianNS    float64
+	MinNS       float64
+	MaxNS       float64
+	IQRNS       float64
+	CILowNS     float64 // confidence interval of the median
+	CIHighNS    float64
+	GFLOPS      float64
+	GBS         float64
+	Verified    bool    // the output was compared with the host reference
+	VerifyError float64 // ‖out−ref‖/‖ref‖ when Verified; may be NaN
+	Seed        int64   // seed of the random inputs
+	MeasuredAt  time.Time
+}
+
+// ErrAlreadyMeasured is returned by Record for a configuration the run has
+// measured before; a resumed run skips those.
+var ErrAlreadyMeasured = errors.New("configuration already measured in this run")
+
+// ErrNoRun is wrapped by queries for a run that does not exist.
+var ErrNoRun = errors.New("no such run")
+
+// BeginRun records a new run in env with status Running. r supplies the
+// command line, tag, op and start time (zero: now); the stored run is
+// returned.
+func (s *Store) BeginRun(ctx context.Context, env Environment, r Run) (Run, error) {
+	if r.StartedAt.IsZero() {
+		r.StartedAt = time.Now()
+	}
+	r.Env, r.Status, r.FinishedAt = env, Running, time.Time{}
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		envID, err := environmentID(ctx, tx, env)
+		if err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO runs (environment_id, started_at, command_line, tag, op, status)
+			VALUES (?, ?, ?, ?, ?, ?)`, envID, formatTime(r.StartedAt), r.CommandLine, r.Tag, r.Op, r.Status)
+		if err != nil {
+			return err
+		}
+		r.ID, err = res.LastInsertId()
+		return err
+	})
+	return r, s.describe(err)
+}
+
+// environmentID returns the row of env, inserting it when new.
+func environmentID(ctx context.Context, tx *sql.Tx, env Environment) (int64, error) {
+	var id int64
+	err := tx.QueryRowContext(ctx, `INSERT INTO environments (fingerprint, device, vendor, driver, runtime, host,
+			tltune_version, git_commit, compiler_version, core_clock_mhz, memory_clock_mhz)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (fingerprint) DO UPDATE SET device = excluded.device
+		RETURNING id`,
+		env.fingerprint(), env.Device, env.Vendor, env.Driver, env.Runtime, env.Host,
+		env.Version, env.Commit, env.CompilerVersion, nullInt(env.CoreClockMHz), nullInt(env.MemoryClockMHz),
+	).Scan(&id)
+	return id, err
+}
+
+// ResumeRun marks a stored run Running again so that Record accepts its
+// measurements; the run keeps its id, start time and measurements.
+func (s *Store) ResumeRun(ctx context.Context, id int64) (Run, error) {
+	if err := s.setStatus(ctx, id, Running, time.Time{}); err != nil {
+		return Run{}, err
+	}
+	return s.Run(ctx, id)
+}
+
+// FinishRun records the end of a run: its final status and time (zero: now).
+func (s *Store) FinishRun(ctx context.Context, id int64, status RunStatus, at time.Time) error {
+	if status == Running {
+		return errors.New("FinishRun: status must be done, failed or interrupted")
+	}
+	if at.IsZero() {
+		at = time.Now()
+	}
+	return s.setStatus(ctx, id, status, at)
+}
+
+func (s *Store) setStatus(ctx context.Context, id int64, status RunStatus, finished time.Time) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE runs SET status = ?, finished_at = ? WHERE id = ?`,
+		status, nullTime(finished), id)
+	if err != nil {
+		return s.describe(err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("%w %d in %s", ErrNoRun, id, s.path)
+	}
+	return nil
+}
+
+// Record commits one measurement of the running run in its own transaction,
+// so it survives whatever happens to the process next. It returns the
+// measurement's id, or ErrAlreadyMeasured when the run has this
+// configuration already.
+func (s *Store) Record(ctx context.Context, runID int64, m Measurement) (int64, error) {
+	if err := m.validate(); err != nil {
+		return 0, err
+	}
+	if m.MeasuredAt.IsZero() {
+		m.MeasuredAt = time.Now()
+	}
+	var id int64
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		if err := requireRunning(ctx, tx, runID); err != nil {
+			return err
+		}
+		configID, err := configID(ctx, tx, m.Config)
+		if err != nil {
+			return err
+		}
+		id, err = insertMeasurement(ctx, tx, runID, configID, &m)
+		return err
+	})
+	var se sqlite3.Error
+	if errors.As(err, &se) && se.ExtendedCode == sqlite3.ErrConstraintUnique {
+		return 0, fmt.Errorf("run %d: %w", runID, ErrAlreadyMeasured)
+	}
+	return id, s.describe(err)
+}
+
+func (m *Measurement) validate() error {
+	if !slices.Contains(Outcomes, m.Outcome) {
+		return fmt.Errorf("measurement outcome %q is not one of %v", m.Outcome, Outcomes)
+	}
+	if m.Outcome == OK && !(m.MedianNS > 0) {
+		return errors.New("an ok measurement needs a positive median")
+	}
+	return nil
+}
+
+func requireRunning(ctx context.Context, tx *sql.Tx, runID int64) error {
+	var status RunStatus
+	err := tx.QueryRowContext(ctx, `SELECT status FROM runs WHERE id = ?`, runID).Scan(&status)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("%w %d", ErrNoRun, runID)
+	}
+	if err == nil && status != Running {
+		return fmt.Errorf("run %d is %s; resume it before recording", runID, status)
+	}
+	return err
+}
+
+// configID returns the row of c, inserting it when new.
+func configID(ctx context.Context, tx *sql.Tx, c Config) (int64, error) {
+	params, err := json.Marshal(c.Params)
+	if err != nil {
+		return 0, err
+	}
+	var id int64
+	err = tx.QueryRowContext(ctx, `INSERT INTO configs (op, m, n, k, dtype, acc, trans, layout, params, source_hash)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT DO UPDATE SET op = excluded.op
+		RETURNING id`,
+		c.Op, c.M, c.N, c.K, c.Dtype, c.Acc, c.Trans, c.Layout, string(params), c.SourceHash,
+	).Scan(&id)
+	return id, err
+}
+
+func insertMeasurement(ctx context.Context, tx *sql.Tx, runID, configID int64, m *Measurement) (int64, error) {
+	timed := m.MedianNS > 0
+	res, err := tx.ExecContext(ctx, `INSERT INTO measurements (run_id, config_id, outcome, message, samples_ns,
+			median_ns, min_ns, max_ns, iqr_ns, ci_low_ns, ci_high_ns, gflops, gbs,
+			verified, verify_error, seed, measured_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		runID, configID, m.Outcome, m.Message, encodeSamples(m.SamplesNS),
+		nullIf(timed, m.MedianNS), nullIf(timed, m.MinNS), nullIf(timed, m.MaxNS), nullIf(timed, m.IQRNS),
+		nullIf(timed, m.CILowNS), nullIf(timed, m.CIHighNS), nullIf(timed, m.GFLOPS), nullIf(timed, m.GBS),
+		m.Verified, nullIf(m.Verified && !math.IsNaN(m.VerifyError), m.VerifyError), m.Seed,
+		formatTime(m.MeasuredAt))
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
+}
+
+// Ceilings are the measured limits of a device from `tltune peak`; zero
+// means not measured.
+type Ceilings struct {
+	CopyGBS    float64
+	F32GFLOPS  float64
+	F64GFLOPS  float64
+	F16GFLOPS  float64
+	MeasuredAt time.Time
+}
+
+// ErrNoCeilings is returned by Ceilings when the device was never measured.
+var ErrNoCeilings = errors.New("no measured ceilings")
+
+// RecordCeilings stores ceilings measured in env (MeasuredAt zero: now).
+func (s *Store) RecordCeilings(ctx context.Context, env Environment, c Ceilings) error {
+	if c.MeasuredAt.IsZero() {
+		c.MeasuredAt = time.Now()
+	}
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		envID, err := environmentID(ctx, tx, env)
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO ceilings (environment_id, measured_at, copy_gbs, f32_gflops, f64_gflops, f16_gflops)
+			VALUES (?, ?, ?, ?, ?, ?)`, envID, formatTime(c.MeasuredAt),
+			nullIf(c.CopyGBS > 0, c.CopyGBS), nullIf(c.F32GFLOPS > 0, c.F32GFLOPS),
+			nullIf(c.F64GFLOPS > 0, c.F64GFLOPS), nullIf(c.F16GFLOPS > 0, c.F16GFLOPS))
+		return err
+	})
+	return s.describe(err)
+}
+
+// timeLayout is RFC 3339 in UTC with fixed-width nanoseconds, so stored
+// times sort as text.
+const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
+
+func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+func nullTime(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return formatTime(t)
+}
+
+func nullInt(v int) any {
+	if v == 0 {
+		return nil
+	}
+	return v
+}
+
+func nullIf(present bool, v float64) any {
+	if !present {
+		return nil
+	}
+	return v
+}
+
+// encodeSamples packs samples as little-endian float64s: compact, exact,
+// and readable from any language.
+func encodeSamples(ns []float64) []byte {
+	if len(ns) == 0 {
+		return nil
+	}
+	buf := make([]byte, 0, 8*len(ns))
+	for _, v := range ns {
+		buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(v))
+	}
+	return buf
+}
+
+func decodeSamples(b []byte) ([]float64, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	if len(b)%8 != 0 {
+		return nil, fmt.Errorf("samples blob of %d bytes is not a whole number of float64s", len(b))
+	}
+	ns := make([]float64, len(b)/8)
+	for i := range ns {
+		ns[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+	}
+	return ns, nil
+}

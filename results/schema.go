@@ -1,0 +1,157 @@
+package results
+
+import (
+	"context"
+	"database/sql"
+	"time"
+)
+
+// migrations[i] takes the schema from version i to version i+1. Released
+// steps are never edited: a change is a new step appended at the end.
+var migrations = []string{
+	// 1: the first schema.
+	`
+-- One row per distinct environment; fingerprint hashes every field, so runs
+-- on the same machine, driver and build share a row.
+CREATE TABLE environments (
+	id               INTEGER PRIMARY KEY,
+	fingerprint      TEXT NOT NULL UNIQUE,
+	device           TEXT NOT NULL,
+	vendor           TEXT NOT NULL,
+	driver           TEXT NOT NULL,
+	runtime          TEXT NOT NULL,
+	host             TEXT NOT NULL,
+	tltune_version   TEXT NOT NULL,
+	git_commit       TEXT NOT NULL,
+	compiler_version TEXT NOT NULL,
+	core_clock_mhz   INTEGER,            -- NULL when not readable
+	memory_clock_mhz INTEGER
+);
+
+-- finished_at stays NULL while a run is going, and forever when it was killed.
+CREATE TABLE runs (
+	id             INTEGER PRIMARY KEY,
+	environment_id INTEGER NOT NULL REFERENCES environments(id),
+	started_at     TEXT NOT NULL,
+	finished_at    TEXT,
+	command_line   TEXT NOT NULL,
+	tag            TEXT NOT NULL DEFAULT '',
+	op             TEXT NOT NULL,
+	status         TEXT NOT NULL CHECK (status IN ('running', 'done', 'failed', 'interrupted'))
+);
+CREATE INDEX runs_by_tag ON runs(tag, id);
+
+-- A configuration of a recipe for one shape. Unique, so that a configuration
+-- measured before a run was interrupted is recognised when it is resumed.
+CREATE TABLE configs (
+	id          INTEGER PRIMARY KEY,
+	op          TEXT NOT NULL,
+	m           INTEGER NOT NULL,
+	n           INTEGER NOT NULL,
+	k           INTEGER NOT NULL,
+	dtype       TEXT NOT NULL,
+	acc         TEXT NOT NULL,
+	trans       TEXT NOT NULL,
+	layout      TEXT NOT NULL,
+	params      TEXT NOT NULL,          -- tuning.Params as JSON, fixed field order
+	source_hash TEXT NOT NULL,          -- hash of the generated kernel source
+	UNIQUE (op, m, n, k, dtype, acc, trans, layout, params, source_hash)
+);
+
+-- One evaluation of a configuration in a run, whatever its outcome. Timing
+-- columns are NULL when nothing was timed; an ok outcome always has a median.
+CREATE TABLE measurements (
+	id           INTEGER PRIMARY KEY,
+	run_id       INTEGER NOT NULL REFERENCES runs(id),
+	config_id    INTEGER NOT NULL REFERENCES configs(id),
+	outcome      TEXT NOT NULL CHECK (outcome IN ('ok', 'pruned', 'compile_error', 'launch_error',
+	                 'resource_error', 'timeout', 'wrong_result', 'device_lost')),
+	message      TEXT NOT NULL,
+	samples_ns   BLOB,                  -- raw samples, little-endian float64 each
+	median_ns    REAL,
+	min_ns       REAL,
+	max_ns       REAL,
+	iqr_ns       REAL,
+	ci_low_ns    REAL,
+	ci_high_ns   REAL,
+	gflops       REAL,
+	gbs          REAL,
+	verified     INTEGER NOT NULL,      -- 1 when the output was checked
+	verify_error REAL,                  -- NULL when not verified, or NaN
+	seed         INTEGER NOT NULL,      -- input seed
+	measured_at  TEXT NOT NULL,
+	UNIQUE (run_id, config_id),         -- nothing is measured twice in a run
+	CHECK (outcome <> 'ok' OR median_ns > 0)
+);
+CREATE INDEX measurements_by_config ON measurements(config_id);
+
+-- Measured ceilings from 'tltune peak'; NULL where a ceiling was not measured.
+CREATE TABLE ceilings (
+	id             INTEGER PRIMARY KEY,
+	environment_id INTEGER NOT NULL REFERENCES environments(id),
+	measured_at    TEXT NOT NULL,
+	copy_gbs       REAL,
+	f32_gflops     REAL,
+	f64_gflops     REAL,
+	f16_gflops     REAL
+);
+`,
+}
+
+// SchemaVersion is the schema version this build writes.
+func SchemaVersion() int { return len(migrations) }
+
+// migrate applies the missing steps, each in its own transaction together
+// with its schema_version row. The transactions are immediate, so two
+// processes opening a new database at once apply each step once.
+func (s *Store) migrate(ctx context.Context) error {
+	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (
+		version    INTEGER PRIMARY KEY,
+		applied_at TEXT NOT NULL)`); err != nil {
+		return err
+	}
+	for {
+		done, err := s.migrateStep(ctx)
+		if err != nil || done {
+			return err
+		}
+	}
+}
+
+// migrateStep applies the next missing migration and reports whether the
+// schema was already current.
+func (s *Store) migrateStep(ctx context.Context) (done bool, err error) {
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		var version int
+		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM schema_version`).Scan(&version); err != nil {
+			return err
+		}
+		if err := checkVersion(s.path, version); err != nil {
+			return err
+		}
+		if version == len(migrations) {
+			done = true
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, migrations[version]); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version, applied_at) VALUES (?, ?)`,
+			version+1, formatTime(time.Now()))
+		return err
+	})
+	return done, err
+}
+
+// inTx runs f in a transaction and commits it, or rolls it back when f fails.
+func (s *Store) inTx(ctx context.Context, f func(*sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := f(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
