@@ -1,0 +1,277 @@
+package chart
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+var (
+	update  = flag.Bool("update", false, "rewrite the golden SVG files in testdata")
+	preview = flag.String("preview", "", "also write PNG renderings of the golden charts into this directory, to look at")
+)
+
+// h200Roofline is a roofline shaped like a nightly run on an H200: batched
+// GEMM f16 and f32 16…256, GEMV and GER 32…256. The numbers are made up but
+// of the right size; GEMV and GER sit at nearly one intensity, so their
+// labels must be spread out.
+func h200Roofline() *Roofline {
+	r := &Roofline{
+		Device:    "NVIDIA H200",
+		MemoryGBs: 4020,
+		Roofs:     []Roof{{"f16 matrix", 660000}, {"f32", 61000}, {"f64", 31500}},
+	}
+	add := func(group string, sizes []int, intensity func(n int) float64, gflops []float64) {
+		for i, n := range sizes {
+			label := fmt.Sprintf("%d×%d", n, n)
+			if strings.HasPrefix(group, "gemm") {
+				label = fmt.Sprintf("%d×%d×%d", n, n, n)
+			}
+			r.Points = append(r.Points, Point{Label: label, Group: group, Intensity: intensity(n), GFLOPs: gflops[i]})
+		}
+	}
+	sizes := []int{16, 32, 64, 128, 256}
+	// Square GEMM reads A and B and writes C: 2n³ FLOP over 3n² elements.
+	add("gemm f16", sizes, func(n int) float64 { return float64(n) / 3 }, []float64{9100, 21000, 58000, 142000, 305000})
+	add("gemm f32", sizes, func(n int) float64 { return float64(n) / 6 }, []float64{6100, 12500, 23800, 37900, 44600})
+	// GEMV reads A, x and writes y: 2n² FLOP over n²+2n elements of 4 bytes.
+	add("gemv f32", sizes[1:], func(n int) float64 { return 2 * float64(n*n) / (4 * float64(n*n+2*n)) }, []float64{640, 1150, 1520, 1810})
+	// GER reads and writes A and reads x, y: 2n² FLOP over 2n²+2n elements.
+	add("ger f32", sizes[1:], func(n int) float64 { return 2 * float64(n*n) / (4 * float64(2*n*n+2*n)) }, []float64{480, 690, 805, 860})
+	return r
+}
+
+func gemmHistory() *History {
+	h := &History{Title: "gemm nn f16 64×64×32 — NVIDIA H200"}
+	medians := []float64{4105, 4098, 4120, 4087, 4101, 4352, 4347, 4109}
+	for i, m := range medians {
+		run := HistoryRun{Label: fmt.Sprintf("#%d", 31+i), MedianNs: m, LoNs: m * 0.992, HiNs: m * 1.009}
+		if i == 2 { // a run that kept no interval
+			run.LoNs, run.HiNs = 0, 0
+		}
+		h.Runs = append(h.Runs, run)
+	}
+	return h
+}
+
+func renderSVG(t *testing.T, c Chart) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := Write(&buf, "svg", c); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestGolden compares the SVG of each chart byte for byte with testdata:
+// gonum's SVG writer is deterministic (fixed precision, no timestamps,
+// fonts referenced by name), so any moved point, roof or label fails.
+func TestGolden(t *testing.T) {
+	charts := []struct {
+		name  string
+		chart Chart
+	}{
+		{"roofline", h200Roofline()},
+		{"history", gemmHistory()},
+	}
+	for _, c := range charts {
+		t.Run(c.name, func(t *testing.T) {
+			got := renderSVG(t, c.chart)
+			if again := renderSVG(t, c.chart); !bytes.Equal(got, again) {
+				t.Fatal("two renderings of the same chart differ: the golden test would be flaky")
+			}
+			checkGolden(t, filepath.Join("testdata", c.name+".svg"), got)
+			if *preview != "" {
+				if err := Save(filepath.Join(*preview, c.name+".png"), c.chart); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func checkGolden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the rendering (%d bytes, golden %d); look at the chart, then run go test -update", path, len(got), len(want))
+	}
+}
+
+// TestGoldenCatchesMovedPoint shows the golden comparison can fail: moving
+// one point by 5 % or renaming a roof changes the SVG.
+func TestGoldenCatchesMovedPoint(t *testing.T) {
+	base := renderSVG(t, h200Roofline())
+	moved := h200Roofline()
+	moved.Points[7].GFLOPs *= 1.05
+	if bytes.Equal(base, renderSVG(t, moved)) {
+		t.Error("moving a point left the SVG unchanged")
+	}
+	renamed := h200Roofline()
+	renamed.Roofs[1].Name = "fp32"
+	if bytes.Equal(base, renderSVG(t, renamed)) {
+		t.Error("renaming a roof left the SVG unchanged")
+	}
+}
+
+func TestLabelsDoNotOverlap(t *testing.T) {
+	// The labels of close points must be spread: every label's text
+	// appears once, and no two label boxes intersect.
+	r := h200Roofline()
+	p, err := r.Plot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	labels := r.pointLabels()
+	boxes := placedBoxes(t, p, labels)
+	for i := range boxes {
+		for j := range i {
+			if a := area(intersect(boxes[i], boxes[j])); a > 0 {
+				t.Errorf("labels %q and %q overlap (%.1f pt²)", labels.labels[i], labels.labels[j], a)
+			}
+		}
+	}
+}
+
+func TestFormats(t *testing.T) {
+	dir := t.TempDir()
+	for _, ext := range []string{"svg", "png", "pdf"} {
+		path := filepath.Join(dir, "roofline."+ext)
+		if err := Save(path, h200Roofline()); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[string]string{"svg": "<?xml", "png": "\x89PNG", "pdf": "%PDF"}[ext]; !bytes.HasPrefix(data, []byte(want)) {
+			t.Errorf("%s does not start with %q", path, want)
+		}
+	}
+	img, err := png.Decode(mustOpen(t, filepath.Join(dir, "roofline.png")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 20 cm × 13 cm at 150 dpi.
+	if b := img.Bounds(); b.Dx() != 1181 || b.Dy() != 768 {
+		t.Errorf("PNG is %d×%d pixels, want 1181×768", b.Dx(), b.Dy())
+	}
+}
+
+func mustOpen(t *testing.T, path string) *os.File {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+func TestErrors(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name  string
+		path  string
+		chart Chart
+		want  string
+	}{
+		{"unknown format", "chart.jpg", h200Roofline(),
+			`chart.jpg: chart format "jpg" not supported: name the file .svg, .png or .pdf`},
+		{"no bandwidth", "r.svg", &Roofline{Device: "X"},
+			"roofline: no memory bandwidth: measure it with `tltune peak`"},
+		{"zero point", "r.svg", &Roofline{MemoryGBs: 100, Points: []Point{{Label: "64×64", Intensity: 0.5}}},
+			`roofline: point "64×64": intensity 0.5 FLOP/byte and 0 GFLOP/s must be positive`},
+		{"bad roof", "r.svg", &Roofline{MemoryGBs: 100, Roofs: []Roof{{"f16", -1}}},
+			`roofline: roof "f16": -1 GFLOP/s is not a positive rate`},
+		{"empty history", "h.svg", &History{},
+			"history: no runs measured this shape"},
+		{"interval misses median", "h.svg", &History{Runs: []HistoryRun{{Label: "#3", MedianNs: 10, LoNs: 11, HiNs: 12}}},
+			`history: run "#3": interval [11, 12] ns does not contain the median 10 ns`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(dir, tt.path)
+			err := Save(path, tt.chart)
+			if err == nil || !strings.HasSuffix(err.Error(), tt.want) {
+				t.Errorf("error %v, want suffix %q", err, tt.want)
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(dir, "chart.jpg")); !os.IsNotExist(err) {
+		t.Errorf("an unsupported format still created the file")
+	}
+}
+
+func TestRooflineWithoutComputeRoofs(t *testing.T) {
+	r := &Roofline{MemoryGBs: 50, Points: []Point{{Label: "a", Intensity: 0.25, GFLOPs: 10}}}
+	if _, err := r.Plot(); err != nil {
+		t.Fatal(err)
+	}
+	xmin, xmax, ymin, ymax := r.bounds()
+	if xmin != 0.1 || xmax != 1 || ymin != 1 || ymax != 1000 {
+		t.Errorf("bounds %g…%g × %g…%g, want decades 0.1…1 × 1…1000", xmin, xmax, ymin, ymax)
+	}
+}
+
+func TestHistoryTicksThinned(t *testing.T) {
+	h := &History{}
+	for i := range 30 {
+		h.Runs = append(h.Runs, HistoryRun{Label: fmt.Sprint(i), MedianNs: 100})
+	}
+	labelled := 0
+	for _, tk := range h.runTicks() {
+		if tk.Label != "" {
+			labelled++
+		}
+	}
+	if labelled > maxTickLabels {
+		t.Errorf("%d of 30 runs labelled, want at most %d", labelled, maxTickLabels)
+	}
+}
+
+func TestFormatRate(t *testing.T) {
+	for _, tt := range []struct {
+		giga float64
+		unit string
+		want string
+	}{
+		{4020, "B/s", "4.02 TB/s"},
+		{660000, "FLOP/s", "660 TFLOP/s"},
+		{850, "FLOP/s", "850 GFLOP/s"},
+	} {
+		if got := formatRate(tt.giga, tt.unit); got != tt.want {
+			t.Errorf("formatRate(%g, %q) = %q, want %q", tt.giga, tt.unit, got, tt.want)
+		}
+	}
+}
+
+// placedBoxes lays the labels out on the data area of an SVG page of the
+// chart's size, as Write does.
+func placedBoxes(t *testing.T, p *plot.Plot, labels *pointLabels) []vg.Rectangle {
+	t.Helper()
+	dc := p.DataCanvas(page(vgsvg.New(width, height)))
+	var boxes []vg.Rectangle
+	for _, pl := range labels.layout(dc, p) {
+		boxes = append(boxes, pl.box)
+	}
+	return boxes
+}
