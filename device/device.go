@@ -59,10 +59,10 @@ type Info struct {
 }
 
 // HasExtension reports whether the device lists the extension.
-func (i *Info) HasExtension(name string) bool { return slices.Contains(i.Extensions, name) }
+func (i Info) HasExtension(name string) bool { return slices.Contains(i.Extensions, name) }
 
 // AcceptsSPIRV reports whether programs can be built from SPIR-V directly.
-func (i *Info) AcceptsSPIRV() bool {
+func (i Info) AcceptsSPIRV() bool {
 	if i.Runtime == LevelZero {
 		return true
 	}

@@ -28,12 +28,17 @@ cl_icd_dispatch *tl_loader_table(void *h) {
 	return d;
 }
 
-// tl_vendor_platforms calls a vendor library's clIcdGetPlatformIDsKHR (every
-// ICD exports it), falling back to clGetPlatformIDs for a library that is not
-// an ICD.
+// tl_vendor_platforms finds a vendor library's clIcdGetPlatformIDsKHR the
+// way the ICD loader does, through clGetExtensionFunctionAddress (PoCL
+// exports nothing else), else as a symbol, else the library's
+// clGetPlatformIDs for a library that is not an ICD.
 cl_int tl_vendor_platforms(void *h, cl_uint n, cl_platform_id *ids, cl_uint *num) {
 	typedef cl_int (*get_t)(cl_uint, cl_platform_id *, cl_uint *);
-	get_t get = (get_t)dlsym(h, "clIcdGetPlatformIDsKHR");
+	typedef void *(*ext_t)(const char *);
+	get_t get = NULL;
+	ext_t ext = (ext_t)dlsym(h, "clGetExtensionFunctionAddress");
+	if (ext) get = (get_t)ext("clIcdGetPlatformIDsKHR");
+	if (!get) get = (get_t)dlsym(h, "clIcdGetPlatformIDsKHR");
 	if (!get) get = (get_t)dlsym(h, "clGetPlatformIDs");
 	if (!get) return tl_missing;
 	return get(n, ids, num);

@@ -1,0 +1,271 @@
+package device
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+	"os"
+	"strings"
+	"testing"
+)
+
+// pocl opens the PoCL device. Without PoCL the test fails in CI (where
+// `make setup` installs it) and is skipped elsewhere.
+func pocl(t *testing.T) Device {
+	t.Helper()
+	return openMatching(t, Enumerate(), "Portable Computing Language")
+}
+
+func openMatching(t *testing.T, inv Inventory, platform string) Device {
+	t.Helper()
+	for i := range inv.Devices {
+		if inv.Devices[i].Platform == platform {
+			d, err := inv.Devices[i].open()
+			if err != nil {
+				t.Fatalf("open %s: %v", inv.Devices[i].Name, err)
+			}
+			t.Cleanup(func() {
+				if err := d.Close(); err != nil {
+					t.Errorf("close: %v", err)
+				}
+			})
+			return d
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("no %s device, and CI=true: run `make setup` (pocl-opencl-icd)", platform)
+	}
+	t.Skipf("no %s device (install pocl-opencl-icd)", platform)
+	return nil
+}
+
+func readFile(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func mustBuildSource(t *testing.T, d Device, file, kernel string) Kernel {
+	t.Helper()
+	p, err := d.BuildSource(readFile(t, file), "")
+	if err != nil {
+		t.Fatalf("build %s: %v", file, err)
+	}
+	return mustKernel(t, p, kernel)
+}
+
+func mustKernel(t *testing.T, p Program, name string) Kernel {
+	t.Helper()
+	t.Cleanup(func() { p.Release() })
+	k, err := p.Kernel(name)
+	if err != nil {
+		t.Fatalf("kernel %s: %v", name, err)
+	}
+	t.Cleanup(func() { k.Release() })
+	return k
+}
+
+func mustAlloc(t *testing.T, d Device, size int64) Buffer {
+	t.Helper()
+	b, err := d.Alloc(size)
+	if err != nil {
+		t.Fatalf("alloc %d: %v", size, err)
+	}
+	t.Cleanup(func() { b.Release() })
+	return b
+}
+
+// checkAxpy runs y := 2x + y with n = 1000 elements on 1024 work-items and
+// checks every element and the event time.
+func checkAxpy(t *testing.T, d Device, k Kernel) {
+	t.Helper()
+	const n = 1000
+	x, y := make([]float32, n), make([]float32, n)
+	for i := range x {
+		x[i], y[i] = float32(i), float32(3*i+1)
+	}
+	bx, by := mustAlloc(t, d, 4*n), mustAlloc(t, d, 4*n)
+	if err := bx.Write(Bytes(x)); err != nil {
+		t.Fatal(err)
+	}
+	if err := by.Write(Bytes(y)); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.SetArgs(F32(2), Buf(bx), Buf(by), I32(n)); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := k.Launch([]int{1024}, []int{64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ev.Release()
+	ns, err := ev.Nanoseconds()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ns <= 0 {
+		t.Errorf("event time %d ns, want > 0", ns)
+	}
+	got := make([]float32, n)
+	if err := by.Read(Bytes(got)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range got {
+		if want := 2*x[i] + y[i]; got[i] != want {
+			t.Fatalf("y[%d] = %g, want %g", i, got[i], want)
+		}
+	}
+}
+
+func TestAxpyOpenCLC(t *testing.T) {
+	d := pocl(t)
+	checkAxpy(t, d, mustBuildSource(t, d, "testdata/axpy.cl", "axpy"))
+}
+
+// TestAxpySPIRV compiles the kernel to SPIR-V, converts that to SPIR
+// bitcode and runs it through cl_khr_spir, which is how SPIR-V reaches
+// devices without SPIR-V IL.
+func TestAxpySPIRV(t *testing.T) {
+	d := pocl(t)
+	spv, err := CompileOpenCLC(readFile(t, "testdata/axpy.cl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(spv) < 4 || binary.LittleEndian.Uint32(spv) != 0x07230203 {
+		t.Fatalf("CompileOpenCLC did not return a SPIR-V module (%d bytes)", len(spv))
+	}
+	if !d.Info().AcceptsSPIRV() {
+		if _, err := d.BuildSPIRV(spv, ""); !errors.Is(err, ErrUnsupported) {
+			t.Errorf("BuildSPIRV on a device without SPIR-V IL: %v, want ErrUnsupported", err)
+		}
+	}
+	bc, err := SPIRVToBitcode(spv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := d.BuildSPIR(bc, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkAxpy(t, d, mustKernel(t, p, "axpy"))
+}
+
+func TestArgumentTypes(t *testing.T) {
+	d := pocl(t)
+	k := mustBuildSource(t, d, "testdata/args.cl", "args")
+	out := mustAlloc(t, d, 6*8)
+	const local = 16
+	err := k.SetArgs(Buf(out), I32(-7), I64(-1<<40), U64(1<<63), F32(0.5), F64(math.Pi), Local(local*8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := k.Launch([]int{local}, []int{local})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ev.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	ev.Release()
+	got := make([]float64, 6)
+	if err := out.Read(Bytes(got)); err != nil {
+		t.Fatal(err)
+	}
+	want := []float64{-7, -1 << 40, 1 << 63, 0.5, math.Pi, local - 1}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("out[%d] = %v, want %v", i, got[i], want[i])
+		}
+	}
+}
+
+func TestFillAndBounds(t *testing.T) {
+	d := pocl(t)
+	b := mustAlloc(t, d, 64)
+	if err := b.Fill(Bytes([]float32{1.5})); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]float32, 16)
+	if err := b.Read(Bytes(got)); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range got {
+		if v != 1.5 {
+			t.Fatalf("after Fill, element %d = %g, want 1.5", i, v)
+		}
+	}
+	if err := b.Write(make([]byte, 65)); err == nil || !strings.Contains(err.Error(), "65 bytes") {
+		t.Errorf("oversized write: %v, want an error naming the size", err)
+	}
+}
+
+func TestBuildFailureCarriesLog(t *testing.T) {
+	d := pocl(t)
+	_, err := d.BuildSource(readFile(t, "testdata/broken.cl"), "")
+	var be *BuildError
+	if !errors.As(err, &be) || !errors.Is(err, ErrBuild) {
+		t.Fatalf("BuildSource(broken.cl) = %v, want a *BuildError", err)
+	}
+	if !strings.Contains(be.Log, "undeclared_value") {
+		t.Errorf("build log does not name the undeclared identifier:\n%s", be.Log)
+	}
+	if !strings.Contains(err.Error(), "undeclared_value") {
+		t.Errorf("one-line message %q does not name the problem", err)
+	}
+}
+
+func TestCompileOpenCLCFailureCarriesLog(t *testing.T) {
+	_, err := CompileOpenCLC(readFile(t, "testdata/broken.cl"))
+	if errors.Is(err, ErrRuntimeMissing) {
+		t.Skip(err)
+	}
+	var be *BuildError
+	if !errors.As(err, &be) || !strings.Contains(be.Log, "undeclared_value") {
+		t.Fatalf("CompileOpenCLC(broken.cl) = %v, want a *BuildError naming the identifier", err)
+	}
+}
+
+func TestInvalidWorkGroupSize(t *testing.T) {
+	d := pocl(t)
+	k := mustBuildSource(t, d, "testdata/axpy.cl", "axpy")
+	y := mustAlloc(t, d, 4)
+	if err := k.SetArgs(F32(1), Buf(y), Buf(y), I32(0)); err != nil {
+		t.Fatal(err)
+	}
+	tooLarge := d.Info().MaxWorkGroupSize + 1
+	for _, tc := range []struct {
+		name          string
+		global, local []int
+		fromDriver    bool
+	}{
+		{"not a multiple", []int{100}, []int{64}, false},
+		{"dimensions differ", []int{64}, []int{8, 8}, false},
+		{"larger than the device allows", []int{2 * tooLarge}, []int{tooLarge}, true},
+	} {
+		_, err := k.Launch(tc.global, tc.local)
+		if !errors.Is(err, ErrWorkGroupSize) {
+			t.Errorf("%s: Launch(%v, %v) = %v, want ErrWorkGroupSize", tc.name, tc.global, tc.local, err)
+		}
+		var re *Error
+		if tc.fromDriver && !errors.As(err, &re) {
+			t.Errorf("%s: %v is not the driver's status", tc.name, err)
+		}
+	}
+}
+
+// TestOutOfResources asks PoCL for a buffer larger than its maximum
+// allocation (CL_INVALID_BUFFER_SIZE). PoCL produces no other resource
+// error: it allocates host memory lazily and accepts local allocations beyond
+// its local memory size, so CL_OUT_OF_RESOURCES and
+// CL_MEM_OBJECT_ALLOCATION_FAILURE are covered by TestClassify on the raw
+// codes instead.
+func TestOutOfResources(t *testing.T) {
+	d := pocl(t)
+	_, err := d.Alloc(int64(d.Info().MaxAllocBytes) + 1)
+	if !errors.Is(err, ErrOutOfResources) {
+		t.Fatalf("Alloc beyond the maximum allocation = %v, want ErrOutOfResources", err)
+	}
+}
