@@ -74,6 +74,7 @@ func contract[T number](s Spec, in *Inputs, out []complex128) {
 	a, b, c := make([]T, A.EntryElements()), make([]T, B.EntryElements()), make([]T, C.EntryElements())
 	alpha, beta := fromComplex[T](s.DType.Round(s.Alpha)), fromComplex[T](s.Acc.Round(s.Beta))
 	readC := s.readsC()
+	sums := make([]T, p.m)
 	for e := range in.Batch {
 		loadEntry(A, e, a)
 		loadEntry(B, e, b)
@@ -82,11 +83,16 @@ func contract[T number](s Spec, in *Inputs, out []complex128) {
 		}
 		dst := out[e*len(c) : (e+1)*len(c)]
 		for j := range p.n {
-			for i := range p.m {
-				var sum T
-				for l := range p.k {
-					sum += a[i*p.aRow+l*p.aCol] * b[l*p.bRow+j*p.bCol]
+			// Column j of the product, summed over l in ascending order
+			// for every i; the i loop innermost walks A's columns.
+			clear(sums)
+			for l := range p.k {
+				bl := b[l*p.bRow+j*p.bCol]
+				for i := range p.m {
+					sums[i] += a[i*p.aRow+l*p.aCol] * bl
 				}
+			}
+			for i, sum := range sums {
 				v := alpha * sum
 				if readC {
 					v += beta * c[i+j*p.m]
