@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"tltune/compiler/tuning"
 )
 
 func parseFlags(t *testing.T, op Op, args string) (Spec, error) {
@@ -90,5 +92,16 @@ func TestConstructorsCheckOp(t *testing.T) {
 	}
 	if _, err := GEMM(Spec{M: 4, N: 4, DType: F32, Acc: F32, Layout: Strided}); err == nil {
 		t.Error("GEMM without k is accepted")
+	}
+}
+
+func TestTableKey(t *testing.T) {
+	s, err := parseFlags(t, GEMVOp, "--m 64 --n 32 --dtype f16 --trans t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := tuning.Key{Device: "PoCL", Op: "gemv", Trans: "t", Dtype: "f16", Acc: "f32", M: 64, N: 32}
+	if got := s.TableKey("PoCL"); got != want {
+		t.Errorf("key %+v, want %+v", got, want)
 	}
 }

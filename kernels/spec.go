@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"tltune/compiler/tuning"
 )
 
 // Op is the collective operation a recipe wraps.
@@ -263,4 +265,13 @@ func formatScalar(z complex128) string {
 		return strconv.FormatFloat(real(z), 'g', -1, 64)
 	}
 	return strconv.FormatComplex(z, 'g', -1, 128)
+}
+
+// TableKey is the tuning-table key of s on device: the operation, its
+// transposes ("nn" for gemm, "t" for gemv, "" for ger), element and
+// accumulation types, and the shape as Spec defines it (K = 0 for gemv and
+// ger).
+func (s Spec) TableKey(device string) tuning.Key {
+	return tuning.Key{Device: device, Op: s.Op.String(), Trans: s.transName(),
+		Dtype: s.DType.String(), Acc: s.Acc.String(), M: s.M, N: s.N, K: s.K}
 }
