@@ -98,10 +98,10 @@ type Spec struct {
 	TransA  bool  // gemm and gemv: op(A) = Aᵀ
 	TransB  bool  // gemm only: op(B) = Bᵀ
 	Layout  Layout
-	// Alpha has type DType and Beta type Acc in the kernel (the
-	// reference's rules for gemm, gemv and ger); both are rounded to
-	// their types when the kernel is written and when references are
-	// computed.
+	// Alpha has type DType and Beta type Acc in the kernel, as the
+	// language's typing rules for gemm, gemv and ger allow; both are
+	// rounded to their types when the kernel is written and when
+	// references are computed.
 	Alpha, Beta complex128
 	// Atomic updates C atomically (the .atomic flag); Beta must then be 0
 	// or 1.
