@@ -325,11 +325,11 @@ func TestTuningTableRoundTrip(t *testing.T) {
 	if len(table.Entries) != 2 {
 		t.Fatalf("%d entries, want one per shape: %+v", len(table.Entries), table.Entries)
 	}
-	path := filepath.Join(t.TempDir(), "tuning.json")
-	if err := table.WriteFile(path); err != nil {
+	var buf bytes.Buffer
+	if err := table.Encode(&buf); err != nil {
 		t.Fatal(err)
 	}
-	back, err := tuning.ReadFile(path)
+	back, err := tuning.Parse("tuning.json", buf.Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -248,28 +247,6 @@ func (t *Table) Encode(w io.Writer) error {
 	buf.WriteString("]\n}\n")
 	_, err := w.Write(buf.Bytes())
 	return err
-}
-
-// WriteFile writes the table to path through a temporary file in the same
-// folder and a rename, so a reader (or a crash) never sees half a table.
-func (t *Table) WriteFile(path string) error {
-	var buf bytes.Buffer
-	if err := t.Encode(&buf); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // no-op after a successful rename
-	if _, err := tmp.Write(buf.Bytes()); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 // Merge returns a table holding the entries of all tables; where several

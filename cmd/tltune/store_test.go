@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bytes"
+	stdcontext "context"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"tltune/compiler/tuning"
+	"tltune/results"
+)
+
+// update is the golden-file flag of every test in this package.
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// checkGolden compares got with testdata/NAME, or rewrites it with -update.
+func checkGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("output differs from %s (run with -update if intended):\n%s", path, got)
+	}
+}
+
+// tltune runs the command line in process and returns its status and
+// output streams.
+func tltune(args ...string) (status int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	status = run(args, &out, &errOut)
+	return status, out.String(), errOut.String()
+}
+
+// fixtureDB builds a results database with two devices and two runs, the
+// first with every kind of outcome, and returns its path.
+func fixtureDB(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "results.db")
+	s, err := results.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := stdcontext.Background()
+	at := time.Date(2026, 11, 21, 9, 30, 0, 0, time.UTC)
+	h200 := results.Environment{Device: "NVIDIA H200", Vendor: "NVIDIA Corporation", Driver: "580.159.04",
+		Runtime: "opencl", Host: "gpu-box", Version: "v0.1.0", Commit: "0123456789ab", CompilerVersion: "tltune v0.1.0"}
+	pocl := results.Environment{Device: "cpu-haswell-Intel(R) Xeon(R)", Vendor: "GenuineIntel", Driver: "3.1",
+		Runtime: "opencl", Host: "ci", Version: "v0.1.0", Commit: "0123456789ab", CompilerVersion: "tltune v0.1.0"}
+
+	first := begin(t, s, h200, "nightly", at)
+	for _, m := range []results.Measurement{
+		timed(gemmConfig(16, 32), 2400, at),
+		timed(gemmConfig(32, 32), 1800, at),
+		{Config: gemmConfig(32, 64), Outcome: results.WrongResult, Message: "relative error 0.31 exceeds 0.002",
+			Verified: true, VerifyError: 0.31, Seed: 11, MeasuredAt: at},
+		{Config: gemmConfig(32, 512), Outcome: results.Pruned, Message: "work-group 1024 exceeds the device maximum 512", MeasuredAt: at},
+		{Config: gemmConfig(32, 128), Outcome: results.CompileError, Message: "ptxas: too many resources requested", Seed: 11, MeasuredAt: at},
+		timed(gemvConfig(), 950, at),
+	} {
+		if _, err := s.Record(ctx, first.ID, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.FinishRun(ctx, first.ID, results.Done, at.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	second := begin(t, s, pocl, "", at.Add(time.Hour))
+	if _, err := s.Record(ctx, second.ID, timed(gemmConfig(1, 1), 91000, at.Add(time.Hour))); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func begin(t *testing.T, s *results.Store, env results.Environment, tag string, at time.Time) results.Run {
+	t.Helper()
+	r, err := s.BeginRun(stdcontext.Background(), env, results.Run{
+		CommandLine: "tltune gemm --m 64 --n 64 --k 32 --dtype f16", Tag: tag, Op: "gemm", StartedAt: at})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func gemmConfig(sg, wx int) results.Config {
+	return results.Config{Op: "gemm", M: 64, N: 64, K: 32, Dtype: "f16", Acc: "f32", Trans: "nn", Layout: "strided",
+		Params: tuning.Params{SubgroupSize: sg, WorkGroupSize: [2]int{wx, 2}, Tile: [2]int{32, 32},
+			Coopmatrix: [3]int{16, 8, 16}, Unroll: 2, BatchPerGroup: 1},
+		SourceHash: fmt.Sprintf("sha256:%04x%04x", sg, wx)}
+}
+
+func gemvConfig() results.Config {
+	return results.Config{Op: "gemv", M: 64, N: 64, Dtype: "f32", Acc: "f32", Trans: "n", Layout: "strided",
+		Params: tuning.Params{SubgroupSize: 32, WorkGroupSize: [2]int{64, 1}, Tile: [2]int{2, 1}, BatchPerGroup: 4},
+		SourceHash: "sha256:cdcdcdcd"}
+}
+
+// timed is an ok measurement with three samples around median.
+func timed(c results.Config, median float64, at time.Time) results.Measurement {
+	return results.Measurement{Config: c, Outcome: results.OK,
+		SamplesNS: []float64{median - 10, median, median + 25}, MedianNS: median, MinNS: median - 10,
+		MaxNS: median + 25, IQRNS: 17.5, CILowNS: median - 10, CIHighNS: median + 25,
+		GFLOPS: math.Round(262144e3/median) / 1e3, GBS: math.Round(24576e3/median) / 1e3,
+		Verified: true, VerifyError: 3.2e-4, Seed: 11, MeasuredAt: at}
+}
+
+// checkOneLine checks a failure: the status, one line on stderr holding
+// want, nothing on stdout.
+func checkOneLine(t *testing.T, status, wantStatus int, stdout, stderr, want string) {
+	t.Helper()
+	if status != wantStatus || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("status %d (want %d), stdout %q, stderr %q (want one line with %q)", status, wantStatus, stdout, stderr, want)
+	}
+}
+
+// TestStoreErrors: a missing database is not created by a reading command,
+// and a damaged one is left byte for byte as it was.
+func TestStoreErrors(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.db")
+	broken := filepath.Join(dir, "broken.db")
+	content := []byte("SQLite format 3\x00" + strings.Repeat("\x07", 3000))
+	if err := os.WriteFile(broken, content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range [][]string{{"table"}, {"export", "--format", "json"}} {
+		status, out, errOut := tltune(append(cmd, "--db", missing)...)
+		checkOneLine(t, status, exitFail, out, errOut, "no results database at "+missing)
+		if _, err := os.Stat(missing); err == nil {
+			t.Fatalf("%s created %s", cmd[0], missing)
+		}
+		status, out, errOut = tltune(append(cmd, "--db", broken)...)
+		checkOneLine(t, status, exitFail, out, errOut, broken+" is not a usable tltune results database")
+		if after, _ := os.ReadFile(broken); !bytes.Equal(after, content) {
+			t.Fatalf("%s modified the broken database", cmd[0])
+		}
+	}
+}
+
+// TestDefaultDatabase: without --db the commands read
+// $XDG_DATA_HOME/tltune/results.db.
+func TestDefaultDatabase(t *testing.T) {
+	db := fixtureDB(t)
+	xdg := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(xdg, "tltune"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(xdg, "tltune", "results.db"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("XDG_DATA_HOME", xdg)
+	if status, out, errOut := tltune("export", "--run", "2"); status != exitOK || !strings.Contains(out, "91000") {
+		t.Errorf("export from the default database: status %d, stdout %q, stderr %q", status, out, errOut)
+	}
+}

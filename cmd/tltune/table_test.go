@@ -1,0 +1,70 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"tltune/compiler/tuning"
+)
+
+func TestTableGolden(t *testing.T) {
+	db := fixtureDB(t)
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"table.stdout", nil},
+		{"table-h200-gemm.stdout", []string{"--device", "h200", "--op", "gemm"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			status, out, errOut := tltune(append([]string{"table", "--db", db}, tc.args...)...)
+			if status != exitOK || errOut != "" {
+				t.Fatalf("status %d, stderr %q", status, errOut)
+			}
+			checkGolden(t, tc.name, []byte(out))
+		})
+	}
+}
+
+// TestTableFile writes the table with -o and checks that the compiler's
+// reader accepts it and finds the measured best configuration.
+func TestTableFile(t *testing.T) {
+	db := fixtureDB(t)
+	path := filepath.Join(t.TempDir(), "tuning.json")
+	status, out, errOut := tltune("table", "--db", db, "-o", path, "--op", "gemm")
+	if status != exitOK || out != path+": 2 entries\n" || errOut != "" {
+		t.Fatalf("status %d, stdout %q, stderr %q", status, out, errOut)
+	}
+	table, err := tuning.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := table.Lookup(tuning.Key{Device: "NVIDIA H200", Op: "gemm", Trans: "nn", Dtype: "f16", Acc: "f32", M: 64, N: 64, K: 32})
+	if got.How != tuning.Exact || got.Entry.Params.WorkGroupSize != [2]int{32, 2} || got.Entry.MedianNS != 1800 {
+		t.Errorf("lookup in the written table: %v", got)
+	}
+	if info, err := os.Stat(path); err != nil || info.Mode().Perm() != 0o644 {
+		t.Errorf("table file mode: %v, %v", info, err)
+	}
+}
+
+func TestTableErrors(t *testing.T) {
+	db := fixtureDB(t)
+	tests := []struct {
+		args   []string
+		status int
+		want   string
+	}{
+		{[]string{"--op", "conv"}, exitUsage, `--op "conv": want one of gemm, gemv, ger`},
+		{[]string{"extra"}, exitUsage, `unexpected argument "extra"`},
+		{[]string{"--bogus"}, exitUsage, "flag provided but not defined: -bogus"},
+		{[]string{"--device", "MI300"}, exitFail, `matches --device "MI300"; nothing written`},
+		{[]string{"-o", filepath.Join(t.TempDir(), "no", "such", "dir", "t.json")}, exitFail, "no such file or directory"},
+	}
+	for _, tc := range tests {
+		status, out, errOut := tltune(append([]string{"table", "--db", db}, tc.args...)...)
+		checkOneLine(t, status, tc.status, out, errOut, tc.want)
+	}
+}
