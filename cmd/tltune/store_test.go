@@ -105,7 +105,7 @@ func gemmConfig(sg, wx int) results.Config {
 
 func gemvConfig() results.Config {
 	return results.Config{Op: "gemv", M: 64, N: 64, Dtype: "f32", Acc: "f32", Trans: "n", Layout: "strided",
-		Params: tuning.Params{SubgroupSize: 32, WorkGroupSize: [2]int{64, 1}, Tile: [2]int{2, 1}, BatchPerGroup: 4},
+		Params:     tuning.Params{SubgroupSize: 32, WorkGroupSize: [2]int{64, 1}, Tile: [2]int{2, 1}, BatchPerGroup: 4},
 		SourceHash: "sha256:cdcdcdcd"}
 }
 
