@@ -69,20 +69,25 @@ func (s *Store) LatestRun(ctx context.Context) (Run, error) {
 // Runs returns the runs with the given tag, newest first; an empty tag
 // returns every run.
 func (s *Store) Runs(ctx context.Context, tag string) ([]Run, error) {
-	rows, err := s.db.QueryContext(ctx, runColumns+` WHERE ? = '' OR r.tag = ? ORDER BY r.id DESC`, tag, tag)
+	return collect(ctx, s, scanRun, runColumns+` WHERE ? = '' OR r.tag = ? ORDER BY r.id DESC`, tag, tag)
+}
+
+// collect runs a query and scans each row with scan.
+func collect[T any](ctx context.Context, s *Store, scan func(scanner) (T, error), query string, args ...any) ([]T, error) {
+	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, s.describe(err)
 	}
 	defer rows.Close()
-	var runs []Run
+	var all []T
 	for rows.Next() {
-		r, err := scanRun(rows)
+		v, err := scan(rows)
 		if err != nil {
 			return nil, s.describe(err)
 		}
-		runs = append(runs, r)
+		all = append(all, v)
 	}
-	return runs, s.describe(rows.Err())
+	return all, s.describe(rows.Err())
 }
 
 // ResolveRun finds the run a user named: "last" is the latest run, a number
@@ -144,20 +149,7 @@ func scanMeasurement(row scanner) (Measurement, error) {
 
 // Measurements returns every measurement of a run, in the order recorded.
 func (s *Store) Measurements(ctx context.Context, runID int64) ([]Measurement, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT "+measurementFields+measurementFrom+` WHERE m.run_id = ? ORDER BY m.id`, runID)
-	if err != nil {
-		return nil, s.describe(err)
-	}
-	defer rows.Close()
-	var ms []Measurement
-	for rows.Next() {
-		m, err := scanMeasurement(rows)
-		if err != nil {
-			return nil, s.describe(err)
-		}
-		ms = append(ms, m)
-	}
-	return ms, s.describe(rows.Err())
+	return collect(ctx, s, scanMeasurement, "SELECT "+measurementFields+measurementFrom+` WHERE m.run_id = ? ORDER BY m.id`, runID)
 }
 
 // MeasuredConfigs returns the configurations a run has recorded, whatever
@@ -191,7 +183,7 @@ type Best struct {
 // k, layout), the ok measurement with the lowest median, sorted by device
 // and shape. Other outcomes — wrong results above all — are never chosen.
 func (s *Store) BestPerShape(ctx context.Context, f Filter) ([]Best, error) {
-	rows, err := s.db.QueryContext(ctx, `WITH ranked AS (
+	return collect(ctx, s, scanBest, `WITH ranked AS (
 		SELECT m.id AS id, e.id AS env_id, row_number() OVER (
 			PARTITION BY e.device, c.op, c.trans, c.dtype, c.acc, c.m, c.n, c.k, c.layout
 			ORDER BY m.median_ns, m.id) AS rank
@@ -208,20 +200,15 @@ func (s *Store) BestPerShape(ctx context.Context, f Filter) ([]Best, error) {
 		JOIN environments e ON e.id = ranked.env_id
 		ORDER BY e.device, c.op, c.trans, c.dtype, c.acc, c.m, c.n, c.k, c.layout`,
 		f.RunID, f.Device, f.Op)
-	if err != nil {
-		return nil, s.describe(err)
-	}
-	defer rows.Close()
-	var best []Best
-	for rows.Next() {
-		var b Best
-		b.Measurement, err = scanMeasurement(prefixed{rows, envDest(&b.Env)})
-		if err != nil {
-			return nil, s.describe(err)
-		}
-		best = append(best, b)
-	}
-	return best, s.describe(rows.Err())
+}
+
+// scanBest reads the environment columns BestPerShape puts in front of the
+// measurement's.
+func scanBest(row scanner) (Best, error) {
+	var b Best
+	var err error
+	b.Measurement, err = scanMeasurement(prefixed{row, envDest(&b.Env)})
+	return b, err
 }
 
 // prefixed scans the first len(head) columns into head and the rest into
