@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/vgsvg"
 )
@@ -132,21 +132,72 @@ func TestGoldenCatchesMovedPoint(t *testing.T) {
 	}
 }
 
-func TestLabelsDoNotOverlap(t *testing.T) {
-	// The labels of close points must be spread: every label's text
-	// appears once, and no two label boxes intersect.
-	r := h200Roofline()
+// layoutOf lays out r's point labels on the data area of a page, as Write
+// draws them, and returns them with the transform to canvas units.
+func layoutOf(t *testing.T, r *Roofline) ([]placedLabel, *pointLabels, func(plotter.XY) vg.Point) {
+	t.Helper()
 	p, err := r.Plot()
 	if err != nil {
 		t.Fatal(err)
 	}
 	labels := r.pointLabels()
-	boxes := placedBoxes(t, p, labels)
-	for i := range boxes {
-		for j := range i {
-			if a := area(intersect(boxes[i], boxes[j])); a > 0 {
-				t.Errorf("labels %q and %q overlap (%.1f pt²)", labels.labels[i], labels.labels[j], a)
+	dc := p.DataCanvas(page(vgsvg.New(width, height)))
+	trX, trY := p.Transforms(&dc)
+	toCanvas := func(xy plotter.XY) vg.Point { return vg.Point{X: trX(xy.X), Y: trY(xy.Y)} }
+	placed := labels.layout(dc, p)
+	for _, pl := range placed {
+		if outsideArea(pl.box, dc.Rectangle) > 0 {
+			t.Errorf("label %q leaves the data area", pl.text)
+		}
+	}
+	return placed, labels, toCanvas
+}
+
+// TestLabelsDoNotOverlap: on the crowded H200 roofline (GEMV and GER at
+// nearly one intensity) no two labels overlap.
+func TestLabelsDoNotOverlap(t *testing.T) {
+	placed, _, _ := layoutOf(t, h200Roofline())
+	for i, a := range placed {
+		for _, b := range placed[:i] {
+			if ar := area(intersect(a.box, b.box)); ar > 0 {
+				t.Errorf("labels %q and %q overlap (%.1f pt²)", a.text, b.text, ar)
 			}
+		}
+	}
+}
+
+// TestLabelAvoidsRoof: a point just under a compute roof would have its
+// first-choice label (to the right) cut by the roof; a free place below
+// exists and must be taken.
+func TestLabelAvoidsRoof(t *testing.T) {
+	r := &Roofline{MemoryGBs: 10, Roofs: []Roof{{"f32", 100}}, Points: []Point{{Label: "64×64×64", Intensity: 50, GFLOPs: 97}}}
+	placed, labels, toCanvas := layoutOf(t, r)
+	roof := labels.avoid[1]
+	seg := [2]vg.Point{toCanvas(roof[0]), toCanvas(roof[1])}
+	first := labels.candidate(toCanvas(labels.xys[0]), placed[0].text, placements[0])
+	if !crosses(seg, first.box) {
+		t.Fatalf("setup: the first-choice placement does not cross the roof; move the point nearer")
+	}
+	if crosses(seg, placed[0].box) {
+		t.Errorf("label crosses the roof though a free placement exists")
+	}
+}
+
+func TestCrosses(t *testing.T) {
+	box := vg.Rectangle{Min: vg.Point{X: 0, Y: 0}, Max: vg.Point{X: 10, Y: 5}}
+	for _, tt := range []struct {
+		a, b vg.Point
+		want bool
+	}{
+		{vg.Point{X: -5, Y: 2}, vg.Point{X: 15, Y: 2}, true},   // through, horizontal
+		{vg.Point{X: -5, Y: -5}, vg.Point{X: 15, Y: 10}, true}, // through, diagonal
+		{vg.Point{X: 2, Y: 1}, vg.Point{X: 3, Y: 2}, true},     // inside
+		{vg.Point{X: -5, Y: 6}, vg.Point{X: 15, Y: 6}, false},  // above
+		{vg.Point{X: -5, Y: 0}, vg.Point{X: 0, Y: 10}, false},  // passes the corner's outside...
+		{vg.Point{X: 11, Y: -5}, vg.Point{X: 11, Y: 10}, false},
+	} {
+		if got := crosses([2]vg.Point{tt.a, tt.b}, box); got != tt.want {
+			t.Errorf("crosses(%v–%v) = %v, want %v", tt.a, tt.b, got, tt.want)
 		}
 	}
 }
@@ -262,16 +313,4 @@ func TestFormatRate(t *testing.T) {
 			t.Errorf("formatRate(%g, %q) = %q, want %q", tt.giga, tt.unit, got, tt.want)
 		}
 	}
-}
-
-// placedBoxes lays the labels out on the data area of an SVG page of the
-// chart's size, as Write does.
-func placedBoxes(t *testing.T, p *plot.Plot, labels *pointLabels) []vg.Rectangle {
-	t.Helper()
-	dc := p.DataCanvas(page(vgsvg.New(width, height)))
-	var boxes []vg.Rectangle
-	for _, pl := range labels.layout(dc, p) {
-		boxes = append(boxes, pl.box)
-	}
-	return boxes
 }

@@ -14,18 +14,29 @@ import (
 
 // pointLabels is a plot.Plotter that writes one label beside each point,
 // choosing for each the first of eight positions around the point where it
-// stays inside the data area and overlaps neither an earlier label nor any
-// point. plotter.Labels puts every label at the same offset, so shapes close
-// in intensity and performance (16x16 f16 and f32, say) would print over
-// each other. The choice is made at draw time, in canvas units, so it is
-// exact for the output size.
+// stays inside the data area, overlaps neither an earlier label nor any
+// point, and crosses none of the avoided lines (the roofs). When no
+// position is free it takes the cheapest: crossing a line costs less than
+// hiding text. plotter.Labels puts every label at the same offset, so
+// shapes close in intensity and performance (GEMV and GER of one size)
+// would print over each other. The choice is made at draw time, in canvas
+// units, so it is exact for the output size.
 type pointLabels struct {
 	xys    plotter.XYs
 	labels []string
 	colors []color.Color
+	avoid  []plotter.XYs // polylines, in data coordinates
 	style  text.Style
 	gap    vg.Length // distance from the point's centre to the label
 }
+
+// Costs of a placement, in the units of overlap area (pt²): crossing a
+// line costs about a tenth of a label's area, and sitting nearer to another
+// point than to one's own (so the reader would pair it wrongly) twice that.
+const (
+	lineCrossingCost  = 20
+	misattributedCost = 40
+)
 
 func newPointLabels(gap vg.Length) *pointLabels {
 	return &pointLabels{
@@ -74,53 +85,85 @@ func (l *pointLabels) Plot(c draw.Canvas, p *plot.Plot) {
 	}
 }
 
-// layout places the labels in order, each avoiding the points and the
-// labels placed before it.
+// obstacles are what a label must keep clear of, in canvas units.
+type obstacles struct {
+	bounds   vg.Rectangle   // the data area
+	centers  []vg.Point     // the points
+	boxes    []vg.Rectangle // the points' markers, then the labels placed so far
+	segments [][2]vg.Point  // the avoided lines
+}
+
+// cost is the badness of box as the label of point own.
+func (o *obstacles) cost(box vg.Rectangle, own int) vg.Length {
+	cost := outsideArea(box, o.bounds)
+	d := distance(o.centers[own], box)
+	for i, c := range o.centers {
+		if i != own && distance(c, box) < d {
+			cost += misattributedCost
+			break
+		}
+	}
+	for _, b := range o.boxes {
+		cost += area(intersect(box, b))
+	}
+	for _, s := range o.segments {
+		if crosses(s, box) {
+			cost += lineCrossingCost
+		}
+	}
+	return cost
+}
+
+// layout places the labels in order, each avoiding the points, the lines
+// and the labels placed before it.
 func (l *pointLabels) layout(c draw.Canvas, p *plot.Plot) []placedLabel {
 	trX, trY := p.Transforms(&c)
-	centers := make([]vg.Point, len(l.xys))
-	var taken []vg.Rectangle // the points, then the placed labels
-	for i, xy := range l.xys {
-		centers[i] = vg.Point{X: trX(xy.X), Y: trY(xy.Y)}
+	toCanvas := func(xy plotter.XY) vg.Point { return vg.Point{X: trX(xy.X), Y: trY(xy.Y)} }
+	obs := obstacles{bounds: c.Rectangle}
+	for _, xy := range l.xys {
+		c := toCanvas(xy)
 		r := vg.Point{X: l.gap / 2, Y: l.gap / 2}
-		taken = append(taken, vg.Rectangle{Min: centers[i].Sub(r), Max: centers[i].Add(r)})
+		obs.centers = append(obs.centers, c)
+		obs.boxes = append(obs.boxes, vg.Rectangle{Min: c.Sub(r), Max: c.Add(r)})
+	}
+	for _, line := range l.avoid {
+		for i := 1; i < len(line); i++ {
+			obs.segments = append(obs.segments, [2]vg.Point{toCanvas(line[i-1]), toCanvas(line[i])})
+		}
 	}
 	out := make([]placedLabel, len(l.labels))
 	for i, label := range l.labels {
-		out[i] = l.place(c, centers[i], label, taken)
+		out[i] = l.place(i, label, &obs)
 		out[i].style.Color = l.colors[i]
-		taken = append(taken, out[i].box)
+		obs.boxes = append(obs.boxes, out[i].box)
 	}
 	return out
 }
 
-// place returns the first free placement of label around center, or the
-// one overlapping least when none is free.
-func (l *pointLabels) place(c draw.Canvas, center vg.Point, label string, taken []vg.Rectangle) placedLabel {
+// place returns the first free placement of the label of point i, or the
+// cheapest when none is free.
+func (l *pointLabels) place(i int, label string, obs *obstacles) placedLabel {
 	var best placedLabel
-	bestOverlap := vg.Length(math.Inf(1))
+	bestCost := vg.Length(math.Inf(1))
 	for _, pl := range placements {
-		sty := l.style
-		sty.XAlign, sty.YAlign = pl.x, pl.y
-		at := center.Add(vg.Point{X: vg.Length(pl.dx) * l.gap, Y: vg.Length(pl.dy) * l.gap})
-		box := sty.Rectangle(label).Add(at)
-		overlap := overlapArea(box, taken) + outsideArea(box, c.Rectangle)
-		if overlap < bestOverlap {
-			best, bestOverlap = placedLabel{label, sty, at, box}, overlap
+		c := l.candidate(obs.centers[i], label, pl)
+		cost := obs.cost(c.box, i)
+		if cost < bestCost {
+			best, bestCost = c, cost
 		}
-		if overlap == 0 {
+		if cost == 0 {
 			break
 		}
 	}
 	return best
 }
 
-func overlapArea(box vg.Rectangle, others []vg.Rectangle) vg.Length {
-	var sum vg.Length
-	for _, o := range others {
-		sum += area(intersect(box, o))
-	}
-	return sum
+// candidate is label placed by pl around center.
+func (l *pointLabels) candidate(center vg.Point, label string, pl placement) placedLabel {
+	sty := l.style
+	sty.XAlign, sty.YAlign = pl.x, pl.y
+	at := center.Add(vg.Point{X: vg.Length(pl.dx) * l.gap, Y: vg.Length(pl.dy) * l.gap})
+	return placedLabel{label, sty, at, sty.Rectangle(label).Add(at)}
 }
 
 // outsideArea is the part of box that lies outside bounds.
@@ -138,4 +181,27 @@ func intersect(a, b vg.Rectangle) vg.Rectangle {
 // area is the area of r, zero when r is empty.
 func area(r vg.Rectangle) vg.Length {
 	return max(0, r.Max.X-r.Min.X) * max(0, r.Max.Y-r.Min.Y)
+}
+
+// distance is the distance from p to the nearest point of box.
+func distance(p vg.Point, box vg.Rectangle) vg.Length {
+	dx := max(box.Min.X-p.X, 0, p.X-box.Max.X)
+	dy := max(box.Min.Y-p.Y, 0, p.Y-box.Max.Y)
+	return vg.Length(math.Hypot(float64(dx), float64(dy)))
+}
+
+// crosses reports whether segment s passes through box, by clipping the
+// segment's parameter range to the box's slabs (Liang–Barsky).
+func crosses(s [2]vg.Point, box vg.Rectangle) bool {
+	t0, t1 := 0.0, 1.0
+	clip := func(from, delta, lo, hi vg.Length) bool {
+		if delta == 0 {
+			return lo <= from && from <= hi
+		}
+		a, b := float64((lo-from)/delta), float64((hi-from)/delta)
+		t0, t1 = max(t0, min(a, b)), min(t1, max(a, b))
+		return t0 <= t1
+	}
+	d := s[1].Sub(s[0])
+	return clip(s[0].X, d.X, box.Min.X, box.Max.X) && clip(s[0].Y, d.Y, box.Min.Y, box.Max.Y)
 }

@@ -67,7 +67,7 @@ func (r *Roofline) Plot() (*plot.Plot, error) {
 	// the top left corner of the data area is always free for the legend.
 	leg := newLegend()
 	leg.Top, leg.Left = true, true
-	if err := r.addRoofs(p, &leg, xmin, xmax); err != nil {
+	if err := r.addRoofs(p, &leg); err != nil {
 		return nil, err
 	}
 	if err := r.addPoints(p, &leg); err != nil {
@@ -133,16 +133,31 @@ func at(x, y float64) plotter.XY {
 	return plotter.XY{X: math.Log10(x), Y: math.Log10(y)}
 }
 
-// addRoofs draws the roofs across the intensities xmin…xmax.
-func (r *Roofline) addRoofs(p *plot.Plot, leg *plot.Legend, xmin, xmax float64) error {
-	peak := xmax * r.MemoryGBs // without compute roofs, to the right edge
+// roofLines are the roofs as polylines on the log axes, the memory roof
+// first, then one per compute roof. The memory roof runs from the left edge
+// up to the highest compute roof (to the right edge if there is none); each
+// compute roof from its ridge point, where it meets the memory roof, to the
+// right edge.
+func (r *Roofline) roofLines() []plotter.XYs {
+	xmin, xmax, _, _ := r.bounds()
+	peak := xmax * r.MemoryGBs
 	if len(r.Roofs) > 0 {
 		peak = 0
 		for _, rf := range r.Roofs {
 			peak = max(peak, rf.GFLOPs)
 		}
 	}
-	memory, err := plotter.NewLine(plotter.XYs{at(xmin, xmin*r.MemoryGBs), at(peak/r.MemoryGBs, peak)})
+	lines := []plotter.XYs{{at(xmin, xmin*r.MemoryGBs), at(peak/r.MemoryGBs, peak)}}
+	for _, rf := range r.Roofs {
+		lines = append(lines, plotter.XYs{at(rf.GFLOPs/r.MemoryGBs, rf.GFLOPs), at(xmax, rf.GFLOPs)})
+	}
+	return lines
+}
+
+// addRoofs draws the roofs with their legend entries and names.
+func (r *Roofline) addRoofs(p *plot.Plot, leg *plot.Legend) error {
+	lines := r.roofLines()
+	memory, err := plotter.NewLine(lines[0])
 	if err != nil {
 		return err
 	}
@@ -151,14 +166,15 @@ func (r *Roofline) addRoofs(p *plot.Plot, leg *plot.Legend, xmin, xmax float64) 
 	leg.Add("memory "+formatRate(r.MemoryGBs, "B/s"), memory)
 	names := plotter.XYLabels{XYs: make(plotter.XYs, len(r.Roofs)), Labels: make([]string, len(r.Roofs))}
 	for i, rf := range r.Roofs {
-		roof, err := plotter.NewLine(plotter.XYs{at(rf.GFLOPs/r.MemoryGBs, rf.GFLOPs), at(xmax, rf.GFLOPs)})
+		line := lines[i+1]
+		roof, err := plotter.NewLine(line)
 		if err != nil {
 			return err
 		}
 		roof.LineStyle = roofStyle(i)
 		p.Add(roof)
 		leg.Add(rf.Name+" "+formatRate(rf.GFLOPs, "FLOP/s"), roof)
-		names.XYs[i], names.Labels[i] = at(xmax, rf.GFLOPs), rf.Name
+		names.XYs[i], names.Labels[i] = line[len(line)-1], rf.Name
 	}
 	return addRoofNames(p, names)
 }
@@ -219,6 +235,7 @@ func (r *Roofline) groups() []string {
 func (r *Roofline) pointLabels() *pointLabels {
 	groups := r.groups()
 	l := newPointLabels(markerRadius + vg.Points(3))
+	l.avoid = r.roofLines()
 	for _, pt := range r.Points {
 		l.add(at(pt.Intensity, pt.GFLOPs), pt.Label, groupColor(slices.Index(groups, pt.Group)))
 	}
