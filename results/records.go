@@ -111,7 +111,7 @@ type Measurement struct {
 	GFLOPS      float64
 	GBS         float64
 	Verified    bool    // the output was compared with the host reference
-	VerifyError float64 // ‖out−ref‖/‖ref‖ when Verified; may be NaN
+	VerifyError float64 // ‖out−ref‖/‖ref‖; NaN when not verified or the output held NaN
 	Seed        int64   // seed of the random inputs
 	MeasuredAt  time.Time
 }

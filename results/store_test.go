@@ -102,6 +102,10 @@ func TestOpenExistingNeedsAFile(t *testing.T) {
 	if _, statErr := os.Stat(path); !errors.Is(statErr, os.ErrNotExist) {
 		t.Error("OpenExisting created the file")
 	}
+	dir := t.TempDir()
+	if _, err := Open(dir); err == nil || !strings.Contains(err.Error(), dir+" is a folder") {
+		t.Errorf("Open(folder) = %v", err)
+	}
 }
 
 // TestRefusedFilesUntouched: files that are not results databases, or are
