@@ -85,11 +85,7 @@ func TestGolden(t *testing.T) {
 	}
 	for _, c := range charts {
 		t.Run(c.name, func(t *testing.T) {
-			got := renderSVG(t, c.chart)
-			if again := renderSVG(t, c.chart); !bytes.Equal(got, again) {
-				t.Fatal("two renderings of the same chart differ: the golden test would be flaky")
-			}
-			checkGolden(t, filepath.Join("testdata", c.name+".svg"), got)
+			checkGolden(t, c.name, c.chart)
 			if *preview != "" {
 				if err := Save(filepath.Join(*preview, c.name+".png"), c.chart); err != nil {
 					t.Fatal(err)
@@ -99,21 +95,49 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-func checkGolden(t *testing.T, path string, got []byte) {
+// checkGolden compares the SVG of c with testdata/NAME.svg. On a mismatch
+// it keeps the new rendering, SVG and PNG, in a temporary directory: a
+// text diff of two SVGs says little, a look at the picture says all.
+func checkGolden(t *testing.T, name string, c Chart) {
 	t.Helper()
+	golden := filepath.Join("testdata", name+".svg")
+	got := renderSVG(t, c)
+	if again := renderSVG(t, c); !bytes.Equal(got, again) {
+		t.Fatal("two renderings of the same chart differ: the golden test would be flaky")
+	}
 	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
 	}
-	want, err := os.ReadFile(path)
+	want, err := os.ReadFile(golden)
+	if err == nil && bytes.Equal(got, want) {
+		return
+	}
+	kept := keep(t, name, got, c)
 	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
+		t.Fatalf("%v; the rendering is in %s: look at it, then run go test -update", err, kept)
 	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the rendering (%d bytes, golden %d); look at the chart, then run go test -update", path, len(got), len(want))
+	t.Errorf("%s does not match the rendering in %s (and its .png): look at it, then run go test -update", golden, kept)
+}
+
+// keep writes a rendering that failed its golden check, as SVG and PNG,
+// into a new temporary directory and returns the SVG's path.
+func keep(t *testing.T, name string, svg []byte, c Chart) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "tltune-chart-")
+	if err != nil {
+		t.Fatal(err)
 	}
+	path := filepath.Join(dir, name+".svg")
+	if err := os.WriteFile(path, svg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Save(filepath.Join(dir, name+".png"), c); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // TestGoldenCatchesMovedPoint shows the golden comparison can fail: moving
