@@ -246,3 +246,29 @@ func TestKeyString(t *testing.T) {
 		t.Errorf("Slower.String() = %q", s)
 	}
 }
+
+func TestParseThreshold(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want float64
+		err  string
+	}{
+		{in: "5%", want: 0.05},
+		{in: " 2.5% ", want: 0.025},
+		{in: "0.05", want: 0.05},
+		{in: "five", err: `threshold "five" is not a number: give a percent like 5% or a fraction like 0.05`},
+		{in: "5", err: "threshold 5 out of range: give a fraction between 0 and 1, e.g. 0.05 for 5%"},
+		{in: "0%", err: "threshold 0 out of range: give a fraction between 0 and 1, e.g. 0.05 for 5%"},
+	} {
+		got, err := ParseThreshold(tt.in)
+		if tt.err != "" {
+			if err == nil || err.Error() != tt.err {
+				t.Errorf("ParseThreshold(%q) error %v, want %q", tt.in, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || math.Abs(got-tt.want) > 1e-15 {
+			t.Errorf("ParseThreshold(%q) = %v, %v, want %v", tt.in, got, err, tt.want)
+		}
+	}
+}
