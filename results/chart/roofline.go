@@ -63,8 +63,9 @@ func (r *Roofline) Plot() (*plot.Plot, error) {
 	p.X.Min, p.X.Max = math.Log10(xmin), math.Log10(xmax)
 	p.Y.Min, p.Y.Max = math.Log10(ymin), math.Log10(ymax)
 	p.Add(plotter.NewGrid())
-	// Above the memory roof at low intensity nothing can be measured, so
-	// the top left corner of the data area is always free for the legend.
+	// Above the memory roof at low intensity nothing can be measured
+	// (short of a kernel served from cache beating the copy bandwidth),
+	// so the top left corner of the data area is free for the legend.
 	leg := newLegend()
 	leg.Top, leg.Left = true, true
 	if err := r.addRoofs(p, &leg); err != nil {
