@@ -48,10 +48,10 @@ type Info struct {
 
 	MaxWorkGroupSize int    `json:"max_work_group_size"`
 	MaxWorkItemSizes [3]int `json:"max_work_item_sizes"`
-	SubgroupSizes    []int  `json:"subgroup_sizes"` // empty: the runtime does not say
+	SubgroupSizes    []int  `json:"subgroup_sizes,omitempty"` // empty: the runtime does not say
 
 	Extensions []string `json:"extensions"`
-	ILVersions []string `json:"il_versions"` // e.g. "SPIR-V_1.2"; empty: no IL programs
+	ILVersions []string `json:"il_versions,omitempty"` // e.g. "SPIR-V_1.2"; empty: no IL programs
 	FP16       bool     `json:"fp16"`
 	FP64       bool     `json:"fp64"`
 

@@ -269,3 +269,52 @@ func TestOutOfResources(t *testing.T) {
 		t.Fatalf("Alloc beyond the maximum allocation = %v, want ErrOutOfResources", err)
 	}
 }
+
+// TestAxpyEveryDevice runs the axpy kernel on every device this machine
+// has, through every program format the device takes: OpenCL C always,
+// SPIR-V where the device lists the IL, SPIR bitcode where it has
+// cl_khr_spir. On a GPU machine this covers NVIDIA's OpenCL found without an
+// .icd file.
+func TestAxpyEveryDevice(t *testing.T) {
+	inv := Enumerate()
+	if len(inv.Devices) == 0 {
+		pocl(t) // fails in CI, skips elsewhere
+	}
+	for _, info := range inv.Devices {
+		t.Run(info.ID, func(t *testing.T) {
+			d, err := info.Open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Cleanups run last-in first-out: buffers and kernels go first.
+			t.Cleanup(func() { d.Close() })
+			t.Logf("%s (%s, driver %s)", info.Name, info.Platform, info.Driver)
+			checkAxpy(t, d, mustBuildSource(t, d, "testdata/axpy.cl", "axpy"))
+			spv, err := CompileOpenCLC(readFile(t, "testdata/axpy.cl"))
+			if errors.Is(err, ErrRuntimeMissing) && os.Getenv("CI") != "true" {
+				t.Skip(err)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if info.AcceptsSPIRV() {
+				p, err := d.BuildSPIRV(spv, "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkAxpy(t, d, mustKernel(t, p, "axpy"))
+			}
+			if info.HasExtension("cl_khr_spir") {
+				bc, err := SPIRVToBitcode(spv)
+				if err != nil {
+					t.Fatal(err)
+				}
+				p, err := d.BuildSPIR(bc, "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkAxpy(t, d, mustKernel(t, p, "axpy"))
+			}
+		})
+	}
+}

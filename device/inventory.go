@@ -1,6 +1,7 @@
 package device
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -32,6 +33,16 @@ type Status struct {
 	Note    string   `json:"note"` // one line for people, e.g. "loader found, no driver or device"
 	Err     error    `json:"-"`
 	Extra   []string `json:"extra_libraries,omitempty"` // vendor libraries opened directly
+}
+
+// Install returns the Debian package that would make the runtime usable,
+// or "" when it has devices.
+func (s Status) Install() string {
+	var me *MissingError
+	if errors.As(s.Err, &me) {
+		return me.Package
+	}
+	return ""
 }
 
 // Inventory is every device of every runtime, in the order of the combined
@@ -82,7 +93,15 @@ func Open(spec string) (Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	return info.open()
+	return info.Open()
+}
+
+// Open opens the device. Only an Info from Enumerate can be opened.
+func (i Info) Open() (Device, error) {
+	if i.open == nil {
+		return nil, fmt.Errorf("device %q was not found on this machine; run 'tltune devices'", i.Name)
+	}
+	return i.open()
 }
 
 // Select picks the device a spec names from inv (see Open).

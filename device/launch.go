@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 )
 
 // checkRange validates a launch the same way for every runtime, so that a
@@ -52,4 +53,15 @@ func envOr(name, def string) string {
 		return v
 	}
 	return def
+}
+
+// vendorLibraries returns the OpenCL vendor libraries to open directly:
+// TLTUNE_OPENCL_VENDORS (colon-separated; set and empty means none) or the
+// known ones.
+func vendorLibraries() []string {
+	v, ok := os.LookupEnv("TLTUNE_OPENCL_VENDORS")
+	if !ok {
+		return openCLVendors
+	}
+	return strings.FieldsFunc(v, func(r rune) bool { return r == ':' })
 }

@@ -11,7 +11,7 @@ import (
 // those of vendor libraries the loader does not know (no .icd file).
 func probeOpenCL() ([]Info, Status) {
 	loader := envOr("TLTUNE_OPENCL_LOADER", openCLLoader)
-	disc := cl.Discover(loader, openCLVendors)
+	disc := cl.Discover(loader, vendorLibraries())
 	st := Status{Runtime: OpenCL, Library: loader, Extra: disc.Vendors}
 	var infos []Info
 	for _, p := range disc.Platforms {

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+
+	"tltune/device"
+)
+
+func init() {
+	register(&command{
+		name:    "peak",
+		summary: "measure the device's ceilings: copy bandwidth and FMA throughput (f32, f64, f16)",
+		usage:   "[--device D] [--json] [--copy-mib N] [--repeats N]",
+		run:     peakCmd,
+	})
+}
+
+func peakCmd(c *context, args []string) int {
+	fs := c.flags()
+	spec := deviceFlag(fs)
+	asJSON := fs.Bool("json", false, "print the ceilings and every raw sample as JSON")
+	copyMiB := fs.Int("copy-mib", 0, "size of each copy buffer in MiB (default: ≥ 256 MiB and 4× the cache on GPUs, 64 MiB on CPUs)")
+	repeats := fs.Int("repeats", 10, "timed launches per ceiling; the median is reported")
+	if status, ok := c.parse(fs, args); !ok {
+		return status
+	}
+	if fs.NArg() > 0 {
+		return c.usageError("unexpected argument %q", fs.Arg(0))
+	}
+	if *copyMiB < 0 || *repeats < 1 {
+		return c.usageError("--copy-mib must be ≥ 0 and --repeats ≥ 1")
+	}
+	d, err := openDevice(*spec)
+	if isReference(err) {
+		return c.usageError("the reference interpreter has no ceilings to measure; pick a device")
+	}
+	if err != nil {
+		return c.fail(err)
+	}
+	defer d.Close()
+	peak, err := device.MeasurePeak(d, device.PeakOptions{CopyBytes: int64(*copyMiB) << 20, Repeats: *repeats})
+	if err != nil {
+		return c.fail(err)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(c.stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(peak)
+	} else {
+		err = writePeakTable(c.stdout, peak)
+	}
+	if err != nil {
+		return c.fail(err)
+	}
+	return exitOK
+}
+
+func writePeakTable(w io.Writer, p device.Peak) error {
+	if _, err := fmt.Fprintf(w, "%s (%s, driver %s)\n", p.Device, p.Runtime, p.Driver); err != nil {
+		return err
+	}
+	t := tablewriter.NewTable(w,
+		tablewriter.WithHeaderAutoFormat(tw.Off), // keeps "GFLOP/s" as written
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: []tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignRight}}),
+	)
+	t.Header([]string{"ceiling", "value", "unit", "median µs", "launches"})
+	for _, c := range p.Ceilings {
+		ns := c.Work / c.Value
+		row := []string{c.Name, fmt.Sprintf("%.1f", c.Value), c.Unit, fmt.Sprintf("%.1f", ns/1e3), fmt.Sprint(len(c.SamplesNS))}
+		if err := t.Append(row); err != nil {
+			return err
+		}
+	}
+	if err := t.Render(); err != nil {
+		return err
+	}
+	for _, s := range p.Skipped {
+		if _, err := fmt.Fprintln(w, "skipped", s); err != nil {
+			return err
+		}
+	}
+	return nil
+}

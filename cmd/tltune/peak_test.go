@@ -1,0 +1,64 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"tltune/device"
+)
+
+func TestPeakUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"peak", "--device", "ref"},
+		{"peak", "--repeats", "0"},
+		{"peak", "--copy-mib", "-1"},
+		{"peak", "extra"},
+	} {
+		status, _, stderr := tltune(args...)
+		if status != exitUsage || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("tltune %v: status %d, stderr %q; want one usage line", args, status, stderr)
+		}
+	}
+	status, _, stderr := tltune("peak", "--device", "no-such-device")
+	if status != exitFail || !strings.Contains(stderr, "tltune devices") {
+		t.Errorf("unknown device: status %d, stderr %q", status, stderr)
+	}
+}
+
+// TestPeakOnPoCL measures small ceilings on the PoCL CPU device.
+func TestPeakOnPoCL(t *testing.T) {
+	spec := ""
+	for _, d := range device.Enumerate().Devices {
+		if d.Platform == "Portable Computing Language" {
+			spec = d.ID
+		}
+	}
+	if spec == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("no PoCL device, and CI=true: run `make setup` (pocl-opencl-icd)")
+		}
+		t.Skip("no PoCL device (install pocl-opencl-icd)")
+	}
+	status, stdout, stderr := tltune("peak", "--device", spec, "--json", "--copy-mib", "1", "--repeats", "2")
+	if status != exitOK {
+		t.Fatalf("peak: status %d, stderr %q", status, stderr)
+	}
+	var p device.Peak
+	if err := json.Unmarshal([]byte(stdout), &p); err != nil {
+		t.Fatalf("peak --json: %v\n%s", err, stdout)
+	}
+	if len(p.Ceilings) < 2 || p.Ceilings[0].Name != "copy" || p.Ceilings[0].Work != 2<<20 {
+		t.Errorf("peak --json: %+v", p)
+	}
+	var text strings.Builder
+	if err := writePeakTable(&text, p); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"GB/s", "GFLOP/s", "fma_f32", p.Device} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("peak table lacks %q:\n%s", want, text.String())
+		}
+	}
+}
