@@ -1,0 +1,176 @@
+// Package compiler is the driver of the tensor-language compiler: it parses
+// a source file, verifies it, runs the pass pipeline of compiler/pass for a
+// target (compiler/target) with configurations from attributes, a tuning
+// table (compiler/tuning) or a heuristic, and emits OpenCL C
+// (compiler/emit/opencl) together with each kernel's argument ABI
+// (docs/abi.md) and launch configuration.
+//
+//	res, err := compiler.Compile(src, compiler.Options{Target: "generic"})
+//	// res.OpenCL is the program, res.Kernels[i].Args its arguments,
+//	// res.Kernels[i].GlobalSize(batch) and LocalSize() its launch.
+package compiler
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"tltune/compiler/check"
+	"tltune/compiler/diag"
+	"tltune/compiler/emit/opencl"
+	"tltune/compiler/ir"
+	"tltune/compiler/pass"
+	"tltune/compiler/printer"
+	"tltune/compiler/syntax"
+	"tltune/compiler/target"
+	"tltune/compiler/tuning"
+)
+
+// Kernel describes one compiled kernel: name, argument ABI and launch
+// configuration.
+type Kernel = opencl.Kernel
+
+// Arg is one OpenCL kernel argument of a Kernel.
+type Arg = opencl.Arg
+
+// Options select the target and the sources of configurations.
+type Options struct {
+	// Target forces a profile by name ("generic", "intel", "nvidia"). When
+	// empty, the profile is chosen from Device, or generic without one.
+	Target string
+	// Device describes the device the kernels are for, when known.
+	Device *target.Device
+	// Table is the tuning table; nil uses the defaults embedded from
+	// configs/tuning.
+	Table *tuning.Table
+	// DebugPasses, when not nil, receives the IR after every pass.
+	DebugPasses io.Writer
+}
+
+// Result is a compiled program.
+type Result struct {
+	Target  *target.Target
+	OpenCL  string   // the OpenCL C program
+	Kernels []Kernel // one per function, in source order
+	// Explain says, per function, where each configuration parameter came
+	// from (attributes, tuning table, heuristic).
+	Explain string
+	Lowered *ir.Program // the program after the pipeline
+}
+
+// Error is a compile failure with positioned diagnostics when the source
+// is at fault.
+type Error struct {
+	Diags diag.List // parse or verification errors (positions in the source)
+	Err   error     // any other failure
+}
+
+func (e *Error) Error() string {
+	if len(e.Diags) > 0 {
+		return e.Diags.Error()
+	}
+	return e.Err.Error()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Compile compiles src to OpenCL C.
+func Compile(src []byte, o Options) (*Result, error) {
+	prog, errs := syntax.Parse(src)
+	if len(errs) > 0 {
+		return nil, &Error{Diags: errs}
+	}
+	t, err := chooseTarget(o)
+	if err != nil {
+		return nil, &Error{Err: err}
+	}
+	if errs := check.Program(prog, limits(t)); len(errs) > 0 {
+		return nil, &Error{Diags: errs}
+	}
+	return CompileProgram(prog, o)
+}
+
+// limits are the target's limits in the verifier's terms.
+func limits(t *target.Target) *check.Target {
+	sizes := make([]int64, len(t.SubgroupSizes))
+	for i, s := range t.SubgroupSizes {
+		sizes[i] = int64(s)
+	}
+	return &check.Target{SubgroupSizes: sizes, MaxWorkGroupSize: int64(t.MaxWorkGroupSize), LocalMemory: int64(t.LocalMemBytes)}
+}
+
+// CompileProgram runs the pipeline on a parsed and verified program (which
+// it rewrites) and emits OpenCL C.
+func CompileProgram(prog *ir.Program, o Options) (*Result, error) {
+	t, err := chooseTarget(o)
+	if err != nil {
+		return nil, &Error{Err: err}
+	}
+	table := o.Table
+	if table == nil {
+		if table, err = tuning.Defaults(); err != nil {
+			return nil, &Error{Err: fmt.Errorf("embedded tuning tables: %w", err)}
+		}
+	}
+	st := &pass.State{Prog: prog, Target: t, Table: table}
+	if o.Device != nil {
+		st.Device = o.Device.Name
+	}
+	popts := pass.Options{
+		Verify: func(p *ir.Program) error { return check.Program(p, limits(t)).Err() },
+		Debug:  o.DebugPasses,
+		Print:  printer.String,
+	}
+	if err := pass.Run(st, pass.Pipeline(), popts); err != nil {
+		return nil, &Error{Err: err}
+	}
+	launch := map[*ir.Func]opencl.Launch{}
+	for f, ch := range st.Choices {
+		p := ch.Params
+		launch[f] = opencl.Launch{SubgroupSize: p.SubgroupSize, WorkGroupSize: p.WorkGroupSize, BatchPerGroup: p.BatchPerGroup}
+	}
+	out, err := opencl.Emit(prog, t, launch)
+	if err != nil {
+		return nil, &Error{Err: err}
+	}
+	return &Result{Target: t, OpenCL: out.Source, Kernels: out.Kernels,
+		Explain: explain(t, o, prog, st), Lowered: prog}, nil
+}
+
+func chooseTarget(o Options) (*target.Target, error) {
+	switch {
+	case o.Target != "":
+		return target.ByName(o.Target)
+	case o.Device != nil:
+		return target.ForDevice(*o.Device), nil
+	}
+	return target.Generic(), nil
+}
+
+func explain(t *target.Target, o Options, prog *ir.Program, st *pass.State) string {
+	var b strings.Builder
+	switch {
+	case o.Target != "":
+		fmt.Fprintf(&b, "target %s (forced by --target)\n", t.Name)
+	case o.Device != nil:
+		fmt.Fprintf(&b, "target %s (from the properties of device %q)\n", t.Name, o.Device.Name)
+	default:
+		fmt.Fprintf(&b, "target %s (no device given)\n", t.Name)
+	}
+	fmt.Fprintf(&b, "  subgroup sizes %v, f16 %s, coopmatrix: %s\n", t.SubgroupSizes, f16Mode(t), t.Coopmatrix)
+	for _, f := range prog.Funcs {
+		ch := st.Choices[f]
+		fmt.Fprintf(&b, "@%s:\n", f.Name)
+		for _, line := range ch.Explain {
+			fmt.Fprintf(&b, "  %s\n", line)
+		}
+	}
+	return b.String()
+}
+
+func f16Mode(t *target.Target) string {
+	if t.NativeF16 {
+		return "native"
+	}
+	return "in memory only (vload_half/vstore_half, computed in f32)"
+}

@@ -1,0 +1,224 @@
+package opencl
+
+import (
+	"fmt"
+
+	"tltune/compiler/ir"
+)
+
+// Cooperative matrices: a matrix of X rows and Y columns is spread over the
+// sgs lanes of a subgroup by rows; lane l holds rows l, l+sgs, l+2·sgs, ...
+// in a struct member v[R·Y] (R = ceil(X/sgs)), row slot i at v[i·Y + j].
+// Every loop below has constant bounds so the OpenCL compiler unrolls it and
+// keeps the matrix in registers.
+
+// coopLoop opens "for (int NAME = 0; NAME < n; ++NAME) {" marked for unrolling.
+func (e *fn) coopLoop(name string, n int) {
+	e.line("#pragma unroll")
+	e.line("for (int %s = 0; %s < %d; ++%s) {", name, name, n, name)
+	e.indent++
+}
+
+func (e *fn) closeLoop() {
+	e.indent--
+	e.line("}")
+}
+
+// laneRow is the C expression of the matrix row held in row slot `slot`.
+func (e *fn) laneRow(slot string) string {
+	if e.launch.SubgroupSize == 1 {
+		return slot
+	}
+	return fmt.Sprintf("(tl_lane + %s * %d)", slot, e.launch.SubgroupSize)
+}
+
+// coopDecl declares the variable for coopmatrix result v.
+func (e *fn) coopDecl(v *ir.Value) (name string, perLane int) {
+	typ, n := e.u.coopStruct(v.Type, e.launch.SubgroupSize)
+	name = e.fresh(v.Name)
+	e.line("%s %s;", typ, name)
+	e.names[v] = name
+	return name, n
+}
+
+// coopElementwise declares result v and sets every element with
+// expr(element of each source), the sources having v's layout.
+func (e *fn) coopElementwise(v *ir.Value, expr func(src []string) string, srcs ...string) {
+	name, n := e.coopDecl(v)
+	e.coopLoop("tl_e", n)
+	elems := make([]string, len(srcs))
+	for i, s := range srcs {
+		elems[i] = s + ".v[tl_e]"
+	}
+	e.line("%s.v[tl_e] = %s;", name, expr(elems))
+	e.closeLoop()
+}
+
+func (e *fn) coopFill(v *ir.Value, lit string) {
+	e.coopElementwise(v, func([]string) string { return lit })
+}
+
+func (e *fn) coopScale(in *ir.Inst) {
+	s := e.value(in.Operands[0])
+	t := in.Result().Type.Elem()
+	e.coopElementwise(in.Result(), func(x []string) string {
+		expr, _ := e.binary(ir.Mul, t, s, x[0])
+		return expr
+	}, e.value(in.Operands[1]))
+}
+
+func (e *fn) coopArith(in *ir.Inst) error {
+	t := in.Result().Type.Elem()
+	if _, err := e.binary(in.Arith, t, "a", "b"); err != nil {
+		return err
+	}
+	e.coopElementwise(in.Result(), func(x []string) string {
+		expr, _ := e.binary(in.Arith, t, x[0], x[1])
+		return expr
+	}, e.value(in.Operands[0]), e.value(in.Operands[1]))
+	return nil
+}
+
+func (e *fn) coopUnary(in *ir.Inst) error {
+	t := in.Operands[0].Type.Elem()
+	if _, err := e.unaryExpr(in.Unary, t, "a"); err != nil {
+		return err
+	}
+	e.coopElementwise(in.Result(), func(x []string) string {
+		expr, _ := e.unaryExpr(in.Unary, t, x[0])
+		return expr
+	}, e.value(in.Operands[0]))
+	return nil
+}
+
+func (e *fn) coopCast(in *ir.Inst) {
+	from, to := in.Operands[0].Type.Elem(), in.Result().Type.Elem()
+	e.coopElementwise(in.Result(), func(x []string) string {
+		return e.convert(x[0], from, to)
+	}, e.value(in.Operands[0]))
+}
+
+// coopAccess describes the memory element behind coopmatrix element (r, j)
+// of a load or store: its memref row and column and the bounds checks.
+func (e *fn) coopAccess(m *memref, x, y string, trans bool, checked ir.Checked) (off, cond string) {
+	memRow, memCol := add(x, "tl_r"), add(y, "tl_c")
+	if trans {
+		memRow, memCol = add(x, "tl_c"), add(y, "tl_r")
+	}
+	var conds []string
+	checkRow := checked == ir.RowsChecked || checked == ir.BothChecked
+	checkCol := checked == ir.ColsChecked || checked == ir.BothChecked
+	if trans {
+		checkRow, checkCol = checkCol, checkRow
+	}
+	if checkRow {
+		conds = append(conds, fmt.Sprintf("0 <= %s && %s < %s", memRow, memRow, m.shape[0]))
+	}
+	if checkCol {
+		conds = append(conds, fmt.Sprintf("0 <= %s && %s < %s", memCol, memCol, m.shape[1]))
+	}
+	off = add(mul(memRow, m.stride[0]), mul(memCol, m.stride[1]))
+	cond = joinConds(conds)
+	return off, cond
+}
+
+func joinConds(conds []string) string {
+	s := ""
+	for i, c := range conds {
+		if i > 0 {
+			s += " && "
+		}
+		s += "(" + c + ")"
+	}
+	return s
+}
+
+// coopRows opens the loops over the lane's rows (tl_r, skipping padding
+// rows) and the columns (tl_c), element index tl_k.
+func (e *fn) coopRows(t *ir.Type) {
+	sgs := e.launch.SubgroupSize
+	rows, cols := int(t.Rows()), int(t.Cols())
+	e.coopLoop("tl_i", ceilDiv(rows, sgs))
+	e.line("const long tl_r = %s;", e.laneRow("tl_i"))
+	e.coopLoop("tl_c", cols)
+	e.line("const int tl_k = tl_i * %d + tl_c;", cols)
+	if rows%sgs != 0 {
+		e.line("if (tl_r >= %d) continue;", rows)
+	}
+}
+
+func (e *fn) closeRows() {
+	e.closeLoop()
+	e.closeLoop()
+}
+
+func (e *fn) coopLoad(in *ir.Inst) {
+	m := e.memref(in.Operands[0])
+	x, y := e.value(in.Operands[1]), e.value(in.Operands[2])
+	t := in.Result().Type
+	name, _ := e.coopDecl(in.Result())
+	zero := e.zero(t.Elem())
+	e.coopRows(t)
+	off, cond := e.coopAccess(m, x, y, in.TransA == ir.Trans, in.Checked)
+	load := e.loadElem(m, off)
+	if cond != "" {
+		load = cond + " ? " + load + " : " + zero
+	}
+	e.line("%s.v[tl_k] = %s;", name, load)
+	e.closeRows()
+}
+
+func (e *fn) coopStore(in *ir.Inst) error {
+	a := e.value(in.Operands[0])
+	m := e.memref(in.Operands[1])
+	x, y := e.value(in.Operands[2]), e.value(in.Operands[3])
+	e.coopRows(in.Operands[0].Type)
+	off, cond := e.coopAccess(m, x, y, false, in.Checked)
+	if cond != "" {
+		e.line("if (!(%s)) continue;", cond)
+	}
+	err := e.storeElem(m, off, a+".v[tl_k]", in.Atomic)
+	e.closeRows()
+	return err
+}
+
+// coopMulAdd writes D = A·B + C. Row slot i of A and C live in this lane;
+// B(k, j) lives in lane k mod sgs, slot k / sgs, and is broadcast.
+func (e *fn) coopMulAdd(in *ir.Inst) {
+	av, bv, cv := in.Operands[0], in.Operands[1], in.Operands[2]
+	a, b, c := e.value(av), e.value(bv), e.value(cv)
+	ct := cv.Type.Elem()
+	sgs := e.launch.SubgroupSize
+	rows, cols, depth := int(cv.Type.Rows()), int(cv.Type.Cols()), int(av.Type.Cols())
+	accType, _ := e.u.coopStruct(cv.Type, sgs)
+	acc := e.fresh("acc")
+	e.line("%s %s = %s;", accType, acc, c)
+	e.coopLoop("tl_kk", depth)
+	e.coopLoop("tl_c", cols)
+	bElem := fmt.Sprintf("%s.v[(tl_kk / %d) * %d + tl_c]", b, sgs, cols)
+	if sgs == 1 {
+		bElem = fmt.Sprintf("%s.v[tl_kk * %d + tl_c]", b, cols)
+	}
+	bElem = e.broadcast(bElem, bv.Type.Elem(), fmt.Sprintf("(int)(tl_kk %% %d)", sgs))
+	e.line("const %s tl_b = %s;", e.regType(ct), e.convert(bElem, bv.Type.Elem(), ct))
+	e.coopLoop("tl_i", ceilDiv(rows, sgs))
+	aElem := e.convert(fmt.Sprintf("%s.v[tl_i * %d + tl_kk]", a, depth), av.Type.Elem(), ct)
+	dst := fmt.Sprintf("%s.v[tl_i * %d + tl_c]", acc, cols)
+	prod, _ := e.binary(ir.Mul, ct, aElem, "tl_b")
+	sum, _ := e.binary(ir.Add, ct, dst, prod)
+	e.line("%s = %s;", dst, sum)
+	e.closeLoop()
+	e.closeLoop()
+	e.closeLoop()
+	d := in.Result()
+	if d.Type == cv.Type {
+		e.names[d] = acc
+		return
+	}
+	e.coopElementwise(d, func(x []string) string { return e.convert(x[0], ct, d.Type.Elem()) }, acc)
+}
+
+// zero is the C zero of scalar type t.
+func (e *fn) zero(t *ir.Type) string {
+	return e.literal(ir.Constant{Kind: ir.ConstInt}, t)
+}

@@ -1,0 +1,230 @@
+package opencl
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"tltune/compiler/ir"
+	"tltune/compiler/target"
+)
+
+// fn is the state of one kernel being written.
+type fn struct {
+	u      *unit
+	f      *ir.Func
+	launch Launch
+	body   strings.Builder
+	locals strings.Builder // local-memory arrays, declared at kernel scope as OpenCL 1.2 requires
+	indent int
+	next   int
+	names  map[*ir.Value]string    // scalar and coopmatrix values
+	mems   map[*ir.Value]*memref   // memref values
+	groups map[*ir.Value]*group    // group values
+	yields map[*ir.Region][]string // where a region's yield stores its values
+}
+
+func (u *unit) emitFunc(out *strings.Builder, f *ir.Func, l Launch) (*Kernel, error) {
+	if l.SubgroupSize < 1 || l.WorkGroupSize[0]%l.SubgroupSize != 0 {
+		return nil, fmt.Errorf("opencl: work-group size %v is not a multiple of subgroup size %d", l.WorkGroupSize, l.SubgroupSize)
+	}
+	l.BatchPerGroup = max(l.BatchPerGroup, 1)
+	e := &fn{u: u, f: f, launch: l,
+		names: map[*ir.Value]string{}, mems: map[*ir.Value]*memref{},
+		groups: map[*ir.Value]*group{}, yields: map[*ir.Region][]string{}}
+	k := &Kernel{Name: f.Name, Launch: l}
+	params := e.params(k)
+	if err := e.emitKernelBody(); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(out, "__attribute__((reqd_work_group_size(%d, %d, 1)))\n", l.WorkGroupSize[0], l.WorkGroupSize[1])
+	if u.target.ReqdSubgroupSize {
+		fmt.Fprintf(out, "__attribute__((intel_reqd_sub_group_size(%d)))\n", l.SubgroupSize)
+	}
+	fmt.Fprintf(out, "kernel void %s(%s) {\n", f.Name, strings.Join(params, ", "))
+	out.WriteString(e.locals.String())
+	out.WriteString(e.body.String())
+	out.WriteString("}\n\n")
+	return k, nil
+}
+
+// emitKernelBody writes the prologue (logical group id, subgroup ids) and
+// the function body. A physical work-group runs BatchPerGroup logical
+// work-groups one after the other; the loop bound is uniform across the
+// work-group, so barriers inside stay legal.
+func (e *fn) emitKernelBody() error {
+	l := e.launch
+	sgs, wx := l.SubgroupSize, l.WorkGroupSize[0]
+	e.indent = 1
+	e.line("const int tl_sgid = (int)(get_local_id(0) / %d + get_local_id(1) * %d);", sgs, wx/sgs)
+	e.line("const int tl_lane = (int)(get_local_id(0) %% %d);", sgs)
+	e.line("for (long tl_j = 0; tl_j < %d; ++tl_j) {", l.BatchPerGroup)
+	e.indent++
+	e.line("const long tl_gid = (long)get_group_id(0) * %d + tl_j;", l.BatchPerGroup)
+	e.line("if (tl_gid >= groups) break;")
+	if err := e.region(e.f.Body); err != nil {
+		return err
+	}
+	if l.BatchPerGroup > 1 {
+		// The next logical group reuses local memory.
+		e.line("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
+	}
+	e.indent--
+	e.line("}")
+	return nil
+}
+
+// line writes one indented line of C.
+func (e *fn) line(format string, a ...any) {
+	for range e.indent {
+		e.body.WriteString("    ")
+	}
+	fmt.Fprintf(&e.body, format, a...)
+	e.body.WriteByte('\n')
+}
+
+// fresh returns a new C identifier derived from the value's source name.
+func (e *fn) fresh(hint string) string {
+	e.next++
+	if hint == "" || !isIdent(hint) {
+		return "v" + strconv.Itoa(e.next)
+	}
+	return hint + "_" + strconv.Itoa(e.next)
+}
+
+func isIdent(s string) bool {
+	for i, r := range s {
+		ok := r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9'
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// params builds the kernel parameter list and records the argument ABI.
+func (e *fn) params(k *Kernel) []string {
+	var decl []string
+	add := func(a Arg) string {
+		k.Args = append(k.Args, a)
+		decl = append(decl, a.CType+" "+a.Name)
+		return a.Name
+	}
+	for i, p := range e.f.Params {
+		base := e.fresh(p.Name)
+		switch p.Type.Kind() {
+		case ir.KindMemref:
+			e.mems[p] = e.memrefParam(p.Type, base, i, add)
+		case ir.KindGroup:
+			e.groups[p] = e.groupParam(p.Type, base, i, add)
+		default:
+			si := e.u.scalar(p.Type)
+			name := add(Arg{Name: base, CType: si.arg, Role: RoleScalar, Param: i, Elem: p.Type.String()})
+			e.names[p] = e.fromArg(name, p.Type, si)
+		}
+	}
+	add(Arg{Name: "groups", CType: "long", Role: RoleGroups, Param: -1})
+	return decl
+}
+
+// fromArg converts a scalar kernel argument to its register type.
+func (e *fn) fromArg(name string, t *ir.Type, si scalarInfo) string {
+	switch {
+	case si.arg == si.reg:
+		return name
+	case t.Kind() == ir.KindBool:
+		return "(" + name + " != 0)"
+	}
+	// half or bf16 passed as float: round to the declared precision.
+	return e.roundTo(name, t)
+}
+
+func (e *fn) memrefParam(t *ir.Type, base string, param int, add func(Arg) string) *memref {
+	si := e.u.scalar(t.Elem())
+	m := &memref{typ: t, space: "global"}
+	m.ptr = add(Arg{Name: base, CType: "global " + si.mem + "*", Role: RoleData, Param: param, Elem: t.Elem().String()})
+	m.shape = dims(t.Shape(), func(i int) string {
+		return add(Arg{Name: fmt.Sprintf("%s_shape%d", base, i), CType: "long", Role: RoleShape, Param: param, Mode: i})
+	})
+	m.stride = dims(t.Stride(), func(i int) string {
+		return add(Arg{Name: fmt.Sprintf("%s_stride%d", base, i), CType: "long", Role: RoleStride, Param: param, Mode: i})
+	})
+	return m
+}
+
+func (e *fn) groupParam(t *ir.Type, base string, param int, add func(Arg) string) *group {
+	mt := t.Elem()
+	si := e.u.scalar(mt.Elem())
+	g := &group{typ: t}
+	g.base = add(Arg{Name: base + "_base", CType: "global " + si.mem + "*", Role: RoleGroupBase, Param: param, Elem: mt.Elem().String()})
+	g.offsets = add(Arg{Name: base + "_offsets", CType: "global const long*", Role: RoleGroupOffset, Param: param})
+	g.shape = dims(mt.Shape(), func(i int) string {
+		return add(Arg{Name: fmt.Sprintf("%s_shape%d", base, i), CType: "global const long*", Role: RoleGroupShape, Param: param, Mode: i})
+	})
+	g.stride = dims(mt.Stride(), func(i int) string {
+		return add(Arg{Name: fmt.Sprintf("%s_stride%d", base, i), CType: "global const long*", Role: RoleGroupStride, Param: param, Mode: i})
+	})
+	g.size = dim(t.GroupSize(), func() string {
+		return add(Arg{Name: base + "_size", CType: "long", Role: RoleGroupSize, Param: param})
+	})
+	g.offset = dim(t.GroupOffset(), func() string {
+		return add(Arg{Name: base + "_offset", CType: "long", Role: RoleGroupElemOf, Param: param})
+	})
+	return g
+}
+
+// dims returns the C expressions of static or dynamic entries; dynamic
+// entries get a name from dyn (which also declares the argument).
+func dims(vs []int64, dyn func(i int) string) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = dim(v, func() string { return dyn(i) })
+	}
+	return out
+}
+
+func dim(v int64, dyn func() string) string {
+	if v == ir.Dynamic {
+		return dyn()
+	}
+	return strconv.FormatInt(v, 10)
+}
+
+// region writes the instructions of r.
+func (e *fn) region(r *ir.Region) error {
+	for _, in := range r.Insts {
+		if err := e.inst(in); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// value returns the C expression of a scalar or coopmatrix value.
+func (e *fn) value(v *ir.Value) string {
+	if s, ok := e.names[v]; ok {
+		return s
+	}
+	panic(fmt.Sprintf("opencl: value %%%s used before it was written", v.Name))
+}
+
+// define declares a C variable holding expr for result v.
+func (e *fn) define(v *ir.Value, expr string) {
+	name := e.fresh(v.Name)
+	e.line("%s %s = %s;", e.regType(v.Type), name, expr)
+	e.names[v] = name
+}
+
+// regType is the C type of a value of type t in a private variable.
+func (e *fn) regType(t *ir.Type) string {
+	if t.Kind() == ir.KindCoopmatrix {
+		name, _ := e.u.coopStruct(t, e.launch.SubgroupSize)
+		return name
+	}
+	if t.Kind() == ir.KindBool {
+		return "bool"
+	}
+	return e.u.scalar(t).reg
+}
+
+func (e *fn) target() *target.Target { return e.u.target }

@@ -1,0 +1,453 @@
+package opencl
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"tltune/compiler/ir"
+)
+
+// inst writes one instruction.
+func (e *fn) inst(in *ir.Inst) error {
+	switch in.Op {
+	case ir.OpConstant:
+		e.constant(in)
+	case ir.OpArith:
+		return e.arith(in)
+	case ir.OpArithUnary:
+		return e.unary(in)
+	case ir.OpCmp:
+		e.cmp(in)
+	case ir.OpCast:
+		return e.cast(in)
+	case ir.OpMath:
+		e.math(in)
+	case ir.OpBuiltin:
+		e.builtin(in)
+	case ir.OpSize:
+		e.size(in)
+	case ir.OpLoad:
+		e.load(in)
+	case ir.OpStore:
+		m := e.memref(in.Operands[1])
+		return e.storeElem(m, m.offset(e.index(in.Operands[2:])), e.value(in.Operands[0]), in.Atomic)
+	case ir.OpSubview:
+		e.subview(in)
+	case ir.OpExpand:
+		e.expand(in)
+	case ir.OpFuse:
+		e.fuse(in)
+	case ir.OpAlloca:
+		e.alloca(in)
+	case ir.OpBarrier:
+		e.barrier(in.Fence)
+	case ir.OpLifetimeStop:
+		// Local memory is allocated statically; nothing to release.
+	case ir.OpFor:
+		return e.forLoop(in)
+	case ir.OpIf:
+		return e.ifElse(in)
+	case ir.OpYield:
+		e.yield(in)
+	case ir.OpParallel:
+		e.line("{")
+		e.indent++
+		err := e.region(in.Body())
+		e.indent--
+		e.line("}")
+		return err
+	case ir.OpSubgroupBroadcast:
+		e.define(in.Result(), e.broadcast(e.value(in.Operands[0]), in.Result().Type, e.value(in.Operands[1])))
+	case ir.OpSubgroupAdd, ir.OpSubgroupMax, ir.OpSubgroupMin:
+		return e.subgroupOp(in)
+	case ir.OpCoopMatrixLoad:
+		e.coopLoad(in)
+	case ir.OpCoopMatrixStore:
+		return e.coopStore(in)
+	case ir.OpCoopMatrixMulAdd:
+		e.coopMulAdd(in)
+	case ir.OpCoopMatrixScale:
+		e.coopScale(in)
+	default:
+		return fmt.Errorf("opencl: %s must be lowered before emission", in.Mnemonic())
+	}
+	return nil
+}
+
+func (e *fn) barrier(f ir.Fence) {
+	flags := "CLK_LOCAL_MEM_FENCE"
+	switch f {
+	case ir.FenceGlobal:
+		flags = "CLK_GLOBAL_MEM_FENCE"
+	case ir.FenceGlobal | ir.FenceLocal:
+		flags = "CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE"
+	}
+	e.line("barrier(%s);", flags)
+}
+
+// constant writes a constant; coopmatrix constants fill every element.
+func (e *fn) constant(in *ir.Inst) {
+	t := in.Result().Type
+	if t.Kind() == ir.KindCoopmatrix {
+		e.coopFill(in.Result(), e.literal(in.Const, t.Elem()))
+		return
+	}
+	// Scalar constants are used inline: the OpenCL compiler folds them and
+	// the kernel reads like the source.
+	e.names[in.Result()] = e.literal(in.Const, t)
+}
+
+// literal spells constant c of scalar or bool type t in C.
+func (e *fn) literal(c ir.Constant, t *ir.Type) string {
+	switch c.Kind {
+	case ir.ConstBool:
+		return strconv.FormatBool(c.Bool)
+	case ir.ConstInt:
+		if t.IsFloat() || t.IsComplex() {
+			return e.literal(ir.Constant{Kind: ir.ConstFloat, Float: float64(c.Int)}, t)
+		}
+		if c.Int == math.MinInt64+1 {
+			return "(-9223372036854775807L)"
+		}
+		return "(" + e.u.scalar(t).reg + ")" + strconv.FormatInt(c.Int, 10) + "L"
+	case ir.ConstFloat:
+		if t.IsComplex() {
+			return e.literal(ir.Constant{Kind: ir.ConstComplex, Float: c.Float}, t)
+		}
+		return e.floatLiteral(c.Float, e.u.scalar(t).reg)
+	}
+	reg := e.u.scalar(t).reg
+	r := realOf(reg)
+	return "(" + reg + ")(" + e.floatLiteral(c.Float, r) + ", " + e.floatLiteral(c.Imag, r) + ")"
+}
+
+func (e *fn) floatLiteral(f float64, reg string) string {
+	var s string
+	switch {
+	case math.IsInf(f, 1):
+		s = "INFINITY"
+	case math.IsInf(f, -1):
+		s = "(-INFINITY)"
+	case math.IsNaN(f):
+		s = "NAN"
+	default:
+		s = strconv.FormatFloat(f, 'e', -1, 64)
+		if reg != "double" {
+			s += "f"
+		}
+	}
+	return "((" + reg + ")" + s + ")"
+}
+
+// arith writes a binary arithmetic instruction.
+func (e *fn) arith(in *ir.Inst) error {
+	t := in.Result().Type
+	if t.Kind() == ir.KindCoopmatrix {
+		return e.coopArith(in)
+	}
+	x, y := e.value(in.Operands[0]), e.value(in.Operands[1])
+	expr, err := e.binary(in.Arith, t, x, y)
+	if err != nil {
+		return err
+	}
+	e.define(in.Result(), expr)
+	return nil
+}
+
+// binary returns the C expression of x op y for scalar or bool type t.
+func (e *fn) binary(op ir.ArithOp, t *ir.Type, x, y string) (string, error) {
+	reg := e.regType(t)
+	switch {
+	case t.Kind() == ir.KindBool:
+		switch op {
+		case ir.And:
+			return x + " && " + y, nil
+		case ir.Or:
+			return x + " || " + y, nil
+		case ir.Xor:
+			return x + " != " + y, nil
+		}
+	case t.IsComplex():
+		switch op {
+		case ir.Add:
+			return x + " + " + y, nil
+		case ir.Sub:
+			return x + " - " + y, nil
+		case ir.Mul:
+			return e.u.helpers.cmul(reg) + "(" + joinArgs(x, y) + ")", nil
+		case ir.Div:
+			return e.u.helpers.cdiv(reg) + "(" + joinArgs(x, y) + ")", nil
+		}
+	case t.IsFloat():
+		switch op {
+		case ir.Add, ir.Sub, ir.Mul, ir.Div:
+			return e.roundTo("("+x+" "+cOp[op]+" "+y+")", t), nil
+		case ir.Rem:
+			return e.roundTo("fmod("+joinArgs(x, y)+")", t), nil
+		case ir.Min:
+			return "fmin(" + joinArgs(x, y) + ")", nil
+		case ir.Max:
+			return "fmax(" + joinArgs(x, y) + ")", nil
+		}
+	case t.IsInteger():
+		switch op {
+		case ir.Min:
+			return "min(" + joinArgs(x, y) + ")", nil
+		case ir.Max:
+			return "max(" + joinArgs(x, y) + ")", nil
+		default:
+			return "(" + reg + ")(" + x + " " + cOp[op] + " " + y + ")", nil
+		}
+	}
+	return "", fmt.Errorf("opencl: arith.%s on %s", op, t)
+}
+
+var cOp = map[ir.ArithOp]string{
+	ir.Add: "+", ir.Sub: "-", ir.Mul: "*", ir.Div: "/", ir.Rem: "%",
+	ir.Shl: "<<", ir.Shr: ">>", ir.And: "&", ir.Or: "|", ir.Xor: "^",
+}
+
+// roundTo rounds an f32 expression to f16 or bf16 precision when the
+// target computes those types in f32, so results match a native
+// implementation.
+func (e *fn) roundTo(x string, t *ir.Type) string {
+	si := e.u.scalar(t)
+	switch {
+	case si.halfway:
+		return e.u.helpers.add("tl_round_half", `static inline float tl_round_half(float x) {
+    half h;
+    vstore_half_rte(x, 0, &h);
+    return vload_half(0, &h);
+}`) + "(" + x + ")"
+	case si.bf16:
+		return e.u.helpers.bf16Load() + "(" + e.u.helpers.bf16Store() + "(" + x + "))"
+	}
+	return x
+}
+
+// unary writes a unary arithmetic instruction.
+func (e *fn) unary(in *ir.Inst) error {
+	src := in.Operands[0].Type
+	if src.Kind() == ir.KindCoopmatrix {
+		return e.coopUnary(in)
+	}
+	x := e.value(in.Operands[0])
+	expr, err := e.unaryExpr(in.Unary, src, x)
+	if err != nil {
+		return err
+	}
+	e.define(in.Result(), expr)
+	return nil
+}
+
+func (e *fn) unaryExpr(op ir.UnaryOp, t *ir.Type, x string) (string, error) {
+	reg := e.regType(t)
+	switch op {
+	case ir.Abs:
+		switch {
+		case t.IsComplex():
+			return "hypot(" + x + ".x, " + x + ".y)", nil
+		case t.IsFloat():
+			return "fabs(" + x + ")", nil
+		}
+		return "(" + reg + ")abs(" + x + ")", nil
+	case ir.Neg:
+		return "(" + reg + ")(-" + x + ")", nil
+	case ir.Not:
+		if t.Kind() == ir.KindBool {
+			return "!" + x, nil
+		}
+		return "(" + reg + ")(~" + x + ")", nil
+	case ir.Conj:
+		return "(" + reg + ")(" + x + ".x, -" + x + ".y)", nil
+	case ir.Re:
+		return x + ".x", nil
+	case ir.Im:
+		return x + ".y", nil
+	}
+	return "", fmt.Errorf("opencl: arith.%s on %s", op, t)
+}
+
+var cCmp = map[ir.CmpOp]string{ir.Eq: "==", ir.Ne: "!=", ir.Gt: ">", ir.Ge: ">=", ir.Lt: "<", ir.Le: "<="}
+
+func (e *fn) cmp(in *ir.Inst) {
+	x, y := e.value(in.Operands[0]), e.value(in.Operands[1])
+	if in.Operands[0].Type.IsComplex() {
+		if in.Cmp == ir.Eq {
+			e.define(in.Result(), fmt.Sprintf("(%[1]s.x == %[2]s.x && %[1]s.y == %[2]s.y)", x, y))
+		} else {
+			e.define(in.Result(), fmt.Sprintf("(%[1]s.x != %[2]s.x || %[1]s.y != %[2]s.y)", x, y))
+		}
+		return
+	}
+	e.define(in.Result(), "("+x+" "+cCmp[in.Cmp]+" "+y+")")
+}
+
+// cast writes a cast between scalar types (or coopmatrices element-wise).
+func (e *fn) cast(in *ir.Inst) error {
+	from, to := in.Operands[0].Type, in.Result().Type
+	if to.Kind() == ir.KindCoopmatrix {
+		e.coopCast(in)
+		return nil
+	}
+	e.define(in.Result(), e.convert(e.value(in.Operands[0]), from, to))
+	return nil
+}
+
+// convert returns x (of scalar type from) converted to scalar type to.
+func (e *fn) convert(x string, from, to *ir.Type) string {
+	if from == to {
+		return x
+	}
+	fr, tr := e.regType(from), e.regType(to)
+	switch {
+	case to.IsComplex() && from.IsComplex():
+		return "convert_" + tr + "(" + x + ")"
+	case to.IsComplex():
+		return "(" + tr + ")((" + realOf(tr) + ")(" + x + "), 0)"
+	case fr == tr:
+		return e.roundTo(x, to)
+	}
+	return e.roundTo("("+tr+")("+x+")", to)
+}
+
+func (e *fn) math(in *ir.Inst) {
+	t := in.Result().Type
+	x := e.value(in.Operands[0])
+	switch {
+	case t.IsComplex():
+		e.define(in.Result(), e.u.helpers.cexp(e.regType(t))+"("+x+")")
+	case in.Math == ir.NativeExp && e.regType(t) == "float":
+		e.define(in.Result(), e.roundTo("native_exp("+x+")", t))
+	default:
+		e.define(in.Result(), e.roundTo("exp("+x+")", t))
+	}
+}
+
+func (e *fn) builtin(in *ir.Inst) {
+	l := e.launch
+	var expr string
+	switch in.Builtin {
+	case ir.GroupID:
+		expr = "tl_gid"
+	case ir.GroupSize:
+		expr = "groups"
+	case ir.NumSubgroups:
+		expr = strconv.Itoa(l.WorkGroupSize[0] / l.SubgroupSize * l.WorkGroupSize[1])
+	case ir.SubgroupSize:
+		expr = strconv.Itoa(l.SubgroupSize)
+	case ir.SubgroupID:
+		expr = "tl_sgid"
+	case ir.SubgroupLocalID:
+		expr = "tl_lane"
+	}
+	t := in.Result().Type
+	e.define(in.Result(), "("+e.regType(t)+")"+expr)
+}
+
+func (e *fn) size(in *ir.Inst) {
+	v := in.Operands[0]
+	if g, ok := e.groups[v]; ok {
+		e.define(in.Result(), "(long)"+g.size)
+		return
+	}
+	e.define(in.Result(), "(long)"+e.memref(v).shape[in.Mode])
+}
+
+func (e *fn) load(in *ir.Inst) {
+	v := in.Operands[0]
+	if v.Type.Kind() == ir.KindGroup {
+		e.loadGroup(in)
+		return
+	}
+	m := e.memref(v)
+	e.define(in.Result(), e.loadElem(m, m.offset(e.index(in.Operands[1:]))))
+}
+
+// forLoop writes a for loop; loop-carried values live in variables declared
+// before the loop, which also hold the loop's results afterwards.
+func (e *fn) forLoop(in *ir.Inst) error {
+	from, to, step, init := in.LoopBounds()
+	body := in.Body()
+	iv := body.Args[0]
+	carried := e.carried(in.Results, init)
+	for i, c := range carried {
+		e.names[body.Args[i+1]] = c
+	}
+	e.yields[body] = carried
+	ivName := e.fresh(iv.Name)
+	e.names[iv] = ivName
+	inc := "++" + ivName
+	if step != nil {
+		inc = ivName + " += " + e.value(step)
+	}
+	if unroll, ok := in.Attrs.Bool(ir.AttrUnroll); ok {
+		if unroll {
+			e.line("#pragma unroll")
+		} else {
+			e.line("#pragma unroll 1")
+		}
+	}
+	e.line("for (%s %s = %s; %s < %s; %s) {", e.regType(iv.Type), ivName, e.value(from), ivName, e.value(to), inc)
+	e.indent++
+	err := e.region(body)
+	e.indent--
+	e.line("}")
+	return err
+}
+
+// carried declares one variable per result, initialised from init (or
+// uninitialised when init is nil), and names the results after them.
+func (e *fn) carried(results, init []*ir.Value) []string {
+	names := make([]string, len(results))
+	for i, r := range results {
+		names[i] = e.fresh(r.Name)
+		if init != nil {
+			e.line("%s %s = %s;", e.regType(r.Type), names[i], e.value(init[i]))
+		} else {
+			e.line("%s %s;", e.regType(r.Type), names[i])
+		}
+		e.names[r] = names[i]
+	}
+	return names
+}
+
+func (e *fn) ifElse(in *ir.Inst) error {
+	results := e.carried(in.Results, nil)
+	e.line("if (%s) {", e.value(in.Operands[0]))
+	for i, r := range in.Regions {
+		if i == 1 {
+			if len(r.Insts) == 0 {
+				break
+			}
+			e.line("} else {")
+		}
+		e.yields[r] = results
+		e.indent++
+		err := e.region(r)
+		e.indent--
+		if err != nil {
+			return err
+		}
+	}
+	e.line("}")
+	return nil
+}
+
+// yield assigns the yielded values through temporaries, so a yield that
+// permutes loop-carried values reads every old value first.
+func (e *fn) yield(in *ir.Inst) {
+	dst := e.yields[in.Parent]
+	if len(dst) == 0 {
+		return
+	}
+	tmps := make([]string, len(dst))
+	for i, v := range in.Operands {
+		tmps[i] = e.fresh("y")
+		e.line("%s %s = %s;", e.regType(v.Type), tmps[i], e.value(v))
+	}
+	for i := range dst {
+		e.line("%s = %s;", dst[i], tmps[i])
+	}
+}

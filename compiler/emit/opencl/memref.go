@@ -1,0 +1,299 @@
+package opencl
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"tltune/compiler/ir"
+)
+
+// memref is the C view of a memref value: a pointer plus C expressions
+// (literals or variables) for every shape and stride entry.
+type memref struct {
+	typ           *ir.Type
+	ptr           string
+	space         string // "global" or "local"
+	shape, stride []string
+}
+
+// group is the C view of a group parameter (docs/abi.md).
+type group struct {
+	typ           *ir.Type
+	base, offsets string
+	shape, stride []string // literal, or the name of a per-entry array
+	size, offset  string
+}
+
+// mul and add build index arithmetic, folding the literals 0 and 1 so the
+// generated code stays readable.
+func mul(a, b string) string {
+	switch {
+	case a == "0" || b == "0":
+		return "0"
+	case a == "1":
+		return b
+	case b == "1":
+		return a
+	}
+	return "(" + a + ") * (" + b + ")"
+}
+
+func add(a, b string) string {
+	switch {
+	case a == "0":
+		return b
+	case b == "0":
+		return a
+	}
+	return a + " + " + b
+}
+
+// offset returns the element offset of index idx in m.
+func (m *memref) offset(idx []string) string {
+	off := "0"
+	for i, x := range idx {
+		off = add(off, mul(x, m.stride[i]))
+	}
+	return off
+}
+
+// memref returns the view of memref value v.
+func (e *fn) memref(v *ir.Value) *memref {
+	if m, ok := e.mems[v]; ok {
+		return m
+	}
+	panic(fmt.Sprintf("opencl: memref %%%s used before it was written", v.Name))
+}
+
+// bindMemref gives v a view whose pointer is a fresh variable equal to ptr.
+// Shape and stride expressions that are not literals are copied to
+// variables too, so later views never re-evaluate loads.
+func (e *fn) bindMemref(v *ir.Value, ptr string, shape, stride []string) {
+	t := v.Type
+	si := e.u.scalar(t.Elem())
+	space := t.Space().String()
+	name := e.fresh(v.Name)
+	e.line("%s %s* %s = %s;", space, si.mem, name, ptr)
+	m := &memref{typ: t, ptr: name, space: space}
+	m.shape = e.pinAll(shape, t.Shape())
+	m.stride = e.pinAll(stride, t.Stride())
+	e.mems[v] = m
+}
+
+// pinAll returns the static entries of static as literals and stores the
+// dynamic ones of exprs in variables.
+func (e *fn) pinAll(exprs []string, static []int64) []string {
+	out := make([]string, len(exprs))
+	for i, x := range exprs {
+		switch {
+		case static[i] != ir.Dynamic:
+			out[i] = strconv.FormatInt(static[i], 10)
+		case isIdent(x) || isNumber(x):
+			out[i] = x
+		default:
+			name := e.fresh("d")
+			e.line("const long %s = %s;", name, x)
+			out[i] = name
+		}
+	}
+	return out
+}
+
+func isNumber(s string) bool {
+	_, err := strconv.ParseInt(s, 10, 64)
+	return err == nil
+}
+
+// subview writes a subview: the pointer moves to the offsets, kept modes
+// keep their strides, rank-reduced modes (size 0) disappear.
+func (e *fn) subview(in *ir.Inst) {
+	m := e.memref(in.Operands[0])
+	rest := in.Operands[1:]
+	next := func(static int64) string {
+		if static != ir.Dynamic {
+			return strconv.FormatInt(static, 10)
+		}
+		v := rest[0]
+		rest = rest[1:]
+		return e.value(v)
+	}
+	var offs, shape, stride []string
+	for i := range in.Offsets {
+		offs = append(offs, next(in.Offsets[i]))
+		size := next(in.Sizes[i])
+		if in.Sizes[i] == 0 {
+			continue
+		}
+		shape = append(shape, size)
+		stride = append(stride, m.stride[i])
+	}
+	e.bindMemref(in.Result(), add(m.ptr, m.offset(offs)), shape, stride)
+}
+
+// expand writes an expand: mode Mode becomes the modes of the expand shape,
+// with canonical strides inside the expanded mode. One entry of the shape
+// may be inferred when the others are known.
+func (e *fn) expand(in *ir.Inst) {
+	m := e.memref(in.Operands[0])
+	rest := in.Operands[1:]
+	mode := int(in.Mode)
+	parts := make([]string, len(in.Static))
+	for i, s := range in.Static {
+		if s == ir.Dynamic {
+			parts[i] = e.value(rest[0])
+			rest = rest[1:]
+		} else {
+			parts[i] = strconv.FormatInt(s, 10)
+		}
+	}
+	var shape, stride []string
+	shape = append(shape, m.shape[:mode]...)
+	stride = append(stride, m.stride[:mode]...)
+	s := m.stride[mode]
+	for _, p := range parts {
+		shape = append(shape, p)
+		stride = append(stride, s)
+		s = mul(s, p)
+	}
+	shape = append(shape, m.shape[mode+1:]...)
+	stride = append(stride, m.stride[mode+1:]...)
+	e.bindMemref(in.Result(), m.ptr, shape, stride)
+}
+
+// fuse writes a fuse of modes [Mode, ModeTo] into one.
+func (e *fn) fuse(in *ir.Inst) {
+	m := e.memref(in.Operands[0])
+	from, to := int(in.Mode), int(in.ModeTo)
+	size := m.shape[from]
+	for i := from + 1; i <= to; i++ {
+		size = mul(size, m.shape[i])
+	}
+	shape := append(append(append([]string{}, m.shape[:from]...), size), m.shape[to+1:]...)
+	stride := append(append([]string{}, m.stride[:from+1]...), m.stride[to+1:]...)
+	e.bindMemref(in.Result(), m.ptr, shape, stride)
+}
+
+// loadGroup writes the load of a memref from a group.
+func (e *fn) loadGroup(in *ir.Inst) {
+	g := e.groups[in.Operands[0]]
+	i := e.value(in.Operands[1])
+	perEntry := func(exprs []string, static []int64) []string {
+		out := make([]string, len(exprs))
+		for k, x := range exprs {
+			if static[k] == ir.Dynamic {
+				out[k] = x + "[" + i + "]"
+			} else {
+				out[k] = x
+			}
+		}
+		return out
+	}
+	mt := g.typ.Elem()
+	ptr := g.base + " + " + g.offsets + "[" + i + "]"
+	if g.offset != "0" {
+		ptr += " + " + g.offset
+	}
+	e.bindMemref(in.Result(), ptr, perEntry(g.shape, mt.Shape()), perEntry(g.stride, mt.Stride()))
+}
+
+// loadElem returns the C expression reading element off of m in register
+// type.
+func (e *fn) loadElem(m *memref, off string) string {
+	si := e.u.scalar(m.typ.Elem())
+	switch {
+	case si.halfway:
+		return "vload_half(" + off + ", " + m.ptr + ")"
+	case si.bf16:
+		return e.u.helpers.bf16Load() + "(" + m.ptr + "[" + off + "])"
+	}
+	return m.ptr + "[" + off + "]"
+}
+
+// storeElem writes val (register type) to element off of m, atomically if
+// asked.
+func (e *fn) storeElem(m *memref, off, val string, atomic ir.AtomicMode) error {
+	et := m.typ.Elem()
+	si := e.u.scalar(et)
+	if atomic != ir.NotAtomic {
+		return e.atomicStore(m, et, si, off, val, atomic)
+	}
+	switch {
+	case si.halfway:
+		e.line("vstore_half_rte(%s, %s, %s);", val, off, m.ptr)
+	case si.bf16:
+		e.line("%s[%s] = %s(%s);", m.ptr, off, e.u.helpers.bf16Store(), val)
+	default:
+		e.line("%s[%s] = %s;", m.ptr, off, val)
+	}
+	return nil
+}
+
+// atomicStore writes a relaxed atomic store or atomic add. Complex values
+// are updated component by component (pseudo-atomic, as the reference
+// allows).
+func (e *fn) atomicStore(m *memref, et *ir.Type, si scalarInfo, off, val string, atomic ir.AtomicMode) error {
+	p := "&" + m.ptr + "[" + off + "]"
+	space := m.space
+	switch {
+	case et.IsComplex():
+		real := realOf(si.reg)
+		e.atomicReal(real, space, "(("+space+" "+real+"*)("+p+"))", val+".x", atomic)
+		e.atomicReal(real, space, "(("+space+" "+real+"*)("+p+") + 1)", val+".y", atomic)
+	case et.Kind() == ir.KindF32 || et.Kind() == ir.KindF64:
+		e.atomicReal(si.reg, space, p, val, atomic)
+	case et.Kind() == ir.KindI32:
+		e.line("%s(%s, %s);", map[bool]string{true: "atomic_add", false: "atomic_xchg"}[atomic == ir.AtomicAdd], p, val)
+	case et.Kind() == ir.KindI64 || et.Kind() == ir.KindIndex:
+		e.u.int64At = true
+		e.line("%s(%s, %s);", map[bool]string{true: "atom_add", false: "atom_xchg"}[atomic == ir.AtomicAdd], p, val)
+	default:
+		return fmt.Errorf("opencl: atomic update of %s is not supported", et)
+	}
+	return nil
+}
+
+func (e *fn) atomicReal(real, space, p, val string, atomic ir.AtomicMode) {
+	if real == "double" {
+		e.u.int64At = true
+	}
+	var h string
+	if atomic == ir.AtomicAdd {
+		h = e.u.helpers.atomicAddReal(real, space)
+	} else {
+		h = e.u.helpers.atomicStoreReal(real, space)
+	}
+	e.line("%s(%s, %s);", h, p, val)
+}
+
+// alloca declares a local array at kernel scope and binds a view to it.
+func (e *fn) alloca(in *ir.Inst) {
+	t := in.Result().Type
+	si := e.u.scalar(t.Elem())
+	n := int64(1)
+	for i, s := range t.Shape() {
+		n = max(n, t.Stride()[i]*s)
+	}
+	name := e.fresh("local")
+	align := ""
+	if a, ok := in.Attrs.Int(ir.AttrAlignment); ok {
+		align = fmt.Sprintf(" __attribute__((aligned(%d)))", a)
+	}
+	fmt.Fprintf(&e.locals, "    local %s %s[%d]%s;\n", si.mem, name, n, align)
+	m := &memref{typ: t, ptr: name, space: "local"}
+	m.shape = e.pinAll(make([]string, len(t.Shape())), t.Shape())
+	m.stride = e.pinAll(make([]string, len(t.Stride())), t.Stride())
+	e.mems[in.Result()] = m
+}
+
+// index returns the C expressions of index operands.
+func (e *fn) index(vs []*ir.Value) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = e.value(v)
+	}
+	return out
+}
+
+// joinArgs is strings.Join with ", ".
+func joinArgs(s ...string) string { return strings.Join(s, ", ") }

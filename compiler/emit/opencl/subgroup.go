@@ -1,0 +1,143 @@
+package opencl
+
+import (
+	"fmt"
+
+	"tltune/compiler/ir"
+	"tltune/compiler/target"
+)
+
+// broadcast returns x (of scalar type t) as held by lane `lane` of the
+// subgroup.
+func (e *fn) broadcast(x string, t *ir.Type, lane string) string {
+	if e.launch.SubgroupSize == 1 {
+		return x
+	}
+	reg := e.regType(t)
+	if t.IsComplex() {
+		r := realOf(reg)
+		return fmt.Sprintf("(%s)(%s, %s)", reg, e.shuffleReal(x+".x", r, lane), e.shuffleReal(x+".y", r, lane))
+	}
+	return e.shuffleReal(x, reg, lane)
+}
+
+// shuffleReal moves a non-complex register value between lanes.
+func (e *fn) shuffleReal(x, reg, lane string) string {
+	switch e.target().Shuffle {
+	case target.ShuffleIntel:
+		// intel_sub_group_shuffle, unlike sub_group_broadcast, accepts a
+		// lane index that differs between lanes (scans need that).
+		switch reg {
+		case "char", "short", "bool":
+			return fmt.Sprintf("(%s)intel_sub_group_shuffle((int)(%s), (uint)(%s))", reg, x, lane)
+		}
+		return fmt.Sprintf("intel_sub_group_shuffle(%s, (uint)(%s))", x, lane)
+	case target.ShufflePTX:
+		return e.ptxShuffle(x, reg, lane)
+	}
+	panic("opencl: subgroup size > 1 on a target without shuffles")
+}
+
+// ptxShuffle reads x from lane `lane` of the warp with shfl.sync.idx.b32;
+// 64-bit values move as two 32-bit halves.
+func (e *fn) ptxShuffle(x, reg, lane string) string {
+	h := e.u.helpers.add("tl_shfl", `static inline uint tl_shfl(uint x, int lane) {
+    uint r;
+    __asm__ volatile ("shfl.sync.idx.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=r"(r) : "r"(x), "r"(lane));
+    return r;
+}`)
+	switch reg {
+	case "double", "long":
+		as := map[string]string{"double": "as_double", "long": "as_long"}[reg]
+		return fmt.Sprintf("%s((uint2)(%s(as_uint2(%s).x, %s), %s(as_uint2(%s).y, %s)))", as, h, x, lane, h, x, lane)
+	case "float":
+		return fmt.Sprintf("as_float(%s(as_uint(%s), %s))", h, x, lane)
+	}
+	return fmt.Sprintf("(%s)%s((uint)(%s), %s)", reg, h, x, lane)
+}
+
+// subgroupOp writes subgroup_add/max/min (reduce or scans).
+func (e *fn) subgroupOp(in *ir.Inst) error {
+	t := in.Result().Type
+	x := e.value(in.Operands[0])
+	op := map[ir.Op]ir.ArithOp{ir.OpSubgroupAdd: ir.Add, ir.OpSubgroupMax: ir.Max, ir.OpSubgroupMin: ir.Min}[in.Op]
+	ident, err := e.identity(op, t)
+	if err != nil {
+		return err
+	}
+	if e.launch.SubgroupSize == 1 {
+		if in.Scan == ir.ExclusiveScan {
+			e.define(in.Result(), ident)
+		} else {
+			e.define(in.Result(), x)
+		}
+		return nil
+	}
+	if e.target().Shuffle == target.ShuffleIntel && !t.IsComplex() {
+		name := map[ir.ArithOp]string{ir.Add: "add", ir.Max: "max", ir.Min: "min"}[op]
+		fn := map[ir.ScanKind]string{ir.Reduce: "sub_group_reduce_", ir.InclusiveScan: "sub_group_scan_inclusive_", ir.ExclusiveScan: "sub_group_scan_exclusive_"}[in.Scan]
+		reg := e.regType(t)
+		e.define(in.Result(), fmt.Sprintf("(%s)%s%s(%s)", reg, fn, name, widen(x, reg)))
+		return nil
+	}
+	e.shuffleScan(in, op, x, ident)
+	return nil
+}
+
+// widen converts 8- and 16-bit integers to int, the narrowest type the
+// subgroup builtins take.
+func widen(x, reg string) string {
+	if reg == "char" || reg == "short" {
+		return "(int)(" + x + ")"
+	}
+	return x
+}
+
+// shuffleScan implements reduce and scans with lane shuffles: a butterfly
+// for the reduction, Hillis–Steele for the scans.
+func (e *fn) shuffleScan(in *ir.Inst, op ir.ArithOp, x, ident string) {
+	t := in.Result().Type
+	reg := e.regType(t)
+	sgs := e.launch.SubgroupSize
+	acc := e.fresh("scan")
+	e.line("%s %s = %s;", reg, acc, x)
+	comb := func(a, b string) string { s, _ := e.binary(op, t, a, b); return s }
+	e.line("for (int tl_o = 1; tl_o < %d; tl_o <<= 1) {", sgs)
+	e.indent++
+	if in.Scan == ir.Reduce {
+		e.line("%s = %s;", acc, comb(acc, e.broadcast(acc, t, "tl_lane ^ tl_o")))
+	} else {
+		other := e.fresh("up")
+		e.line("const %s %s = %s;", reg, other, e.broadcast(acc, t, "max(tl_lane - tl_o, 0)"))
+		e.line("if (tl_lane >= tl_o) %s = %s;", acc, comb(acc, other))
+	}
+	e.indent--
+	e.line("}")
+	if in.Scan == ir.ExclusiveScan {
+		prev := e.broadcast(acc, t, "max(tl_lane - 1, 0)")
+		e.define(in.Result(), fmt.Sprintf("tl_lane == 0 ? %s : %s", ident, prev))
+		return
+	}
+	e.names[in.Result()] = acc
+}
+
+// identity is the neutral element of op on type t.
+func (e *fn) identity(op ir.ArithOp, t *ir.Type) (string, error) {
+	reg := e.regType(t)
+	switch {
+	case op == ir.Add:
+		return e.zero(t), nil
+	case t.IsComplex():
+		return "", fmt.Errorf("opencl: subgroup min/max of complex %s", t)
+	case t.IsFloat():
+		if op == ir.Max {
+			return "(" + reg + ")(-INFINITY)", nil
+		}
+		return "(" + reg + ")INFINITY", nil
+	}
+	bits := t.Bits()
+	if op == ir.Max {
+		return fmt.Sprintf("(%s)(-%d - 1)", reg, int64(1)<<(bits-1)-1), nil
+	}
+	return fmt.Sprintf("(%s)%dL", reg, int64(1)<<(bits-1)-1), nil
+}

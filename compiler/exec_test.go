@@ -1,0 +1,171 @@
+package compiler_test
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"tltune/compiler"
+	"tltune/compiler/emit/opencl"
+	"tltune/compiler/tuning"
+	"tltune/device"
+	"tltune/kernels"
+)
+
+// The execution tests compile recipes from kernels/ for the generic target,
+// run them on the default OpenCL device (PoCL in CI) and compare with the
+// recipes' float64 host references.
+
+var (
+	devOnce sync.Once
+	dev     device.Device
+	devErr  error
+)
+
+// openDevice returns the shared OpenCL device. Without an OpenCL runtime
+// the test is skipped with the reason; any other failure fails it.
+func openDevice(t *testing.T) device.Device {
+	t.Helper()
+	devOnce.Do(func() { dev, devErr = device.Open("opencl:0") })
+	if errors.Is(devErr, device.ErrRuntimeMissing) {
+		t.Skipf("no OpenCL runtime: %v", devErr)
+	}
+	if devErr != nil {
+		t.Fatalf("open OpenCL device: %v", devErr)
+	}
+	return dev
+}
+
+// launch binds in to kernel k of res following the ABI, runs batch logical
+// work-groups and reads the output back into in.Output().
+func launch(d device.Device, res *compiler.Result, k *compiler.Kernel, in *kernels.Inputs) error {
+	prog, err := d.BuildSource(res.OpenCL, "")
+	if err != nil {
+		return err
+	}
+	defer prog.Release()
+	kern, err := prog.Kernel(k.Name)
+	if err != nil {
+		return err
+	}
+	defer kern.Release()
+	bufs := map[int]device.Buffer{}
+	defer func() {
+		for _, b := range bufs {
+			b.Release()
+		}
+	}()
+	upload := func(key int, data []byte) (device.Buffer, error) {
+		if b, ok := bufs[key]; ok {
+			return b, nil
+		}
+		b, err := d.Alloc(int64(max(len(data), 8)))
+		if err == nil {
+			bufs[key] = b
+			err = b.Write(data)
+		}
+		return b, err
+	}
+	var args []device.Arg
+	for _, a := range k.Args {
+		arg, err := bindArg(a, in, upload)
+		if err != nil {
+			return err
+		}
+		args = append(args, arg)
+	}
+	if err := kern.SetArgs(args...); err != nil {
+		return err
+	}
+	g, l := k.GlobalSize(int64(in.Batch)), k.LocalSize()
+	ev, err := kern.Launch([]int{int(g[0]), int(g[1])}, []int{int(l[0]), int(l[1])})
+	if err != nil {
+		return err
+	}
+	defer ev.Release()
+	if err := ev.Wait(); err != nil {
+		return err
+	}
+	out := len(in.Args) - 1
+	return bufs[out].Read(in.Output().Data)
+}
+
+// groupOffsetsKey keys the offsets buffer of parameter p in the upload cache.
+func groupOffsetsKey(p int) int { return 1000 + p }
+
+func bindArg(a compiler.Arg, in *kernels.Inputs, upload func(int, []byte) (device.Buffer, error)) (device.Arg, error) {
+	if a.Role == opencl.RoleGroups {
+		return device.I64(int64(in.Batch)), nil
+	}
+	buf := in.Args[a.Param]
+	full := append(append([]int{}, buf.Shape...), in.Batch) // strided layout: batch is the last mode
+	switch a.Role {
+	case opencl.RoleData, opencl.RoleGroupBase:
+		b, err := upload(a.Param, buf.Data)
+		return device.Buf(b), err
+	case opencl.RoleShape:
+		return device.I64(int64(full[a.Mode])), nil
+	case opencl.RoleStride:
+		s := 1
+		for _, n := range full[:a.Mode] {
+			s *= n
+		}
+		return device.I64(int64(s)), nil
+	case opencl.RoleGroupOffset:
+		offs := make([]int64, in.Batch)
+		for e := range offs {
+			offs[e] = int64(e * buf.EntryElements())
+		}
+		b, err := upload(groupOffsetsKey(a.Param), device.Bytes(offs))
+		return device.Buf(b), err
+	case opencl.RoleGroupSize:
+		return device.I64(int64(in.Batch)), nil
+	case opencl.RoleGroupElemOf:
+		return device.I64(0), nil
+	}
+	return device.Arg{}, fmt.Errorf("argument %s (%s) has no value in a recipe", a.Name, a.Role)
+}
+
+// recipeCase is one recipe run: a spec, a configuration (zero fields:
+// compiler's choice) and a batch size.
+type recipeCase struct {
+	spec   kernels.Spec
+	params tuning.Params
+	batch  int
+}
+
+// runRecipe compiles, runs and verifies one case.
+func runRecipe(t *testing.T, d device.Device, c recipeCase) {
+	t.Helper()
+	r, err := kernels.New(c.spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := r.Source(c.params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := compiler.Compile([]byte(src), compiler.Options{Target: "generic"})
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", r.Name(), err, src)
+	}
+	in, err := r.Inputs(7, c.batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := r.Reference(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := launch(d, res, &res.Kernels[0], in); err != nil {
+		t.Fatalf("%s %v: %v", r.Name(), c.params, err)
+	}
+	v, err := want.Check(in.Output())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !v.OK {
+		t.Errorf("%s [%v]: %v", r.Name(), res.Kernels[0].Launch, v)
+	}
+}

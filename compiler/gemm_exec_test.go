@@ -1,0 +1,48 @@
+package compiler_test
+
+import (
+	"fmt"
+	"testing"
+
+	"tltune/compiler/tuning"
+	"tltune/kernels"
+)
+
+// gemmShapes are ragged and degenerate shapes (M×N×K).
+var gemmShapes = [][3]int{{20, 5, 56}, {53, 23, 56}, {1, 1, 1}, {16, 16, 16}, {7, 33, 3}}
+
+// gemmConfigs are configurations for the generic target (subgroup size 1).
+var gemmConfigs = []tuning.Params{
+	{}, // the compiler's heuristic
+	{SubgroupSize: 1, WorkGroupSize: [2]int{4, 4}, Tile: [2]int{4, 4}, Coopmatrix: [3]int{4, 4, 4}, Unroll: 1, BatchPerGroup: 1},
+	{SubgroupSize: 1, WorkGroupSize: [2]int{2, 3}, Tile: [2]int{8, 2}, Coopmatrix: [3]int{4, 2, 2}, Unroll: 3, BatchPerGroup: 2},
+	{SubgroupSize: 1, WorkGroupSize: [2]int{8, 1}, Tile: [2]int{2, 8}, Coopmatrix: [3]int{2, 4, 8}, Unroll: 2, BatchPerGroup: 3, StageLocal: true},
+}
+
+func TestGemmOnDevice(t *testing.T) {
+	d := openDevice(t)
+	for _, sh := range gemmShapes {
+		for ci, p := range gemmConfigs {
+			for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
+				s := kernels.Spec{Op: kernels.GEMMOp, M: sh[0], N: sh[1], K: sh[2],
+					DType: kernels.F32, Acc: kernels.F32, TransA: tr[0], TransB: tr[1],
+					Layout: kernels.Strided, Alpha: 1.5, Beta: 0.5}
+				t.Run(fmt.Sprintf("%dx%dx%d/cfg%d/%s", sh[0], sh[1], sh[2], ci, transName(tr)), func(t *testing.T) {
+					runRecipe(t, d, recipeCase{spec: s, params: p, batch: 5})
+				})
+			}
+		}
+	}
+}
+
+func transName(tr [2]bool) string {
+	s := ""
+	for _, x := range tr {
+		if x {
+			s += "t"
+		} else {
+			s += "n"
+		}
+	}
+	return s
+}

@@ -1,0 +1,102 @@
+package lower
+
+import "tltune/compiler/ir"
+
+// gen wraps an ir.Builder with the index arithmetic the lowerings need.
+type gen struct {
+	*ir.Builder
+}
+
+func newGen(r *ir.Region) *gen { return &gen{ir.NewBuilder(r)} }
+
+// at returns a generator appending to r (a nested region).
+func (g *gen) at(r *ir.Region) *gen { return newGen(r) }
+
+func (g *gen) index(v int64) *ir.Value { return g.IntConst(v, ir.Index) }
+
+func (g *gen) add(x, y *ir.Value) *ir.Value { return g.Arith(ir.Add, x, y) }
+func (g *gen) sub(x, y *ir.Value) *ir.Value { return g.Arith(ir.Sub, x, y) }
+func (g *gen) mul(x, y *ir.Value) *ir.Value { return g.Arith(ir.Mul, x, y) }
+func (g *gen) div(x, y *ir.Value) *ir.Value { return g.Arith(ir.Div, x, y) }
+func (g *gen) rem(x, y *ir.Value) *ir.Value { return g.Arith(ir.Rem, x, y) }
+
+// size returns mode i of memref m as an index value.
+func (g *gen) size(m *ir.Value, i int) *ir.Value {
+	if n := m.Type.Shape()[i]; n != ir.Dynamic {
+		return g.index(n)
+	}
+	in := ir.NewInst(ir.OpSize, []*ir.Value{m}, ir.Index)
+	in.Mode = int64(i)
+	return g.Insert(in).Result()
+}
+
+// linearID returns the work-item's linear id in the work-group,
+// subgroup_id·sgs + subgroup_local_id, as an index.
+func (g *gen) linearID(sgs int) *ir.Value {
+	sg := g.Cast(g.Builtin(ir.SubgroupID), ir.Index)
+	lane := g.Cast(g.Builtin(ir.SubgroupLocalID), ir.Index)
+	return g.add(g.mul(sg, g.index(int64(sgs))), lane)
+}
+
+// forLoop emits for iv = from, to, step with carried values and returns
+// the instruction and a generator for its body.
+func (g *gen) forLoop(from, to, step *ir.Value, init ...*ir.Value) (*ir.Inst, *gen) {
+	in := g.For(from, to, step, init...)
+	return in, g.at(in.Body())
+}
+
+// convert casts v to t unless it already has that type.
+func (g *gen) convert(v *ir.Value, t *ir.Type) *ir.Value {
+	if v.Type == t {
+		return v
+	}
+	return g.Cast(v, t)
+}
+
+// constantOf returns the literal v was defined by, if any.
+func constantOf(v *ir.Value) (ir.Constant, bool) {
+	if v.Def == nil || v.Def.Op != ir.OpConstant {
+		return ir.Constant{}, false
+	}
+	return v.Def.Const, true
+}
+
+// isLiteral reports whether v is defined by a constant instruction.
+func isLiteral(v *ir.Value) bool {
+	_, ok := constantOf(v)
+	return ok
+}
+
+// isConstant reports whether v is the literal x (integer, float or complex
+// with zero imaginary part).
+func isConstant(v *ir.Value, x float64) bool {
+	c, ok := constantOf(v)
+	if !ok {
+		return false
+	}
+	switch c.Kind {
+	case ir.ConstInt:
+		return float64(c.Int) == x
+	case ir.ConstFloat:
+		return c.Float == x
+	case ir.ConstComplex:
+		return c.Float == x && c.Imag == 0
+	}
+	return false
+}
+
+// zero returns the constant 0 of scalar type t.
+func (g *gen) zero(t *ir.Type) *ir.Value {
+	if t.IsInteger() {
+		return g.IntConst(0, t)
+	}
+	if t.IsComplex() {
+		return g.Constant(ir.Constant{Kind: ir.ConstComplex}, t)
+	}
+	return g.FloatConst(0, t)
+}
+
+// coopOp emits a cooperative-matrix instruction with one result of type t.
+func (g *gen) coopOp(op ir.Op, t *ir.Type, operands ...*ir.Value) *ir.Inst {
+	return g.Insert(ir.NewInst(op, operands, t))
+}

@@ -1,0 +1,96 @@
+// Package lower rewrites collective tensor-language code into SPMD code
+// over subgroups, parameterised by a recipe configuration (tuning.Params):
+//
+//   - InsertBarriers puts a barrier after each collective instruction whose
+//     writes later instructions of the work-group may read;
+//   - Collectives replaces gemm, gemv, ger, axpby, sum, hadamard_product and
+//     cumsum by parallel regions (GEMM through cooperative matrices, the
+//     others through per-work-item loops);
+//   - Foreach replaces foreach by parallel regions with strided loops.
+//
+// The result is still tensor language (it prints, verifies and interprets),
+// so every pass can be checked against the reference interpreter.
+package lower
+
+import (
+	"fmt"
+
+	"tltune/compiler/ir"
+	"tltune/compiler/tuning"
+)
+
+// Collectives lowers every collective linear-algebra instruction of f.
+func Collectives(f *ir.Func, p tuning.Params) error {
+	return rewriteCollective(f.Body, func(in *ir.Inst) (bool, error) {
+		if !in.Op.IsBLAS() {
+			return false, nil
+		}
+		return true, lowerBLAS(in, p)
+	})
+}
+
+// rewriteCollective calls fn on every instruction of collective code in r
+// (r itself and the for/if bodies inside it, not SPMD regions). When fn
+// reports that it replaced the instruction, the walk continues after it.
+func rewriteCollective(r *ir.Region, fn func(in *ir.Inst) (bool, error)) error {
+	for i := 0; i < len(r.Insts); i++ {
+		in := r.Insts[i]
+		switch in.Op {
+		case ir.OpFor, ir.OpIf:
+			for _, sub := range in.Regions {
+				if err := rewriteCollective(sub, fn); err != nil {
+					return err
+				}
+			}
+			continue
+		case ir.OpParallel:
+			continue
+		}
+		replaced, err := fn(in)
+		if err != nil {
+			return err
+		}
+		if replaced {
+			i = r.IndexOf(in) // the replacement sits before in; skip both
+			r.Remove(in)
+			i--
+		}
+	}
+	return nil
+}
+
+// parallelBefore inserts an empty parallel region before in and returns a
+// generator for its body.
+func parallelBefore(in *ir.Inst) *gen {
+	r := in.Parent
+	b := ir.NewBuilder(r)
+	b.At = r.IndexOf(in)
+	b.Pos = in.Pos
+	par := b.Parallel()
+	g := newGen(par.Body())
+	g.Pos = in.Pos
+	return g
+}
+
+func lowerBLAS(in *ir.Inst, p tuning.Params) error {
+	g := parallelBefore(in)
+	switch in.Op {
+	case ir.OpGemm:
+		return lowerGemm(g, in, p)
+	case ir.OpGemv:
+		lowerGemv(g, in, p)
+	case ir.OpGer:
+		lowerGer(g, in, p)
+	case ir.OpAxpby:
+		lowerAxpby(g, in, p)
+	case ir.OpHadamardProduct:
+		lowerHadamard(g, in, p)
+	case ir.OpSum:
+		lowerSum(g, in, p)
+	case ir.OpCumsum:
+		lowerCumsum(g, in, p)
+	default:
+		return fmt.Errorf("lower: no lowering for %s", in.Mnemonic())
+	}
+	return nil
+}

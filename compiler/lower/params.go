@@ -1,0 +1,262 @@
+package lower
+
+import (
+	"fmt"
+	"strings"
+
+	"tltune/compiler/ir"
+	"tltune/compiler/target"
+	"tltune/compiler/tuning"
+)
+
+// ParamsAttr is the function attribute (a dictionary with the JSON names of
+// tuning.Params) through which kernels/ passes the parameters the language
+// has no attribute for; subgroup_size and work_group_size use the
+// language's own attributes.
+const ParamsAttr = "tltune.params"
+
+// Choice is the configuration chosen for one function and why.
+type Choice struct {
+	Params  tuning.Params
+	Key     *tuning.Key // the tuning-table key of the function's main collective, if any
+	Explain []string    // one line per source that contributed, in precedence order
+}
+
+// Choose picks f's configuration: each parameter comes from f's attributes
+// if set there, else from table (nil: none) for the function's main
+// collective (the first gemm, gemv or ger), else from the heuristic for
+// target t. device names the device in tuning-table keys.
+func Choose(f *ir.Func, t *target.Target, table *tuning.Table, device string) (*Choice, error) {
+	ch := &Choice{}
+	attr, named, err := fromAttrs(f)
+	if err != nil {
+		return nil, err
+	}
+	if len(named) > 0 {
+		ch.Explain = append(ch.Explain, "attributes: "+strings.Join(named, ", "))
+	}
+	var fromTable tuning.Params
+	main := mainCollective(f)
+	if main != nil {
+		k := tableKey(main, device)
+		ch.Key = &k
+		if table != nil {
+			m := table.Lookup(k)
+			fromTable, _ = m.Params()
+			ch.Explain = append(ch.Explain, m.String())
+		}
+	}
+	heur := heuristic(f, main, t)
+	ch.Params = merge(attr, fromTable, heur)
+	ch.Explain = append(ch.Explain, "heuristic for target "+t.Name+": "+heur.String()+" (fills what the sources above leave unset)")
+	ch.Explain = append(ch.Explain, "chosen: "+ch.Params.String())
+	if err := Validate(ch.Params, t, main); err != nil {
+		return nil, fmt.Errorf("@%s: %w", f.Name, err)
+	}
+	return ch, nil
+}
+
+// fromAttrs reads the parameters set in f's attributes and names them.
+func fromAttrs(f *ir.Func) (p tuning.Params, named []string, err error) {
+	if sgs, ok := f.SubgroupSize(); ok {
+		p.SubgroupSize = int(sgs)
+		named = append(named, "subgroup_size")
+	}
+	if wg, ok := f.WorkGroupSize(); ok {
+		p.WorkGroupSize = [2]int{int(wg[0]), int(wg[1])}
+		named = append(named, "work_group_size")
+	}
+	a, ok := f.Attrs.Lookup(ParamsAttr)
+	if !ok {
+		return p, named, nil
+	}
+	if a.Kind != ir.AttrDict {
+		return p, nil, fmt.Errorf("@%s: attribute %q must be a dictionary", f.Name, ParamsAttr)
+	}
+	d := a.Dict
+	ints := func(name string, dst []int) error {
+		v, ok := d.Lookup(name)
+		if !ok {
+			return nil
+		}
+		xs, ok := v.Ints()
+		if !ok || len(xs) != len(dst) {
+			return fmt.Errorf("@%s: %s.%s must be an array of %d integers", f.Name, ParamsAttr, name, len(dst))
+		}
+		for i, x := range xs {
+			dst[i] = int(x)
+		}
+		named = append(named, name)
+		return nil
+	}
+	one := func(name string, dst *int) error {
+		var v [1]int
+		if a, ok := d.Lookup(name); ok {
+			if a.Kind != ir.AttrInt {
+				return fmt.Errorf("@%s: %s.%s must be an integer", f.Name, ParamsAttr, name)
+			}
+			v[0] = int(a.Int)
+			*dst = v[0]
+			named = append(named, name)
+		}
+		return nil
+	}
+	for _, e := range []error{
+		ints("tile", p.Tile[:]), ints("coopmatrix", p.Coopmatrix[:]),
+		one("unroll", &p.Unroll), one("batch_per_group", &p.BatchPerGroup),
+	} {
+		if e != nil {
+			return p, nil, e
+		}
+	}
+	if v, ok := d.Bool("stage_local"); ok {
+		p.StageLocal = v
+		named = append(named, "stage_local")
+	}
+	return p, named, nil
+}
+
+// mainCollective is the instruction whose shape keys the tuning table.
+func mainCollective(f *ir.Func) *ir.Inst {
+	var main *ir.Inst
+	f.Body.Walk(func(in *ir.Inst) bool {
+		if main == nil && (in.Op == ir.OpGemm || in.Op == ir.OpGemv || in.Op == ir.OpGer) {
+			main = in
+		}
+		return main == nil
+	})
+	return main
+}
+
+// tableKey is the tuning-table key of a gemm, gemv or ger; dynamic sizes
+// count as 0, which the nearest-shape search treats as 1.
+func tableKey(in *ir.Inst, device string) tuning.Key {
+	_, ins, _, out := in.BLASOperands()
+	dim := func(v int64) int {
+		if v == ir.Dynamic {
+			return 0
+		}
+		return int(v)
+	}
+	k := tuning.Key{Device: device, Op: in.Op.String(),
+		Dtype: ins[0].Type.Elem().String(), Acc: out.Type.Elem().String()}
+	switch in.Op {
+	case ir.OpGemm:
+		k.Trans = in.TransA.String() + in.TransB.String()
+		k.M, k.N = dim(out.Type.Shape()[0]), dim(out.Type.Shape()[1])
+		kMode := 1
+		if in.TransA == ir.Trans {
+			kMode = 0
+		}
+		k.K = dim(ins[0].Type.Shape()[kMode])
+	case ir.OpGemv:
+		k.Trans = in.TransA.String()
+		k.M, k.N = dim(out.Type.Shape()[0]), dim(ins[1].Type.Shape()[0])
+	case ir.OpGer:
+		k.M, k.N = dim(out.Type.Shape()[0]), dim(out.Type.Shape()[1])
+	}
+	return k
+}
+
+// merge takes each parameter from the first source that sets it.
+func merge(srcs ...tuning.Params) tuning.Params {
+	var p tuning.Params
+	for i := len(srcs) - 1; i >= 0; i-- {
+		s := srcs[i]
+		if s.SubgroupSize != 0 {
+			p.SubgroupSize = s.SubgroupSize
+		}
+		if s.WorkGroupSize != [2]int{} {
+			p.WorkGroupSize = s.WorkGroupSize
+		}
+		if s.Tile != [2]int{} {
+			p.Tile = s.Tile
+		}
+		if s.Coopmatrix != [3]int{} {
+			p.Coopmatrix = s.Coopmatrix
+		}
+		if s.Unroll != 0 {
+			p.Unroll = s.Unroll
+		}
+		if s.BatchPerGroup != 0 {
+			p.BatchPerGroup = s.BatchPerGroup
+		}
+		p.StageLocal = p.StageLocal || s.StageLocal
+	}
+	return p
+}
+
+// heuristic is the configuration used when nothing else chooses: the
+// target's default subgroup size; for GEMM one subgroup row per
+// cooperative-matrix row block with up to 4×4 subgroups; for the
+// memory-bound collectives one work-group row of up to 64 work-items.
+func heuristic(f *ir.Func, main *ir.Inst, t *target.Target) tuning.Params {
+	sgs := t.DefaultSubgroupSize
+	p := tuning.Params{SubgroupSize: sgs, Unroll: 1, BatchPerGroup: 1}
+	if main == nil || main.Op != ir.OpGemm {
+		lanes := max(sgs, 64/sgs*sgs)
+		if main != nil {
+			if m := main.Operands[len(main.Operands)-1].Type.Shape()[0]; m != ir.Dynamic {
+				lanes = min(lanes, roundUp(int(m), sgs))
+			}
+		}
+		p.WorkGroupSize = [2]int{max(lanes, sgs), 1}
+		return p
+	}
+	cm, cn, ck := 4, 4, 4
+	if sgs > 1 {
+		cm, cn, ck = sgs, 8, 8
+	}
+	p.Coopmatrix = [3]int{cm, cn, ck}
+	p.Tile = [2]int{cm, cn}
+	shape := main.Operands[len(main.Operands)-1].Type.Shape()
+	gx, gy := 2, 2
+	if shape[0] != ir.Dynamic {
+		gx = clamp((int(shape[0])+cm-1)/cm, 1, 4)
+	}
+	if shape[1] != ir.Dynamic {
+		gy = clamp((int(shape[1])+cn-1)/cn, 1, 4)
+	}
+	for gx*gy*sgs > t.MaxWorkGroupSize && gy > 1 {
+		gy--
+	}
+	p.WorkGroupSize = [2]int{gx * sgs, gy}
+	return p
+}
+
+func clamp(x, lo, hi int) int { return max(lo, min(x, hi)) }
+
+func roundUp(x, m int) int { return (x + m - 1) / m * m }
+
+// Validate checks p against target t before anything is generated.
+func Validate(p tuning.Params, t *target.Target, main *ir.Inst) error {
+	sgs, wg := p.SubgroupSize, p.WorkGroupSize
+	switch {
+	case !t.SupportsSubgroupSize(sgs):
+		return fmt.Errorf("subgroup size %d is not supported by target %s (supported: %v)", sgs, t.Name, t.SubgroupSizes)
+	case wg[0] < 1 || wg[1] < 1 || wg[0]%sgs != 0:
+		return fmt.Errorf("work-group size %v: both entries must be positive and the first a multiple of the subgroup size %d", wg, sgs)
+	case wg[0]*wg[1] > t.MaxWorkGroupSize:
+		return fmt.Errorf("work-group size %dx%d exceeds the target's maximum of %d work-items", wg[0], wg[1], t.MaxWorkGroupSize)
+	case p.BatchPerGroup < 1 || p.Unroll < 1:
+		return fmt.Errorf("batch_per_group and unroll must be at least 1 (got %d, %d)", p.BatchPerGroup, p.Unroll)
+	}
+	if main == nil || main.Op != ir.OpGemm {
+		return nil
+	}
+	tm, tn, c := p.Tile[0], p.Tile[1], p.Coopmatrix
+	switch {
+	case c[0] < 1 || c[1] < 1 || c[2] < 1 || tm < 1 || tn < 1:
+		return fmt.Errorf("tile %v and coopmatrix %v must be positive", p.Tile, c)
+	case tm%c[0] != 0 || tn%c[1] != 0:
+		return fmt.Errorf("tile %dx%d is not a multiple of coopmatrix %dx%d", tm, tn, c[0], c[1])
+	}
+	if p.StageLocal {
+		_, ins, _, _ := main.BLASOperands()
+		bytes := (wg[0]/sgs*tm*int(ins[0].Type.Elem().Size()) + wg[1]*tn*int(ins[1].Type.Elem().Size())) * c[2] * p.Unroll
+		if bytes > t.LocalMemBytes {
+			return fmt.Errorf("staged panels need %d bytes of local memory; target %s has %d", bytes, t.Name, t.LocalMemBytes)
+		}
+	}
+	return nil
+}

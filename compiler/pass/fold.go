@@ -1,0 +1,147 @@
+package pass
+
+import (
+	"tltune/compiler/ir"
+)
+
+// foldConstants replaces integer arith and integer-to-integer casts whose
+// operands are constants by a constant, in place. The lowering emits index
+// arithmetic on tile sizes and static shapes; folding it keeps the emitted
+// code small. Results wrap to the type's width as the language's integers
+// do; division or remainder by zero is left for run time.
+func foldConstants(f *ir.Func) error {
+	f.Body.Walk(func(in *ir.Inst) bool {
+		if v, ok := foldInt(in); ok {
+			in.Op = ir.OpConstant
+			in.Operands = nil
+			in.Const = ir.Constant{Kind: ir.ConstInt, Int: v}
+			in.Arith = 0
+		}
+		return true
+	})
+	return nil
+}
+
+func intConst(v *ir.Value) (int64, bool) {
+	if v.Def == nil || v.Def.Op != ir.OpConstant || v.Def.Const.Kind != ir.ConstInt {
+		return 0, false
+	}
+	return v.Def.Const.Int, true
+}
+
+// foldInt computes in's integer result if its operands are constants.
+func foldInt(in *ir.Inst) (int64, bool) {
+	if len(in.Results) != 1 || !in.Result().Type.IsInteger() {
+		return 0, false
+	}
+	t := in.Result().Type
+	switch in.Op {
+	case ir.OpCast:
+		x, ok := intConst(in.Operands[0])
+		return wrap(x, t), ok && in.Operands[0].Type.IsInteger()
+	case ir.OpArith:
+	default:
+		return 0, false
+	}
+	x, okx := intConst(in.Operands[0])
+	y, oky := intConst(in.Operands[1])
+	if !okx || !oky {
+		return 0, false
+	}
+	var r int64
+	switch in.Arith {
+	case ir.Add:
+		r = x + y
+	case ir.Sub:
+		r = x - y
+	case ir.Mul:
+		r = x * y
+	case ir.Div, ir.Rem:
+		if y == 0 || (y == -1 && x == -1<<63) {
+			return 0, false
+		}
+		if in.Arith == ir.Div {
+			r = x / y
+		} else {
+			r = x % y
+		}
+	case ir.Min:
+		r = min(x, y)
+	case ir.Max:
+		r = max(x, y)
+	default:
+		return 0, false
+	}
+	r = wrap(r, t)
+	if r == ir.Dynamic { // not a representable constant of the language
+		return 0, false
+	}
+	return r, true
+}
+
+// wrap truncates x to the width of integer type t (sign-extending).
+func wrap(x int64, t *ir.Type) int64 {
+	switch t.Bits() {
+	case 8:
+		return int64(int8(x))
+	case 16:
+		return int64(int16(x))
+	case 32:
+		return int64(int32(x))
+	}
+	return x
+}
+
+// deadCode deletes instructions without effects whose results are unused,
+// repeating until nothing changes (a deletion can make operands dead).
+func deadCode(f *ir.Func) error {
+	for {
+		uses := map[*ir.Value]int{}
+		f.Body.Walk(func(in *ir.Inst) bool {
+			for _, v := range in.Operands {
+				uses[v]++
+			}
+			return true
+		})
+		removed := 0
+		var sweep func(r *ir.Region)
+		sweep = func(r *ir.Region) {
+			kept := r.Insts[:0]
+			for _, in := range r.Insts {
+				if pure(in) && unused(in, uses) {
+					removed++
+					continue
+				}
+				for _, sub := range in.Regions {
+					sweep(sub)
+				}
+				kept = append(kept, in)
+			}
+			r.Insts = kept
+		}
+		sweep(f.Body)
+		if removed == 0 {
+			return nil
+		}
+	}
+}
+
+func unused(in *ir.Inst, uses map[*ir.Value]int) bool {
+	for _, r := range in.Results {
+		if uses[r] > 0 {
+			return false
+		}
+	}
+	return len(in.Results) > 0
+}
+
+// pure reports whether in only computes its results.
+func pure(in *ir.Inst) bool {
+	switch in.Op {
+	case ir.OpConstant, ir.OpArith, ir.OpArithUnary, ir.OpCmp, ir.OpCast, ir.OpBuiltin,
+		ir.OpSize, ir.OpSubview, ir.OpExpand, ir.OpFuse, ir.OpLoad, ir.OpMath,
+		ir.OpCoopMatrixLoad, ir.OpCoopMatrixMulAdd, ir.OpCoopMatrixScale, ir.OpAlloca:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,146 @@
+// Package pass owns the compiler's pass pipeline (DESIGN.md §3): the
+// ordered table of passes from the verified source program to SPMD code
+// ready for a back end, the invariant check (the verifier) run after every
+// pass, and the debug hook that prints the IR after each.
+package pass
+
+import (
+	"fmt"
+	"io"
+
+	"tltune/compiler/ir"
+	"tltune/compiler/lower"
+	"tltune/compiler/target"
+	"tltune/compiler/tuning"
+)
+
+// State is what the passes read and transform.
+type State struct {
+	Prog   *ir.Program
+	Target *target.Target
+	Table  *tuning.Table // tuning table consulted for configurations (nil: none)
+	Device string        // device name in tuning-table keys ("" with --target)
+	// Choices is filled by the choose-config pass: each function's
+	// configuration and the explanation of where it came from.
+	Choices map[*ir.Func]*lower.Choice
+}
+
+// Pass is one step of the pipeline.
+type Pass struct {
+	Name string
+	Doc  string // one line, as --debug-passes prints it
+	Run  func(s *State) error
+}
+
+// Options control how a pipeline runs.
+type Options struct {
+	// Verify checks the program's invariants; it runs after every pass and
+	// a failure names the pass that broke them.
+	Verify func(*ir.Program) error
+	// Debug, when not nil, receives the IR after every pass, printed by
+	// Print.
+	Debug io.Writer
+	Print func(*ir.Program) string
+}
+
+// Pipeline returns the pass table of DESIGN.md §3.
+func Pipeline() []Pass {
+	return []Pass{
+		{"fold-constants", "fold integer arithmetic on constants", perFunc(foldConstants)},
+		{"dce", "delete instructions whose results are unused and that have no effect", perFunc(deadCode)},
+		{"insert-barriers", "barrier after collectives whose writes later code may read", perFunc(lower.InsertBarriers)},
+		{"choose-config", "subgroup size, work-group size, tiles: attributes, then tuning table, then heuristic", chooseConfig},
+		{"lower-collectives", "gemm, gemv, ger, axpby, sum, hadamard_product, cumsum to SPMD code over subgroups", withConfig(lower.Collectives)},
+		{"lower-foreach", "foreach to work-item loops in parallel regions", withConfig(lower.Foreach)},
+		{"check-coopmatrix", "cooperative matrices fit the target's per-lane register budget", checkCoopmatrix},
+		{"fold-constants", "fold the index arithmetic the lowering introduced", perFunc(foldConstants)},
+		{"dce", "delete what the lowering left unused", perFunc(deadCode)},
+	}
+}
+
+// Run runs passes over s, verifying after each one.
+func Run(s *State, passes []Pass, o Options) error {
+	if s.Choices == nil {
+		s.Choices = map[*ir.Func]*lower.Choice{}
+	}
+	for _, p := range passes {
+		if err := p.Run(s); err != nil {
+			return fmt.Errorf("%s: %w", p.Name, err)
+		}
+		if o.Debug != nil && o.Print != nil {
+			fmt.Fprintf(o.Debug, "; ---- IR after %s (%s)\n%s\n", p.Name, p.Doc, o.Print(s.Prog))
+		}
+		if o.Verify != nil {
+			if err := o.Verify(s.Prog); err != nil {
+				return fmt.Errorf("invalid IR after pass %s: %w", p.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+func perFunc(fn func(*ir.Func) error) func(*State) error {
+	return func(s *State) error {
+		for _, f := range s.Prog.Funcs {
+			if err := fn(f); err != nil {
+				return fmt.Errorf("@%s: %w", f.Name, err)
+			}
+		}
+		return nil
+	}
+}
+
+func withConfig(fn func(*ir.Func, tuning.Params) error) func(*State) error {
+	return func(s *State) error {
+		for _, f := range s.Prog.Funcs {
+			ch, ok := s.Choices[f]
+			if !ok {
+				return fmt.Errorf("@%s: no configuration chosen (choose-config must run first)", f.Name)
+			}
+			if err := fn(f, ch.Params); err != nil {
+				return fmt.Errorf("@%s: %w", f.Name, err)
+			}
+		}
+		return nil
+	}
+}
+
+func chooseConfig(s *State) error {
+	for _, f := range s.Prog.Funcs {
+		ch, err := lower.Choose(f, s.Target, s.Table, s.Device)
+		if err != nil {
+			return err
+		}
+		s.Choices[f] = ch
+	}
+	return nil
+}
+
+// maxLaneElements bounds the elements of all live cooperative matrices a
+// lane may hold: beyond it the kernel spills to memory on every target.
+const maxLaneElements = 1024
+
+// checkCoopmatrix rejects cooperative matrices whose share per lane
+// exceeds the register budget; their layout itself is the back end's.
+func checkCoopmatrix(s *State) error {
+	for _, f := range s.Prog.Funcs {
+		sgs := s.Choices[f].Params.SubgroupSize
+		var err error
+		f.Body.Walk(func(in *ir.Inst) bool {
+			for _, r := range in.Results {
+				if r.Type.Kind() != ir.KindCoopmatrix || err != nil {
+					continue
+				}
+				rows, cols := int(r.Type.Rows()), int(r.Type.Cols())
+				if n := (rows + sgs - 1) / sgs * cols; n > maxLaneElements {
+					err = fmt.Errorf("@%s: %s needs %d elements per lane at subgroup size %d (budget %d)", f.Name, r.Type, n, sgs, maxLaneElements)
+				}
+			}
+			return err == nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
