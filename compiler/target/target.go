@@ -37,9 +37,9 @@ func (c Coopmatrix) String() string {
 type Shuffle int
 
 const (
-	ShuffleNone   Shuffle = iota // subgroup size 1: nothing to move
-	ShuffleIntel                 // cl_intel_subgroups: sub_group_broadcast, intel_sub_group_shuffle
-	ShufflePTX                   // inline PTX shfl.sync on NVIDIA OpenCL
+	ShuffleNone  Shuffle = iota // subgroup size 1: nothing to move
+	ShuffleIntel                // cl_intel_subgroups: sub_group_broadcast, intel_sub_group_shuffle
+	ShufflePTX                  // inline PTX shfl.sync on NVIDIA OpenCL
 )
 
 // MatrixShape is an M×N×K shape a matrix engine executes natively, for
