@@ -117,6 +117,7 @@ type problem struct {
 	op, inst, src string
 	elem          *ir.Type
 	trans         [2]bool
+	atomic        bool // beta is then a constant 0 or 1 in the source
 	mode          int
 	alpha, beta   float64
 	ins           []*Memref
@@ -176,6 +177,7 @@ func randomProblem(r *rand.Rand) *problem {
 		p.beta = 0
 	case 1:
 		p.inst += ".atomic"
+		p.atomic = true
 		p.beta = float64(r.IntN(2))
 	}
 	for _, s := range inShapes {
@@ -227,9 +229,19 @@ func (p *problem) source() string {
 	if p.op == "cumsum" {
 		names = append(names, fmt.Sprint(p.mode))
 	}
-	params = append(params, "%beta: "+p.elem.String(), "%out: "+typeOf(p.out))
+	body := ""
+	if p.atomic {
+		lit := fmt.Sprint(p.beta)
+		if !p.elem.IsInteger() {
+			lit += ".0"
+		}
+		body = fmt.Sprintf("  %%beta = constant %s : %s\n", lit, p.elem)
+	} else {
+		params = append(params, "%beta: "+p.elem.String())
+	}
+	params = append(params, "%out: "+typeOf(p.out))
 	names = append(names, "%beta", "%out")
-	return fmt.Sprintf("func @t(%s) {\n  %s %s\n}\n", strings.Join(params, ", "), p.inst, strings.Join(names, ", "))
+	return fmt.Sprintf("func @t(%s) {\n%s  %s %s\n}\n", strings.Join(params, ", "), body, p.inst, strings.Join(names, ", "))
 }
 
 func clone(m *Memref) *Memref {
@@ -244,7 +256,10 @@ func (p *problem) run(t *testing.T, acc64 bool) *Buffer {
 	for _, m := range p.ins {
 		args = append(args, Arg{Memref: m})
 	}
-	args = append(args, p.scalarArg(p.beta), Arg{Memref: out})
+	if !p.atomic {
+		args = append(args, p.scalarArg(p.beta))
+	}
+	args = append(args, Arg{Memref: out})
 	if err := Run(parseFunc(t, p.src), args, Options{Accumulate64: acc64}); err != nil {
 		t.Fatalf("%v\n%s", err, p.src)
 	}

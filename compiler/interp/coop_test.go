@@ -76,9 +76,8 @@ func TestCooperativeMatrixTransposedCheck(t *testing.T) {
 	fn := parseFunc(t, `func @t(%M: memref<f32x3x2>, %Out: memref<f32x2x4>) attributes {subgroup_size=1, work_group_size=[1, 1]} {
   parallel {
     %c0 = constant 0 : index
-    %a = cooperative_matrix_load.t.rows_checked %M[%c0, %c0] : coopmatrix<f32x2x4, matrix_a>
-    %b = cast %a : coopmatrix<f32x2x4, matrix_acc>
-    cooperative_matrix_store %b, %Out[%c0, %c0]
+    %a = cooperative_matrix_load.t.rows_checked %M[%c0, %c0] : coopmatrix<f32x2x4, matrix_acc>
+    cooperative_matrix_store %a, %Out[%c0, %c0]
   }
 }`)
 	M := iotaMemref(3, 2) // M[i,j] = i + 3j
@@ -92,9 +91,8 @@ func TestCooperativeMatrixTransposedCheck(t *testing.T) {
 	fn = parseFunc(t, `func @t(%M: memref<f32x3x2>, %Out: memref<f32x2x4>) attributes {subgroup_size=1, work_group_size=[1, 1]} {
   parallel {
     %c0 = constant 0 : index
-    %a = cooperative_matrix_load.t.cols_checked %M[%c0, %c0] : coopmatrix<f32x2x4, matrix_a>
-    %b = cast %a : coopmatrix<f32x2x4, matrix_acc>
-    cooperative_matrix_store %b, %Out[%c0, %c0]
+    %a = cooperative_matrix_load.t.cols_checked %M[%c0, %c0] : coopmatrix<f32x2x4, matrix_acc>
+    cooperative_matrix_store %a, %Out[%c0, %c0]
   }
 }`)
 	if err := Run(fn, []Arg{{Memref: M}, {Memref: Out}}, Options{}); err != nil {

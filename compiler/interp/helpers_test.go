@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"tltune/compiler/check"
 	"tltune/compiler/ir"
 	"tltune/compiler/syntax"
 )
@@ -16,8 +17,11 @@ import (
 func parseFunc(t testing.TB, src string) *ir.Func {
 	t.Helper()
 	prog, errs := syntax.Parse([]byte(src))
+	if len(errs) == 0 {
+		errs = check.Program(prog, nil)
+	}
 	if len(errs) > 0 {
-		t.Fatalf("parse:\n%v\nsource:\n%s", errs, src)
+		t.Fatalf("front end:\n%v\nsource:\n%s", errs, src)
 	}
 	if len(prog.Funcs) != 1 {
 		t.Fatalf("want one function, got %d", len(prog.Funcs))
