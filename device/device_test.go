@@ -57,6 +57,22 @@ func mustBuildSource(t *testing.T, d Device, file, kernel string) Kernel {
 	return mustKernel(t, p, kernel)
 }
 
+// mustCompile compiles an OpenCL C file to SPIR-V. Without clang-15 or
+// llvm-spirv-15 it fails in CI and returns nil elsewhere (GPU machines
+// often lack them).
+func mustCompile(t *testing.T, file string) []byte {
+	t.Helper()
+	spv, err := CompileOpenCLC(readFile(t, file))
+	if errors.Is(err, ErrRuntimeMissing) && os.Getenv("CI") != "true" {
+		t.Log(err)
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return spv
+}
+
 func mustKernel(t *testing.T, p Program, name string) Kernel {
 	t.Helper()
 	t.Cleanup(func() { p.Release() })
@@ -130,9 +146,9 @@ func TestAxpyOpenCLC(t *testing.T) {
 // devices without SPIR-V IL.
 func TestAxpySPIRV(t *testing.T) {
 	d := pocl(t)
-	spv, err := CompileOpenCLC(readFile(t, "testdata/axpy.cl"))
-	if err != nil {
-		t.Fatal(err)
+	spv := mustCompile(t, "testdata/axpy.cl")
+	if spv == nil {
+		t.Skip("no SPIR-V tools")
 	}
 	if len(spv) < 4 || binary.LittleEndian.Uint32(spv) != 0x07230203 {
 		t.Fatalf("CompileOpenCLC did not return a SPIR-V module (%d bytes)", len(spv))
@@ -219,7 +235,7 @@ func TestBuildFailureCarriesLog(t *testing.T) {
 
 func TestCompileOpenCLCFailureCarriesLog(t *testing.T) {
 	_, err := CompileOpenCLC(readFile(t, "testdata/broken.cl"))
-	if errors.Is(err, ErrRuntimeMissing) {
+	if errors.Is(err, ErrRuntimeMissing) && os.Getenv("CI") != "true" {
 		t.Skip(err)
 	}
 	var be *BuildError
@@ -290,21 +306,15 @@ func TestAxpyEveryDevice(t *testing.T) {
 			t.Cleanup(func() { d.Close() })
 			t.Logf("%s (%s, driver %s)", info.Name, info.Platform, info.Driver)
 			checkAxpy(t, d, mustBuildSource(t, d, "testdata/axpy.cl", "axpy"))
-			spv, err := CompileOpenCLC(readFile(t, "testdata/axpy.cl"))
-			if errors.Is(err, ErrRuntimeMissing) && os.Getenv("CI") != "true" {
-				t.Skip(err)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if info.AcceptsSPIRV() {
+			spv := mustCompile(t, "testdata/axpy.cl")
+			if spv != nil && info.AcceptsSPIRV() {
 				p, err := d.BuildSPIRV(spv, "")
 				if err != nil {
 					t.Fatal(err)
 				}
 				checkAxpy(t, d, mustKernel(t, p, "axpy"))
 			}
-			if info.HasExtension("cl_khr_spir") {
+			if spv != nil && info.HasExtension("cl_khr_spir") {
 				bc, err := SPIRVToBitcode(spv)
 				if err != nil {
 					t.Fatal(err)
@@ -316,5 +326,15 @@ func TestAxpyEveryDevice(t *testing.T) {
 				checkAxpy(t, d, mustKernel(t, p, "axpy"))
 			}
 		})
+	}
+}
+
+func TestToolMissing(t *testing.T) {
+	old := llvmSPIRVTool
+	llvmSPIRVTool = "llvm-spirv-tltune-missing"
+	defer func() { llvmSPIRVTool = old }()
+	_, err := SPIRVToBitcode([]byte{3, 2, 0x23, 7})
+	if !errors.Is(err, ErrRuntimeMissing) || !strings.Contains(err.Error(), "install the Debian package llvm-spirv-tltune-missing") {
+		t.Errorf("SPIRVToBitcode without the tool = %v, want ErrRuntimeMissing naming the package", err)
 	}
 }
