@@ -32,17 +32,30 @@ type Key struct {
 	Dtype string // element type, e.g. "f16"
 	M, N  int
 	K     int // 0 for ops without a reduction dimension (gemv, ger)
+	// Acc is the accumulation type when the store records one; a
+	// different Acc or Layout is a different kernel, hence a different key.
+	Acc    string
+	Layout string // batch layout, e.g. "strided"; empty when not recorded
 }
 
-// String is the shape as tables print it, e.g. "gemm nn f16 64x64x32".
+// String is the shape as tables print it, e.g. "gemm nn f16 64x64x32", or
+// "gemm nn f16/f32 64x64x32 strided" with an accumulation type other than
+// the element type and a layout.
 func (k Key) String() string {
 	s := k.Op
 	if k.Trans != "" {
 		s += " " + k.Trans
 	}
-	s += fmt.Sprintf(" %s %dx%d", k.Dtype, k.M, k.N)
+	s += " " + k.Dtype
+	if k.Acc != "" && k.Acc != k.Dtype {
+		s += "/" + k.Acc
+	}
+	s += fmt.Sprintf(" %dx%d", k.M, k.N)
 	if k.K != 0 {
 		s += fmt.Sprintf("x%d", k.K)
+	}
+	if k.Layout != "" {
+		s += " " + k.Layout
 	}
 	return s
 }

@@ -237,6 +237,8 @@ func TestKeyString(t *testing.T) {
 		{Key{Op: "gemm", Trans: "nt", Dtype: "f16", M: 64, N: 64, K: 32}, "gemm nt f16 64x64x32"},
 		{Key{Op: "gemv", Trans: "n", Dtype: "f32", M: 128, N: 256}, "gemv n f32 128x256"},
 		{Key{Op: "ger", Dtype: "f64", M: 32, N: 32}, "ger f64 32x32"},
+		{Key{Op: "gemm", Trans: "nn", Dtype: "f16", Acc: "f32", M: 64, N: 64, K: 32, Layout: "group"}, "gemm nn f16/f32 64x64x32 group"},
+		{Key{Op: "gemv", Trans: "t", Dtype: "f32", Acc: "f32", M: 32, N: 32, Layout: "strided"}, "gemv t f32 32x32 strided"},
 	} {
 		if got := tt.key.String(); got != tt.want {
 			t.Errorf("%#v.String() = %q, want %q", tt.key, got, tt.want)
