@@ -215,10 +215,11 @@ func (e *fn) roundTo(x string, t *ir.Type) string {
 	si := e.u.scalar(t)
 	switch {
 	case si.halfway:
+		// Without cl_khr_fp16 no half variable may exist; a ushort holds the bits.
 		return e.u.helpers.add("tl_round_half", `static inline float tl_round_half(float x) {
-    half h;
-    vstore_half_rte(x, 0, &h);
-    return vload_half(0, &h);
+    ushort h;
+    vstore_half_rte(x, 0, (private half*)&h);
+    return vload_half(0, (private half*)&h);
 }`) + "(" + x + ")"
 	case si.bf16:
 		return e.u.helpers.bf16Load() + "(" + e.u.helpers.bf16Store() + "(" + x + "))"

@@ -279,8 +279,15 @@ func (e *fn) alloca(in *ir.Inst) {
 	if a, ok := in.Attrs.Int(ir.AttrAlignment); ok {
 		align = fmt.Sprintf(" __attribute__((aligned(%d)))", a)
 	}
-	fmt.Fprintf(&e.locals, "    local %s %s[%d]%s;\n", si.mem, name, n, align)
-	m := &memref{typ: t, ptr: name, space: "local"}
+	ptr := name
+	if si.halfway {
+		// half arrays need cl_khr_fp16; reserve ushorts and view them as half.
+		fmt.Fprintf(&e.locals, "    local ushort %s_bits[%d]%s;\n", name, n, align)
+		fmt.Fprintf(&e.locals, "    local half* %s = (local half*)%s_bits;\n", name, name)
+	} else {
+		fmt.Fprintf(&e.locals, "    local %s %s[%d]%s;\n", si.mem, name, n, align)
+	}
+	m := &memref{typ: t, ptr: ptr, space: "local"}
 	m.shape = e.pinAll(make([]string, len(t.Shape())), t.Shape())
 	m.stride = e.pinAll(make([]string, len(t.Stride())), t.Stride())
 	e.mems[in.Result()] = m

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+
+	"tltune/compiler"
+	"tltune/compiler/diag"
+	"tltune/compiler/target"
+	"tltune/compiler/tuning"
+	"tltune/device"
+)
+
+func init() {
+	register(&command{
+		name:    "compile",
+		summary: "compile a tensor-language file to OpenCL C for a target",
+		usage:   "FILE [--emit=opencl] [-o FILE] [--target generic|intel|nvidia | --device D] [--tuning FILE] [--explain] [--debug-passes]",
+		run:     compileCmd,
+	})
+}
+
+type compileFlags struct {
+	emit, out, target, device, tuning string
+	explain, debugPasses              bool
+}
+
+func compileCmd(c *context, args []string) int {
+	var f compileFlags
+	fs := c.flags()
+	fs.StringVar(&f.emit, "emit", "opencl", "what to write: opencl (OpenCL C)")
+	fs.StringVar(&f.out, "o", "", "write the output to this file instead of standard output")
+	fs.StringVar(&f.target, "target", "", "force a target profile: generic, intel or nvidia (default: from --device, else generic)")
+	fs.StringVar(&f.device, "device", "", "choose the target from this device's properties: "+deviceUsage)
+	fs.StringVar(&f.tuning, "tuning", "", "tuning table (JSON) consulted before the embedded defaults")
+	fs.BoolVar(&f.explain, "explain", false, "print to standard error where each configuration parameter came from")
+	fs.BoolVar(&f.debugPasses, "debug-passes", false, "print the IR after every pass to standard error")
+	files, status, ok := parseInterleaved(c, fs, args)
+	if !ok {
+		return status
+	}
+	switch {
+	case len(files) != 1:
+		return c.usageError("want exactly one input file, got %d", len(files))
+	case f.emit != "opencl":
+		return c.usageError("--emit=%s is not supported; the OpenCL C back end is --emit=opencl", f.emit)
+	case f.target != "" && f.device != "":
+		return c.usageError("--target and --device both choose the target; give one")
+	}
+	opts, err := f.options(c)
+	if err != nil {
+		return c.usageError("%v", err)
+	}
+	file := files[0]
+	src, err := os.ReadFile(file)
+	if err != nil {
+		return c.fail(err)
+	}
+	res, err := compiler.Compile(src, opts)
+	var cerr *compiler.Error
+	if errors.As(err, &cerr) && len(cerr.Diags) > 0 {
+		if err := diag.Print(c.stderr, file, src, cerr.Diags); err != nil {
+			return c.fail(err)
+		}
+		return exitFail
+	}
+	if err != nil {
+		return c.fail(fmt.Errorf("%s: %w", file, err))
+	}
+	if f.explain {
+		fmt.Fprint(c.stderr, res.Explain)
+	}
+	if f.out == "" {
+		fmt.Fprint(c.stdout, res.OpenCL)
+		return exitOK
+	}
+	if err := os.WriteFile(f.out, []byte(res.OpenCL), 0o644); err != nil {
+		return c.fail(err)
+	}
+	return exitOK
+}
+
+// options turns the flags into compiler options.
+func (f *compileFlags) options(c *context) (compiler.Options, error) {
+	var o compiler.Options
+	if f.target != "" {
+		if _, err := target.ByName(f.target); err != nil {
+			return o, err
+		}
+		o.Target = f.target
+	}
+	if f.device != "" {
+		info, err := device.Select(enumerateDevices(), f.device)
+		if err != nil {
+			return o, err
+		}
+		o.Device = targetDevice(info)
+	}
+	paths := []string{}
+	if f.tuning != "" {
+		paths = append(paths, f.tuning)
+	}
+	table, err := tuning.Load(paths...)
+	if err != nil {
+		return o, fmt.Errorf("--tuning: %w", err)
+	}
+	o.Table = table
+	if f.debugPasses {
+		o.DebugPasses = c.stderr
+	}
+	return o, nil
+}
+
+// targetDevice is what the compiler needs to know of a device.
+func targetDevice(info *device.Info) *target.Device {
+	return &target.Device{
+		Name:             info.Name,
+		Vendor:           info.Vendor,
+		Extensions:       info.Extensions,
+		SubgroupSizes:    info.SubgroupSizes,
+		MaxWorkGroupSize: info.MaxWorkGroupSize,
+		LocalMemBytes:    int(info.LocalMemBytes),
+	}
+}
+
+// parseInterleaved parses flags given before or after the positional
+// arguments (`tltune compile FILE --explain` and `tltune compile --explain
+// FILE` mean the same) and returns the positional arguments.
+func parseInterleaved(c *context, fs *flag.FlagSet, args []string) (pos []string, status int, ok bool) {
+	for {
+		if status, ok := c.parse(fs, args); !ok {
+			return nil, status, false
+		}
+		if fs.NArg() == 0 {
+			return pos, exitOK, true
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}

@@ -1,0 +1,313 @@
+package spv
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// ID is a SPIR-V result id.
+type ID uint32
+
+// Generator is tltune's id in the module header's generator word (tool id 0
+// with a version of 1: tltune has no Khronos-registered tool id).
+const Generator = 1
+
+// Builder assembles one module. Types and constants are deduplicated;
+// capabilities, extensions and the header version are derived from the
+// instructions and enumerants the module uses (see Bytes). Function code is
+// appended in order with Emit; instructions whose operands are only known
+// later (phis of loop headers) are reserved and patched.
+type Builder struct {
+	next     ID
+	minVer   uint32
+	needs    [][]Capability // each entry: any one of these capabilities
+	declared []Capability   // declared explicitly
+	exts     []string
+	version  uint32
+
+	imports, entries, modes, names, annotations, globals []uint32
+	code                                                  []uint32
+	dedup                                                 map[string]ID
+}
+
+// NewBuilder returns a builder for a module of at least SPIR-V version
+// minVersion (encoded as in the header, e.g. 0x10000 for 1.0).
+func NewBuilder(minVersion uint32) *Builder {
+	return &Builder{next: 1, minVer: minVersion, version: minVersion, dedup: map[string]ID{}}
+}
+
+// NewID allocates a result id.
+func (b *Builder) NewID() ID {
+	id := b.next
+	b.next++
+	return id
+}
+
+// Capability declares c explicitly: for what the grammar cannot see, such
+// as the width of a type (Int64, Float64, Float16Buffer, ...).
+func (b *Builder) Capability(c Capability) {
+	if !slices.Contains(b.declared, c) {
+		b.declared = append(b.declared, c)
+	}
+}
+
+// Use records the requirements of enumerant v of kind k (a decoration, a
+// built-in, an execution mode, ...).
+func (b *Builder) Use(k OperandKind, v uint32) {
+	if e, ok := Enumerant(k, v); ok {
+		b.require(e.Caps, e.Exts, e.Version)
+	}
+}
+
+func (b *Builder) require(caps []Capability, exts []string, version uint32) {
+	if len(caps) > 0 {
+		b.needs = append(b.needs, caps)
+	}
+	for _, x := range exts {
+		if !slices.Contains(b.exts, x) {
+			b.exts = append(b.exts, x)
+		}
+	}
+	b.version = max(b.version, version)
+}
+
+// encode appends one instruction to dst and records what op requires.
+func (b *Builder) encode(dst []uint32, op Op, operands []uint32) []uint32 {
+	if info := op.Info(); info != nil {
+		b.require(info.Caps, info.Exts, info.Version)
+	}
+	dst = append(dst, uint32(len(operands)+1)<<16|uint32(op))
+	return append(dst, operands...)
+}
+
+// Words converts ids and literals into operand words.
+func Words(ops ...any) []uint32 {
+	var w []uint32
+	for _, o := range ops {
+		switch o := o.(type) {
+		case ID:
+			w = append(w, uint32(o))
+		case uint32:
+			w = append(w, o)
+		case int:
+			w = append(w, uint32(o))
+		case string:
+			w = append(w, String(o)...)
+		case []ID:
+			for _, id := range o {
+				w = append(w, uint32(id))
+			}
+		case []uint32:
+			w = append(w, o...)
+		default:
+			panic(fmt.Sprintf("spv: operand of type %T", o))
+		}
+	}
+	return w
+}
+
+// String encodes a literal string: UTF-8, NUL-terminated, padded to words.
+func String(s string) []uint32 {
+	n := len(s)/4 + 1
+	buf := make([]byte, n*4)
+	copy(buf, s)
+	w := make([]uint32, n)
+	for i := range w {
+		w[i] = binary.LittleEndian.Uint32(buf[4*i:])
+	}
+	return w
+}
+
+// Type returns the id of the type made by op with operands (everything
+// after the result id), creating it once.
+func (b *Builder) Type(op Op, operands ...uint32) ID {
+	return b.unique(op, 0, operands)
+}
+
+// Constant returns the id of a constant of type t made by op (OpConstant,
+// OpConstantTrue, OpConstantComposite, OpConstantNull, ...), creating it once.
+func (b *Builder) Constant(op Op, t ID, operands ...uint32) ID {
+	return b.unique(op, t, operands)
+}
+
+func (b *Builder) unique(op Op, t ID, operands []uint32) ID {
+	key := fmt.Sprint(op, t, operands)
+	if id, ok := b.dedup[key]; ok {
+		return id
+	}
+	id := b.NewID()
+	if t != 0 {
+		b.globals = b.encode(b.globals, op, append([]uint32{uint32(t), uint32(id)}, operands...))
+	} else {
+		b.globals = b.encode(b.globals, op, append([]uint32{uint32(id)}, operands...))
+	}
+	b.dedup[key] = id
+	return id
+}
+
+// GlobalVariable declares a module-scope OpVariable of pointer type ptr.
+func (b *Builder) GlobalVariable(ptr ID, sc StorageClass) ID {
+	b.Use(KindStorageClass, uint32(sc))
+	id := b.NewID()
+	b.globals = b.encode(b.globals, OpVariable, Words(ptr, id, uint32(sc)))
+	return id
+}
+
+// ImportExtInst imports an extended instruction set by name.
+func (b *Builder) ImportExtInst(name string) ID {
+	id := b.NewID()
+	b.imports = b.encode(b.imports, OpExtInstImport, Words(id, name))
+	return id
+}
+
+// EntryPoint declares fn as an entry point; interface lists the Input
+// variables it reads.
+func (b *Builder) EntryPoint(model ExecutionModel, fn ID, name string, iface []ID) {
+	b.Use(KindExecutionModel, uint32(model))
+	b.entries = b.encode(b.entries, OpEntryPoint, Words(uint32(model), fn, name, iface))
+}
+
+// ExecutionMode sets mode m with literal parameters on entry point fn.
+func (b *Builder) ExecutionMode(fn ID, m ExecutionMode, params ...uint32) {
+	b.Use(KindExecutionMode, uint32(m))
+	b.modes = b.encode(b.modes, OpExecutionMode, append(Words(fn, uint32(m)), params...))
+}
+
+// Name attaches a debug name to id.
+func (b *Builder) Name(id ID, name string) {
+	b.names = b.encode(b.names, OpName, Words(id, name))
+}
+
+// Decorate decorates target with d and its literal parameters.
+func (b *Builder) Decorate(target ID, d Decoration, params ...uint32) {
+	b.Use(KindDecoration, uint32(d))
+	if d == DecorationBuiltIn && len(params) == 1 {
+		b.Use(KindBuiltIn, params[0])
+	}
+	b.annotations = b.encode(b.annotations, OpDecorate, append(Words(target, uint32(d)), params...))
+}
+
+// Emit appends an instruction to the function code and returns its result
+// id when op has one (a fresh id), or 0.
+func (b *Builder) Emit(op Op, resultType ID, operands ...uint32) ID {
+	var id ID
+	var w []uint32
+	switch {
+	case resultType != 0:
+		id = b.NewID()
+		w = append([]uint32{uint32(resultType), uint32(id)}, operands...)
+	case hasResult(op):
+		id = b.NewID()
+		w = append([]uint32{uint32(id)}, operands...)
+	default:
+		w = operands
+	}
+	b.code = b.encode(b.code, op, w)
+	return id
+}
+
+// EmitWithID appends an instruction with a result id chosen earlier (labels
+// and values referenced before they are defined).
+func (b *Builder) EmitWithID(op Op, resultType, id ID, operands ...uint32) {
+	w := []uint32{uint32(id)}
+	if resultType != 0 {
+		w = []uint32{uint32(resultType), uint32(id)}
+	}
+	b.code = b.encode(b.code, op, append(w, operands...))
+}
+
+// Reserve appends an instruction whose operands after the result are filled
+// in later with Patch (a loop header's phi, whose back-edge value is not
+// written yet); n is the number of operand words to reserve.
+func (b *Builder) Reserve(op Op, resultType, id ID, n int) (slot int) {
+	slot = len(b.code)
+	b.code = b.encode(b.code, op, append([]uint32{uint32(resultType), uint32(id)}, make([]uint32, n)...))
+	return slot
+}
+
+// Patch fills the reserved operands of the instruction at slot.
+func (b *Builder) Patch(slot int, operands ...uint32) {
+	if n := int(b.code[slot]>>16) - 3; n != len(operands) {
+		panic(fmt.Sprintf("spv: patch of %d words into a slot of %d", len(operands), n))
+	}
+	copy(b.code[slot+3:], operands)
+}
+
+func hasResult(op Op) bool {
+	info := op.Info()
+	return info != nil && len(info.Operands) > 0 &&
+		(info.Operands[0].Kind == KindIdResult || len(info.Operands) > 1 && info.Operands[1].Kind == KindIdResult)
+}
+
+// Capabilities returns the capabilities the module declares: the explicit
+// ones, then for every requirement not met by those (or by what they
+// imply) its first alternative.
+func (b *Builder) Capabilities() []Capability {
+	have := map[Capability]bool{}
+	var out []Capability
+	declare := func(c Capability) {
+		out = append(out, c)
+		b.implyAll(c, have)
+	}
+	for _, c := range b.declared {
+		declare(c)
+	}
+	// Requirements with one alternative first, so an alternative list
+	// is satisfied by what the module needs anyway when possible.
+	needs := slices.Clone(b.needs)
+	slices.SortStableFunc(needs, func(x, y []Capability) int { return len(x) - len(y) })
+	for _, alts := range needs {
+		if !slices.ContainsFunc(alts, func(c Capability) bool { return have[c] }) {
+			declare(alts[0])
+		}
+	}
+	return out
+}
+
+// implyAll marks c and every capability it implicitly declares.
+func (b *Builder) implyAll(c Capability, have map[Capability]bool) {
+	if have[c] {
+		return
+	}
+	have[c] = true
+	if e, ok := Enumerant(KindCapability, uint32(c)); ok {
+		b.require(nil, e.Exts, e.Version)
+		for _, d := range e.Caps {
+			b.implyAll(d, have)
+		}
+	}
+}
+
+// Bytes returns the module in the binary format, little-endian.
+func (b *Builder) Bytes(addressing AddressingModel, memory MemoryModel) []byte {
+	b.Use(KindAddressingModel, uint32(addressing))
+	b.Use(KindMemoryModel, uint32(memory))
+	var head []uint32
+	for _, c := range b.Capabilities() {
+		head = b.encode(head, OpCapability, []uint32{uint32(c)})
+	}
+	exts := slices.Clone(b.exts)
+	slices.Sort(exts)
+	for _, x := range exts {
+		head = b.encode(head, OpExtension, String(x))
+	}
+	words := []uint32{MagicNumber, b.version, Generator, uint32(b.next), 0}
+	words = append(words, head...)
+	words = append(words, b.imports...)
+	words = b.encode(words, OpMemoryModel, []uint32{uint32(addressing), uint32(memory)})
+	for _, sec := range [][]uint32{b.entries, b.modes, b.names, b.annotations, b.globals, b.code} {
+		words = append(words, sec...)
+	}
+	out := make([]byte, 4*len(words))
+	for i, w := range words {
+		binary.LittleEndian.PutUint32(out[4*i:], w)
+	}
+	return out
+}
+
+// VersionString spells a header version as "1.3".
+func VersionString(v uint32) string {
+	return strings.Join([]string{itoa(v >> 16 & 0xff), itoa(v >> 8 & 0xff)}, ".")
+}
