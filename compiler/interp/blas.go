@@ -57,6 +57,16 @@ func (u *update) in(x *Memref, idx ...int64) (value, error) {
 	return convert(v, x.Buf.Elem, u.ct), err
 }
 
+// pair reads x = a[ai] and y = b[bi] in the compute type.
+func (u *update) pair(a *Memref, ai []int64, b *Memref, bi []int64) (value, value, error) {
+	x, err := u.in(a, ai...)
+	if err != nil {
+		return x, x, err
+	}
+	y, err := u.in(b, bi...)
+	return x, y, err
+}
+
 func (u *update) result(acc value, out *Memref, idx []int64) (value, error) {
 	r, _ := arith(ir.Mul, u.ct, u.alpha, acc)
 	if !u.betaZero {
@@ -119,43 +129,23 @@ func (e *exec) accumulator(in *ir.Inst, u *update, ms []*Memref) func(idx []int6
 		a, b := ms[0], ms[1]
 		return func(idx []int64) (value, error) {
 			return sumOver(ct, opShape(in.TransA, a)[1], func(k int64) (value, value, error) {
-				x, err := u.in(a, opIndex(in.TransA, 2, []int64{idx[0], k})...)
-				if err != nil {
-					return x, x, err
-				}
-				y, err := u.in(b, opIndex(in.TransB, 2, []int64{k, idx[1]})...)
-				return x, y, err
+				return u.pair(a, opIndex(in.TransA, 2, []int64{idx[0], k}), b, opIndex(in.TransB, 2, []int64{k, idx[1]}))
 			})
 		}
 	case ir.OpGemv: // c_i = Σ_k op(A)_ik b_k
 		a, b := ms[0], ms[1]
 		return func(idx []int64) (value, error) {
 			return sumOver(ct, opShape(in.TransA, a)[1], func(k int64) (value, value, error) {
-				x, err := u.in(a, opIndex(in.TransA, 2, []int64{idx[0], k})...)
-				if err != nil {
-					return x, x, err
-				}
-				y, err := u.in(b, k)
-				return x, y, err
+				return u.pair(a, opIndex(in.TransA, 2, []int64{idx[0], k}), b, []int64{k})
 			})
 		}
 	case ir.OpGer: // C_ij = a_i b_j
 		return product(ct, func(idx []int64) (value, value, error) {
-			x, err := u.in(ms[0], idx[0])
-			if err != nil {
-				return x, x, err
-			}
-			y, err := u.in(ms[1], idx[1])
-			return x, y, err
+			return u.pair(ms[0], idx[:1], ms[1], idx[1:])
 		})
 	case ir.OpHadamardProduct: // c_idx = a_idx b_idx
 		return product(ct, func(idx []int64) (value, value, error) {
-			x, err := u.in(ms[0], idx...)
-			if err != nil {
-				return x, x, err
-			}
-			y, err := u.in(ms[1], idx...)
-			return x, y, err
+			return u.pair(ms[0], idx, ms[1], idx)
 		})
 	case ir.OpAxpby: // B = op(A)
 		a := ms[0]

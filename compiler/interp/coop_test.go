@@ -1,6 +1,7 @@
 package interp
 
 import (
+	"strings"
 	"testing"
 
 	"tltune/compiler/ir"
@@ -73,29 +74,25 @@ func TestCooperativeMatrix(t *testing.T) {
 // A transposed checked load tests the memref index actually read: rows of
 // the loaded matrix run along the memref's columns.
 func TestCooperativeMatrixTransposedCheck(t *testing.T) {
-	fn := parseFunc(t, `func @t(%M: memref<f32x3x2>, %Out: memref<f32x2x4>) attributes {subgroup_size=1, work_group_size=[1, 1]} {
+	const src = `func @t(%M: memref<f32x3x2>, %Out: memref<f32x2x4>) attributes {subgroup_size=1, work_group_size=[1, 1]} {
   parallel {
     %c0 = constant 0 : index
-    %a = cooperative_matrix_load.t.rows_checked %M[%c0, %c0] : coopmatrix<f32x2x4, matrix_acc>
+    %a = cooperative_matrix_load.t.CHECK %M[%c0, %c0] : coopmatrix<f32x2x4, matrix_acc>
     cooperative_matrix_store %a, %Out[%c0, %c0]
   }
-}`)
+}`
 	M := iotaMemref(3, 2) // M[i,j] = i + 3j
 	Out := NewMemref(ir.F32, 2, 4)
+	run := func(check string) error {
+		fn := parseFunc(t, strings.Replace(src, "CHECK", check, 1))
+		return Run(fn, []Arg{{Memref: M}, {Memref: Out}}, Options{})
+	}
 	// a_ij = M[j, i]: column j = 3 of the matrix lies beyond M's rows, which
 	// .t.rows_checked does not guard (it guards M's columns); .t.cols_checked does.
-	err := Run(fn, []Arg{{Memref: M}, {Memref: Out}}, Options{})
-	if err == nil {
+	if err := run("rows_checked"); err == nil {
 		t.Fatal("reading M[3, i] without a check on M's rows must fail")
 	}
-	fn = parseFunc(t, `func @t(%M: memref<f32x3x2>, %Out: memref<f32x2x4>) attributes {subgroup_size=1, work_group_size=[1, 1]} {
-  parallel {
-    %c0 = constant 0 : index
-    %a = cooperative_matrix_load.t.cols_checked %M[%c0, %c0] : coopmatrix<f32x2x4, matrix_acc>
-    cooperative_matrix_store %a, %Out[%c0, %c0]
-  }
-}`)
-	if err := Run(fn, []Arg{{Memref: M}, {Memref: Out}}, Options{}); err != nil {
+	if err := run("cols_checked"); err != nil {
 		t.Fatal(err)
 	}
 	// Out (column-major 2x4): a_ij = M[j, i] = j + 3i, zero for j = 3.

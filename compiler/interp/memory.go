@@ -142,6 +142,19 @@ func NewMemref(elem *ir.Type, shape ...int64) *Memref {
 	return &Memref{Buf: NewBuffer(elem, int(n)), Shape: shape, Stride: stride}
 }
 
+// Each calls f for every element of m, first index fastest, with its
+// multi-index (reused between calls) and its position in m.Buf.
+func (m *Memref) Each(f func(idx []int64, pos int)) {
+	elements(m.Shape, func(idx []int64) error {
+		pos := m.Offset
+		for k, i := range idx {
+			pos += i * m.Stride[k]
+		}
+		f(idx, int(pos))
+		return nil
+	})
+}
+
 // Group is a list of memrefs (one per group index, each possibly with its
 // own dynamic shape) and the element offset added to each of them when it is
 // loaded. Offset is used only when the group type's offset is dynamic.
