@@ -15,8 +15,10 @@ func TestGemmVariantsOnDevice(t *testing.T) {
 	base := kernels.Spec{Op: kernels.GEMMOp, M: 13, N: 6, K: 9, DType: kernels.F32, Acc: kernels.F32,
 		Layout: kernels.Strided, Alpha: 1, Beta: 0}
 	variants := map[string]func(s *kernels.Spec){
-		"f64":          func(s *kernels.Spec) { s.DType, s.Acc = kernels.F64, kernels.F64 },
-		"c32":          func(s *kernels.Spec) { s.DType, s.Acc, s.Alpha, s.Beta = kernels.C32, kernels.C32, complex(0.5, -1), complex(2, 0.25) },
+		"f64": func(s *kernels.Spec) { s.DType, s.Acc = kernels.F64, kernels.F64 },
+		"c32": func(s *kernels.Spec) {
+			s.DType, s.Acc, s.Alpha, s.Beta = kernels.C32, kernels.C32, complex(0.5, -1), complex(2, 0.25)
+		},
 		"c64":          func(s *kernels.Spec) { s.DType, s.Acc, s.TransA = kernels.C64, kernels.C64, true },
 		"f16":          func(s *kernels.Spec) { s.DType, s.Acc = kernels.F16, kernels.F16 },
 		"f16-f32":      func(s *kernels.Spec) { s.DType, s.Acc, s.Beta = kernels.F16, kernels.F32, 1 },
