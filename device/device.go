@@ -44,13 +44,16 @@ type Info struct {
 	GlobalMemBytes uint64 `json:"global_mem_bytes"`
 	MaxAllocBytes  uint64 `json:"max_alloc_bytes"`
 	LocalMemBytes  uint64 `json:"local_mem_bytes"`
-	CacheBytes     uint64 `json:"cache_bytes"` // global memory cache (L2 or LLC)
+	// CacheBytes is the global memory cache as the runtime reports it: the
+	// L2 on Intel, the host's LLC on PoCL, but on NVIDIA's OpenCL 32 KiB per
+	// SM (4.1 MiB on an H200, whose L2 is 50 MiB).
+	CacheBytes uint64 `json:"cache_bytes"`
 
 	MaxWorkGroupSize int    `json:"max_work_group_size"`
 	MaxWorkItemSizes [3]int `json:"max_work_item_sizes"`
 	SubgroupSizes    []int  `json:"subgroup_sizes,omitempty"` // empty: the runtime does not say
 
-	Extensions []string `json:"extensions"`
+	Extensions []string `json:"extensions"`            // OpenCL device extensions, or the Level Zero driver's
 	ILVersions []string `json:"il_versions,omitempty"` // e.g. "SPIR-V_1.2"; empty: no IL programs
 	FP16       bool     `json:"fp16"`
 	FP64       bool     `json:"fp64"`

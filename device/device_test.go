@@ -9,34 +9,70 @@ import (
 	"testing"
 )
 
+const poclPlatform = "Portable Computing Language"
+
 // pocl opens the PoCL device. Without PoCL the test fails in CI (where
 // `make setup` installs it) and is skipped elsewhere.
 func pocl(t *testing.T) Device {
 	t.Helper()
-	return openMatching(t, Enumerate(), "Portable Computing Language")
+	return openMatching(t, Enumerate(), poclPlatform)
 }
 
-func openMatching(t *testing.T, inv Inventory, platform string) Device {
+// forEachDevice runs fn on every device of this machine, each in a subtest.
+// PoCL is required like in pocl; on a GPU machine the same checks run on
+// the GPU.
+func forEachDevice(t *testing.T, fn func(t *testing.T, d Device)) {
 	t.Helper()
-	for i := range inv.Devices {
-		if inv.Devices[i].Platform == platform {
-			d, err := inv.Devices[i].open()
+	inv := Enumerate()
+	requirePlatform(t, inv, poclPlatform)
+	for _, info := range inv.Devices {
+		t.Run(info.ID, func(t *testing.T) {
+			d, err := info.Open()
 			if err != nil {
-				t.Fatalf("open %s: %v", inv.Devices[i].Name, err)
+				t.Fatalf("open %s: %v", info.Name, err)
 			}
+			// Cleanups run last-in first-out: buffers and kernels go first.
 			t.Cleanup(func() {
 				if err := d.Close(); err != nil {
 					t.Errorf("close: %v", err)
 				}
 			})
-			return d
+			t.Logf("%s (%s, driver %s)", info.Name, info.Platform, info.Driver)
+			fn(t, d)
+		})
+	}
+}
+
+func openMatching(t *testing.T, inv Inventory, platform string) Device {
+	t.Helper()
+	info := requirePlatform(t, inv, platform)
+	d, err := info.Open()
+	if err != nil {
+		t.Fatalf("open %s: %v", info.Name, err)
+	}
+	t.Cleanup(func() {
+		if err := d.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	return d
+}
+
+// requirePlatform returns the first device of the platform. Without one the
+// test fails in CI (where `make setup` installs PoCL) and is skipped
+// elsewhere.
+func requirePlatform(t *testing.T, inv Inventory, platform string) Info {
+	t.Helper()
+	for _, info := range inv.Devices {
+		if info.Platform == platform {
+			return info
 		}
 	}
 	if os.Getenv("CI") == "true" {
 		t.Fatalf("no %s device, and CI=true: run `make setup` (pocl-opencl-icd)", platform)
 	}
 	t.Skipf("no %s device (install pocl-opencl-icd)", platform)
-	return nil
+	return Info{}
 }
 
 func readFile(t *testing.T, name string) string {
@@ -136,11 +172,6 @@ func checkAxpy(t *testing.T, d Device, k Kernel) {
 	}
 }
 
-func TestAxpyOpenCLC(t *testing.T) {
-	d := pocl(t)
-	checkAxpy(t, d, mustBuildSource(t, d, "testdata/axpy.cl", "axpy"))
-}
-
 // TestAxpySPIRV compiles the kernel to SPIR-V, converts that to SPIR
 // bitcode and runs it through cl_khr_spir, which is how SPIR-V reaches
 // devices without SPIR-V IL.
@@ -170,67 +201,70 @@ func TestAxpySPIRV(t *testing.T) {
 }
 
 func TestArgumentTypes(t *testing.T) {
-	d := pocl(t)
-	k := mustBuildSource(t, d, "testdata/args.cl", "args")
-	out := mustAlloc(t, d, 6*8)
-	const local = 16
-	err := k.SetArgs(Buf(out), I32(-7), I64(-1<<40), U64(1<<63), F32(0.5), F64(math.Pi), Local(local*8))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev, err := k.Launch([]int{local}, []int{local})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ev.Wait(); err != nil {
-		t.Fatal(err)
-	}
-	ev.Release()
-	got := make([]float64, 6)
-	if err := out.Read(Bytes(got)); err != nil {
-		t.Fatal(err)
-	}
-	want := []float64{-7, -1 << 40, 1 << 63, 0.5, math.Pi, local - 1}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Errorf("out[%d] = %v, want %v", i, got[i], want[i])
+	forEachDevice(t, func(t *testing.T, d Device) {
+		k := mustBuildSource(t, d, "testdata/args.cl", "args")
+		out := mustAlloc(t, d, 6*8)
+		const local = 16
+		err := k.SetArgs(Buf(out), I32(-7), I64(-1<<40), U64(1<<63), F32(0.5), F64(math.Pi), Local(local*8))
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
+		ev, err := k.Launch([]int{local}, []int{local})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ev.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		ev.Release()
+		got := make([]float64, 6)
+		if err := out.Read(Bytes(got)); err != nil {
+			t.Fatal(err)
+		}
+		want := []float64{-7, -1 << 40, 1 << 63, 0.5, math.Pi, local - 1}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Errorf("out[%d] = %v, want %v", i, got[i], want[i])
+			}
+		}
+	})
 }
 
 func TestFillAndBounds(t *testing.T) {
-	d := pocl(t)
-	b := mustAlloc(t, d, 64)
-	if err := b.Fill(Bytes([]float32{1.5})); err != nil {
-		t.Fatal(err)
-	}
-	got := make([]float32, 16)
-	if err := b.Read(Bytes(got)); err != nil {
-		t.Fatal(err)
-	}
-	for i, v := range got {
-		if v != 1.5 {
-			t.Fatalf("after Fill, element %d = %g, want 1.5", i, v)
+	forEachDevice(t, func(t *testing.T, d Device) {
+		b := mustAlloc(t, d, 64)
+		if err := b.Fill(Bytes([]float32{1.5})); err != nil {
+			t.Fatal(err)
 		}
-	}
-	if err := b.Write(make([]byte, 65)); err == nil || !strings.Contains(err.Error(), "65 bytes") {
-		t.Errorf("oversized write: %v, want an error naming the size", err)
-	}
+		got := make([]float32, 16)
+		if err := b.Read(Bytes(got)); err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range got {
+			if v != 1.5 {
+				t.Fatalf("after Fill, element %d = %g, want 1.5", i, v)
+			}
+		}
+		if err := b.Write(make([]byte, 65)); err == nil || !strings.Contains(err.Error(), "65 bytes") {
+			t.Errorf("oversized write: %v, want an error naming the size", err)
+		}
+	})
 }
 
 func TestBuildFailureCarriesLog(t *testing.T) {
-	d := pocl(t)
-	_, err := d.BuildSource(readFile(t, "testdata/broken.cl"), "")
-	var be *BuildError
-	if !errors.As(err, &be) || !errors.Is(err, ErrBuild) {
-		t.Fatalf("BuildSource(broken.cl) = %v, want a *BuildError", err)
-	}
-	if !strings.Contains(be.Log, "undeclared_value") {
-		t.Errorf("build log does not name the undeclared identifier:\n%s", be.Log)
-	}
-	if !strings.Contains(err.Error(), "undeclared_value") {
-		t.Errorf("one-line message %q does not name the problem", err)
-	}
+	forEachDevice(t, func(t *testing.T, d Device) {
+		_, err := d.BuildSource(readFile(t, "testdata/broken.cl"), "")
+		var be *BuildError
+		if !errors.As(err, &be) || !errors.Is(err, ErrBuild) {
+			t.Fatalf("BuildSource(broken.cl) = %v, want a *BuildError", err)
+		}
+		if !strings.Contains(be.Log, "undeclared_value") {
+			t.Errorf("build log does not name the undeclared identifier:\n%s", be.Log)
+		}
+		if !strings.Contains(err.Error(), "undeclared_value") {
+			t.Errorf("one-line message %q does not name the problem", err)
+		}
+	})
 }
 
 func TestCompileOpenCLCFailureCarriesLog(t *testing.T) {
@@ -245,88 +279,76 @@ func TestCompileOpenCLCFailureCarriesLog(t *testing.T) {
 }
 
 func TestInvalidWorkGroupSize(t *testing.T) {
-	d := pocl(t)
-	k := mustBuildSource(t, d, "testdata/axpy.cl", "axpy")
-	y := mustAlloc(t, d, 4)
-	if err := k.SetArgs(F32(1), Buf(y), Buf(y), I32(0)); err != nil {
-		t.Fatal(err)
-	}
-	tooLarge := d.Info().MaxWorkGroupSize + 1
-	for _, tc := range []struct {
-		name          string
-		global, local []int
-		fromDriver    bool
-	}{
-		{"not a multiple", []int{100}, []int{64}, false},
-		{"dimensions differ", []int{64}, []int{8, 8}, false},
-		{"larger than the device allows", []int{2 * tooLarge}, []int{tooLarge}, true},
-	} {
-		_, err := k.Launch(tc.global, tc.local)
-		if !errors.Is(err, ErrWorkGroupSize) {
-			t.Errorf("%s: Launch(%v, %v) = %v, want ErrWorkGroupSize", tc.name, tc.global, tc.local, err)
+	forEachDevice(t, func(t *testing.T, d Device) {
+		k := mustBuildSource(t, d, "testdata/axpy.cl", "axpy")
+		y := mustAlloc(t, d, 4)
+		if err := k.SetArgs(F32(1), Buf(y), Buf(y), I32(0)); err != nil {
+			t.Fatal(err)
 		}
-		var re *Error
-		if tc.fromDriver && !errors.As(err, &re) {
-			t.Errorf("%s: %v is not the driver's status", tc.name, err)
+		tooLarge := d.Info().MaxWorkGroupSize + 1
+		for _, tc := range []struct {
+			name          string
+			global, local []int
+			fromDriver    bool
+		}{
+			{"not a multiple", []int{100}, []int{64}, false},
+			{"dimensions differ", []int{64}, []int{8, 8}, false},
+			{"larger than the device allows", []int{2 * tooLarge}, []int{tooLarge}, true},
+		} {
+			_, err := k.Launch(tc.global, tc.local)
+			if !errors.Is(err, ErrWorkGroupSize) {
+				t.Errorf("%s: Launch(%v, %v) = %v, want ErrWorkGroupSize", tc.name, tc.global, tc.local, err)
+			}
+			var re *Error
+			if tc.fromDriver && !errors.As(err, &re) {
+				t.Errorf("%s: %v is not the driver's status", tc.name, err)
+			}
 		}
-	}
+	})
 }
 
-// TestOutOfResources asks PoCL for a buffer larger than its maximum
-// allocation (CL_INVALID_BUFFER_SIZE). PoCL produces no other resource
+// TestOutOfResources asks for a buffer larger than the maximum allocation
+// (CL_INVALID_BUFFER_SIZE). PoCL produces no other resource
 // error: it allocates host memory lazily and accepts local allocations beyond
 // its local memory size, so CL_OUT_OF_RESOURCES and
 // CL_MEM_OBJECT_ALLOCATION_FAILURE are covered by TestClassify on the raw
 // codes instead.
 func TestOutOfResources(t *testing.T) {
-	d := pocl(t)
-	_, err := d.Alloc(int64(d.Info().MaxAllocBytes) + 1)
-	if !errors.Is(err, ErrOutOfResources) {
-		t.Fatalf("Alloc beyond the maximum allocation = %v, want ErrOutOfResources", err)
-	}
+	forEachDevice(t, func(t *testing.T, d Device) {
+		_, err := d.Alloc(int64(d.Info().MaxAllocBytes) + 1)
+		if !errors.Is(err, ErrOutOfResources) {
+			t.Fatalf("Alloc beyond the maximum allocation = %v, want ErrOutOfResources", err)
+		}
+	})
 }
 
-// TestAxpyEveryDevice runs the axpy kernel on every device this machine
-// has, through every program format the device takes: OpenCL C always,
-// SPIR-V where the device lists the IL, SPIR bitcode where it has
-// cl_khr_spir. On a GPU machine this covers NVIDIA's OpenCL found without an
-// .icd file.
-func TestAxpyEveryDevice(t *testing.T) {
-	inv := Enumerate()
-	if len(inv.Devices) == 0 {
-		pocl(t) // fails in CI, skips elsewhere
-	}
-	for _, info := range inv.Devices {
-		t.Run(info.ID, func(t *testing.T) {
-			d, err := info.Open()
+// TestAxpy runs the axpy kernel on every device this machine has, through
+// every program format the device takes: OpenCL C always, SPIR-V where the
+// device lists the IL, SPIR bitcode where it has cl_khr_spir.
+func TestAxpy(t *testing.T) {
+	forEachDevice(t, func(t *testing.T, d Device) {
+		info := d.Info()
+		checkAxpy(t, d, mustBuildSource(t, d, "testdata/axpy.cl", "axpy"))
+		spv := mustCompile(t, "testdata/axpy.cl")
+		if spv != nil && info.AcceptsSPIRV() {
+			p, err := d.BuildSPIRV(spv, "")
 			if err != nil {
 				t.Fatal(err)
 			}
-			// Cleanups run last-in first-out: buffers and kernels go first.
-			t.Cleanup(func() { d.Close() })
-			t.Logf("%s (%s, driver %s)", info.Name, info.Platform, info.Driver)
-			checkAxpy(t, d, mustBuildSource(t, d, "testdata/axpy.cl", "axpy"))
-			spv := mustCompile(t, "testdata/axpy.cl")
-			if spv != nil && info.AcceptsSPIRV() {
-				p, err := d.BuildSPIRV(spv, "")
-				if err != nil {
-					t.Fatal(err)
-				}
-				checkAxpy(t, d, mustKernel(t, p, "axpy"))
+			checkAxpy(t, d, mustKernel(t, p, "axpy"))
+		}
+		if spv != nil && info.HasExtension("cl_khr_spir") {
+			bc, err := SPIRVToBitcode(spv)
+			if err != nil {
+				t.Fatal(err)
 			}
-			if spv != nil && info.HasExtension("cl_khr_spir") {
-				bc, err := SPIRVToBitcode(spv)
-				if err != nil {
-					t.Fatal(err)
-				}
-				p, err := d.BuildSPIR(bc, "")
-				if err != nil {
-					t.Fatal(err)
-				}
-				checkAxpy(t, d, mustKernel(t, p, "axpy"))
+			p, err := d.BuildSPIR(bc, "")
+			if err != nil {
+				t.Fatal(err)
 			}
-		})
-	}
+			checkAxpy(t, d, mustKernel(t, p, "axpy"))
+		}
+	})
 }
 
 func TestToolMissing(t *testing.T) {

@@ -54,7 +54,7 @@ func TestVendorLibraryWithoutLoader(t *testing.T) {
 	if st := inv.Runtimes[0]; len(st.Extra) != 1 || st.Extra[0] != "libpocl.so.2" {
 		t.Errorf("OpenCL status %+v, want PoCL found through libpocl.so.2", st)
 	}
-	d := openMatching(t, inv, "Portable Computing Language")
+	d := openMatching(t, inv, poclPlatform)
 	checkAxpy(t, d, mustBuildSource(t, d, "testdata/axpy.cl", "axpy"))
 }
 
@@ -80,7 +80,7 @@ func TestLoaderWithoutPlatforms(t *testing.T) {
 	if len(st.Extra) != 1 || st.Extra[0] != "libpocl.so.2" {
 		t.Fatalf("OpenCL status %+v, want PoCL found through libpocl.so.2", st)
 	}
-	d := openMatching(t, inv, "Portable Computing Language")
+	d := openMatching(t, inv, poclPlatform)
 	checkAxpy(t, d, mustBuildSource(t, d, "testdata/axpy.cl", "axpy"))
 }
 
