@@ -14,6 +14,7 @@ type modifiers struct {
 	parts []string
 	cols  []int32 // column of each part
 	line  int32
+	end   int32 // column after the word, where a missing modifier belongs
 	i     int
 }
 
@@ -29,6 +30,7 @@ func newModifiers(p *parser, word string, pos ir.Pos) *modifiers {
 		}
 		col += int32(len(part)) + 1
 	}
+	m.end = col - 1
 	return m
 }
 
@@ -36,7 +38,7 @@ func (m *modifiers) pos() ir.Pos {
 	if m.i < len(m.parts) {
 		return ir.Pos{Line: m.line, Col: m.cols[m.i] - 1} // at the '.'
 	}
-	return ir.Pos{Line: m.line, Col: m.cols[0]}
+	return ir.Pos{Line: m.line, Col: m.end}
 }
 
 // take consumes the next modifier if it is one of opts and returns its index

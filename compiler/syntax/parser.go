@@ -34,11 +34,12 @@ func Parse(src []byte) (prog *ir.Program, errs diag.List) {
 }
 
 type parser struct {
-	sc   scanner
-	tok  token
-	pos  ir.Pos
-	lit  string
-	errs diag.List
+	sc      scanner
+	tok     token
+	pos     ir.Pos
+	lit     string
+	prevEnd ir.Pos // just after the previous token
+	errs    diag.List
 
 	// scopes is the stack of visible names, innermost last.
 	scopes []map[string]*ir.Value
@@ -48,14 +49,30 @@ type parser struct {
 // error; the parser then skips to a plausible restart point.
 type bailout struct{}
 
-func (p *parser) next() { p.tok, p.pos, p.lit = p.sc.next() }
+func (p *parser) next() {
+	p.prevEnd = p.sc.pos()
+	p.tok, p.pos, p.lit = p.sc.next()
+}
 
 func (p *parser) errorAt(pos ir.Pos, msg string) { p.errs.Add(pos, "%s", msg) }
 
 // fail reports a syntax error and abandons the current instruction.
 func (p *parser) fail(pos ir.Pos, format string, args ...any) {
-	p.errs.Add(pos, format, args...)
+	if p.tok != tIllegal || pos != p.pos { // the scanner reported that one
+		p.errs.Add(pos, format, args...)
+	}
 	panic(bailout{})
+}
+
+// missing reports that something expected before the current token is
+// absent. When the current token starts a later line, the caret goes to
+// the end of the previous token, where the missing text belongs.
+func (p *parser) missing(format string, args ...any) {
+	pos := p.pos
+	if p.tok != tIllegal && p.pos.Line > p.prevEnd.Line {
+		pos = p.prevEnd
+	}
+	p.fail(pos, format, args...)
 }
 
 func (p *parser) describe() string {
@@ -77,7 +94,7 @@ func (p *parser) describe() string {
 func (p *parser) expect(t token, context string) ir.Pos {
 	pos := p.pos
 	if p.tok != t {
-		p.fail(pos, "expected %s %s, found %s", t, context, p.describe())
+		p.missing("expected %s %s, found %s", t, context, p.describe())
 	}
 	p.next()
 	return pos
@@ -95,7 +112,7 @@ func (p *parser) isWord(w string) bool { return p.tok == tWord && p.lit == w }
 
 func (p *parser) expectWord(w, context string) {
 	if !p.isWord(w) {
-		p.fail(p.pos, "expected '%s' %s, found %s", w, context, p.describe())
+		p.missing("expected '%s' %s, found %s", w, context, p.describe())
 	}
 	p.next()
 }

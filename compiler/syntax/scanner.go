@@ -185,6 +185,9 @@ func (s *scanner) identifier(pos ir.Pos, sigil byte) (token, ir.Pos, string) {
 			s.off++
 		}
 	default:
+		for s.off < len(s.src) && isIdent(s.src[s.off]) { // skip the rest of the bad name
+			s.off++
+		}
 		s.err(pos, "'"+string(sigil)+"' must be followed by a name (a letter, then letters, digits or '_') or a number")
 		return tIllegal, pos, string(sigil)
 	}

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"tltune/compiler/check"
+	"tltune/compiler/diag"
+	"tltune/compiler/ir"
+	"tltune/compiler/syntax"
+)
+
+func init() {
+	register(&command{
+		name:    "check",
+		summary: "parse and verify tensor-language files; print every error",
+		usage:   "FILE...",
+		run:     runCheck,
+	})
+}
+
+func runCheck(c *context, args []string) int {
+	fs := c.flags()
+	if status, ok := c.parse(fs, args); !ok {
+		return status
+	}
+	if fs.NArg() == 0 {
+		return c.usageError("no input files")
+	}
+	status := exitOK
+	for _, file := range fs.Args() {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			c.fail(err)
+			status = exitFail
+			continue
+		}
+		if _, errs := frontEnd(file, src); len(errs) > 0 {
+			if err := diag.Print(c.stderr, file, src, errs); err != nil {
+				return c.fail(err)
+			}
+			status = exitFail
+		}
+	}
+	return status
+}
+
+// frontEnd parses and verifies src. An internal fault of the front end is
+// recovered and reported as an error at the start of the file, so that a
+// compiler bug never turns into a stack trace for the user.
+func frontEnd(file string, src []byte) (prog *ir.Program, errs diag.List) {
+	defer func() {
+		if r := recover(); r != nil {
+			prog = nil
+			errs = diag.List{{Pos: ir.Pos{Line: 1, Col: 1}, Msg: fmt.Sprintf("internal compiler error while reading %s: %v (please report it with this file)", file, r)}}
+		}
+	}()
+	prog, errs = syntax.Parse(src)
+	if len(errs) == 0 {
+		errs = check.Program(prog, nil)
+	}
+	return prog, errs
+}

@@ -1,0 +1,303 @@
+package check
+
+import (
+	"tltune/compiler/ir"
+)
+
+// rule checks the instruction-specific restrictions of one opcode; kind is
+// the effective class of the enclosing region.
+type rule func(c *checker, in *ir.Inst, kind ir.RegionKind)
+
+var rules map[ir.Op]rule
+
+func init() {
+	rules = map[ir.Op]rule{
+		ir.OpAlloca: (*checker).alloca, ir.OpAxpby: (*checker).axpby, ir.OpCumsum: (*checker).cumsum,
+		ir.OpForeach: (*checker).foreach, ir.OpGemm: (*checker).gemm, ir.OpGemv: (*checker).gemv,
+		ir.OpGer: (*checker).ger, ir.OpHadamardProduct: (*checker).hadamard, ir.OpParallel: (*checker).parallel,
+		ir.OpSum:   (*checker).sum,
+		ir.OpArith: (*checker).arith, ir.OpArithUnary: (*checker).arithUnary, ir.OpBarrier: (*checker).barrier,
+		ir.OpBuiltin: (*checker).builtin, ir.OpCast: (*checker).cast, ir.OpCmp: (*checker).cmp,
+		ir.OpConstant: (*checker).constant, ir.OpExpand: (*checker).expand, ir.OpFor: (*checker).forLoop,
+		ir.OpFuse: (*checker).fuse, ir.OpIf: (*checker).ifElse, ir.OpLifetimeStop: (*checker).lifetimeStop,
+		ir.OpLoad: (*checker).load, ir.OpMath: (*checker).math, ir.OpSize: (*checker).size,
+		ir.OpStore: (*checker).store, ir.OpSubview: (*checker).subview, ir.OpYield: (*checker).yield,
+		ir.OpCoopMatrixLoad: (*checker).coopLoad, ir.OpCoopMatrixMulAdd: (*checker).coopMulAdd,
+		ir.OpCoopMatrixScale: (*checker).coopScale, ir.OpCoopMatrixStore: (*checker).coopStore,
+		ir.OpSubgroupBroadcast: (*checker).broadcast, ir.OpSubgroupAdd: (*checker).subgroupOp,
+		ir.OpSubgroupMax: (*checker).subgroupOp, ir.OpSubgroupMin: (*checker).subgroupOp,
+	}
+}
+
+// blas checks what all BLAS instructions share: operand count, scalar
+// alpha and beta, memref tensors, the atomic beta rule, and the promotion
+// chain type(α) ⪯ compute type ⪯ element_type(out), type(β) ⪯
+// element_type(out). inputs is the number of tensor inputs; compute is the
+// type the inputs combine to (nil when the inputs do not promote).
+// It returns false when the operands are unusable for shape checks.
+func (c *checker) blas(in *ir.Inst, inputs int) bool {
+	if !c.count(in, inputs+3, 0) {
+		return false
+	}
+	n := len(in.Operands)
+	ok := c.want(in, 0, "a scalar (alpha)", isScalar)
+	ok = c.want(in, n-2, "a scalar (beta)", isScalar) && ok
+	for i := 1; i <= inputs; i++ {
+		ok = c.want(in, i, "a memref", isMemref) && ok
+	}
+	ok = c.want(in, n-1, "a memref", isMemref) && ok
+	if !ok {
+		return false
+	}
+	alpha, beta, out := in.Operands[0], in.Operands[n-2], in.Operands[n-1]
+	compute := in.Operands[1].Type.Elem()
+	what := "the element type of " + name(in.Operands[1])
+	if inputs == 2 {
+		b := in.Operands[2].Type.Elem()
+		if p := ir.Promote(compute, b); p != nil {
+			compute = p
+			what = "the promoted input type"
+		} else {
+			c.errorf(operandPos(in, 2), "%s: the element types of %s (%s) and %s (%s) do not promote to a common type", in.Mnemonic(), name(in.Operands[1]), compute, name(in.Operands[2]), b)
+			compute = nil
+		}
+	}
+	c.promotes(in, operandPos(in, 0), alpha.Type, compute, "alpha", what)
+	c.promotes(in, operandPos(in, n-1), compute, out.Type.Elem(), what, "the element type of "+name(out))
+	c.promotes(in, operandPos(in, n-2), beta.Type, out.Type.Elem(), "beta", "the element type of "+name(out))
+	if in.Atomic == ir.AtomicAdd {
+		c.errorf(in.OpPos, "%s accepts .atomic, not .atomic_add", in.Op)
+	}
+	if in.Atomic != ir.NotAtomic {
+		c.atomicBeta(in, n-2)
+	}
+	return true
+}
+
+func name(v *ir.Value) string { return "%" + v.Name }
+
+// atomicBeta checks that beta is a constant 0 or 1.
+func (c *checker) atomicBeta(in *ir.Inst, i int) {
+	beta := in.Operands[i]
+	if beta.Def == nil || beta.Def.Op != ir.OpConstant {
+		c.errorf(operandPos(in, i), "%s: with .atomic, beta (%s) must be a constant 0 or 1", in.Mnemonic(), name(beta))
+		return
+	}
+	k := beta.Def.Const
+	var zero, one bool
+	switch k.Kind {
+	case ir.ConstInt:
+		zero, one = k.Int == 0, k.Int == 1
+	case ir.ConstFloat:
+		zero, one = k.Float == 0, k.Float == 1
+	case ir.ConstComplex:
+		zero, one = k.Float == 0 && k.Imag == 0, k.Float == 1 && k.Imag == 0
+	}
+	if !zero && !one {
+		c.errorf(operandPos(in, i), "%s: with .atomic, beta must be 0 or 1, found %s", in.Mnemonic(), k)
+	}
+}
+
+// orderIs checks the order of memref operand i.
+func (c *checker) orderIs(in *ir.Inst, i int, orders ...int) bool {
+	t := in.Operands[i].Type
+	for _, o := range orders {
+		if t.Order() == o {
+			return true
+		}
+	}
+	want := ""
+	for j, o := range orders {
+		if j > 0 {
+			want += " or "
+		}
+		want += string(rune('0' + o))
+	}
+	c.errorf(operandPos(in, i), "%s: %s must have order %s, found %s of order %d", in.Mnemonic(), name(in.Operands[i]), want, t, t.Order())
+	return false
+}
+
+// opShape returns the shape of op(X): reversed for a transposed matrix.
+func opShape(t *ir.Type, tr ir.Transpose) []int64 {
+	s := t.Shape()
+	if tr == ir.Trans && len(s) == 2 {
+		return []int64{s[1], s[0]}
+	}
+	return s
+}
+
+// sizeMatch reports a mismatch between two mode sizes.
+func (c *checker) sizeMatch(in *ir.Inst, pos ir.Pos, a int64, aWhat string, b int64, bWhat string) {
+	if !sameSize(a, b) {
+		c.errorf(pos, "%s: %s (%d) must equal %s (%d)", in.Mnemonic(), aWhat, a, bWhat, b)
+	}
+}
+
+func (c *checker) axpby(in *ir.Inst, _ ir.RegionKind) {
+	if !c.blas(in, 1) {
+		return
+	}
+	a := in.Operands[1]
+	if !c.orderIs(in, 3, 0, 1, 2) {
+		return
+	}
+	c.sameShape(in, 3, opShape(a.Type, in.TransA), "op(A)")
+}
+
+// sameShape checks shape(operand i) against want.
+func (c *checker) sameShape(in *ir.Inst, i int, want []int64, wantWhat string) {
+	t := in.Operands[i].Type
+	got := t.Shape()
+	match := len(got) == len(want)
+	for j := 0; match && j < len(got); j++ {
+		match = sameSize(got[j], want[j])
+	}
+	if !match {
+		w := ir.Memref(t.Elem(), want, nil, ir.Global)
+		c.errorf(operandPos(in, i), "%s: the shape of %s %s must equal the shape of %s %s", in.Mnemonic(), name(in.Operands[i]), dims(t), wantWhat, dims(w))
+	}
+}
+
+func (c *checker) cumsum(in *ir.Inst, _ ir.RegionKind) {
+	if !c.blas(in, 1) {
+		return
+	}
+	a := in.Operands[1].Type
+	if a.Order() < 1 {
+		c.errorf(operandPos(in, 1), "cumsum: %s must have order at least 1", name(in.Operands[1]))
+		return
+	}
+	if in.Mode < 0 || in.Mode >= int64(a.Order()) {
+		c.errorf(modePos(in), "cumsum: mode %d out of range; modes of %s are numbered 0 to %d", in.Mode, name(in.Operands[1]), a.Order()-1)
+	}
+	c.sameShape(in, 3, a.Shape(), name(in.Operands[1]))
+}
+
+func modePos(in *ir.Inst) ir.Pos {
+	if in.ModePos.IsValid() {
+		return in.ModePos
+	}
+	return in.OpPos
+}
+
+func (c *checker) gemm(in *ir.Inst, _ ir.RegionKind) {
+	if !c.blas(in, 2) {
+		return
+	}
+	okA, okB, okC := c.orderIs(in, 1, 2), c.orderIs(in, 2, 2), c.orderIs(in, 4, 2)
+	if !okA || !okB || !okC {
+		return
+	}
+	a := opShape(in.Operands[1].Type, in.TransA)
+	b := opShape(in.Operands[2].Type, in.TransB)
+	cs := in.Operands[4].Type.Shape()
+	c.sizeMatch(in, operandPos(in, 2), a[1], "columns(op(A))", b[0], "rows(op(B))")
+	c.sizeMatch(in, operandPos(in, 4), cs[0], "rows(C)", a[0], "rows(op(A))")
+	c.sizeMatch(in, operandPos(in, 4), cs[1], "columns(C)", b[1], "columns(op(B))")
+}
+
+func (c *checker) gemv(in *ir.Inst, _ ir.RegionKind) {
+	if !c.blas(in, 2) {
+		return
+	}
+	okA, okB, okC := c.orderIs(in, 1, 2), c.orderIs(in, 2, 1), c.orderIs(in, 4, 1)
+	if !okA || !okB || !okC {
+		return
+	}
+	a := opShape(in.Operands[1].Type, in.TransA)
+	c.sizeMatch(in, operandPos(in, 2), a[1], "columns(op(A))", in.Operands[2].Type.Rows(), "rows(b)")
+	c.sizeMatch(in, operandPos(in, 4), in.Operands[4].Type.Rows(), "rows(c)", a[0], "rows(op(A))")
+}
+
+func (c *checker) ger(in *ir.Inst, _ ir.RegionKind) {
+	if !c.blas(in, 2) {
+		return
+	}
+	okA, okB, okC := c.orderIs(in, 1, 1), c.orderIs(in, 2, 1), c.orderIs(in, 4, 2)
+	if !okA || !okB || !okC {
+		return
+	}
+	cs := in.Operands[4].Type.Shape()
+	c.sizeMatch(in, operandPos(in, 4), cs[0], "rows(C)", in.Operands[1].Type.Rows(), "rows(a)")
+	c.sizeMatch(in, operandPos(in, 4), cs[1], "columns(C)", in.Operands[2].Type.Rows(), "rows(b)")
+}
+
+func (c *checker) hadamard(in *ir.Inst, _ ir.RegionKind) {
+	if !c.blas(in, 2) {
+		return
+	}
+	if !c.orderIs(in, 1, 1, 2) {
+		return
+	}
+	a := in.Operands[1].Type.Shape()
+	c.sameShape(in, 2, a, name(in.Operands[1]))
+	c.sameShape(in, 4, a, name(in.Operands[1]))
+}
+
+func (c *checker) sum(in *ir.Inst, _ ir.RegionKind) {
+	if !c.blas(in, 1) {
+		return
+	}
+	a, b := in.Operands[1].Type, in.Operands[3].Type
+	if !c.orderIs(in, 3, 0, 1) {
+		return
+	}
+	if a.Order() != b.Order()+1 {
+		c.errorf(operandPos(in, 1), "sum: order(A) must be order(b)+1 = %d, found %d", b.Order()+1, a.Order())
+		return
+	}
+	if b.Order() == 1 {
+		c.sizeMatch(in, operandPos(in, 3), b.Rows(), "rows(b)", opShape(a, in.TransA)[0], "rows(op(A))")
+	}
+}
+
+func (c *checker) alloca(in *ir.Inst, _ ir.RegionKind) {
+	if !c.count(in, 0, 1) {
+		return
+	}
+	t := in.Results[0].Type
+	pos := typePos(in)
+	if t.Kind() != ir.KindMemref {
+		c.errorf(pos, "alloca returns a memref, found %s", t)
+		return
+	}
+	c.typ(t, pos)
+	if t.Space() != ir.Local {
+		c.errorf(pos, "alloca allocates local memory: write %s with \", local\"", t)
+	}
+	if t.HasDynamicShape() || slicesHasDynamic(t.Stride()) {
+		c.errorf(pos, "the size of an alloca must be known at compile time, found %s", t)
+		return
+	}
+	c.uniqueNames(in.Attrs)
+	for _, a := range in.Attrs {
+		switch a.Name {
+		case ir.AttrAlignment:
+			c.alignment(a.Value, t.Elem(), attrPos(a, in.OpPos))
+		case ir.AttrShapeGCD, ir.AttrStrideGCD, ir.AttrSubgroupSize, ir.AttrUnroll, ir.AttrWorkGroupSize:
+			c.errorf(attrPos(a, in.OpPos), "%s is not an alloca attribute", a.Name)
+		}
+	}
+	c.localBytes += footprint(t)
+}
+
+// footprint is the number of bytes a static memref spans.
+func footprint(t *ir.Type) int64 {
+	span := int64(1)
+	for i, n := range t.Shape() {
+		if n == 0 {
+			return 0
+		}
+		span += (n - 1) * t.Stride()[i]
+	}
+	return span * t.Elem().Size()
+}
+
+func slicesHasDynamic(s []int64) bool {
+	for _, v := range s {
+		if v == ir.Dynamic {
+			return true
+		}
+	}
+	return false
+}
