@@ -1,0 +1,104 @@
+package results
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// A Shape is one problem as regression checks and charts see it: every
+// field of a Config except the tuning parameters and the generated source.
+// Two measurements of one Shape are two ways of computing the same thing.
+type Shape struct {
+	Op, Trans  string
+	Dtype, Acc string
+	M, N, K    int
+	Layout     string
+}
+
+// Shape is the problem c is a configuration of.
+func (c Config) Shape() Shape {
+	return Shape{Op: c.Op, Trans: c.Trans, Dtype: c.Dtype, Acc: c.Acc, M: c.M, N: c.N, K: c.K, Layout: c.Layout}
+}
+
+// A Match is one shape's best ok measurement in each of two runs.
+type Match struct {
+	Shape             Shape
+	Baseline, Current Measurement
+}
+
+// A RunMatch pairs the shapes of two runs.
+type RunMatch struct {
+	Matched []Match       // shapes both runs measured, in the current run's shape order
+	Gone    []Measurement // best of shapes only the baseline measured
+	New     []Measurement // best of shapes only the current run measured
+}
+
+// MatchRuns pairs two runs shape by shape. Each side of a pair is the
+// run's best ok measurement of the shape (BestPerShape), not one fixed
+// configuration: a regression check asks whether the shape got slower as
+// the tuning table would serve it, and a run that searched again may have
+// found another winner. Shapes with no ok measurement in a run count as
+// not measured there.
+func (s *Store) MatchRuns(ctx context.Context, baseline, current int64) (RunMatch, error) {
+	old, err := s.bestOfRun(ctx, baseline)
+	if err != nil {
+		return RunMatch{}, err
+	}
+	cur, err := s.bestOfRun(ctx, current)
+	if err != nil {
+		return RunMatch{}, err
+	}
+	byShape := make(map[Shape]Measurement, len(old))
+	for _, m := range old {
+		byShape[m.Config.Shape()] = m
+	}
+	var rm RunMatch
+	for _, m := range cur {
+		shape := m.Config.Shape()
+		b, ok := byShape[shape]
+		if !ok {
+			rm.New = append(rm.New, m)
+			continue
+		}
+		rm.Matched = append(rm.Matched, Match{Shape: shape, Baseline: b, Current: m})
+		delete(byShape, shape)
+	}
+	for _, m := range old { // in the baseline's order, not the map's
+		if _, gone := byShape[m.Config.Shape()]; gone {
+			rm.Gone = append(rm.Gone, m)
+		}
+	}
+	return rm, nil
+}
+
+// bestOfRun is the best ok measurement of each shape the run measured. A
+// run has one environment, so BestPerShape's partition by device is one
+// partition.
+func (s *Store) bestOfRun(ctx context.Context, id int64) ([]Measurement, error) {
+	if _, err := s.Run(ctx, id); err != nil {
+		return nil, err
+	}
+	best, err := s.BestPerShape(ctx, Filter{RunID: id})
+	if err != nil {
+		return nil, err
+	}
+	ms := make([]Measurement, len(best))
+	for i, b := range best {
+		ms[i] = b.Measurement
+	}
+	return ms, nil
+}
+
+// RunBefore returns the latest run begun before r on r's device: the
+// baseline "last" of a regression check. Runs on other devices sharing the
+// database are skipped, since comparing two devices is no regression check.
+func (s *Store) RunBefore(ctx context.Context, r Run) (Run, error) {
+	prev, err := scanRun(s.db.QueryRowContext(ctx, runColumns+` WHERE r.id < ? AND e.device = ? ORDER BY r.id DESC LIMIT 1`,
+		r.ID, r.Env.Device))
+	if errors.Is(err, sql.ErrNoRows) {
+		return prev, fmt.Errorf("%w: no run on %s before run %d in %s", ErrNoRun, r.Env.Device, r.ID, s.path)
+	}
+	return prev, s.describe(err)
+}
