@@ -37,9 +37,9 @@
 // name and is spelled bare, as the canonical printer writes it. A parameter
 // that is zero in tuning.Params ("not chosen") is left out, so the compiler
 // falls back to the tuning table, then its heuristic, for that parameter
-// alone. The attribute is read by the compiler when it lowers the
-// collective; decoding it there is the compiler's job (compiler/ is not
-// this package's to edit).
+// alone. compiler/lower reads the attribute (lower.ParamsAttr, Choose) when
+// it picks a function's configuration; TestEveryVariantCompiles checks that
+// the configuration it chooses is exactly the one written here.
 //
 // batch_per_group b is realised by the compiler, not written into the body:
 // the body always treats group_id as the batch entry, and the compiler runs
