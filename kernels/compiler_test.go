@@ -113,14 +113,7 @@ func TestInterpreterAgreesWithReference(t *testing.T) {
 	for _, s := range variants() {
 		f := parse(t, s, tuned)
 		for _, acc64 := range []bool{true, false} {
-			in, err := s.inputs(11, batch)
-			if err != nil {
-				t.Fatal(err)
-			}
-			x, err := s.reference(in)
-			if err != nil {
-				t.Fatal(err)
-			}
+			in, x := inputsAndReference(t, s, batch)
 			if err := interp.Run(f, interpArgs(s, in), interp.Options{Groups: batch, Accumulate64: acc64}); err != nil {
 				t.Fatalf("%s: interpreter: %v", s.Name(), err)
 			}

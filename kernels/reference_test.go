@@ -89,14 +89,7 @@ func matrix(x *Buffer, at func(*Buffer, int) complex128, trans bool) func(i, l i
 // batch entries (entries are distinct, so a wrong entry offset shows).
 func TestReferenceMatchesNaive(t *testing.T) {
 	for _, s := range variants() {
-		in, err := s.inputs(7, 3)
-		if err != nil {
-			t.Fatal(err)
-		}
-		x, err := s.reference(in)
-		if err != nil {
-			t.Fatal(err)
-		}
+		in, x := inputsAndReference(t, s, 3)
 		per := in.Output().EntryElements()
 		for e := range 3 {
 			want := naive(s, in, e)
