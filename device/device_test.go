@@ -307,17 +307,24 @@ func TestInvalidWorkGroupSize(t *testing.T) {
 	})
 }
 
-// TestOutOfResources asks for a buffer larger than the maximum allocation
-// (CL_INVALID_BUFFER_SIZE). PoCL produces no other resource
-// error: it allocates host memory lazily and accepts local allocations beyond
-// its local memory size, so CL_OUT_OF_RESOURCES and
-// CL_MEM_OBJECT_ALLOCATION_FAILURE are covered by TestClassify on the raw
-// codes instead.
+// TestOutOfResources asks for a buffer larger than the device's memory.
+// PoCL refuses it at once (CL_INVALID_BUFFER_SIZE). NVIDIA's OpenCL accepts
+// buffers beyond CL_DEVICE_MAX_MEM_ALLOC_SIZE and allocates at first use (seen
+// on an H200), so the buffer is filled to make the failure surface. PoCL
+// produces no other resource error (it accepts local allocations beyond its
+// local memory), so CL_OUT_OF_RESOURCES and CL_MEM_OBJECT_ALLOCATION_FAILURE
+// are covered by TestClassify on the raw codes.
 func TestOutOfResources(t *testing.T) {
 	forEachDevice(t, func(t *testing.T, d Device) {
-		_, err := d.Alloc(int64(d.Info().MaxAllocBytes) + 1)
+		info := d.Info()
+		size := int64(max(info.GlobalMemBytes, info.MaxAllocBytes)+4096) / 4 * 4
+		b, err := d.Alloc(size)
+		if err == nil {
+			err = b.Fill(Bytes([]uint32{0}))
+			b.Release()
+		}
 		if !errors.Is(err, ErrOutOfResources) {
-			t.Fatalf("Alloc beyond the maximum allocation = %v, want ErrOutOfResources", err)
+			t.Fatalf("a buffer of %d bytes = %v, want ErrOutOfResources", size, err)
 		}
 	})
 }
