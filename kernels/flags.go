@@ -30,7 +30,7 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&f.Trans, "trans", "", "transposes: gemm nn|nt|tn|tt, gemv n|t (default: none)")
 	fs.StringVar(&f.Layout, "layout", "strided", "batch layout: strided (memref<...x?>) or group (pointer array)")
 	fs.StringVar(&f.Alpha, "alpha", "1", "alpha, real or complex (1+2i)")
-	fs.StringVar(&f.Beta, "beta", "0", "beta, real or complex; atomic = beta 1 with an atomic update of C")
+	fs.StringVar(&f.Beta, "beta", "0", "beta, real or complex; atomic (or atomic:1) = beta 1 with an atomic update of C, atomic:0 = atomic store")
 }
 
 // Spec turns the parsed flags into a validated Spec for op. Every error is
