@@ -189,11 +189,23 @@ func TestAxpySPIRV(t *testing.T) {
 			t.Errorf("BuildSPIRV on a device without SPIR-V IL: %v, want ErrUnsupported", err)
 		}
 	}
+	checkSPIRAxpy(t, d, spv)
+}
+
+// checkSPIRAxpy runs the axpy SPIR-V module as SPIR bitcode (cl_khr_spir).
+func checkSPIRAxpy(t *testing.T, d Device, spv []byte) {
+	t.Helper()
 	bc, err := SPIRVToBitcode(spv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := d.BuildSPIR(bc, "")
+	checkProgramAxpy(t, d, bc, d.BuildSPIR)
+}
+
+// checkProgramAxpy builds the axpy module with build and runs it.
+func checkProgramAxpy(t *testing.T, d Device, module []byte, build func([]byte, string) (Program, error)) {
+	t.Helper()
+	p, err := build(module, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,22 +350,10 @@ func TestAxpy(t *testing.T) {
 		checkAxpy(t, d, mustBuildSource(t, d, "testdata/axpy.cl", "axpy"))
 		spv := mustCompile(t, "testdata/axpy.cl")
 		if spv != nil && info.AcceptsSPIRV() {
-			p, err := d.BuildSPIRV(spv, "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkAxpy(t, d, mustKernel(t, p, "axpy"))
+			checkProgramAxpy(t, d, spv, d.BuildSPIRV)
 		}
 		if spv != nil && info.HasExtension("cl_khr_spir") {
-			bc, err := SPIRVToBitcode(spv)
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := d.BuildSPIR(bc, "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkAxpy(t, d, mustKernel(t, p, "axpy"))
+			checkSPIRAxpy(t, d, spv)
 		}
 	})
 }
