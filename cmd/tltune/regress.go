@@ -1,0 +1,267 @@
+package main
+
+import (
+	stdcontext "context" // the package main type context is the command context
+	"fmt"
+	"io"
+	"strings"
+
+	"tltune/results"
+	"tltune/results/compare"
+)
+
+func init() {
+	register(&command{
+		name:    "regress",
+		summary: "compare a run with a baseline shape by shape; exit 1 on a confirmed regression",
+		usage:   "--baseline TAG|RUN|last [--run RUN|TAG|last] [--threshold 5%] [--alpha 0.05] [--md FILE] [--junit FILE] [--db PATH]",
+		run:     regressCmd,
+	})
+}
+
+// regressCmd compares the best ok measurement of each shape in two runs
+// (results.MatchRuns says why the best and not one fixed configuration).
+// The exit status is the CI gate: 1 only on a confirmed regression
+// (compare.Report.Regressed), 0 when nothing got slower, noisy shapes
+// included.
+func regressCmd(c *context, args []string) int {
+	fs := c.flags()
+	baseRef := fs.String("baseline", "", "run to compare with: an id, a tag (its latest run), or last (the run before --run on the same device)")
+	curRef := fs.String("run", "last", "run to check: an id, a tag (its latest run) or last")
+	threshold := fs.String("threshold", "5%", "smallest change that matters: a percent (5%) or a fraction (0.05)")
+	alpha := fs.Float64("alpha", compare.DefaultOptions.Alpha, "significance level of the Mann–Whitney U test")
+	md := fs.String("md", "", "also write the report as Markdown to `FILE`")
+	junit := fs.String("junit", "", "also write the report as JUnit XML to `FILE`")
+	db := dbFlag(fs)
+	if status, ok := c.parse(fs, args); !ok {
+		return status
+	}
+	if fs.NArg() > 0 {
+		return c.usageError("unexpected argument %q", fs.Arg(0))
+	}
+	if *baseRef == "" {
+		return c.usageError("--baseline is required: a run id, a tag or last")
+	}
+	opt, err := regressOptions(*threshold, *alpha)
+	if err != nil {
+		return c.usageError("%v", err)
+	}
+	store, err := openStore(*db, false)
+	if err != nil {
+		return c.fail(err)
+	}
+	defer store.Close()
+	ctx := stdcontext.Background()
+	base, cur, err := resolvePair(ctx, store, *baseRef, *curRef)
+	if err != nil {
+		return c.fail(err)
+	}
+	if base.ID == cur.ID {
+		return c.usageError("--baseline %s and --run %s are both run %d; name an earlier --baseline", *baseRef, *curRef, cur.ID)
+	}
+	reg, err := compareRuns(ctx, store, base, cur, opt)
+	if err != nil {
+		return c.fail(err)
+	}
+	if err := reg.writeReports(c.stdout, *md, *junit); err != nil {
+		return c.fail(err)
+	}
+	if reg.report.Regressed() {
+		return exitFail
+	}
+	return exitOK
+}
+
+// regressOptions reads --threshold and --alpha. Compare with no pairs does
+// nothing but check the options, so its range rule is the only one.
+func regressOptions(threshold string, alpha float64) (compare.Options, error) {
+	t, err := compare.ParseThreshold(threshold)
+	if err != nil {
+		return compare.Options{}, fmt.Errorf("--threshold: %v", err)
+	}
+	opt := compare.Options{Threshold: t, Alpha: alpha}
+	if _, err := compare.Compare(nil, opt); err != nil {
+		return opt, fmt.Errorf("--alpha: %v", err)
+	}
+	return opt, nil
+}
+
+// resolvePair finds the current run and then its baseline; baseline "last"
+// is the run before the current one on its device.
+func resolvePair(ctx stdcontext.Context, store *results.Store, baseRef, curRef string) (base, cur results.Run, err error) {
+	if cur, err = store.ResolveRun(ctx, curRef); err != nil {
+		return base, cur, err
+	}
+	if baseRef == "last" {
+		base, err = store.RunBefore(ctx, cur)
+	} else {
+		base, err = store.ResolveRun(ctx, baseRef)
+	}
+	return base, cur, err
+}
+
+// A regression is the comparison of two runs with what the report of
+// package compare does not hold: the runs, and the shapes it could not
+// compare.
+type regression struct {
+	baseline, current results.Run
+	report            *compare.Report
+	notes             []string // shapes new, gone or without samples; changed best configurations
+}
+
+func compareRuns(ctx stdcontext.Context, store *results.Store, base, cur results.Run, opt compare.Options) (*regression, error) {
+	rm, err := store.MatchRuns(ctx, base.ID, cur.ID)
+	if err != nil {
+		return nil, err
+	}
+	reg := &regression{baseline: base, current: cur}
+	var pairs []compare.Pair
+	var unsampled []results.Shape
+	var changed []string
+	for _, m := range rm.Matched {
+		key := compareKey(m.Shape)
+		// An ok measurement may lack raw samples (a store filled by
+		// hand or by an older tltune); there is nothing to test then.
+		if len(m.Baseline.SamplesNS) == 0 || len(m.Current.SamplesNS) == 0 {
+			unsampled = append(unsampled, m.Shape)
+			continue
+		}
+		pairs = append(pairs, compare.Pair{
+			Key:      key,
+			Baseline: compare.Side{Samples: m.Baseline.SamplesNS, Env: compareEnv(base.Env)},
+			Current:  compare.Side{Samples: m.Current.SamplesNS, Env: compareEnv(cur.Env)},
+		})
+		if old, now := m.Baseline.Config.Params, m.Current.Config.Params; old != now {
+			changed = append(changed, fmt.Sprintf("%s: best configuration changed from %v to %v", key, old, now))
+		}
+	}
+	if reg.report, err = compare.Compare(pairs, opt); err != nil {
+		return nil, err
+	}
+	reg.notes = append(reg.notes,
+		shapeNote(fmt.Sprintf("new (only in run %d)", cur.ID), measuredShapes(rm.New)),
+		shapeNote(fmt.Sprintf("gone (only in run %d)", base.ID), measuredShapes(rm.Gone)),
+		shapeNote("not compared (no raw samples)", unsampled))
+	reg.notes = append(reg.notes, changed...)
+	reg.notes = deleteEmpty(reg.notes)
+	return reg, nil
+}
+
+func compareKey(s results.Shape) compare.Key {
+	return compare.Key{Op: s.Op, Trans: s.Trans, Dtype: s.Dtype, Acc: s.Acc, M: s.M, N: s.N, K: s.K, Layout: s.Layout}
+}
+
+func compareEnv(e results.Environment) compare.Env {
+	return compare.Env{Device: e.Device, Driver: e.Driver, Runtime: e.Runtime, Compiler: e.CompilerVersion,
+		Version: strings.TrimSpace(e.Version + " " + e.Commit)}
+}
+
+func measuredShapes(ms []results.Measurement) []results.Shape {
+	out := make([]results.Shape, len(ms))
+	for i, m := range ms {
+		out[i] = m.Config.Shape()
+	}
+	return out
+}
+
+// shapeNote is "what: shape, shape, ...", or empty for no shapes.
+func shapeNote(what string, shapes []results.Shape) string {
+	if len(shapes) == 0 {
+		return ""
+	}
+	names := make([]string, len(shapes))
+	for i, s := range shapes {
+		names[i] = compareKey(s).String()
+	}
+	return what + ": " + strings.Join(names, ", ")
+}
+
+func deleteEmpty(lines []string) []string {
+	out := lines[:0]
+	for _, l := range lines {
+		if l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// header names the two runs compared, above the table.
+func (r *regression) header() []string {
+	return []string{"baseline: " + describeRun(r.baseline), "current:  " + describeRun(r.current)}
+}
+
+// describeRun is one line about a run, e.g.
+// `run 12 "nightly", started 2026-11-20 02:00 UTC, NVIDIA H200 (opencl, driver 580.159.04)`.
+func describeRun(r results.Run) string {
+	s := fmt.Sprintf("run %d", r.ID)
+	if r.Tag != "" {
+		s += fmt.Sprintf(" %q", r.Tag)
+	}
+	return s + fmt.Sprintf(", started %s, %s (%s, driver %s)",
+		r.StartedAt.UTC().Format("2006-01-02 15:04 MST"), r.Env.Device, r.Env.Runtime, r.Env.Driver)
+}
+
+// writeReports writes the Markdown and JUnit files that were asked for and
+// then prints the table; files first, so that a file that cannot be
+// written is the one line of output.
+func (r *regression) writeReports(stdout io.Writer, mdPath, junitPath string) error {
+	if mdPath != "" {
+		if err := writeOutput(stdout, mdPath, r.writeMarkdown); err != nil {
+			return fmt.Errorf("--md: %v", err)
+		}
+	}
+	if junitPath != "" {
+		write := func(w io.Writer) error { return compare.WriteJUnit(w, r.report) }
+		if err := writeOutput(stdout, junitPath, write); err != nil {
+			return fmt.Errorf("--junit: %v", err)
+		}
+	}
+	return r.writeText(stdout)
+}
+
+func (r *regression) writeText(w io.Writer) error {
+	return r.writeAround(w, "", compare.WriteTable)
+}
+
+func (r *regression) writeMarkdown(w io.Writer) error {
+	return r.writeAround(w, "- ", compare.WriteMarkdown)
+}
+
+// writeAround writes the header, the report as render writes it, and the
+// notes, each header and note line after prefix.
+func (r *regression) writeAround(w io.Writer, prefix string, render func(io.Writer, *compare.Report) error) error {
+	ew := &errWriter{w: w}
+	for _, h := range r.header() {
+		fmt.Fprintln(ew, prefix+h)
+	}
+	if prefix != "" { // Markdown: a blank line ends the list before the table
+		fmt.Fprintln(ew)
+	}
+	if ew.err != nil {
+		return ew.err
+	}
+	if err := render(w, r.report); err != nil {
+		return err
+	}
+	for _, n := range r.notes {
+		fmt.Fprintln(ew, prefix+n)
+	}
+	return ew.err
+}
+
+// errWriter keeps the first write error, so a sequence of prints is
+// checked once.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}
