@@ -40,9 +40,9 @@ const (
 // Save draws c into the file at path; the extension (.svg, .png, .pdf)
 // picks the format.
 func Save(path string, c Chart) (err error) {
-	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
-	if _, err := newCanvas(format); err != nil {
-		return fmt.Errorf("%s: %w", path, err) // before creating the file
+	format, err := FormatOf(path)
+	if err != nil {
+		return err // before creating the file
 	}
 	f, err := os.Create(path)
 	if err != nil {
@@ -54,6 +54,17 @@ func Save(path string, c Chart) (err error) {
 		}
 	}()
 	return Write(f, format, c)
+}
+
+// FormatOf returns the format that the extension of path names: "svg",
+// "png" or "pdf", in any case. Callers check a path with it before doing
+// the work of a chart.
+func FormatOf(path string) (string, error) {
+	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
+	if _, err := newCanvas(format); err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	return format, nil
 }
 
 // Write draws c in format ("svg", "png" or "pdf") to w.

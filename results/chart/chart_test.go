@@ -338,3 +338,14 @@ func TestFormatRate(t *testing.T) {
 		}
 	}
 }
+
+func TestFormatOf(t *testing.T) {
+	for path, want := range map[string]string{"out/Roofline.SVG": "svg", "h.png": "png", "a.b.pdf": "pdf"} {
+		if got, err := FormatOf(path); got != want || err != nil {
+			t.Errorf("FormatOf(%q) = %q, %v; want %q", path, got, err, want)
+		}
+	}
+	if _, err := FormatOf("roofline"); err == nil {
+		t.Error("FormatOf accepted a path without an extension")
+	}
+}
