@@ -20,11 +20,15 @@ func (m *machine) accType(out *ir.Type) *ir.Type {
 }
 
 // madd returns acc + a·b in type t, rounding after the product and after
-// the sum (no fused multiply-add).
+// the sum (no fused multiply-add), exactly as arith would.
 func madd(t *ir.Type, acc, a, b value) value {
-	p, _ := arith(ir.Mul, t, a, b) // only integer div and rem can fail
-	s, _ := arith(ir.Add, t, acc, p)
-	return s
+	switch {
+	case t.IsFloat():
+		return floatVal(roundFloat(t, acc.f+roundFloat(t, a.f*b.f)))
+	case t.IsComplex():
+		return complexVal(roundComplex(t, acc.c+roundComplex(t, a.c*b.c)))
+	}
+	return intVal(wrap(t, acc.i+wrap(t, a.i*b.i)))
 }
 
 // update is the common tail of every collective: out := α·acc + β·out,
@@ -57,16 +61,6 @@ func (u *update) in(x *Memref, idx ...int64) (value, error) {
 	return convert(v, x.Buf.Elem, u.ct), err
 }
 
-// pair reads x = a[ai] and y = b[bi] in the compute type.
-func (u *update) pair(a *Memref, ai []int64, b *Memref, bi []int64) (value, value, error) {
-	x, err := u.in(a, ai...)
-	if err != nil {
-		return x, x, err
-	}
-	y, err := u.in(b, bi...)
-	return x, y, err
-}
-
 func (u *update) result(acc value, out *Memref, idx []int64) (value, error) {
 	r, _ := arith(ir.Mul, u.ct, u.alpha, acc)
 	if !u.betaZero {
@@ -79,13 +73,34 @@ func (u *update) result(acc value, out *Memref, idx []int64) (value, error) {
 	return convert(r, u.ct, u.out), nil
 }
 
-// opIndex maps an index of op(X) to an index of X: a transposed matrix swaps
-// its two indices.
-func opIndex(t ir.Transpose, order int, idx []int64) []int64 {
-	if t == ir.Trans && order == 2 {
-		return []int64{idx[1], idx[0]}
+// opView reads op(X) for a vector or matrix X in the compute type:
+// element (i, k) lies at pos + i·rs + k·cs of the buffer. Every memref value
+// was checked to lie inside its buffer when it was made (argument binding,
+// subview, expand, fuse, alloca), so in-shape reads need no bounds check.
+type opView struct {
+	buf        *Buffer
+	pos        int64
+	rs, cs     int64
+	rows, cols int64
+	ct         *ir.Type
+}
+
+func newOpView(m *Memref, t ir.Transpose, ct *ir.Type) opView {
+	v := opView{buf: m.Buf, pos: m.Offset, ct: ct, rows: 1, cols: 1}
+	if len(m.Shape) > 0 {
+		v.rs, v.rows = m.Stride[0], m.Shape[0]
 	}
-	return idx
+	if len(m.Shape) > 1 {
+		v.cs, v.cols = m.Stride[1], m.Shape[1]
+		if t == ir.Trans {
+			v.rs, v.cs, v.rows, v.cols = v.cs, v.rs, v.cols, v.rows
+		}
+	}
+	return v
+}
+
+func (v *opView) at(i, k int64) value {
+	return convert(v.buf.load(v.pos+i*v.rs+k*v.cs), v.buf.Elem, v.ct)
 }
 
 // blas evaluates a collective linear-algebra instruction by its definition.
@@ -99,14 +114,10 @@ func (e *exec) blas(in *ir.Inst, env *env) error {
 	for i, v := range inputs {
 		ms[i] = env.get(v).ref.(*Memref)
 	}
-	acc := e.accumulator(in, u, ms)
+	acc := e.accumulator(in, u.ct, ms)
 	var results []value
 	err := elements(out.Shape, func(idx []int64) error {
-		a, err := acc(idx)
-		if err != nil {
-			return err
-		}
-		r, err := u.result(a, out, idx)
+		r, err := u.result(acc(idx), out, idx)
 		results = append(results, r)
 		return err
 	})
@@ -122,100 +133,81 @@ func (e *exec) blas(in *ir.Inst, env *env) error {
 
 // accumulator returns the function giving, for an output index, the value
 // that α multiplies (the sum, product or element of the definition).
-func (e *exec) accumulator(in *ir.Inst, u *update, ms []*Memref) func(idx []int64) (value, error) {
-	ct := u.ct
+func (e *exec) accumulator(in *ir.Inst, ct *ir.Type, ms []*Memref) func(idx []int64) value {
+	zero := value{}
+	a := newOpView(ms[0], in.TransA, ct)
 	switch in.Op {
 	case ir.OpGemm: // C_ij = Σ_k op(A)_ik op(B)_kj
-		a, b := ms[0], ms[1]
-		return func(idx []int64) (value, error) {
-			return sumOver(ct, opShape(in.TransA, a)[1], func(k int64) (value, value, error) {
-				return u.pair(a, opIndex(in.TransA, 2, []int64{idx[0], k}), b, opIndex(in.TransB, 2, []int64{k, idx[1]}))
-			})
+		b := newOpView(ms[1], in.TransB, ct)
+		return func(idx []int64) value {
+			acc := zero
+			for k := range a.cols {
+				acc = madd(ct, acc, a.at(idx[0], k), b.at(k, idx[1]))
+			}
+			return acc
 		}
 	case ir.OpGemv: // c_i = Σ_k op(A)_ik b_k
-		a, b := ms[0], ms[1]
-		return func(idx []int64) (value, error) {
-			return sumOver(ct, opShape(in.TransA, a)[1], func(k int64) (value, value, error) {
-				return u.pair(a, opIndex(in.TransA, 2, []int64{idx[0], k}), b, []int64{k})
-			})
+		b := newOpView(ms[1], ir.NoTrans, ct)
+		return func(idx []int64) value {
+			acc := zero
+			for k := range a.cols {
+				acc = madd(ct, acc, a.at(idx[0], k), b.at(k, 0))
+			}
+			return acc
 		}
 	case ir.OpGer: // C_ij = a_i b_j
-		return product(ct, func(idx []int64) (value, value, error) {
-			return u.pair(ms[0], idx[:1], ms[1], idx[1:])
-		})
-	case ir.OpHadamardProduct: // c_idx = a_idx b_idx
-		return product(ct, func(idx []int64) (value, value, error) {
-			return u.pair(ms[0], idx, ms[1], idx)
-		})
+		b := newOpView(ms[1], ir.NoTrans, ct)
+		return func(idx []int64) value { return madd(ct, zero, a.at(idx[0], 0), b.at(idx[1], 0)) }
+	case ir.OpHadamardProduct: // c_ij = a_ij b_ij
+		b := newOpView(ms[1], ir.NoTrans, ct)
+		return func(idx []int64) value {
+			i, j := at2(idx)
+			return madd(ct, zero, a.at(i, j), b.at(i, j))
+		}
 	case ir.OpAxpby: // B = op(A)
-		a := ms[0]
-		return func(idx []int64) (value, error) { return u.in(a, opIndex(in.TransA, len(a.Shape), idx)...) }
-	case ir.OpSum:
-		return e.sumAccumulator(in, u, ms[0])
+		return func(idx []int64) value { return a.at(at2(idx)) }
+	case ir.OpSum: // b_i = Σ_j op(A)_ij, or b = Σ_i a_i for a vector A
+		return func(idx []int64) value {
+			if len(idx) == 0 {
+				return sumOver(ct, a.rows, func(k int64) value { return a.at(k, 0) })
+			}
+			return sumOver(ct, a.cols, func(k int64) value { return a.at(idx[0], k) })
+		}
 	}
-	return cumsumAccumulator(in, u, ms[0])
+	// cumsum: B_{..j..} = Σ_{i≤j} A_{..i..} along Mode, for any order
+	src, mode := ms[0], in.Mode
+	return func(idx []int64) value {
+		pos := src.Offset
+		for k, i := range idx {
+			if int64(k) != mode {
+				pos += i * src.Stride[k]
+			}
+		}
+		return sumOver(ct, idx[mode]+1, func(k int64) value {
+			return convert(src.Buf.load(pos+k*src.Stride[mode]), src.Buf.Elem, ct)
+		})
+	}
 }
 
-// opShape is the shape of op(X) for a matrix X.
-func opShape(t ir.Transpose, x *Memref) []int64 {
-	if t == ir.Trans {
-		return []int64{x.Shape[1], x.Shape[0]}
+// at2 returns the first two entries of an index of order up to 2 (missing
+// entries are 0).
+func at2(idx []int64) (int64, int64) {
+	var i, j int64
+	if len(idx) > 0 {
+		i = idx[0]
 	}
-	return x.Shape
+	if len(idx) > 1 {
+		j = idx[1]
+	}
+	return i, j
 }
 
-// sumOver returns Σ_{k<n} x_k·y_k in type t, summed in ascending k.
-func sumOver(t *ir.Type, n int64, terms func(k int64) (value, value, error)) (value, error) {
+// sumOver returns Σ_{k<n} term(k) in type t, summed in ascending k.
+func sumOver(t *ir.Type, n int64, term func(k int64) value) value {
+	one := convert(intVal(1), ir.I64, t)
 	acc := value{}
 	for k := range n {
-		x, y, err := terms(k)
-		if err != nil {
-			return acc, err
-		}
-		acc = madd(t, acc, x, y)
+		acc = madd(t, acc, term(k), one)
 	}
-	return acc, nil
-}
-
-func product(t *ir.Type, factors func(idx []int64) (value, value, error)) func(idx []int64) (value, error) {
-	return func(idx []int64) (value, error) {
-		x, y, err := factors(idx)
-		if err != nil {
-			return x, err
-		}
-		p, _ := arith(ir.Mul, t, x, y)
-		return p, nil
-	}
-}
-
-// sumAccumulator is sum's: b_i = Σ_j op(A)_ij for a vector b, or the sum of
-// all entries of the vector A for a scalar b.
-func (e *exec) sumAccumulator(in *ir.Inst, u *update, a *Memref) func(idx []int64) (value, error) {
-	one := convert(intVal(1), ir.I64, u.ct)
-	return func(idx []int64) (value, error) {
-		if len(idx) == 0 {
-			return sumOver(u.ct, a.Shape[0], func(k int64) (value, value, error) {
-				x, err := u.in(a, k)
-				return x, one, err
-			})
-		}
-		return sumOver(u.ct, opShape(in.TransA, a)[1], func(k int64) (value, value, error) {
-			x, err := u.in(a, opIndex(in.TransA, 2, []int64{idx[0], k})...)
-			return x, one, err
-		})
-	}
-}
-
-// cumsumAccumulator is cumsum's: B_{..j..} = Σ_{i≤j} A_{..i..} along Mode.
-func cumsumAccumulator(in *ir.Inst, u *update, a *Memref) func(idx []int64) (value, error) {
-	one := convert(intVal(1), ir.I64, u.ct)
-	mode := in.Mode
-	return func(idx []int64) (value, error) {
-		src := append([]int64(nil), idx...)
-		return sumOver(u.ct, idx[mode]+1, func(k int64) (value, value, error) {
-			src[mode] = k
-			x, err := u.in(a, src...)
-			return x, one, err
-		})
-	}
+	return acc
 }
