@@ -134,15 +134,9 @@ func (c *context) fail(err error) int {
 }
 
 func versionString() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "(unknown)"
+	version, commit := buildVersion()
+	if len(commit) > 12 {
+		commit = commit[:12]
 	}
-	v := info.Main.Version
-	for _, s := range info.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			v += " " + s.Value[:12]
-		}
-	}
-	return v
+	return strings.TrimSpace(version + " " + commit)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	stdctx "context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,13 +10,14 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"tltune/device"
+	"tltune/results"
 )
 
 func init() {
 	register(&command{
 		name:    "peak",
 		summary: "measure the device's ceilings: copy bandwidth and FMA throughput (f32, f64, f16)",
-		usage:   "[--device D] [--json] [--copy-mib N] [--repeats N]",
+		usage:   "[--device D] [--json] [--copy-mib N] [--repeats N] [--db PATH | --no-store]",
 		run:     peakCmd,
 	})
 }
@@ -26,6 +28,8 @@ func peakCmd(c *context, args []string) int {
 	asJSON := fs.Bool("json", false, "print the ceilings and every raw sample as JSON")
 	copyMiB := fs.Int("copy-mib", 0, "size of each copy buffer in MiB (default: ≥ 256 MiB and 4× the cache on GPUs, 64 MiB on CPUs)")
 	repeats := fs.Int("repeats", 10, "timed launches per ceiling; the median is reported")
+	db := dbFlag(fs)
+	noStore := fs.Bool("no-store", false, "do not record the ceilings in the results database")
 	if status, ok := c.parse(fs, args); !ok {
 		return status
 	}
@@ -47,6 +51,13 @@ func peakCmd(c *context, args []string) int {
 	if err != nil {
 		return c.fail(err)
 	}
+	if !*noStore {
+		path, err := recordCeilings(*db, d.Info(), peak)
+		if err != nil {
+			return c.fail(err)
+		}
+		defer fmt.Fprintf(c.stderr, "ceilings recorded in %s\n", path)
+	}
 	if *asJSON {
 		enc := json.NewEncoder(c.stdout)
 		enc.SetIndent("", "  ")
@@ -58,6 +69,28 @@ func peakCmd(c *context, args []string) int {
 		return c.fail(err)
 	}
 	return exitOK
+}
+
+// recordCeilings stores the measured ceilings for the device's environment,
+// where the roofline chart and the reports read them, and returns the
+// database's path.
+func recordCeilings(db string, info device.Info, p device.Peak) (string, error) {
+	st, err := openStore(db, true)
+	if err != nil {
+		return "", err
+	}
+	defer st.Close()
+	var c results.Ceilings
+	fields := map[string]*float64{"copy": &c.CopyGBS, "fma_f32": &c.F32GFLOPS, "fma_f64": &c.F64GFLOPS, "fma_f16": &c.F16GFLOPS}
+	for _, m := range p.Ceilings {
+		if f, ok := fields[m.Name]; ok {
+			*f = m.Value
+		}
+	}
+	if err := st.RecordCeilings(stdctx.Background(), environment(info), c); err != nil {
+		return "", err
+	}
+	return st.Path(), nil
 }
 
 func writePeakTable(w io.Writer, p device.Peak) error {

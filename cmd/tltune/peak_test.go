@@ -1,12 +1,15 @@
 package main
 
 import (
+	stdctx "context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"tltune/device"
+	"tltune/results"
 )
 
 func TestPeakUsage(t *testing.T) {
@@ -41,10 +44,12 @@ func TestPeakOnPoCL(t *testing.T) {
 		}
 		t.Skip("no PoCL device (install pocl-opencl-icd)")
 	}
-	status, stdout, stderr := tltune("peak", "--device", spec, "--json", "--copy-mib", "1", "--repeats", "2")
+	db := filepath.Join(t.TempDir(), "results.db")
+	status, stdout, stderr := tltune("peak", "--device", spec, "--json", "--copy-mib", "1", "--repeats", "2", "--db", db)
 	if status != exitOK {
 		t.Fatalf("peak: status %d, stderr %q", status, stderr)
 	}
+	checkCeilingsRecorded(t, db, spec)
 	var p device.Peak
 	if err := json.Unmarshal([]byte(stdout), &p); err != nil {
 		t.Fatalf("peak --json: %v\n%s", err, stdout)
@@ -60,5 +65,27 @@ func TestPeakOnPoCL(t *testing.T) {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("peak table lacks %q:\n%s", want, text.String())
 		}
+	}
+}
+
+// checkCeilingsRecorded checks that peak stored the ceilings of the device
+// spec names in the database, where the roofline chart finds them.
+func checkCeilingsRecorded(t *testing.T, db, spec string) {
+	t.Helper()
+	info, err := device.Select(device.Enumerate(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := results.OpenExisting(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	c, err := st.Ceilings(stdctx.Background(), environment(*info))
+	if err != nil {
+		t.Fatalf("ceilings of %s not recorded: %v", info.Name, err)
+	}
+	if c.CopyGBS <= 0 || c.F32GFLOPS <= 0 {
+		t.Errorf("recorded ceilings %+v: want copy and f32 measured", c)
 	}
 }
