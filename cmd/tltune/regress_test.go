@@ -30,7 +30,7 @@ func withDriver(e results.Environment, driver string) results.Environment {
 }
 
 // A synthShape is one shape of the nightly fixture with its work per launch
-// (a batch of 100), from which GFLOP/s and GB/s follow.
+// (a batch of 10), from which GFLOP/s and GB/s follow.
 type synthShape struct {
 	op, trans, dtype string
 	m, n, k          int
@@ -42,7 +42,7 @@ func (s synthShape) config(sg int) results.Config {
 		SourceHash: "sha256:" + s.op + s.dtype + tuning.Params{SubgroupSize: sg}.String()}
 }
 
-const synthBatch = 100
+const synthBatch = 10
 
 // work is the FLOPs and bytes of one launch: inputs read once, outputs
 // written once (DESIGN.md §5), f32 accumulators as outputs.
