@@ -1,0 +1,410 @@
+package search
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"gonum.org/v1/gonum/mat"
+
+	"tltune/compiler/tuning"
+)
+
+// Why a Gaussian process with expected improvement, not successive halving:
+// in this tuner an evaluation's cost is dominated by compiling the
+// configuration (a generated kernel through the compiler and the driver),
+// while timing it to a 1 % interval takes milliseconds. Successive halving
+// saves repetitions — the cheap part — and still compiles every candidate
+// in its first rung; a model that picks which configurations to compile at
+// all saves the expensive part. The candidate set is finite and small after
+// pruning (hundreds to tens of thousands), the parameters are ordinal
+// (powers of two, best on a log scale), and run times vary smoothly with
+// them apart from cliffs (register spills), which is the setting GP-EI
+// handles well with a few dozen observations.
+//
+// The model: features are log2 of every parameter, scaled to [0, 1] over
+// the candidates; the target is log(median ns), standardised; the kernel is
+// Matérn 5/2 with one length scale per feature (ARD), chosen by maximising
+// the marginal likelihood on a grid followed by one coordinate pass, refitted
+// as observations grow by a quarter. Failed configurations count as the worst
+// time seen, so the model learns to avoid their region without a cliff
+// dominating its scale. Proposals still being evaluated are "believed" at
+// the model's mean (kriging believer), which shrinks the variance around
+// them so a pipelined loop does not propose their neighbours over and over.
+
+const (
+	gpInit        = 6    // random proposals before the model is used
+	gpMaxScored   = 2048 // candidates scored per proposal (a random subset beyond)
+	gpXi          = 0.01 // exploration margin of expected improvement, in standardised units
+	gpRefitGrowth = 1.25
+	// gpMaxTrain caps the observations the model is fitted on (the best
+	// half and the most recent half), so that a proposal costs the same
+	// after a thousand evaluations as after a hundred: fitting is cubic.
+	gpMaxTrain = 128
+)
+
+type gp struct {
+	cands []tuning.Params
+	lo    []float64 // per raw feature: minimum over the candidates
+	span  []float64 // per raw feature: max - min; 0 drops the feature
+	r     *rand.Rand
+
+	done    map[tuning.Params]bool // proposed or observed
+	pending []tuning.Params        // proposed, not yet observed, in order
+	obs     []observation
+
+	scales []float64 // ARD length scales of the used features
+	noise  float64   // noise variance, standardised units
+	fitN   int       // observations at the last hyperparameter fit
+}
+
+type observation struct {
+	x  []float64
+	y  float64 // log(cost) when ok
+	ok bool
+}
+
+func newGP(candidates []tuning.Params, seed uint64) *gp {
+	g := &gp{
+		cands: candidates,
+		r:     rand.New(rand.NewPCG(seed, 0x6a09)),
+		done:  map[tuning.Params]bool{},
+	}
+	g.lo, g.span = featureRanges(candidates)
+	return g
+}
+
+// rawFeatures is the unscaled feature vector of p.
+func rawFeatures(p tuning.Params) []float64 {
+	l := func(v int) float64 { return math.Log2(float64(max(v, 1))) }
+	stage := 0.0
+	if p.StageLocal {
+		stage = 1
+	}
+	return []float64{
+		l(p.SubgroupSize), l(p.WorkGroupSize[0]), l(p.WorkGroupSize[1]),
+		l(p.Tile[0]), l(p.Tile[1]),
+		l(p.Coopmatrix[0]), l(p.Coopmatrix[1]), l(p.Coopmatrix[2]),
+		l(p.Unroll), l(p.BatchPerGroup), stage,
+	}
+}
+
+func featureRanges(cands []tuning.Params) (lo, span []float64) {
+	for i, p := range cands {
+		f := rawFeatures(p)
+		if i == 0 {
+			lo, span = slices.Clone(f), make([]float64, len(f))
+			continue
+		}
+		for j, v := range f {
+			hi := lo[j] + span[j]
+			lo[j] = math.Min(lo[j], v)
+			span[j] = math.Max(hi, v) - lo[j]
+		}
+	}
+	return lo, span
+}
+
+// features scales p's features to [0, 1] and drops constant ones.
+func (g *gp) features(p tuning.Params) []float64 {
+	var x []float64
+	for j, v := range rawFeatures(p) {
+		if g.span[j] > 0 {
+			x = append(x, (v-g.lo[j])/g.span[j])
+		}
+	}
+	return x
+}
+
+func (g *gp) Observe(p tuning.Params, cost float64, ok bool) {
+	g.done[p] = true
+	if i := slices.Index(g.pending, p); i >= 0 {
+		g.pending = slices.Delete(g.pending, i, i+1)
+	}
+	ok = ok && cost > 0 && !math.IsInf(cost, 0) && !math.IsNaN(cost)
+	y := 0.0
+	if ok {
+		y = math.Log(cost)
+	}
+	g.obs = append(g.obs, observation{g.features(p), y, ok})
+}
+
+func (g *gp) Next() (tuning.Params, bool) {
+	open := g.open()
+	if len(open) == 0 {
+		return tuning.Params{}, false
+	}
+	var p tuning.Params
+	if x, y := g.training(); len(y) < gpInit || !g.spread(y) {
+		p = open[g.r.IntN(len(open))]
+	} else {
+		p = g.propose(open, x, y)
+	}
+	g.done[p] = true
+	g.pending = append(g.pending, p)
+	return p, true
+}
+
+// open lists the candidates not yet proposed or observed.
+func (g *gp) open() []tuning.Params {
+	var open []tuning.Params
+	for _, p := range g.cands {
+		if !g.done[p] {
+			open = append(open, p)
+		}
+	}
+	return open
+}
+
+// training returns the observations as model inputs: log costs, failures
+// at the worst log cost seen; none until something succeeded.
+func (g *gp) training() (xs [][]float64, ys []float64) {
+	worst, any := math.Inf(-1), false
+	for _, o := range g.obs {
+		if o.ok {
+			worst, any = math.Max(worst, o.y), true
+		}
+	}
+	if !any {
+		return nil, nil
+	}
+	for _, i := range g.trainingSet() {
+		o := g.obs[i]
+		y := o.y
+		if !o.ok {
+			y = worst
+		}
+		xs, ys = append(xs, o.x), append(ys, y)
+	}
+	return xs, ys
+}
+
+// trainingSet picks the observations to fit: all of them up to gpMaxTrain,
+// else the best successful half and the most recent rest, in order.
+func (g *gp) trainingSet() []int {
+	all := make([]int, len(g.obs))
+	for i := range all {
+		all[i] = i
+	}
+	if len(all) <= gpMaxTrain {
+		return all
+	}
+	byCost := slices.Clone(all)
+	slices.SortStableFunc(byCost, func(a, b int) int {
+		oa, ob := g.obs[a], g.obs[b]
+		switch {
+		case oa.ok != ob.ok:
+			if oa.ok {
+				return -1
+			}
+			return 1
+		case oa.y < ob.y:
+			return -1
+		case oa.y > ob.y:
+			return 1
+		}
+		return 0
+	})
+	chosen := map[int]bool{}
+	for _, i := range byCost[:gpMaxTrain/2] {
+		chosen[i] = true
+	}
+	for i := len(all) - 1; len(chosen) < gpMaxTrain; i-- {
+		chosen[i] = true
+	}
+	return slices.DeleteFunc(all, func(i int) bool { return !chosen[i] })
+}
+
+// spread reports whether ys vary at all; a flat sample gives the model
+// nothing to fit.
+func (g *gp) spread(ys []float64) bool {
+	return slices.Max(ys) > slices.Min(ys)
+}
+
+// propose fits the model and returns the open candidate of highest
+// expected improvement.
+func (g *gp) propose(open []tuning.Params, xs [][]float64, ys []float64) tuning.Params {
+	zs, _, _ := standardize(ys)
+	if g.scales == nil || float64(len(zs)) >= gpRefitGrowth*float64(g.fitN) {
+		g.scales, g.noise = fitHyper(xs, zs, len(xs[0]))
+		g.fitN = len(zs)
+	}
+	m := fitModel(xs, zs, g.scales, g.noise)
+	if len(g.pending) > 0 {
+		// Kriging believer: pretend pending points returned the mean.
+		for _, p := range g.pending {
+			x := g.features(p)
+			mu, _ := m.predict([][]float64{x})
+			xs, zs = append(xs, x), append(zs, mu[0])
+		}
+		m = fitModel(xs, zs, g.scales, g.noise)
+	}
+	best := slices.Min(zs[:len(ys)])
+	scored := open
+	if len(open) > gpMaxScored {
+		scored = make([]tuning.Params, gpMaxScored)
+		for i, j := range g.r.Perm(len(open))[:gpMaxScored] {
+			scored[i] = open[j]
+		}
+	}
+	cx := make([][]float64, len(scored))
+	for i, p := range scored {
+		cx[i] = g.features(p)
+	}
+	mu, sd := m.predict(cx)
+	bestI, bestEI := 0, math.Inf(-1)
+	for i := range scored {
+		if ei := expectedImprovement(best, mu[i], sd[i]); ei > bestEI {
+			bestI, bestEI = i, ei
+		}
+	}
+	return scored[bestI]
+}
+
+// expectedImprovement of a point with posterior N(mu, sd²) over best, for
+// minimisation.
+func expectedImprovement(best, mu, sd float64) float64 {
+	d := best - mu - gpXi
+	if sd <= 1e-12 {
+		return math.Max(d, 0)
+	}
+	z := d / sd
+	return d*normCDF(z) + sd*normPDF(z)
+}
+
+func normPDF(z float64) float64 { return math.Exp(-z*z/2) / math.Sqrt(2*math.Pi) }
+func normCDF(z float64) float64 { return 0.5 * math.Erfc(-z/math.Sqrt2) }
+
+func standardize(ys []float64) (zs []float64, mean, sd float64) {
+	for _, y := range ys {
+		mean += y
+	}
+	mean /= float64(len(ys))
+	for _, y := range ys {
+		sd += (y - mean) * (y - mean)
+	}
+	sd = math.Sqrt(sd / float64(len(ys)))
+	if sd == 0 {
+		sd = 1
+	}
+	zs = make([]float64, len(ys))
+	for i, y := range ys {
+		zs[i] = (y - mean) / sd
+	}
+	return zs, mean, sd
+}
+
+// model is a Gaussian process conditioned on standardised observations.
+type model struct {
+	xs     [][]float64
+	scales []float64
+	chol   mat.Cholesky
+	alpha  *mat.VecDense // K⁻¹ y
+	lml    float64       // log marginal likelihood
+}
+
+// matern52 is the Matérn 5/2 covariance with unit signal variance.
+func matern52(a, b, scales []float64) float64 {
+	r2 := 0.0
+	for i := range a {
+		d := (a[i] - b[i]) / scales[i]
+		r2 += d * d
+	}
+	r := math.Sqrt(5 * r2)
+	return (1 + r + r*r/3) * math.Exp(-r)
+}
+
+// fitModel conditions the GP on (xs, zs), adding diagonal jitter until the
+// covariance factorises.
+func fitModel(xs [][]float64, zs, scales []float64, noise float64) *model {
+	n := len(xs)
+	k := mat.NewSymDense(n, nil)
+	for i := range n {
+		for j := i; j < n; j++ {
+			k.SetSym(i, j, matern52(xs[i], xs[j], scales))
+		}
+	}
+	m := &model{xs: xs, scales: scales}
+	for jitter := noise + 1e-8; ; jitter *= 10 {
+		for i := range n {
+			k.SetSym(i, i, 1+jitter)
+		}
+		if m.chol.Factorize(k) {
+			break
+		}
+	}
+	y := mat.NewVecDense(n, slices.Clone(zs))
+	m.alpha = mat.NewVecDense(n, nil)
+	m.lml = math.Inf(-1)
+	if usable(m.chol.SolveVecTo(m.alpha, y)) {
+		m.lml = -0.5*mat.Dot(y, m.alpha) - 0.5*m.chol.LogDet() - float64(n)/2*math.Log(2*math.Pi)
+	}
+	return m
+}
+
+// predict returns the posterior mean and standard deviation at each x.
+func (m *model) predict(xs [][]float64) (mu, sd []float64) {
+	n, c := len(m.xs), len(xs)
+	ks := mat.NewDense(n, c, nil)
+	for j, x := range xs {
+		for i, xi := range m.xs {
+			ks.Set(i, j, matern52(xi, x, m.scales))
+		}
+	}
+	var meanV mat.VecDense
+	meanV.MulVec(ks.T(), m.alpha)
+	var l mat.TriDense
+	m.chol.LTo(&l)
+	var v mat.Dense
+	solved := usable(v.Solve(&l, ks))
+	mu, sd = make([]float64, c), make([]float64, c)
+	for j := range c {
+		mu[j] = meanV.AtVec(j)
+		s := 1.0 // the prior variance, if the solve failed
+		for i := 0; solved && i < n; i++ {
+			s -= v.At(i, j) * v.At(i, j)
+		}
+		sd[j] = math.Sqrt(math.Max(s, 1e-12))
+	}
+	return mu, sd
+}
+
+// usable reports whether a gonum solve left a usable result: for an
+// ill-conditioned system it solves anyway and returns a mat.Condition.
+func usable(err error) bool {
+	var c mat.Condition
+	return err == nil || errors.As(err, &c)
+}
+
+// fitHyper chooses length scales and noise by marginal likelihood: a shared
+// scale and noise on a grid, then one pass over the features trying each
+// scale halved, doubled and quadrupled.
+func fitHyper(xs [][]float64, zs []float64, dims int) ([]float64, float64) {
+	uniform := func(s float64) []float64 {
+		sc := make([]float64, dims)
+		for i := range sc {
+			sc[i] = s
+		}
+		return sc
+	}
+	bestScales, bestNoise, bestLML := uniform(0.5), 1e-3, math.Inf(-1)
+	for _, s := range []float64{0.1, 0.2, 0.35, 0.5, 0.8, 1.2, 2} {
+		for _, noise := range []float64{1e-4, 1e-3, 1e-2, 1e-1} {
+			if m := fitModel(xs, zs, uniform(s), noise); m.lml > bestLML {
+				bestScales, bestNoise, bestLML = uniform(s), noise, m.lml
+			}
+		}
+	}
+	for d := range dims {
+		base := bestScales[d]
+		for _, f := range []float64{0.5, 2, 4} {
+			trial := slices.Clone(bestScales)
+			trial[d] = base * f
+			if m := fitModel(xs, zs, trial, bestNoise); m.lml > bestLML {
+				bestScales, bestLML = trial, m.lml
+			}
+		}
+	}
+	return bestScales, bestNoise
+}

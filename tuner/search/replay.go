@@ -1,0 +1,37 @@
+package search
+
+import (
+	"math"
+
+	"tltune/compiler/tuning"
+)
+
+// Cost is a known cost surface: the median ns of p and whether it ran
+// correctly. Stored results of an exhaustive run, or a synthetic function.
+type Cost func(p tuning.Params) (ns float64, ok bool)
+
+// Replay drives s sequentially against cost for at most budget evaluations
+// and returns how many evaluations it took to first propose a configuration
+// within tolerance (0.05 for 5 %) of the optimum (the best ok cost over
+// candidates), or budget+1 if it never did. It measures search efficiency
+// on stored or synthetic data, without compiling or running anything.
+func Replay(s Strategy, candidates []tuning.Params, cost Cost, tolerance float64, budget int) int {
+	best := math.Inf(1)
+	for _, p := range candidates {
+		if ns, ok := cost(p); ok {
+			best = math.Min(best, ns)
+		}
+	}
+	for n := 1; n <= budget; n++ {
+		p, more := s.Next()
+		if !more {
+			break
+		}
+		ns, ok := cost(p)
+		s.Observe(p, ns, ok)
+		if ok && ns <= best*(1+tolerance) {
+			return n
+		}
+	}
+	return budget + 1
+}

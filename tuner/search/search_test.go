@@ -1,0 +1,196 @@
+package search
+
+import (
+	"hash/fnv"
+	"math"
+	"slices"
+	"testing"
+
+	"tltune/compiler/tuning"
+	"tltune/configs"
+	"tltune/tuner/profile"
+	"tltune/tuner/prune"
+	"tltune/tuner/space"
+)
+
+// candidates is a realistic candidate set: the shipped gemm space on the
+// H100 profile for 64×64×32 f16, after pruning.
+func candidates(t testing.TB) []tuning.Params {
+	devs, err := profile.Load(configs.FS, "devices")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev, _ := devs.Lookup("NVIDIA H100 80GB HBM3")
+	s, err := space.Load(configs.FS, "spaces", "gemm", string(dev.Target))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep, _ := prune.Split(s.All(), dev, prune.Problem{Op: "gemm", Dtype: "f16", M: 64, N: 64, K: 32, Batch: 10000})
+	return keep
+}
+
+// synthetic is a made-up but GPU-shaped cost surface in ns: a preferred
+// tile and work-group shape, an interaction between staging and tile size,
+// a register cliff, some ruggedness, ±2 % deterministic "measurement" noise
+// per configuration, and a region that fails to compile.
+func synthetic(p tuning.Params) (float64, bool) { return surface(p, 0.05, 0.02) }
+
+// rugged is synthetic with stronger ruggedness and ±10 % per-configuration
+// scatter that no smooth model can predict.
+func rugged(p tuning.Params) (float64, bool) { return surface(p, 0.15, 0.10) }
+
+func surface(p tuning.Params, ripple, scatter float64) (float64, bool) {
+	l := func(v int) float64 { return math.Log2(float64(max(v, 1))) }
+	tm, tn, wx, wy := l(p.Tile[0]), l(p.Tile[1]), l(p.WorkGroupSize[0]), l(p.WorkGroupSize[1])
+	sq := func(x float64) float64 { return x * x }
+	f := 0.15*sq(tm-5) + 0.12*sq(tn-4) + 0.08*sq(wx-7) + 0.25*sq(wy-1) +
+		0.2*sq(l(p.Unroll)-1) + 0.15*l(p.BatchPerGroup) + 0.2*math.Abs(l(p.Coopmatrix[0])-tm+1) +
+		ripple*math.Sin(3*(tm+2*wx))
+	if p.StageLocal && p.Tile[0] < 32 {
+		f += 0.3
+	}
+	if p.Tile[0]*p.Tile[1] >= 2048 {
+		f += 1 // spills
+	}
+	h := fnv.New64a()
+	h.Write([]byte(p.String()))
+	noise := (float64(h.Sum64()%1000)/1000*2 - 1) * scatter
+	if p.Tile[0]*p.Tile[1] >= 2048 && p.Unroll == 2 {
+		return 0, false // "compile error"
+	}
+	return 1e4 * math.Exp(f) * (1 + noise), true
+}
+
+func TestEveryCandidateOnce(t *testing.T) {
+	cands := candidates(t)[:300]
+	for _, name := range Names {
+		s, err := New(name, cands, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[tuning.Params]bool{}
+		var order []tuning.Params
+		for {
+			p, ok := s.Next()
+			if !ok {
+				break
+			}
+			if seen[p] || !slices.Contains(cands, p) {
+				t.Fatalf("%s: proposed %v twice or outside the candidates", name, p)
+			}
+			seen[p] = true
+			order = append(order, p)
+			ns, ok := synthetic(p)
+			s.Observe(p, ns, ok)
+		}
+		if len(order) != len(cands) {
+			t.Errorf("%s: proposed %d of %d", name, len(order), len(cands))
+		}
+		if name == "exhaustive" && !slices.Equal(order, cands) {
+			t.Errorf("exhaustive does not follow enumeration order")
+		}
+	}
+	if _, err := New("annealing", cands, 1); err == nil {
+		t.Error("unknown strategy accepted")
+	}
+}
+
+func TestSeededReproducible(t *testing.T) {
+	cands := candidates(t)
+	for _, name := range []string{"random", "gp"} {
+		run := func(seed uint64) []tuning.Params {
+			s, _ := New(name, cands, seed)
+			var got []tuning.Params
+			for range 15 {
+				p, _ := s.Next()
+				ns, ok := synthetic(p)
+				s.Observe(p, ns, ok)
+				got = append(got, p)
+			}
+			return got
+		}
+		if a, b := run(3), run(3); !slices.Equal(a, b) {
+			t.Errorf("%s: same seed, different proposals", name)
+		}
+		if a, b := run(3), run(4); slices.Equal(a, b) {
+			t.Errorf("%s: different seeds, same proposals", name)
+		}
+	}
+}
+
+func TestObservedNeverProposed(t *testing.T) {
+	cands := candidates(t)[:50]
+	for _, name := range Names {
+		s, _ := New(name, cands, 1)
+		// Results of an interrupted run: half the candidates.
+		for _, p := range cands[:25] {
+			ns, ok := synthetic(p)
+			s.Observe(p, ns, ok)
+		}
+		n := 0
+		for p, ok := s.Next(); ok; p, ok = s.Next() {
+			if slices.Contains(cands[:25], p) {
+				t.Fatalf("%s: proposed %v, observed before", name, p)
+			}
+			s.Observe(p, 1, true)
+			n++
+		}
+		if n != 25 {
+			t.Errorf("%s: proposed %d, want the 25 not observed", name, n)
+		}
+	}
+}
+
+func TestWarmStart(t *testing.T) {
+	cands := candidates(t)[:200]
+	first := []tuning.Params{cands[40], cands[7], cands[40]}
+	for _, name := range Names {
+		inner, _ := New(name, cands, 1)
+		s := WarmStart(inner, first)
+		var got []tuning.Params
+		for range len(cands) + 1 {
+			p, ok := s.Next()
+			if !ok {
+				break
+			}
+			got = append(got, p)
+			ns, ok := synthetic(p)
+			s.Observe(p, ns, ok)
+		}
+		if !slices.Equal(got[:2], []tuning.Params{cands[40], cands[7]}) {
+			t.Errorf("%s: started with %v", name, got[:2])
+		}
+		if len(got) != len(cands) {
+			t.Errorf("%s: %d proposals for %d candidates (warm-start duplicates?)", name, len(got), len(cands))
+		}
+	}
+}
+
+// TestModelBeatsRandom is the synthetic search-efficiency measurement:
+// evaluations until a configuration within 5 % of the optimum is proposed,
+// averaged over seeds.
+func TestModelBeatsRandom(t *testing.T) {
+	cands := candidates(t)
+	const trials = 10
+	for _, surf := range []struct {
+		name string
+		cost Cost
+	}{{"smooth", synthetic}, {"rugged", rugged}} {
+		mean := map[string]float64{}
+		for _, name := range Names {
+			var runs []int
+			for seed := range uint64(trials) {
+				s, _ := New(name, cands, seed+1)
+				runs = append(runs, Replay(s, cands, surf.cost, 0.05, len(cands)))
+			}
+			for _, n := range runs {
+				mean[name] += float64(n) / trials
+			}
+			t.Logf("%s surface, %-10s: evaluations to within 5%% of the optimum of %d candidates: mean %6.1f, runs %v",
+				surf.name, name, len(cands), mean[name], runs)
+		}
+		if mean["gp"] >= mean["random"]/2 {
+			t.Errorf("%s: gp needs %.1f evaluations, random %.1f: the model should at least halve them", surf.name, mean["gp"], mean["random"])
+		}
+	}
+}
