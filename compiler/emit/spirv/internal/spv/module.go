@@ -30,6 +30,9 @@ type Builder struct {
 	imports, entries, modes, names, annotations, globals []uint32
 	code                                                  []uint32
 	dedup                                                 map[string]ID
+
+	fvars  []uint32 // Function variables of the function being written
+	varsAt int      // where they go: after the function's first OpLabel
 }
 
 // NewBuilder returns a builder for a module of at least SPIR-V version
@@ -233,6 +236,38 @@ func (b *Builder) Patch(slot int, operands ...uint32) {
 		panic(fmt.Sprintf("spv: patch of %d words into a slot of %d", len(operands), n))
 	}
 	copy(b.code[slot+3:], operands)
+}
+
+// BeginFunction starts function id of type fnType returning ret and
+// declares its parameters (types params); it returns their ids and leaves
+// the builder in the entry block labelled entry.
+func (b *Builder) BeginFunction(id, ret, fnType ID, params []ID, entry ID) []ID {
+	b.EmitWithID(OpFunction, ret, id, uint32(FunctionControlNone), uint32(fnType))
+	ids := make([]ID, len(params))
+	for i, p := range params {
+		ids[i] = b.Emit(OpFunctionParameter, p)
+	}
+	b.EmitWithID(OpLabel, 0, entry)
+	b.varsAt = len(b.code)
+	b.fvars = nil
+	return ids
+}
+
+// FunctionVariable declares a Function-storage variable of pointer type ptr
+// in the entry block of the current function (SPIR-V wants them first
+// there, whenever the emitter discovers it needs one).
+func (b *Builder) FunctionVariable(ptr ID) ID {
+	id := b.NewID()
+	b.fvars = b.encode(b.fvars, OpVariable, Words(ptr, id, uint32(StorageClassFunction)))
+	return id
+}
+
+// EndFunction closes the current function. Reserved slots of the function
+// must be patched before.
+func (b *Builder) EndFunction() {
+	b.code = b.encode(b.code, OpFunctionEnd, nil)
+	b.code = slices.Insert(b.code, b.varsAt, b.fvars...)
+	b.fvars = nil
 }
 
 func hasResult(op Op) bool {

@@ -1,0 +1,283 @@
+package spirv
+
+import (
+	"fmt"
+	"math"
+
+	"tltune/compiler/emit/spirv/internal/spv"
+	"tltune/compiler/ir"
+	"tltune/compiler/target"
+)
+
+// Cooperative matrices: a matrix of R rows and C columns is spread over the
+// lanes of a subgroup of size sgs row by row, lane l holding rows l, l+sgs,
+// ...; element k = i*C + c of a lane is row l + i*sgs, column c. Each
+// element is its own SSA value.
+
+// perLane is the number of elements a lane holds of coopmatrix type t.
+func (e *fn) perLane(t *ir.Type) int {
+	return ceilDiv(int(t.Rows()), e.launch.SubgroupSize) * int(t.Cols())
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+func (e *fn) coop(v *ir.Value) []spv.ID {
+	if ids, ok := e.coops[v]; ok {
+		return ids
+	}
+	panic(fmt.Sprintf("spirv: coopmatrix %%%s used before it was written", v.Name))
+}
+
+// coopElementwise defines v element by element from the elements of srcs.
+func (e *fn) coopElementwise(v *ir.Value, f func(x []spv.ID) (spv.ID, error), srcs ...*ir.Value) error {
+	out := make([]spv.ID, e.perLane(v.Type))
+	x := make([]spv.ID, len(srcs))
+	for k := range out {
+		for i, s := range srcs {
+			x[i] = e.coop(s)[k]
+		}
+		id, err := f(x)
+		if err != nil {
+			return err
+		}
+		out[k] = id
+	}
+	e.coops[v] = out
+	return nil
+}
+
+func (e *fn) coopScale(in *ir.Inst) {
+	s := e.value(in.Operands[0])
+	t := in.Result().Type.Elem()
+	_ = e.coopElementwise(in.Result(), func(x []spv.ID) (spv.ID, error) {
+		return e.binary(ir.Mul, t, s, x[0])
+	}, in.Operands[1])
+}
+
+// row returns the i-th row this lane holds as an index dim, and whether
+// the lane may hold none (rows not a multiple of the subgroup size).
+func (e *fn) row(i int, rows int) (r *dim, partial spv.ID) {
+	sgs := e.launch.SubgroupSize
+	if sgs == 1 {
+		return constDim(int64(i)), 0
+	}
+	lane := &dim{id: e.op(spv.OpSConvert, e.u.intT(64), e.lane)}
+	r = e.add(lane, constDim(int64(i*sgs)))
+	if (i+1)*sgs > rows {
+		partial = e.op(spv.OpSLessThan, e.u.boolT(), r.id, e.u.i64(int64(rows)))
+	}
+	return r, partial
+}
+
+// access returns the element offset of matrix element (r, c) at (x, y) in
+// m, transposed or not, and the bounds condition the check asks for (0:
+// none).
+func (e *fn) access(m *memref, x, y, r, c *dim, trans bool, checked ir.Checked, partial spv.ID) (*dim, spv.ID) {
+	memRow, memCol := e.add(x, r), e.add(y, c)
+	checkRow := checked == ir.RowsChecked || checked == ir.BothChecked
+	checkCol := checked == ir.ColsChecked || checked == ir.BothChecked
+	if trans {
+		memRow, memCol = e.add(x, c), e.add(y, r)
+		checkRow, checkCol = checkCol, checkRow
+	}
+	cond := partial
+	and := func(c spv.ID) {
+		if cond == 0 {
+			cond = c
+		} else {
+			cond = e.op(spv.OpLogicalAnd, e.u.boolT(), cond, c)
+		}
+	}
+	if checkRow {
+		and(e.inRange(memRow, m.shape[0]))
+	}
+	if checkCol {
+		and(e.inRange(memCol, m.shape[1]))
+	}
+	return e.add(e.mul(memRow, m.stride[0]), e.mul(memCol, m.stride[1])), cond
+}
+
+// inRange is 0 <= i < n (one unsigned comparison).
+func (e *fn) inRange(i, n *dim) spv.ID {
+	return e.op(spv.OpULessThan, e.u.boolT(), e.dimID(i), e.dimID(n))
+}
+
+// guarded runs body only when cond holds (cond 0: always) and returns its
+// value, or otherwise when it has one (body returning 0 has none).
+func (e *fn) guarded(cond spv.ID, t, otherwise spv.ID, body func() spv.ID) spv.ID {
+	if cond == 0 {
+		return body()
+	}
+	then, merge := e.b.NewID(), e.b.NewID()
+	from := e.block
+	e.b.Emit(spv.OpSelectionMerge, 0, uint32(merge), uint32(spv.SelectionControlNone))
+	e.b.Emit(spv.OpBranchConditional, 0, uint32(cond), uint32(then), uint32(merge))
+	e.label(then)
+	v := body()
+	end := e.block
+	e.branch(merge)
+	e.label(merge)
+	if v == 0 {
+		return 0
+	}
+	return e.b.Emit(spv.OpPhi, t, uint32(v), uint32(end), uint32(otherwise), uint32(from))
+}
+
+// eachElement calls f for every element this lane holds of t.
+func (e *fn) eachElement(t *ir.Type, f func(k int, r, c *dim, partial spv.ID)) {
+	rows, cols := int(t.Rows()), int(t.Cols())
+	for i := range ceilDiv(rows, e.launch.SubgroupSize) {
+		r, partial := e.row(i, rows)
+		for c := range cols {
+			f(i*cols+c, r, constDim(int64(c)), partial)
+		}
+	}
+}
+
+func (e *fn) coopLoad(in *ir.Inst) {
+	m := e.memref(in.Operands[0])
+	x, y := e.index(in.Operands[1]), e.index(in.Operands[2])
+	t := in.Result().Type
+	et := t.Elem()
+	out := make([]spv.ID, e.perLane(t))
+	e.eachElement(t, func(k int, r, c *dim, partial spv.ID) {
+		off, cond := e.access(m, x, y, r, c, in.TransA == ir.Trans, in.Checked, partial)
+		v := e.guarded(cond, e.u.reg(et), e.u.zero(et), func() spv.ID { return e.loadElem(m, off) })
+		out[k] = e.convert(v, m.typ.Elem(), et)
+	})
+	e.coops[in.Result()] = out
+}
+
+func (e *fn) coopStore(in *ir.Inst) {
+	a := e.coop(in.Operands[0])
+	m := e.memref(in.Operands[1])
+	x, y := e.index(in.Operands[2]), e.index(in.Operands[3])
+	from := in.Operands[0].Type.Elem()
+	e.eachElement(in.Operands[0].Type, func(k int, r, c *dim, partial spv.ID) {
+		off, cond := e.access(m, x, y, r, c, false, in.Checked, partial)
+		e.guarded(cond, 0, 0, func() spv.ID {
+			e.storeElem(m, off, e.convert(a[k], from, m.typ.Elem()), in.Atomic)
+			return 0
+		})
+	})
+}
+
+// coopMulAdd computes A·B + C as outer products over the depth: element
+// (kk, c) of B is broadcast from the lane holding row kk.
+func (e *fn) coopMulAdd(in *ir.Inst) {
+	av, bv, cv := in.Operands[0], in.Operands[1], in.Operands[2]
+	a, b := e.coop(av), e.coop(bv)
+	ct := cv.Type.Elem()
+	sgs := e.launch.SubgroupSize
+	rows, cols, depth := int(cv.Type.Rows()), int(cv.Type.Cols()), int(av.Type.Cols())
+	acc := append([]spv.ID{}, e.coop(cv)...)
+	for kk := range depth {
+		for c := range cols {
+			bElem := e.broadcast(b[(kk/sgs)*cols+c], bv.Type.Elem(), e.u.i32(int64(kk%sgs)))
+			bElem = e.convert(bElem, bv.Type.Elem(), ct)
+			for i := range ceilDiv(rows, sgs) {
+				aElem := e.convert(a[i*depth+kk], av.Type.Elem(), ct)
+				prod, _ := e.binary(ir.Mul, ct, aElem, bElem)
+				acc[i*cols+c], _ = e.binary(ir.Add, ct, acc[i*cols+c], prod)
+			}
+		}
+	}
+	d := in.Result()
+	for k := range acc {
+		acc[k] = e.convert(acc[k], ct, d.Type.Elem())
+	}
+	e.coops[d] = acc
+}
+
+// broadcast returns x (register value of type t) from lane `lane` (an i32)
+// of the subgroup.
+func (e *fn) broadcast(x spv.ID, t *ir.Type, lane spv.ID) spv.ID {
+	if e.launch.SubgroupSize == 1 {
+		return x
+	}
+	u := e.u
+	lane = e.op(spv.OpBitcast, u.intT(32), lane)
+	if t.Kind() == ir.KindBool { // shuffles move numbers, not booleans
+		i := e.op(spv.OpSelect, u.intT(32), x, u.i32(1), u.i32(0))
+		return e.op(spv.OpINotEqual, u.boolT(), e.op(spv.OpSubgroupShuffleINTEL, u.intT(32), i, lane), u.i32(0))
+	}
+	return e.op(spv.OpSubgroupShuffleINTEL, u.reg(t), x, lane)
+}
+
+var groupOps = map[ir.Op][2]spv.Op{ // integer, float
+	ir.OpSubgroupAdd: {spv.OpGroupIAdd, spv.OpGroupFAdd},
+	ir.OpSubgroupMax: {spv.OpGroupSMax, spv.OpGroupFMax},
+	ir.OpSubgroupMin: {spv.OpGroupSMin, spv.OpGroupFMin},
+}
+
+var groupOperation = map[ir.ScanKind]spv.GroupOperation{
+	ir.Reduce: spv.GroupOperationReduce, ir.InclusiveScan: spv.GroupOperationInclusiveScan, ir.ExclusiveScan: spv.GroupOperationExclusiveScan,
+}
+
+// subgroupOp writes a subgroup reduction or scan: trivial with one lane,
+// OpGroup* over the subgroup on intel (complex add component-wise).
+func (e *fn) subgroupOp(in *ir.Inst) error {
+	t := in.Result().Type
+	x := e.value(in.Operands[0])
+	if e.launch.SubgroupSize == 1 {
+		if in.Scan == ir.ExclusiveScan {
+			id, err := e.identity(in.Op, t)
+			e.vals[in.Result()] = id
+			return err
+		}
+		e.vals[in.Result()] = x
+		return nil
+	}
+	if e.u.target.Shuffle != target.ShuffleIntel {
+		return fmt.Errorf("spirv: subgroup size %d on target %s", e.launch.SubgroupSize, e.u.target.Name)
+	}
+	if t.IsComplex() {
+		if in.Op != ir.OpSubgroupAdd {
+			return fmt.Errorf("spirv: subgroup min/max of complex %s", t)
+		}
+		ct := t.ComponentType()
+		rt := e.u.reg(ct)
+		re := e.groupOp(in, ct, e.extract(rt, x, 0))
+		im := e.groupOp(in, ct, e.extract(rt, x, 1))
+		e.vals[in.Result()] = e.op(spv.OpCompositeConstruct, e.u.reg(t), re, im)
+		return nil
+	}
+	e.vals[in.Result()] = e.groupOp(in, t, x)
+	return nil
+}
+
+// groupOp is one OpGroup* instruction at subgroup scope; 8- and 16-bit
+// integers go through i32, as the OpenCL builtins do.
+func (e *fn) groupOp(in *ir.Inst, t *ir.Type, x spv.ID) spv.ID {
+	u := e.u
+	ops := groupOps[in.Op]
+	scope := u.i32(int64(spv.ScopeSubgroup))
+	opn := uint32(groupOperation[in.Scan])
+	if t.IsFloat() {
+		return e.b.Emit(ops[1], u.reg(t), uint32(scope), opn, uint32(x))
+	}
+	wide := e.convertInt(x, t.Bits(), max(t.Bits(), 32))
+	r := e.b.Emit(ops[0], u.intT(max(t.Bits(), 32)), uint32(scope), opn, uint32(wide))
+	return e.convertInt(r, max(t.Bits(), 32), t.Bits())
+}
+
+// identity is the neutral element of a subgroup operation.
+func (e *fn) identity(op ir.Op, t *ir.Type) (spv.ID, error) {
+	switch {
+	case op == ir.OpSubgroupAdd:
+		return e.u.zero(t), nil
+	case t.IsComplex():
+		return 0, fmt.Errorf("spirv: subgroup min/max of complex %s", t)
+	case t.IsFloat():
+		sign := 1 // min starts at +inf
+		if op == ir.OpSubgroupMax {
+			sign = -1
+		}
+		return e.u.constFloat(t, math.Inf(sign)), nil
+	}
+	lim := int64(1)<<(t.Bits()-1) - 1 // max for min
+	if op == ir.OpSubgroupMax {
+		lim = -lim - 1
+	}
+	return e.u.constInt(t.Bits(), lim), nil
+}

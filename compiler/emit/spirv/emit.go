@@ -1,0 +1,115 @@
+// Package spirv writes a SPIR-V module for a lowered tensor-language
+// program: the path Intel GPUs (Level Zero, OpenCL with SPIR-V IL) take, and
+// — through `llvm-spirv-15 -r` and cl_khr_spir — PoCL.
+//
+// It consumes the same lowered IR as compiler/emit/opencl (scalar and
+// memref instructions, control flow, parallel regions, subgroup operations
+// and cooperative matrices), with the same launch configuration and the same
+// kernel ABI (docs/abi.md): Output.Kernels is what opencl.Emit returns for
+// the program, so a host binds arguments the same way for both back ends.
+//
+// Entry point for the driver (`tltune compile --emit=spirv|spirv-asm`):
+//
+//	res, _ := compiler.Compile(src, opts)            // pipeline + OpenCL C
+//	launch := map[*ir.Func]opencl.Launch{}
+//	for i, f := range res.Lowered.Funcs {
+//		launch[f] = res.Kernels[i].Launch
+//	}
+//	out, err := spirv.Emit(res.Lowered, res.Target, launch)
+//	// out.Module: the binary; spirv.Disassemble(out.Module): the text.
+//
+// The module is a Kernel-model module with Physical64 addressing and the
+// OpenCL memory model; capabilities, extensions and the SPIR-V version are
+// derived from what it uses (internal/spv). Per target:
+//
+//   - generic: SPIR-V 1.0, no subgroup operations (subgroup size 1), f16 in
+//     memory only (vload_half/vstore_half, Float16Buffer) and computed in
+//     f32, float atomics as compare-exchange loops on the bit pattern.
+//     spirv-val environment opencl1.2 (Output.Env): PoCL 3.1 is OpenCL 1.2.
+//   - intel: SubgroupSize execution mode (SubgroupDispatch, SPIR-V 1.1),
+//     shuffles through SPV_INTEL_subgroups, subgroup reductions and scans as
+//     OpGroup* instructions (Groups), native f16 (Float16), float atomic add
+//     as OpAtomicFAddEXT. spirv-val environment opencl2.2.
+//
+// Cooperative matrices are laid out as in the OpenCL C back end (lane l holds
+// rows l, l+sgs, ...) and held as one SSA value per element: their shapes are
+// static, so every loop over elements is unrolled here.
+package spirv
+
+import (
+	"fmt"
+
+	"tltune/compiler/emit/opencl"
+	"tltune/compiler/emit/spirv/internal/spv"
+	"tltune/compiler/ir"
+	"tltune/compiler/target"
+)
+
+// Output is an emitted module.
+type Output struct {
+	Module  []byte          // the SPIR-V binary, little-endian
+	Kernels []opencl.Kernel // one per function: name, ABI and launch, as opencl.Emit
+	// Env is the spirv-val target environment the module is written for
+	// ("opencl1.2" for generic, "opencl2.2" for intel).
+	Env string
+}
+
+// Emit writes one SPIR-V module holding a kernel per function of prog.
+// launch gives each function's launch configuration.
+func Emit(prog *ir.Program, t *target.Target, launch map[*ir.Func]opencl.Launch) (*Output, error) {
+	if t.Shuffle == target.ShufflePTX {
+		return nil, fmt.Errorf("spirv: target %s has no SPIR-V path (its subgroup shuffles are inline PTX)", t.Name)
+	}
+	u := newUnit(t)
+	out := &Output{Env: "opencl1.2"}
+	if t.Shuffle == target.ShuffleIntel {
+		out.Env = "opencl2.2"
+	}
+	for _, f := range prog.Funcs {
+		l, ok := launch[f]
+		if !ok {
+			return nil, fmt.Errorf("spirv: no launch configuration for @%s", f.Name)
+		}
+		k, err := u.emitFunc(f, l)
+		if err != nil {
+			return nil, fmt.Errorf("@%s: %w", f.Name, err)
+		}
+		out.Kernels = append(out.Kernels, *k)
+	}
+	out.Module = u.b.Bytes(spv.AddressingModelPhysical64, spv.MemoryModelOpenCL)
+	return out, nil
+}
+
+// Disassemble prints a module as text, one instruction per line with the
+// module's own ids (stable for golden files).
+func Disassemble(module []byte) (string, error) { return spv.Disassemble(module) }
+
+// unit is the state shared by the kernels of one module.
+type unit struct {
+	b      *spv.Builder
+	target *target.Target
+	clStd  spv.ID                // the OpenCL.std import
+	inputs map[spv.BuiltIn]spv.ID // built-in Input variables
+}
+
+func newUnit(t *target.Target) *unit {
+	b := spv.NewBuilder(0x10000)
+	b.Capability(spv.CapabilityAddresses)
+	b.Capability(spv.CapabilityKernel)
+	b.Capability(spv.CapabilityInt64) // size_t, ids and index arithmetic are 64-bit
+	return &unit{b: b, target: t, clStd: b.ImportExtInst("OpenCL.std"), inputs: map[spv.BuiltIn]spv.ID{}}
+}
+
+// builtinVector returns the Input variable of a built-in of type size_t3
+// (ids and sizes), declaring it once.
+func (u *unit) builtinVector(bi spv.BuiltIn) spv.ID {
+	if v, ok := u.inputs[bi]; ok {
+		return v
+	}
+	ptr := u.ptr(spv.StorageClassInput, u.vec(u.intT(64), 3))
+	v := u.b.GlobalVariable(ptr, spv.StorageClassInput)
+	u.b.Decorate(v, spv.DecorationBuiltIn, uint32(bi))
+	u.b.Decorate(v, spv.DecorationConstant)
+	u.inputs[bi] = v
+	return v
+}

@@ -1,0 +1,202 @@
+package spirv_test
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"tltune/compiler"
+	"tltune/compiler/emit/opencl"
+	"tltune/compiler/emit/spirv"
+	"tltune/compiler/emit/spirv/internal/spvtest"
+	"tltune/compiler/ir"
+	"tltune/compiler/tuning"
+	"tltune/device"
+	"tltune/kernels"
+)
+
+// The execution tests compile recipes of kernels/ for the generic target,
+// emit SPIR-V, validate it, convert it to SPIR bitcode with llvm-spirv-15
+// and run it on the default OpenCL device through cl_khr_spir (PoCL 3.1 in
+// CI), then check the results against the recipes' float64 references.
+
+var (
+	devOnce sync.Once
+	dev     device.Device
+	devErr  error
+)
+
+func openDevice(t *testing.T) device.Device {
+	t.Helper()
+	devOnce.Do(func() { dev, devErr = device.Open("opencl:0") })
+	if errors.Is(devErr, device.ErrRuntimeMissing) {
+		t.Skipf("no OpenCL runtime: %v", devErr)
+	}
+	if devErr != nil {
+		t.Fatalf("open OpenCL device: %v", devErr)
+	}
+	if !dev.Info().HasExtension("cl_khr_spir") && !dev.Info().AcceptsSPIRV() {
+		t.Skipf("%s takes neither SPIR-V nor SPIR", dev.Info().Name)
+	}
+	return dev
+}
+
+// emit compiles src for target and emits (and validates) its SPIR-V.
+func emit(t *testing.T, src string, target string) (*compiler.Result, *spirv.Output) {
+	t.Helper()
+	res, err := compiler.Compile([]byte(src), compiler.Options{Target: target})
+	if err != nil {
+		t.Fatalf("compile: %v\n%s", err, src)
+	}
+	launch := map[*ir.Func]opencl.Launch{}
+	for i, f := range res.Lowered.Funcs {
+		launch[f] = res.Kernels[i].Launch
+	}
+	out, err := spirv.Emit(res.Lowered, res.Target, launch)
+	if err != nil {
+		t.Fatalf("emit: %v", err)
+	}
+	spvtest.Validate(t, out.Module, out.Env)
+	return res, out
+}
+
+// build makes a program of module: from SPIR-V where the device lists the
+// IL, else from SPIR bitcode.
+func build(d device.Device, module []byte) (device.Program, error) {
+	if d.Info().AcceptsSPIRV() {
+		return d.BuildSPIRV(module, "")
+	}
+	bc, err := device.SPIRVToBitcode(module)
+	if err != nil {
+		return nil, err
+	}
+	return d.BuildSPIR(bc, "")
+}
+
+// runRecipe compiles, emits, runs and verifies one recipe configuration.
+func runRecipe(t *testing.T, d device.Device, s kernels.Spec, p tuning.Params, batch int) {
+	t.Helper()
+	r, err := kernels.New(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := r.Source(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, out := emit(t, src, "generic")
+	in, err := r.Inputs(7, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := r.Reference(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := launchRecipe(d, out.Module, &out.Kernels[0], in); err != nil {
+		t.Fatalf("%s %v: %v", r.Name(), p, err)
+	}
+	v, err := want.Check(in.Output())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !v.OK {
+		t.Errorf("%s [%+v]: %v", r.Name(), out.Kernels[0].Launch, v)
+	}
+}
+
+// launchRecipe runs kernel k of module over in.Batch logical work-groups
+// and reads the output back into in.Output().
+func launchRecipe(d device.Device, module []byte, k *opencl.Kernel, in *kernels.Inputs) error {
+	prog, err := build(d, module)
+	if err != nil {
+		return err
+	}
+	defer prog.Release()
+	kern, err := prog.Kernel(k.Name)
+	if err != nil {
+		return err
+	}
+	defer kern.Release()
+	h := &hostArgs{d: d, in: in, bufs: map[string]device.Buffer{}}
+	defer h.release()
+	args := make([]device.Arg, len(k.Args))
+	for i, a := range k.Args {
+		if args[i], err = h.arg(a); err != nil {
+			return err
+		}
+	}
+	if err := kern.SetArgs(args...); err != nil {
+		return err
+	}
+	g, l := k.GlobalSize(int64(in.Batch)), k.LocalSize()
+	ev, err := kern.Launch([]int{int(g[0]), int(g[1])}, []int{int(l[0]), int(l[1])})
+	if err != nil {
+		return err
+	}
+	defer ev.Release()
+	if err := ev.Wait(); err != nil {
+		return err
+	}
+	return h.bufs[fmt.Sprint("data", len(in.Args)-1)].Read(in.Output().Data)
+}
+
+// hostArgs turns ABI arguments into device arguments for a recipe: memref
+// parameters are batched tensors whose last mode is the batch, groups are
+// packed back to back.
+type hostArgs struct {
+	d    device.Device
+	in   *kernels.Inputs
+	bufs map[string]device.Buffer
+}
+
+func (h *hostArgs) release() {
+	for _, b := range h.bufs {
+		b.Release()
+	}
+}
+
+// buffer uploads data once under key.
+func (h *hostArgs) buffer(key string, data []byte) (device.Arg, error) {
+	if b, ok := h.bufs[key]; ok {
+		return device.Buf(b), nil
+	}
+	b, err := h.d.Alloc(int64(max(len(data), 8)))
+	if err != nil {
+		return device.Arg{}, err
+	}
+	h.bufs[key] = b
+	return device.Buf(b), b.Write(data)
+}
+
+func (h *hostArgs) arg(a opencl.Arg) (device.Arg, error) {
+	if a.Role == opencl.RoleGroups {
+		return device.I64(int64(h.in.Batch)), nil
+	}
+	b := h.in.Args[a.Param]
+	dims := append(append([]int{}, b.Shape...), h.in.Batch)
+	switch a.Role {
+	case opencl.RoleData, opencl.RoleGroupBase:
+		return h.buffer(fmt.Sprint("data", a.Param), b.Data)
+	case opencl.RoleShape:
+		return device.I64(int64(dims[a.Mode])), nil
+	case opencl.RoleStride:
+		stride := 1
+		for _, n := range dims[:a.Mode] {
+			stride *= n
+		}
+		return device.I64(int64(stride)), nil
+	case opencl.RoleGroupOffset:
+		offsets := make([]int64, h.in.Batch)
+		for i := range offsets {
+			offsets[i] = int64(i * b.EntryElements())
+		}
+		return h.buffer(fmt.Sprint("offsets", a.Param), device.Bytes(offsets))
+	case opencl.RoleGroupSize:
+		return device.I64(int64(h.in.Batch)), nil
+	case opencl.RoleGroupElemOf:
+		return device.I64(0), nil
+	}
+	return device.Arg{}, fmt.Errorf("argument %d (%s) has no value in a recipe", a.Param, a.Role)
+}

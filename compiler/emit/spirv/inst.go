@@ -1,0 +1,365 @@
+package spirv
+
+import (
+	"fmt"
+
+	"tltune/compiler/emit/spirv/internal/spv"
+	"tltune/compiler/ir"
+)
+
+// inst writes one instruction.
+func (e *fn) inst(in *ir.Inst) error {
+	switch in.Op {
+	case ir.OpConstant:
+		e.constantInst(in)
+	case ir.OpArith:
+		return e.arithInst(in)
+	case ir.OpArithUnary:
+		return e.unaryInst(in)
+	case ir.OpCmp:
+		e.vals[in.Result()] = e.cmp(in.Cmp, in.Operands[0].Type, e.value(in.Operands[0]), e.value(in.Operands[1]))
+	case ir.OpCast:
+		e.castInst(in)
+	case ir.OpMath:
+		return e.mathInst(in)
+	case ir.OpBuiltin:
+		e.builtin(in)
+	case ir.OpSize:
+		e.size(in)
+	case ir.OpLoad:
+		e.load(in)
+	case ir.OpStore:
+		m := e.memref(in.Operands[1])
+		e.storeElem(m, e.offset(m, e.indices(in.Operands[2:])), e.value(in.Operands[0]), in.Atomic)
+	case ir.OpSubview:
+		e.subview(in)
+	case ir.OpExpand:
+		e.expand(in)
+	case ir.OpFuse:
+		e.fuse(in)
+	case ir.OpAlloca:
+		e.alloca(in)
+	case ir.OpBarrier:
+		e.barrier(in.Fence)
+	case ir.OpLifetimeStop:
+		// Workgroup memory is allocated statically; nothing to release.
+	case ir.OpFor:
+		return e.forLoop(in)
+	case ir.OpIf:
+		return e.ifElse(in)
+	case ir.OpYield:
+		e.yield(in)
+	case ir.OpParallel:
+		return e.region(in.Body())
+	case ir.OpSubgroupBroadcast:
+		e.vals[in.Result()] = e.broadcast(e.value(in.Operands[0]), in.Result().Type, e.value(in.Operands[1]))
+	case ir.OpSubgroupAdd, ir.OpSubgroupMax, ir.OpSubgroupMin:
+		return e.subgroupOp(in)
+	case ir.OpCoopMatrixLoad:
+		e.coopLoad(in)
+	case ir.OpCoopMatrixStore:
+		e.coopStore(in)
+	case ir.OpCoopMatrixMulAdd:
+		e.coopMulAdd(in)
+	case ir.OpCoopMatrixScale:
+		e.coopScale(in)
+	default:
+		return fmt.Errorf("spirv: %s must be lowered before emission", in.Mnemonic())
+	}
+	return nil
+}
+
+func (e *fn) indices(vs []*ir.Value) []*dim {
+	out := make([]*dim, len(vs))
+	for i, v := range vs {
+		out[i] = e.index(v)
+	}
+	return out
+}
+
+func (e *fn) load(in *ir.Inst) {
+	v := in.Operands[0]
+	if v.Type.Kind() == ir.KindGroup {
+		e.loadGroup(in)
+		return
+	}
+	m := e.memref(v)
+	e.vals[in.Result()] = e.loadElem(m, e.offset(m, e.indices(in.Operands[1:])))
+}
+
+// barrier is OpControlBarrier over the work-group with sequentially
+// consistent semantics on the fenced memories (what barrier() compiles to).
+func (e *fn) barrier(f ir.Fence) {
+	sem := spv.MemorySemanticsSequentiallyConsistent
+	if f&ir.FenceLocal != 0 {
+		sem |= spv.MemorySemanticsWorkgroupMemory
+	}
+	if f&ir.FenceGlobal != 0 {
+		sem |= spv.MemorySemanticsCrossWorkgroupMemory
+	}
+	wg := e.u.i32(int64(spv.ScopeWorkgroup))
+	e.b.Emit(spv.OpControlBarrier, 0, uint32(wg), uint32(wg), uint32(e.u.i32(int64(sem))))
+}
+
+func (e *fn) constantInst(in *ir.Inst) {
+	t := in.Result().Type
+	if t.Kind() == ir.KindCoopmatrix {
+		c := e.u.constant(in.Const, t.Elem())
+		ids := make([]spv.ID, e.perLane(t))
+		for i := range ids {
+			ids[i] = c
+		}
+		e.coops[in.Result()] = ids
+		return
+	}
+	e.vals[in.Result()] = e.u.constant(in.Const, t)
+}
+
+func (e *fn) arithInst(in *ir.Inst) error {
+	t := in.Result().Type
+	if t.Kind() == ir.KindCoopmatrix {
+		return e.coopElementwise(in.Result(), func(x []spv.ID) (spv.ID, error) {
+			return e.binary(in.Arith, t.Elem(), x[0], x[1])
+		}, in.Operands[0], in.Operands[1])
+	}
+	id, err := e.binary(in.Arith, t, e.value(in.Operands[0]), e.value(in.Operands[1]))
+	e.vals[in.Result()] = id
+	return err
+}
+
+var (
+	intOps   = map[ir.ArithOp]spv.Op{ir.Add: spv.OpIAdd, ir.Sub: spv.OpISub, ir.Mul: spv.OpIMul, ir.Div: spv.OpSDiv, ir.Rem: spv.OpSRem, ir.Shl: spv.OpShiftLeftLogical, ir.Shr: spv.OpShiftRightArithmetic, ir.And: spv.OpBitwiseAnd, ir.Or: spv.OpBitwiseOr, ir.Xor: spv.OpBitwiseXor}
+	intExt   = map[ir.ArithOp]spv.CLExtInst{ir.Min: spv.CLSMin, ir.Max: spv.CLSMax}
+	floatOps = map[ir.ArithOp]spv.Op{ir.Add: spv.OpFAdd, ir.Sub: spv.OpFSub, ir.Mul: spv.OpFMul, ir.Div: spv.OpFDiv}
+	floatExt = map[ir.ArithOp]spv.CLExtInst{ir.Rem: spv.CLFmod, ir.Min: spv.CLFmin, ir.Max: spv.CLFmax}
+	boolOps  = map[ir.ArithOp]spv.Op{ir.And: spv.OpLogicalAnd, ir.Or: spv.OpLogicalOr, ir.Xor: spv.OpLogicalNotEqual}
+)
+
+// binary computes x op y for scalar or bool type t.
+func (e *fn) binary(op ir.ArithOp, t *ir.Type, x, y spv.ID) (spv.ID, error) {
+	rt := e.u.reg(t)
+	switch {
+	case t.Kind() == ir.KindBool:
+		if o, ok := boolOps[op]; ok {
+			return e.op(o, rt, x, y), nil
+		}
+	case t.IsComplex():
+		return e.complexBinary(op, t, x, y)
+	case t.IsFloat():
+		if o, ok := floatOps[op]; ok {
+			return e.roundTo(e.op(o, rt, x, y), t), nil
+		}
+		if o, ok := floatExt[op]; ok {
+			return e.roundTo(e.ext(rt, o, x, y), t), nil
+		}
+	case t.IsInteger():
+		if o, ok := intOps[op]; ok {
+			return e.op(o, rt, x, y), nil
+		}
+		if o, ok := intExt[op]; ok {
+			return e.ext(rt, o, x, y), nil
+		}
+	}
+	return 0, fmt.Errorf("spirv: arith.%s on %s", op, t)
+}
+
+// complexBinary computes on 2-vectors (real, imaginary).
+func (e *fn) complexBinary(op ir.ArithOp, t *ir.Type, x, y spv.ID) (spv.ID, error) {
+	rt, ct := e.u.reg(t), e.u.reg(t.ComponentType())
+	switch op {
+	case ir.Add:
+		return e.op(spv.OpFAdd, rt, x, y), nil
+	case ir.Sub:
+		return e.op(spv.OpFSub, rt, x, y), nil
+	case ir.Mul, ir.Div:
+		a, b := e.extract(ct, x, 0), e.extract(ct, x, 1)
+		c, d := e.extract(ct, y, 0), e.extract(ct, y, 1)
+		mul := func(p, q spv.ID) spv.ID { return e.op(spv.OpFMul, ct, p, q) }
+		if op == ir.Mul { // (ac - bd, ad + bc)
+			return e.op(spv.OpCompositeConstruct, rt,
+				e.op(spv.OpFSub, ct, mul(a, c), mul(b, d)), e.op(spv.OpFAdd, ct, mul(a, d), mul(b, c))), nil
+		}
+		// ((ac + bd) / (c² + d²), (bc - ad) / (c² + d²))
+		den := e.op(spv.OpFAdd, ct, mul(c, c), mul(d, d))
+		re := e.op(spv.OpFDiv, ct, e.op(spv.OpFAdd, ct, mul(a, c), mul(b, d)), den)
+		im := e.op(spv.OpFDiv, ct, e.op(spv.OpFSub, ct, mul(b, c), mul(a, d)), den)
+		return e.op(spv.OpCompositeConstruct, rt, re, im), nil
+	}
+	return 0, fmt.Errorf("spirv: arith.%s on %s", op, t)
+}
+
+func (e *fn) unaryInst(in *ir.Inst) error {
+	src := in.Operands[0].Type
+	if src.Kind() == ir.KindCoopmatrix {
+		return e.coopElementwise(in.Result(), func(x []spv.ID) (spv.ID, error) {
+			return e.unary(in.Unary, src.Elem(), x[0])
+		}, in.Operands[0])
+	}
+	id, err := e.unary(in.Unary, src, e.value(in.Operands[0]))
+	e.vals[in.Result()] = id
+	return err
+}
+
+func (e *fn) unary(op ir.UnaryOp, t *ir.Type, x spv.ID) (spv.ID, error) {
+	rt := e.u.reg(t)
+	complexParts := func() (spv.ID, spv.ID, spv.ID) {
+		ct := e.u.reg(t.ComponentType())
+		return ct, e.extract(ct, x, 0), e.extract(ct, x, 1)
+	}
+	switch {
+	case op == ir.Abs && t.IsComplex():
+		ct, re, im := complexParts()
+		return e.ext(ct, spv.CLHypot, re, im), nil
+	case op == ir.Abs && t.IsFloat():
+		return e.ext(rt, spv.CLFabs, x), nil
+	case op == ir.Abs && t.IsInteger():
+		return e.ext(rt, spv.CLSAbs, x), nil
+	case op == ir.Neg && (t.IsFloat() || t.IsComplex()):
+		return e.op(spv.OpFNegate, rt, x), nil
+	case op == ir.Neg && t.IsInteger():
+		return e.op(spv.OpSNegate, rt, x), nil
+	case op == ir.Not && t.Kind() == ir.KindBool:
+		return e.op(spv.OpLogicalNot, rt, x), nil
+	case op == ir.Not && t.IsInteger():
+		return e.op(spv.OpNot, rt, x), nil
+	case op == ir.Conj && t.IsComplex():
+		ct, re, im := complexParts()
+		return e.op(spv.OpCompositeConstruct, rt, re, e.op(spv.OpFNegate, ct, im)), nil
+	case op == ir.Re && t.IsComplex():
+		_, re, _ := complexParts()
+		return re, nil
+	case op == ir.Im && t.IsComplex():
+		_, _, im := complexParts()
+		return im, nil
+	}
+	return 0, fmt.Errorf("spirv: arith.%s on %s", op, t)
+}
+
+var (
+	intCmp   = map[ir.CmpOp]spv.Op{ir.Eq: spv.OpIEqual, ir.Ne: spv.OpINotEqual, ir.Gt: spv.OpSGreaterThan, ir.Ge: spv.OpSGreaterThanEqual, ir.Lt: spv.OpSLessThan, ir.Le: spv.OpSLessThanEqual}
+	floatCmp = map[ir.CmpOp]spv.Op{ir.Eq: spv.OpFOrdEqual, ir.Ne: spv.OpFUnordNotEqual, ir.Gt: spv.OpFOrdGreaterThan, ir.Ge: spv.OpFOrdGreaterThanEqual, ir.Lt: spv.OpFOrdLessThan, ir.Le: spv.OpFOrdLessThanEqual}
+	boolCmp  = map[ir.CmpOp]spv.Op{ir.Eq: spv.OpLogicalEqual, ir.Ne: spv.OpLogicalNotEqual}
+)
+
+// cmp compares x and y of type t as C does (!= is true for NaN).
+func (e *fn) cmp(op ir.CmpOp, t *ir.Type, x, y spv.ID) spv.ID {
+	b := e.u.boolT()
+	switch {
+	case t.Kind() == ir.KindBool:
+		return e.op(boolCmp[op], b, x, y)
+	case t.IsComplex():
+		bv := e.u.vec(b, 2)
+		if op == ir.Eq {
+			return e.op(spv.OpAll, b, e.op(spv.OpFOrdEqual, bv, x, y))
+		}
+		return e.op(spv.OpAny, b, e.op(spv.OpFUnordNotEqual, bv, x, y))
+	case t.IsFloat():
+		return e.op(floatCmp[op], b, x, y)
+	}
+	return e.op(intCmp[op], b, x, y)
+}
+
+func (e *fn) castInst(in *ir.Inst) {
+	from, to := in.Operands[0].Type, in.Result().Type
+	if to.Kind() == ir.KindCoopmatrix {
+		// The element conversion cannot fail: the verifier admits the cast.
+		_ = e.coopElementwise(in.Result(), func(x []spv.ID) (spv.ID, error) {
+			return e.convert(x[0], from.Elem(), to.Elem()), nil
+		}, in.Operands[0])
+		return
+	}
+	e.vals[in.Result()] = e.convert(e.value(in.Operands[0]), from, to)
+}
+
+// convert converts register value x of scalar type from to scalar type to.
+func (e *fn) convert(x spv.ID, from, to *ir.Type) spv.ID {
+	if from == to {
+		return x
+	}
+	u := e.u
+	rt := u.reg(to)
+	switch {
+	case to.IsComplex() && from.IsComplex():
+		return e.sameOrConvert(spv.OpFConvert, rt, x, from.ComponentType(), to.ComponentType())
+	case to.IsComplex():
+		ct := to.ComponentType()
+		return e.op(spv.OpCompositeConstruct, rt, e.convert(x, from, ct), u.zero(ct))
+	case from.IsInteger() && to.IsInteger():
+		return e.convertInt(x, from.Bits(), to.Bits())
+	case from.IsInteger():
+		return e.roundTo(e.op(spv.OpConvertSToF, rt, x), to)
+	case to.IsInteger():
+		return e.op(spv.OpConvertFToS, rt, x)
+	}
+	return e.roundTo(e.sameOrConvert(spv.OpFConvert, rt, x, from, to), to)
+}
+
+// sameOrConvert applies op unless from and to share a register type (f16
+// computed in f32 and f32, say).
+func (e *fn) sameOrConvert(op spv.Op, rt, x spv.ID, from, to *ir.Type) spv.ID {
+	if e.u.reg(from) == e.u.reg(to) {
+		return x
+	}
+	return e.op(op, rt, x)
+}
+
+// roundTo rounds an f32 register value to the precision of t when t is f16
+// or bf16 computed in f32, so results match a native implementation.
+func (e *fn) roundTo(x spv.ID, t *ir.Type) spv.ID {
+	u := e.u
+	switch {
+	case u.halfway(t):
+		if e.halfTmp == 0 {
+			e.halfTmp = e.b.FunctionVariable(u.ptr(spv.StorageClassFunction, u.halfBuffer()))
+		}
+		zero := u.i64(0)
+		e.b.Emit(spv.OpExtInst, u.void(), uint32(u.clStd), uint32(spv.CLVstoreHalf), uint32(x), uint32(zero), uint32(e.halfTmp))
+		return e.ext(u.floatT(32), spv.CLVloadHalf, zero, e.halfTmp)
+	case t.Kind() == ir.KindBF16:
+		bits := e.op(spv.OpUConvert, u.intT(32), e.bf16Bits(x))
+		return e.op(spv.OpBitcast, u.floatT(32), e.op(spv.OpShiftLeftLogical, u.intT(32), bits, u.i32(16)))
+	}
+	return x
+}
+
+func (e *fn) mathInst(in *ir.Inst) error {
+	t := in.Result().Type
+	x := e.value(in.Operands[0])
+	rt := e.u.reg(t)
+	switch {
+	case t.IsComplex(): // exp(a + bi) = exp(a) (cos b + i sin b)
+		ct := e.u.reg(t.ComponentType())
+		r := e.ext(ct, spv.CLExp, e.extract(ct, x, 0))
+		im := e.extract(ct, x, 1)
+		e.vals[in.Result()] = e.op(spv.OpCompositeConstruct, rt,
+			e.op(spv.OpFMul, ct, r, e.ext(ct, spv.CLCos, im)), e.op(spv.OpFMul, ct, r, e.ext(ct, spv.CLSin, im)))
+	case !t.IsFloat():
+		return fmt.Errorf("spirv: math on %s", t)
+	case in.Math == ir.NativeExp && rt == e.u.floatT(32):
+		e.vals[in.Result()] = e.roundTo(e.ext(rt, spv.CLNativeExp, x), t)
+	default:
+		e.vals[in.Result()] = e.roundTo(e.ext(rt, spv.CLExp, x), t)
+	}
+	return nil
+}
+
+func (e *fn) builtin(in *ir.Inst) {
+	l := e.launch
+	var id spv.ID
+	bits := 32
+	switch in.Builtin {
+	case ir.GroupID:
+		id, bits = e.gid, 64
+	case ir.GroupSize:
+		id, bits = e.numGroups, 64
+	case ir.NumSubgroups:
+		id = e.u.i32(int64(l.WorkGroupSize[0] / l.SubgroupSize * l.WorkGroupSize[1]))
+	case ir.SubgroupSize:
+		id = e.u.i32(int64(l.SubgroupSize))
+	case ir.SubgroupID:
+		id = e.sgid
+	case ir.SubgroupLocalID:
+		id = e.lane
+	}
+	e.vals[in.Result()] = e.convertInt(id, bits, in.Result().Type.Bits())
+}
