@@ -1,0 +1,181 @@
+package main
+
+import (
+	stdcontext "context" // the package main type context is the command context
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+
+	"tltune/results"
+	"tltune/results/chart"
+)
+
+func init() {
+	register(&command{
+		name:    "history",
+		summary: "print (and chart) a shape's best median time in every run that measured it",
+		usage:   "--op gemm|gemv|ger --m M --n N [--k K] [--dtype T] [--trans T] [--acc T] [--layout L] [--device D] [-o FILE.svg|png|pdf] [--db PATH]",
+		run:     historyCmd,
+	})
+}
+
+func historyCmd(c *context, args []string) int {
+	fs := c.flags()
+	var q results.ShapeQuery
+	fs.StringVar(&q.Op, "op", "", "operation: "+strings.Join(chartOps, ", "))
+	fs.IntVar(&q.M, "m", 0, "rows M")
+	fs.IntVar(&q.N, "n", 0, "columns N")
+	fs.IntVar(&q.K, "k", 0, "reduction size K (gemm only)")
+	fs.StringVar(&q.Dtype, "dtype", "", "element type, e.g. f16 (default: the one measured)")
+	fs.StringVar(&q.Trans, "trans", "", "transposition, e.g. nn (default: the one measured)")
+	fs.StringVar(&q.Acc, "acc", "", "accumulation type (default: the one measured)")
+	fs.StringVar(&q.Layout, "layout", "", "batch layout: strided or group (default: the one measured)")
+	fs.StringVar(&q.Device, "device", "", "device name or part of it (default: the one that measured the shape)")
+	out := fs.String("o", "", "also chart the history into `FILE`; .svg, .png or .pdf picks the format")
+	db := dbFlag(fs)
+	if status, ok := c.parse(fs, args); !ok {
+		return status
+	}
+	if fs.NArg() > 0 {
+		return c.usageError("unexpected argument %q", fs.Arg(0))
+	}
+	if err := checkShapeQuery(q); err != nil {
+		return c.usageError("%v", err)
+	}
+	var format string
+	if *out != "" {
+		var err error
+		if format, err = chart.FormatOf(*out); err != nil {
+			return c.usageError("-o %v", err)
+		}
+	}
+	store, err := openStore(*db, false)
+	if err != nil {
+		return c.fail(err)
+	}
+	defer store.Close()
+	hist, err := store.ShapeHistory(stdcontext.Background(), q)
+	if err != nil {
+		return c.fail(err)
+	}
+	if len(hist) == 0 {
+		return c.fail(fmt.Errorf("no run in %s has an ok measurement of %s; check the shape with 'tltune export'", store.Path(), describeQuery(q)))
+	}
+	if flags := ambiguity(hist); flags != "" {
+		return c.usageError("%s matches several shapes or devices: pick one with %s", describeQuery(q), flags)
+	}
+	if *out != "" {
+		if err := writeChart(c.stdout, *out, format, historyChart(hist)); err != nil {
+			return c.fail(err)
+		}
+	}
+	if err := writeHistoryTable(c.stdout, hist); err != nil {
+		return c.fail(err)
+	}
+	return exitOK
+}
+
+// checkShapeQuery checks the flags that name the shape: gemm needs K, the
+// others have none.
+func checkShapeQuery(q results.ShapeQuery) error {
+	switch {
+	case q.Op == "":
+		return fmt.Errorf("--op is required: one of %s", strings.Join(chartOps, ", "))
+	case !slices.Contains(chartOps, q.Op):
+		return fmt.Errorf("--op %q: want one of %s", q.Op, strings.Join(chartOps, ", "))
+	case q.M <= 0 || q.N <= 0:
+		return fmt.Errorf("--m and --n are required and must be positive")
+	case q.Op == "gemm" && q.K <= 0:
+		return fmt.Errorf("--k is required for gemm and must be positive")
+	case q.Op != "gemm" && q.K != 0:
+		return fmt.Errorf("--k does not apply to %s", q.Op)
+	}
+	return nil
+}
+
+// describeQuery is the shape a query names, e.g. "gemm f16 64x64x32".
+func describeQuery(q results.ShapeQuery) string {
+	key := compareKey(results.Shape{Op: q.Op, Trans: q.Trans, Dtype: q.Dtype, Acc: q.Acc, M: q.M, N: q.N, K: q.K, Layout: q.Layout})
+	s := strings.Join(strings.Fields(key.String()), " ") // fields left open print as nothing
+	if q.Device != "" {
+		s += fmt.Sprintf(" on %q", q.Device)
+	}
+	return s
+}
+
+// ambiguity names the flags that would narrow hist down to one shape on
+// one device, with the values to choose from, e.g. `--dtype f16|f32`; it
+// is empty when hist is one shape's history already. A history that mixed
+// element types or devices would draw a line between unrelated numbers.
+func ambiguity(hist []results.RunBest) string {
+	fields := []struct {
+		flag  string
+		value func(results.RunBest) string
+	}{
+		{"--trans", func(rb results.RunBest) string { return rb.Config.Trans }},
+		{"--dtype", func(rb results.RunBest) string { return rb.Config.Dtype }},
+		{"--acc", func(rb results.RunBest) string { return rb.Config.Acc }},
+		{"--layout", func(rb results.RunBest) string { return rb.Config.Layout }},
+		{"--device", func(rb results.RunBest) string { return fmt.Sprintf("%q", rb.Run.Env.Device) }},
+	}
+	var choices []string
+	for _, f := range fields {
+		var values []string
+		for _, rb := range hist {
+			if v := f.value(rb); !slices.Contains(values, v) {
+				values = append(values, v)
+			}
+		}
+		if len(values) > 1 {
+			slices.Sort(values)
+			choices = append(choices, f.flag+" "+strings.Join(values, "|"))
+		}
+	}
+	return strings.Join(choices, " ")
+}
+
+// historyTitle is the one shape and device of hist.
+func historyTitle(hist []results.RunBest) string {
+	return compareKey(hist[0].Config.Shape()).String() + " — " + hist[0].Run.Env.Device
+}
+
+// runLabel is a run's tick label: its id and the month and day it began.
+func runLabel(r results.Run) string {
+	return fmt.Sprintf("#%d %s", r.ID, r.StartedAt.UTC().Format("01-02"))
+}
+
+func historyChart(hist []results.RunBest) *chart.History {
+	h := &chart.History{Title: historyTitle(hist)}
+	for _, rb := range hist {
+		h.Runs = append(h.Runs, chart.HistoryRun{Label: runLabel(rb.Run), MedianNs: rb.MedianNS, LoNs: rb.CILowNS, HiNs: rb.CIHighNS})
+	}
+	return h
+}
+
+// writeHistoryTable prints the title and one row per run, oldest first.
+func writeHistoryTable(w io.Writer, hist []results.RunBest) error {
+	if _, err := fmt.Fprintln(w, historyTitle(hist)); err != nil {
+		return err
+	}
+	t := tablewriter.NewTable(w,
+		tablewriter.WithHeaderAutoFormat(tw.Off), // keeps "median ns" as written
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: []tw.Align{tw.AlignRight, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignLeft}}),
+	)
+	t.Header([]string{"run", "started (UTC)", "tag", "median ns", "CI ns", "best configuration"})
+	for _, rb := range hist {
+		ci := "-" // the run recorded no interval
+		if rb.CILowNS != 0 || rb.CIHighNS != 0 {
+			ci = fmt.Sprintf("[%.1f, %.1f]", rb.CILowNS, rb.CIHighNS)
+		}
+		row := []string{fmt.Sprint(rb.Run.ID), rb.Run.StartedAt.UTC().Format("2006-01-02 15:04"), rb.Run.Tag,
+			fmt.Sprintf("%.1f", rb.MedianNS), ci, rb.Config.Params.String()}
+		if err := t.Append(row); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}
