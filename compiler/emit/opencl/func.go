@@ -50,25 +50,29 @@ func (u *unit) emitFunc(out *strings.Builder, f *ir.Func, l Launch) (*Kernel, er
 
 // emitKernelBody writes the prologue (logical group id, subgroup ids) and
 // the function body. A physical work-group runs BatchPerGroup logical
-// work-groups one after the other; the loop bound is uniform across the
-// work-group, so barriers inside stay legal.
+// work-groups one after the other. The loop has one exit and a bound that
+// is uniform across the work-group, so barriers inside stay legal (PoCL
+// miscompiles barriers in loops left by a break).
 func (e *fn) emitKernelBody() error {
 	l := e.launch
-	sgs, wx := l.SubgroupSize, l.WorkGroupSize[0]
+	sgs, wx, b := l.SubgroupSize, l.WorkGroupSize[0], l.BatchPerGroup
 	e.indent = 1
 	e.line("const int tl_sgid = (int)(get_local_id(0) / %d + get_local_id(1) * %d);", sgs, wx/sgs)
 	e.line("const int tl_lane = (int)(get_local_id(0) %% %d);", sgs)
-	e.line("for (long tl_j = 0; tl_j < %d; ++tl_j) {", l.BatchPerGroup)
+	if b == 1 {
+		e.line("const long tl_gid = (long)get_group_id(0);")
+		return e.region(e.f.Body)
+	}
+	e.line("const long tl_first = (long)get_group_id(0) * %d;", b)
+	e.line("const long tl_count = min((long)%d, groups - tl_first);", b)
+	e.line("for (long tl_j = 0; tl_j < tl_count; ++tl_j) {")
 	e.indent++
-	e.line("const long tl_gid = (long)get_group_id(0) * %d + tl_j;", l.BatchPerGroup)
-	e.line("if (tl_gid >= groups) break;")
+	e.line("const long tl_gid = tl_first + tl_j;")
 	if err := e.region(e.f.Body); err != nil {
 		return err
 	}
-	if l.BatchPerGroup > 1 {
-		// The next logical group reuses local memory.
-		e.line("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
-	}
+	// The next logical group reuses local memory.
+	e.line("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
 	e.indent--
 	e.line("}")
 	return nil
