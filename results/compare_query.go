@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 )
 
 // A Shape is one problem as regression checks and charts see it: every
@@ -89,6 +90,29 @@ func (s *Store) bestOfRun(ctx context.Context, id int64) ([]Measurement, error) 
 		ms[i] = b.Measurement
 	}
 	return ms, nil
+}
+
+// ResolveBaseline finds the baseline a user named for comparison with
+// cur: "last" is RunBefore(cur), a number is that run, and a tag is the
+// latest run with the tag other than cur, so that a nightly job can name
+// its own tag as the baseline.
+func (s *Store) ResolveBaseline(ctx context.Context, ref string, cur Run) (Run, error) {
+	if ref == "last" {
+		return s.RunBefore(ctx, cur)
+	}
+	if _, err := strconv.ParseInt(ref, 10, 64); err == nil {
+		return s.ResolveRun(ctx, ref)
+	}
+	runs, err := s.Runs(ctx, ref)
+	if err != nil {
+		return Run{}, err
+	}
+	for _, r := range runs {
+		if r.ID != cur.ID {
+			return r, nil
+		}
+	}
+	return Run{}, fmt.Errorf("%w: no run id or tag %q in %s other than run %d", ErrNoRun, ref, s.path, cur.ID)
 }
 
 // RunBefore returns the latest run begun before r on r's device: the

@@ -77,3 +77,29 @@ func TestRunBefore(t *testing.T) {
 		t.Errorf("RunBefore(first run): %v, want ErrNoRun", err)
 	}
 }
+
+func TestResolveBaseline(t *testing.T) {
+	s := openTemp(t)
+	first, second, third := begin(t, s, h200, "nightly"), begin(t, s, h200, "nightly"), begin(t, s, h200, "weekly")
+	for _, tc := range []struct {
+		ref  string
+		cur  Run
+		want int64
+	}{
+		{"nightly", third, second.ID}, // the tag's latest run
+		{"nightly", second, first.ID}, // not the current run itself
+		{"last", third, second.ID},    // the run before
+		{"1", third, first.ID},        // an id
+		{"3", third, third.ID},        // an id, even the current one: the caller refuses it
+	} {
+		got, err := s.ResolveBaseline(ctx, tc.ref, tc.cur)
+		if err != nil || got.ID != tc.want {
+			t.Errorf("ResolveBaseline(%q, run %d) = run %d, %v; want run %d", tc.ref, tc.cur.ID, got.ID, err, tc.want)
+		}
+	}
+	for _, ref := range []string{"weekly", "monthly", "9"} {
+		if _, err := s.ResolveBaseline(ctx, ref, third); !errors.Is(err, ErrNoRun) {
+			t.Errorf("ResolveBaseline(%q, run 3): %v, want ErrNoRun", ref, err)
+		}
+	}
+}

@@ -26,7 +26,7 @@ func init() {
 // included.
 func regressCmd(c *context, args []string) int {
 	fs := c.flags()
-	baseRef := fs.String("baseline", "", "run to compare with: an id, a tag (its latest run), or last (the run before --run on the same device)")
+	baseRef := fs.String("baseline", "", "run to compare with: an id, a tag (its latest run other than --run), or last (the run before --run on the same device)")
 	curRef := fs.String("run", "last", "run to check: an id, a tag (its latest run) or last")
 	threshold := fs.String("threshold", "5%", "smallest change that matters: a percent (5%) or a fraction (0.05)")
 	alpha := fs.Float64("alpha", compare.DefaultOptions.Alpha, "significance level of the Mann–Whitney U test")
@@ -86,17 +86,14 @@ func regressOptions(threshold string, alpha float64) (compare.Options, error) {
 	return opt, nil
 }
 
-// resolvePair finds the current run and then its baseline; baseline "last"
-// is the run before the current one on its device.
+// resolvePair finds the current run and then its baseline (see
+// results.Store.ResolveBaseline: "last" and a tag never name the current
+// run itself).
 func resolvePair(ctx stdcontext.Context, store *results.Store, baseRef, curRef string) (base, cur results.Run, err error) {
 	if cur, err = store.ResolveRun(ctx, curRef); err != nil {
 		return base, cur, err
 	}
-	if baseRef == "last" {
-		base, err = store.RunBefore(ctx, cur)
-	} else {
-		base, err = store.ResolveRun(ctx, baseRef)
-	}
+	base, err = store.ResolveBaseline(ctx, baseRef, cur)
 	return base, cur, err
 }
 

@@ -204,19 +204,21 @@ func TestRegressSlower(t *testing.T) {
 }
 
 // TestRegressSame: two runs drawn from the same distributions pass (exit
-// 0), whichever configuration is the best; baseline "last" is the run
-// before the current one.
+// 0), whichever configuration is the best. Baseline "last" is the run
+// before the current one, and so is the current run's own tag.
 func TestRegressSame(t *testing.T) {
 	db := nightlyDB(t)
-	status, out, errOut := tltune("regress", "--db", db, "--baseline", "last", "--run", "3")
-	if status != exitOK || errOut != "" {
-		t.Fatalf("status %d (want %d), stderr %q", status, exitOK, errOut)
+	for _, baseline := range []string{"last", "nightly"} {
+		status, out, errOut := tltune("regress", "--db", db, "--baseline", baseline, "--run", "3")
+		if status != exitOK || errOut != "" {
+			t.Fatalf("--baseline %s: status %d (want %d), stderr %q", baseline, status, exitOK, errOut)
+		}
+		if !strings.Contains(out, "no confirmed regression: 4 shapes, 0 slower") ||
+			!strings.Contains(out, "gemm nn f16/f32 64x64x32 strided: best configuration changed from sg16") {
+			t.Errorf("--baseline %s: identical distributions reported as a change:\n%s", baseline, out)
+		}
+		checkGolden(t, "regress-same.stdout", []byte(out))
 	}
-	if !strings.Contains(out, "no confirmed regression: 4 shapes, 0 slower") ||
-		!strings.Contains(out, "gemm nn f16/f32 64x64x32 strided: best configuration changed from sg16") {
-		t.Errorf("identical distributions reported as a change:\n%s", out)
-	}
-	checkGolden(t, "regress-same.stdout", []byte(out))
 }
 
 func TestRegressErrors(t *testing.T) {
@@ -233,7 +235,8 @@ func TestRegressErrors(t *testing.T) {
 		{[]string{"--baseline", "1", "--alpha", "0.7"}, exitUsage, "--alpha: alpha 0.7 out of range"},
 		{[]string{"--baseline", "1", "--bogus"}, exitUsage, "flag provided but not defined: -bogus"},
 		{[]string{"--baseline", "1", "2"}, exitUsage, `unexpected argument "2"`},
-		{[]string{"--baseline", "nightly", "--run", "3"}, exitUsage, "--baseline nightly and --run 3 are both run 3"},
+		{[]string{"--baseline", "3", "--run", "nightly"}, exitUsage, "--baseline 3 and --run nightly are both run 3"},
+		{[]string{"--baseline", "monthly"}, exitFail, `no run id or tag "monthly" in ` + db + " other than run 4"},
 		{[]string{"--baseline", "9", "--run", "2"}, exitFail, "no such run 9 in " + db},
 		{[]string{"--baseline", "1", "--run", "weekly"}, exitFail, `no run id or tag "weekly"`},
 		// The latest run is the CPU's, and no CPU run came before it.
