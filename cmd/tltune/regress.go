@@ -195,8 +195,12 @@ func describeRun(r results.Run) string {
 	if r.Tag != "" {
 		s += fmt.Sprintf(" %q", r.Tag)
 	}
-	return s + fmt.Sprintf(", started %s, %s (%s, driver %s)",
+	s += fmt.Sprintf(", started %s, %s (%s, driver %s)",
 		r.StartedAt.UTC().Format("2006-01-02 15:04 MST"), r.Env.Device, r.Env.Runtime, r.Env.Driver)
+	if r.Status != results.Done { // a killed or failed run may lack shapes
+		s += ", " + string(r.Status)
+	}
+	return s
 }
 
 // writeReports writes the Markdown and JUnit files that were asked for and

@@ -5,6 +5,7 @@ import (
 	stdcontext "context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -101,5 +102,23 @@ func addRooflineTraps(t *testing.T, db string) {
 	m := results.Measurement{Config: gemmF16.config(16), Outcome: results.OK, MedianNS: 4000}
 	if _, err := s.Record(ctx, run.ID, m); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestPointLabels: within a group (operation and element type) a label
+// carries what tells its points apart, and nothing more.
+func TestPointLabels(t *testing.T) {
+	best := func(trans, layout string, s synthShape) results.Best {
+		c := s.config(16)
+		c.Trans, c.Layout = trans, layout
+		return results.Best{Measurement: results.Measurement{Config: c}}
+	}
+	got := pointLabels([]results.Best{
+		best("nn", "strided", gemmF16), best("tn", "strided", gemmF16), best("tn", "group", gemmF16),
+		best("nn", "strided", gemmF32), best("n", "strided", gemv256),
+	})
+	want := []string{"64×64×32 nn strided", "64×64×32 tn strided", "64×64×32 tn group", "128×128×128", "256×256"}
+	if !slices.Equal(got, want) {
+		t.Errorf("labels %q, want %q", got, want)
 	}
 }
