@@ -140,8 +140,20 @@ func compareRuns(ctx stdcontext.Context, store *results.Store, base, cur results
 		shapeNote(fmt.Sprintf("gone (only in run %d)", base.ID), measuredShapes(rm.Gone)),
 		shapeNote("not compared (no raw samples)", unsampled))
 	reg.notes = append(reg.notes, changed...)
+	if len(pairs) == 0 { // compare lists environment changes per compared shape
+		reg.notes = append(reg.notes, envNotes(base.Env, cur.Env)...)
+	}
 	reg.notes = deleteEmpty(reg.notes)
 	return reg, nil
+}
+
+// envNotes lists how the environment changed from one run to another.
+func envNotes(old, cur results.Environment) []string {
+	var notes []string
+	for _, ch := range compareEnv(old).Diff(compareEnv(cur)) {
+		notes = append(notes, fmt.Sprintf("%s changed: %q → %q", ch.Field, ch.Old, ch.New))
+	}
+	return notes
 }
 
 func compareKey(s results.Shape) compare.Key {

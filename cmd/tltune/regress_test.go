@@ -225,6 +225,35 @@ func TestRegressSame(t *testing.T) {
 	}
 }
 
+// TestRegressNothingCompared: runs without a shape in common pass, and
+// still list their shapes and how the environment changed.
+func TestRegressNothingCompared(t *testing.T) {
+	db := nightlyDB(t)
+	s, err := results.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := stdcontext.Background()
+	run, err := s.BeginRun(ctx, nightlyOld, results.Run{Op: "gemv"})
+	if err == nil {
+		_, err = s.Record(ctx, run.ID, synth(rand.New(rand.NewPCG(1, 2)), gemv512, 16, 5200, run.StartedAt))
+	}
+	s.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, out, errOut := tltune("regress", "--db", db, "--baseline", "last", "--run", "5")
+	if status != exitOK || errOut != "" {
+		t.Fatalf("status %d (want %d), stderr %q", status, exitOK, errOut)
+	}
+	for _, want := range []string{"baseline: run 3", "no confirmed regression: 0 shapes", `driver changed: "590.48.01" → "580.159.04"`,
+		"new (only in run 5): gemv n f32 512x512 strided", "gone (only in run 3): gemm nn f16/f32 64x64x32 strided, "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+}
+
 func TestRegressErrors(t *testing.T) {
 	db := nightlyDB(t)
 	noDir := filepath.Join(t.TempDir(), "missing", "report.md")
