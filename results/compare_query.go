@@ -40,8 +40,11 @@ type RunMatch struct {
 // run's best ok measurement of the shape (BestPerShape), not one fixed
 // configuration: a regression check asks whether the shape got slower as
 // the tuning table would serve it, and a run that searched again may have
-// found another winner. Shapes with no ok measurement in a run count as
-// not measured there.
+// found another winner. Both sides are chosen by the same rule, so the
+// pull of that choice towards a lucky fast median (the least of several
+// noisy medians) is alike on both; the samples compared are the chosen
+// configurations' own repeats. Shapes with no ok measurement in a run
+// count as not measured there.
 func (s *Store) MatchRuns(ctx context.Context, baseline, current int64) (RunMatch, error) {
 	old, err := s.bestOfRun(ctx, baseline)
 	if err != nil {

@@ -111,40 +111,43 @@ func compareRuns(ctx stdcontext.Context, store *results.Store, base, cur results
 	if err != nil {
 		return nil, err
 	}
-	reg := &regression{baseline: base, current: cur}
-	var pairs []compare.Pair
-	var unsampled []results.Shape
-	var changed []string
-	for _, m := range rm.Matched {
-		key := compareKey(m.Shape)
-		// An ok measurement may lack raw samples (a store filled by
-		// hand or by an older tltune); there is nothing to test then.
+	pairs, unsampled, changed := pairUp(rm.Matched, base.Env, cur.Env)
+	report, err := compare.Compare(pairs, opt)
+	if err != nil {
+		return nil, err
+	}
+	notes := append([]string{
+		shapeNote(fmt.Sprintf("new (only in run %d)", cur.ID), measuredShapes(rm.New)),
+		shapeNote(fmt.Sprintf("gone (only in run %d)", base.ID), measuredShapes(rm.Gone)),
+		shapeNote("not compared (no raw samples)", unsampled),
+	}, changed...)
+	if len(pairs) == 0 { // compare lists environment changes per compared shape
+		notes = append(notes, envNotes(base.Env, cur.Env)...)
+	}
+	return &regression{baseline: base, current: cur, report: report, notes: deleteEmpty(notes)}, nil
+}
+
+// pairUp turns matched shapes into the pairs of package compare. It also
+// returns the shapes it had to leave out for want of raw samples (an ok
+// measurement from a store filled by hand or by an older tltune has
+// none) and a note for each shape whose best configuration changed.
+func pairUp(matched []results.Match, oldEnv, curEnv results.Environment) (pairs []compare.Pair, unsampled []results.Shape, changed []string) {
+	for _, m := range matched {
 		if len(m.Baseline.SamplesNS) == 0 || len(m.Current.SamplesNS) == 0 {
 			unsampled = append(unsampled, m.Shape)
 			continue
 		}
+		key := compareKey(m.Shape)
 		pairs = append(pairs, compare.Pair{
 			Key:      key,
-			Baseline: compare.Side{Samples: m.Baseline.SamplesNS, Env: compareEnv(base.Env)},
-			Current:  compare.Side{Samples: m.Current.SamplesNS, Env: compareEnv(cur.Env)},
+			Baseline: compare.Side{Samples: m.Baseline.SamplesNS, Env: compareEnv(oldEnv)},
+			Current:  compare.Side{Samples: m.Current.SamplesNS, Env: compareEnv(curEnv)},
 		})
 		if old, now := m.Baseline.Config.Params, m.Current.Config.Params; old != now {
 			changed = append(changed, fmt.Sprintf("%s: best configuration changed from %v to %v", key, old, now))
 		}
 	}
-	if reg.report, err = compare.Compare(pairs, opt); err != nil {
-		return nil, err
-	}
-	reg.notes = append(reg.notes,
-		shapeNote(fmt.Sprintf("new (only in run %d)", cur.ID), measuredShapes(rm.New)),
-		shapeNote(fmt.Sprintf("gone (only in run %d)", base.ID), measuredShapes(rm.Gone)),
-		shapeNote("not compared (no raw samples)", unsampled))
-	reg.notes = append(reg.notes, changed...)
-	if len(pairs) == 0 { // compare lists environment changes per compared shape
-		reg.notes = append(reg.notes, envNotes(base.Env, cur.Env)...)
-	}
-	reg.notes = deleteEmpty(reg.notes)
-	return reg, nil
+	return pairs, unsampled, changed
 }
 
 // envNotes lists how the environment changed from one run to another.
