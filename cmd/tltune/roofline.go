@@ -74,8 +74,8 @@ func loadRoofline(ctx stdcontext.Context, store *results.Store, ref, op string) 
 	}
 	if errors.Is(err, results.ErrNoCeilings) {
 		e := run.Env
-		return nil, fmt.Errorf("no measured ceilings for %s (%s, driver %s, host %s), the device of run %d; run 'tltune peak --device %q' there first",
-			e.Device, e.Runtime, e.Driver, e.Host, run.ID, e.Device)
+		return nil, fmt.Errorf("no measured ceilings for %s (%s, driver %s, host %s), the device of run %d; run 'tltune peak --device %q --db %q' there first",
+			e.Device, e.Runtime, e.Driver, e.Host, run.ID, e.Device, store.Path())
 	}
 	if err != nil {
 		return nil, err
