@@ -1,0 +1,112 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestCompileGolden(t *testing.T) {
+	withInventory(t, fixedInventory())
+	for _, tc := range []struct {
+		golden string
+		args   []string
+	}{
+		{"compile-generic.stdout", []string{"compile", "testdata/compile/gemm.tl"}},
+		{"compile-intel.stdout", []string{"compile", "--target", "intel", "testdata/compile/gemm.tl"}},
+		{"compile-nvidia.stdout", []string{"compile", "testdata/compile/gemm.tl", "--device", "NVIDIA"}},
+		{"compile-tuned.stdout", []string{"compile", "testdata/compile/gemm.tl", "--device", "0", "--tuning", "testdata/compile/tuning.json"}},
+		{"compile-attrs.stdout", []string{"compile", "testdata/compile/attrs.tl"}},
+	} {
+		status, stdout, stderr := tltune(tc.args...)
+		if status != exitOK || stderr != "" {
+			t.Fatalf("tltune %v: status %d, stderr %q", tc.args, status, stderr)
+		}
+		checkGolden(t, tc.golden, []byte(stdout))
+	}
+}
+
+// TestCompileExplain checks that --explain names the source of the
+// configuration: the tuning table for the tuned device, attributes, or the
+// heuristic.
+func TestCompileExplain(t *testing.T) {
+	withInventory(t, fixedInventory())
+	for _, tc := range []struct {
+		golden string
+		args   []string
+	}{
+		{"compile-explain-tuned.stderr", []string{"compile", "--explain", "--device", "0", "--tuning", "testdata/compile/tuning.json", "testdata/compile/gemm.tl"}},
+		{"compile-explain-heuristic.stderr", []string{"compile", "--explain", "--device", "pthread", "testdata/compile/gemm.tl"}},
+		{"compile-explain-attrs.stderr", []string{"compile", "--explain", "testdata/compile/attrs.tl"}},
+	} {
+		status, _, stderr := tltune(tc.args...)
+		if status != exitOK {
+			t.Fatalf("tltune %v: status %d, stderr %q", tc.args, status, stderr)
+		}
+		checkGolden(t, tc.golden, []byte(stderr))
+	}
+}
+
+func TestCompileDebugPasses(t *testing.T) {
+	status, _, stderr := tltune("compile", "--debug-passes", "testdata/compile/gemm.tl")
+	if status != exitOK {
+		t.Fatalf("status %d: %s", status, stderr)
+	}
+	last := -1
+	for _, pass := range []string{"fold-constants", "dce", "insert-barriers", "choose-config", "lower-collectives", "lower-foreach", "check-coopmatrix"} {
+		i := strings.Index(stderr, "; ---- IR after "+pass+" ")
+		if i < 0 {
+			t.Fatalf("--debug-passes printed no IR after %s", pass)
+		}
+		if i < last {
+			t.Errorf("pass %s printed out of pipeline order", pass)
+		}
+		last = i
+	}
+	if !strings.Contains(stderr, "cooperative_matrix_mul_add") || strings.Count(stderr, "gemm.n.n") != 4 {
+		t.Errorf("the IR before lowering should hold gemm.n.n and the IR after it cooperative matrices:\n%s", stderr)
+	}
+}
+
+func TestCompileOutputFile(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "k.cl")
+	status, stdout, stderr := tltune("compile", "testdata/compile/gemm.tl", "-o", out)
+	if status != exitOK || stdout != "" || stderr != "" {
+		t.Fatalf("status %d, stdout %q, stderr %q", status, stdout, stderr)
+	}
+	got, err := os.ReadFile(out)
+	if err != nil || !strings.Contains(string(got), "kernel void gemm(") {
+		t.Errorf("-o did not write the kernel: %v\n%s", err, got)
+	}
+}
+
+// TestCompileErrors: every bad input is one line (or the source
+// diagnostics) and a non-zero exit.
+func TestCompileErrors(t *testing.T) {
+	withInventory(t, fixedInventory())
+	for _, tc := range []struct {
+		args   []string
+		status int
+		want   string
+	}{
+		{[]string{"compile"}, exitUsage, "want exactly one input file, got 0"},
+		{[]string{"compile", "a.tl", "b.tl"}, exitUsage, "want exactly one input file, got 2"},
+		{[]string{"compile", "testdata/compile/gemm.tl", "--emit=spirv"}, exitUsage, "--emit=spirv is not supported"},
+		{[]string{"compile", "testdata/compile/gemm.tl", "--target", "amd"}, exitUsage, `unknown target "amd"`},
+		{[]string{"compile", "testdata/compile/gemm.tl", "--target", "intel", "--device", "0"}, exitUsage, "give one"},
+		{[]string{"compile", "testdata/compile/gemm.tl", "--device", "9"}, exitUsage, "no device matches"},
+		{[]string{"compile", "testdata/compile/gemm.tl", "--tuning", "testdata/compile/missing.json"}, exitUsage, "--tuning"},
+		{[]string{"compile", "testdata/compile/missing.tl"}, exitFail, "no such file"},
+		{[]string{"compile", "testdata/compile/bad.tl"}, exitFail, "bad.tl:2:10: error: load from %A (order 1) needs 1 indices, found 0\n    %x = load %A[] : f32\n         ^\n"},
+		{[]string{"compile", "testdata/compile/attrs.tl", "--target", "nvidia"}, exitFail, "attrs.tl:3:17: error: subgroup_size 1 is not supported by the target"},
+	} {
+		status, _, stderr := tltune(tc.args...)
+		if status != tc.status || !strings.Contains(stderr, tc.want) {
+			t.Errorf("tltune %v: status %d, stderr %q; want status %d and %q", tc.args, status, stderr, tc.status, tc.want)
+		}
+		if tc.status == exitUsage && strings.Count(stderr, "\n") != 1 {
+			t.Errorf("tltune %v: usage error is not one line: %q", tc.args, stderr)
+		}
+	}
+}
