@@ -1,0 +1,384 @@
+package tuner
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	"tltune/compiler/tuning"
+	"tltune/tuner/profile"
+	"tltune/tuner/prune"
+	"tltune/tuner/search"
+	"tltune/tuner/space"
+)
+
+// Tuner tunes one op and shape on one device.
+type Tuner struct {
+	Problem  prune.Problem
+	Device   *profile.Profile
+	Space    *space.Space
+	Generate Generator
+	Compiler Compiler
+	Measurer Measurer
+	Recorder Recorder
+	Options
+}
+
+// job is one configuration in flight.
+type job struct {
+	out   Outcome
+	entry *cacheEntry
+	done  bool // finished without being cancelled
+}
+
+// run is the state of one Tuner.Run, owned by its goroutine.
+type run struct {
+	t        *Tuner
+	opts     Options
+	rep      *Report
+	strategy search.Strategy
+	cache    *compileCache
+	start    time.Time
+	seq      int // last evaluation number handed out
+	inflight int
+	planned  int
+	best     *Outcome
+	fatal    error // a recorder failure: stop, the store is not keeping up
+}
+
+func (o Options) withDefaults() Options {
+	if o.Strategy == "" {
+		o.Strategy = "gp"
+	}
+	if o.CompileWorkers <= 0 {
+		o.CompileWorkers = runtime.GOMAXPROCS(0)
+	}
+	if o.CacheSize <= 0 {
+		o.CacheSize = 1024
+	}
+	return o
+}
+
+// Run tunes until the strategy runs out of candidates, the budget or time
+// is spent, or ctx is cancelled. No configuration's failure stops it; a
+// failure of the Recorder does, since results would be lost. On
+// cancellation it returns what it has with ctx's error: everything finished
+// before was recorded, and a resumed run continues from there.
+func (t *Tuner) Run(ctx context.Context) (*Report, error) {
+	if err := t.Problem.Validate(); err != nil {
+		return nil, err
+	}
+	r := &run{t: t, opts: t.Options.withDefaults(), start: time.Now(),
+		rep: &Report{PrunedByRule: map[string]int{}, Counts: map[Kind]int{}}}
+	keep, pruned := prune.Split(t.Space.All(), t.Device, t.Problem)
+	r.rep.Candidates = len(keep)
+	strategy, err := search.New(r.opts.Strategy, keep, r.opts.Seed)
+	if err != nil {
+		return nil, err
+	}
+	r.strategy = strategy
+	prev, err := t.Recorder.Previous(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the interrupted run: %w", err)
+	}
+	if err := r.recordPruned(ctx, pruned, prev); err != nil {
+		return nil, err
+	}
+	recipeRefused := r.resume(prev)
+	r.planned = len(keep) - recipeRefused + len(r.warmStart(keep, prev))
+	if r.opts.Budget > 0 {
+		r.planned = min(r.planned, r.opts.Budget)
+	}
+	r.cache = newCompileCache(r.opts.CacheSize)
+	defer r.cache.close()
+	r.pipeline(ctx)
+	switch {
+	case r.fatal != nil:
+		return r.rep, r.fatal
+	case ctx.Err() != nil:
+		r.rep.Stop = StopCancelled
+		return r.rep, ctx.Err()
+	}
+	return r.rep, nil
+}
+
+// recordPruned records the configurations pruning rejected, except those a
+// resumed run recorded already, in one commit.
+func (r *run) recordPruned(ctx context.Context, pruned []prune.Pruned, prev []Outcome) error {
+	known := map[tuning.Params]bool{}
+	for _, o := range prev {
+		if o.Kind == Pruned {
+			known[o.Params] = true
+		}
+	}
+	var fresh []Outcome
+	for _, p := range pruned {
+		r.rep.PrunedByRule[p.Reason.Rule]++
+		if !known[p.Params] {
+			fresh = append(fresh, Outcome{Params: p.Params, Kind: Pruned, Message: p.Reason.String()})
+		}
+	}
+	r.rep.Counts[Pruned] += len(pruned)
+	if len(fresh) == 0 {
+		return nil
+	}
+	if err := r.t.Recorder.Record(ctx, fresh...); err != nil {
+		return fmt.Errorf("recording pruned configurations: %w", err)
+	}
+	return nil
+}
+
+// resume feeds the outcomes of an interrupted run to the strategy, so
+// nothing is measured twice, and returns how many of them the recipe
+// refused (pruned outcomes of configurations the rules kept).
+func (r *run) resume(prev []Outcome) (recipeRefused int) {
+	for i := range prev {
+		o := prev[i]
+		if o.Kind == Pruned {
+			if prune.Check(o.Params, r.t.Device, r.t.Problem) == nil {
+				r.strategy.Observe(o.Params, 0, false)
+				r.rep.PrunedByRule["recipe"]++
+				r.rep.Counts[Pruned]++
+				recipeRefused++
+			}
+			continue
+		}
+		r.strategy.Observe(o.Params, o.Median(), o.Kind == OK)
+		r.seq = max(r.seq, o.Seq)
+		r.rep.Resumed++
+		r.account(&o)
+	}
+	return recipeRefused
+}
+
+// warmStart wraps the strategy so that the caller's warm-start
+// configurations come first, those pruning keeps and not evaluated yet; it
+// returns those outside the candidates (they add to the plan).
+func (r *run) warmStart(keep []tuning.Params, prev []Outcome) []tuning.Params {
+	seen := map[tuning.Params]bool{}
+	for _, p := range keep {
+		seen[p] = true
+	}
+	evaluated := map[tuning.Params]bool{}
+	for _, o := range prev {
+		evaluated[o.Params] = true
+	}
+	var first, extra []tuning.Params
+	for _, p := range r.opts.WarmStart {
+		if evaluated[p] || prune.Check(p, r.t.Device, r.t.Problem) != nil {
+			continue
+		}
+		evaluated[p] = true
+		first = append(first, p)
+		if !seen[p] {
+			extra = append(extra, p)
+		}
+	}
+	if len(first) > 0 {
+		r.strategy = search.WarmStart(r.strategy, first)
+	}
+	return extra
+}
+
+// account adds a finished evaluation to the report.
+func (r *run) account(o *Outcome) {
+	r.rep.Outcomes = append(r.rep.Outcomes, *o)
+	r.rep.Counts[o.Kind]++
+	r.rep.Evaluations++
+	if o.CacheHit {
+		r.rep.CacheHits++
+	}
+	if o.Kind == OK && (r.best == nil || o.Median() < r.best.Median()) {
+		b := *o
+		r.best = &b
+	}
+}
+
+// pipeline keeps up to depth configurations in flight: compile workers
+// work ahead while the device worker measures in proposal order, so the
+// device never waits for a compiler that has work. Proposal order and
+// observation order are therefore independent of timing: a run is
+// reproducible given its seed and outcomes.
+func (r *run) pipeline(ctx context.Context) {
+	depth := r.opts.CompileWorkers + 2
+	compileQ := make(chan *job, depth)
+	deviceQ := make(chan *job, depth)
+	results := make(chan *job, depth)
+	var wg sync.WaitGroup
+	for range r.opts.CompileWorkers {
+		wg.Go(func() {
+			for j := range compileQ {
+				r.compile(ctx, j)
+			}
+		})
+	}
+	wg.Go(func() {
+		for j := range deviceQ {
+			r.measure(ctx, j)
+			results <- j
+		}
+	})
+	for {
+		for r.inflight < depth && r.mayPropose(ctx) {
+			j := r.dispatch(ctx)
+			if j == nil {
+				continue
+			}
+			r.inflight++
+			deviceQ <- j
+			if j.out.CacheHit {
+				continue
+			}
+			compileQ <- j
+		}
+		if r.inflight == 0 {
+			break
+		}
+		r.finish(ctx, <-results)
+	}
+	close(compileQ)
+	close(deviceQ)
+	wg.Wait()
+}
+
+// mayPropose checks the limits before each proposal and notes which one
+// ended the run.
+func (r *run) mayPropose(ctx context.Context) bool {
+	switch {
+	case r.fatal != nil || ctx.Err() != nil || r.rep.Stop != "":
+		return false
+	case r.opts.Budget > 0 && r.rep.Evaluations+r.inflight >= r.opts.Budget:
+		r.rep.Stop = StopBudget
+		return false
+	case r.opts.Time > 0 && time.Since(r.start) >= r.opts.Time:
+		r.rep.Stop = StopTime
+		return false
+	}
+	return true
+}
+
+// dispatch asks the strategy for a configuration and generates its source.
+// It returns nil when the recipe refused it (pruned, recorded here) or the
+// strategy has nothing left (Stop set).
+func (r *run) dispatch(ctx context.Context) *job {
+	p, ok := r.strategy.Next()
+	if !ok {
+		r.rep.Stop = StopExhausted
+		return nil
+	}
+	src, err := r.t.Generate(p)
+	if err != nil {
+		r.strategy.Observe(p, 0, false)
+		r.rep.PrunedByRule["recipe"]++
+		r.rep.Counts[Pruned]++
+		o := Outcome{Params: p, Kind: Pruned, Message: "recipe: " + err.Error()}
+		if err := r.t.Recorder.Record(context.WithoutCancel(ctx), o); err != nil {
+			r.fatal = fmt.Errorf("recording %v: %w", p, err)
+		}
+		return nil
+	}
+	sum := sha256.Sum256([]byte(src))
+	r.seq++
+	j := &job{out: Outcome{Params: p, Seq: r.seq, Source: src, SourceHash: hex.EncodeToString(sum[:])}}
+	var created bool
+	j.entry, created = r.cache.acquire(j.out.SourceHash)
+	j.out.CacheHit = !created
+	return j
+}
+
+// configContext bounds one compilation or measurement.
+func (r *run) configContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if r.opts.ConfigTimeout > 0 {
+		return context.WithTimeout(ctx, r.opts.ConfigTimeout)
+	}
+	return context.WithCancel(ctx)
+}
+
+// compile runs on a compile worker.
+func (r *run) compile(ctx context.Context, j *job) {
+	if err := ctx.Err(); err != nil {
+		r.cache.finish(j.entry, nil, err, CompileError, 0)
+		return
+	}
+	cctx, cancel := r.configContext(ctx)
+	defer cancel()
+	start := time.Now()
+	art, err := protect(func() (Artifact, error) { return r.t.Compiler.Compile(cctx, j.out.Source) })
+	var kind Kind
+	if err != nil {
+		kind = classify(err, cctx, CompileError)
+	}
+	r.cache.finish(j.entry, art, err, kind, time.Since(start))
+}
+
+// measure runs on the device worker, in proposal order.
+func (r *run) measure(ctx context.Context, j *job) {
+	defer r.cache.release(j.entry)
+	<-j.entry.done
+	o := &j.out
+	if ctx.Err() != nil {
+		return // cancelled: not done, not recorded, redone on resume
+	}
+	if !o.CacheHit {
+		o.CompileTime = j.entry.dur
+	}
+	if j.entry.err != nil {
+		o.Kind, o.Message, j.done = j.entry.kind, j.entry.err.Error(), true
+		return
+	}
+	mctx, cancel := r.configContext(ctx)
+	defer cancel()
+	start := time.Now()
+	m, err := protect(func() (Measurement, error) { return r.t.Measurer.Measure(mctx, j.entry.art, o.Params) })
+	o.MeasureTime = time.Since(start)
+	if ctx.Err() != nil {
+		return
+	}
+	j.done = true
+	o.Verify = m.Verify
+	if err != nil {
+		o.Kind, o.Message = classify(err, mctx, LaunchError), err.Error()
+		return
+	}
+	o.Kind, o.Message = checkMeasurement(m)
+	if o.Kind == OK {
+		o.Result = m.Result
+	}
+}
+
+// finish records a job that came back from the device worker and tells the
+// strategy. A job cancelled before it finished is dropped: it was never
+// recorded, so a resumed run evaluates it.
+func (r *run) finish(ctx context.Context, j *job) {
+	r.inflight--
+	if !j.done || r.fatal != nil {
+		return
+	}
+	o := &j.out
+	// Record even when ctx was cancelled meanwhile: the work is done and
+	// losing it would mean measuring it again.
+	if err := r.t.Recorder.Record(context.WithoutCancel(ctx), *o); err != nil {
+		r.fatal = fmt.Errorf("recording %v: %w", o.Params, err)
+		return
+	}
+	r.strategy.Observe(o.Params, o.Median(), o.Kind == OK)
+	r.account(o)
+	if r.opts.Progress != nil {
+		r.opts.Progress(Progress{Done: r.rep.Evaluations, Planned: r.planned, Last: o, Best: r.best})
+	}
+}
+
+// protect turns a panic in a compiler or measurer into an error: one bad
+// configuration must not take the run down.
+func protect[T any](f func() (T, error)) (v T, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v", p)
+		}
+	}()
+	return f()
+}

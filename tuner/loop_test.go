@@ -1,0 +1,242 @@
+package tuner
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"tltune/compiler/tuning"
+	"tltune/tuner/search"
+)
+
+func TestEveryOutcome(t *testing.T) {
+	rec := &memRecorder{}
+	meas := &fakeMeasurer{}
+	tu, comp := newTuner(t, rec, meas, Options{Strategy: "exhaustive", CompileWorkers: 3})
+	rep, err := tu.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[Kind]int{OK: 8, Pruned: 128, CompileError: 8, ResourceError: 8, LaunchError: 8, DeviceLost: 8, WrongResult: 16, Timeout: 8}
+	for _, k := range Kinds {
+		if rep.Counts[k] != want[k] {
+			t.Errorf("%s: %d, want %d", k, rep.Counts[k], want[k])
+		}
+	}
+	if rep.Evaluations != 64 || rep.Candidates != 96 || rep.Stop != StopExhausted {
+		t.Errorf("evaluations %d, candidates %d, stop %s", rep.Evaluations, rep.Candidates, rep.Stop)
+	}
+	if rep.PrunedByRule["work-group"] != 96 || rep.PrunedByRule["recipe"] != 32 {
+		t.Errorf("pruned by rule %v", rep.PrunedByRule)
+	}
+	// Compilation: one per distinct source, the rest cache hits.
+	if n := comp.compilations(); n != 32 || rep.CacheHits != 32 {
+		t.Errorf("%d compilations, %d cache hits; want 32 and 32", n, rep.CacheHits)
+	}
+	for src, n := range comp.count {
+		if n != 1 {
+			t.Errorf("%q compiled %d times", src, n)
+		}
+	}
+	// Every outcome recorded once, with a message when it failed.
+	if len(rec.outcomes) != 64+128 {
+		t.Errorf("%d outcomes recorded, want 192", len(rec.outcomes))
+	}
+	seen := map[tuning.Params]bool{}
+	for _, o := range rec.outcomes {
+		if seen[o.Params] {
+			t.Errorf("%v recorded twice", o.Params)
+		}
+		seen[o.Params] = true
+		if (o.Kind == OK) == (o.Message != "") {
+			t.Errorf("%v: kind %s with message %q", o.Params, o.Kind, o.Message)
+		}
+		if o.Kind != Pruned && (o.Seq == 0 || o.SourceHash == "" || o.Source == "") {
+			t.Errorf("%v: evaluation without seq, source or hash", o.Params)
+		}
+	}
+	for _, o := range rep.Outcomes {
+		msg := map[Kind]string{CompileError: "error", ResourceError: "registers", LaunchError: "WORK_GROUP",
+			DeviceLost: "reset", WrongResult: "exceeds tolerance", Timeout: "deadline"}[o.Kind]
+		if !strings.Contains(o.Message, msg) {
+			t.Errorf("%s outcome %v: message %q lacks %q", o.Kind, o.Params, o.Message, msg)
+		}
+	}
+	// The best is the fastest OK; the fast wrong results never appear.
+	best := rep.Best()
+	if best == nil || best.Params.WorkGroupSize[0] != 1 || best.Params.Tile[0] != 1 || best.Params.BatchPerGroup != 1 {
+		t.Fatalf("best %v", best)
+	}
+	for _, o := range rep.Top(100) {
+		if o.Kind != OK {
+			t.Errorf("top holds a %s outcome", o.Kind)
+		}
+	}
+	if len(rep.Top(100)) != 8 {
+		t.Errorf("top has %d outcomes, want the 8 OK", len(rep.Top(100)))
+	}
+}
+
+func TestBudget(t *testing.T) {
+	for _, name := range search.Names {
+		rec := &memRecorder{}
+		tu, _ := newTuner(t, rec, &fakeMeasurer{}, Options{Strategy: name, Budget: 10, Seed: 1})
+		rep, err := tu.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Evaluations != 10 || rep.Stop != StopBudget || rec.evaluated() != 10 {
+			t.Errorf("%s: %d evaluations (%d recorded), stop %s", name, rep.Evaluations, rec.evaluated(), rep.Stop)
+		}
+	}
+}
+
+func TestTimeLimit(t *testing.T) {
+	for _, name := range search.Names {
+		tu, _ := newTuner(t, &memRecorder{}, &fakeMeasurer{delay: 2 * time.Millisecond},
+			Options{Strategy: name, Time: 20 * time.Millisecond, ConfigTimeout: time.Second, Seed: 1})
+		// Only fast, successful configurations, 200 of them.
+		if err := tu.Space.Override("wx", "1"); err != nil {
+			t.Fatal(err)
+		}
+		if err := tu.Space.Override("tm", "1..50"); err != nil {
+			t.Fatal(err)
+		}
+		rep, err := tu.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Stop != StopTime || rep.Evaluations == 0 || rep.Evaluations >= rep.Candidates-4 {
+			t.Errorf("%s: stop %s after %d of %d", name, rep.Stop, rep.Evaluations, rep.Candidates)
+		}
+	}
+}
+
+// TestCancelAndResume interrupts a run after 10 recorded evaluations and
+// resumes it: nothing recorded is lost or measured again, and together the
+// two runs record each configuration exactly once.
+func TestCancelAndResume(t *testing.T) {
+	for _, name := range search.Names {
+		rec := &memRecorder{}
+		meas := &fakeMeasurer{}
+		ctx, cancel := context.WithCancel(context.Background())
+		rec.onRecord = func(n int) {
+			if n == 10 {
+				cancel()
+			}
+		}
+		tu, _ := newTuner(t, rec, meas, Options{Strategy: name, Seed: 2, CompileWorkers: 2})
+		rep, err := tu.Run(ctx)
+		if !errors.Is(err, context.Canceled) || rep.Stop != StopCancelled {
+			t.Fatalf("%s: interrupted run: err %v, stop %s", name, err, rep.Stop)
+		}
+		first := map[tuning.Params]bool{}
+		for _, o := range rec.outcomes {
+			if o.Kind != Pruned {
+				first[o.Params] = true
+			}
+		}
+		if len(first) < 10 {
+			t.Fatalf("%s: %d evaluations recorded before the interruption", name, len(first))
+		}
+		callsBefore := len(meas.calls)
+
+		rec.onRecord = nil
+		tu2, _ := newTuner(t, rec, meas, Options{Strategy: name, Seed: 2, CompileWorkers: 2})
+		rep2, err := tu2.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep2.Resumed != len(first) || rep2.Evaluations != 64 || rep2.Stop != StopExhausted {
+			t.Errorf("%s: resumed %d of %d, %d evaluations, stop %s", name, rep2.Resumed, len(first), rep2.Evaluations, rep2.Stop)
+		}
+		seen := map[tuning.Params]int{}
+		for _, o := range rec.outcomes {
+			seen[o.Params]++
+		}
+		for p, n := range seen {
+			if n != 1 {
+				t.Errorf("%s: %v recorded %d times", name, p, n)
+			}
+		}
+		if len(seen) != 192 {
+			t.Errorf("%s: %d configurations recorded, want 192", name, len(seen))
+		}
+		for p := range first {
+			if meas.calls[p] > 1 {
+				t.Errorf("%s: %v measured again after it was recorded", name, p)
+			}
+		}
+		if len(meas.calls) < callsBefore {
+			t.Errorf("%s: measurer log shrank", name)
+		}
+		seqs := map[int]bool{}
+		for _, o := range rep2.Outcomes {
+			if seqs[o.Seq] {
+				t.Errorf("%s: evaluation number %d used twice", name, o.Seq)
+			}
+			seqs[o.Seq] = true
+		}
+	}
+}
+
+func TestWarmStartFirst(t *testing.T) {
+	warm := []tuning.Params{
+		{SubgroupSize: 1, WorkGroupSize: [2]int{1, 1}, Tile: [2]int{2, 1}, Coopmatrix: [3]int{1, 1, 1}, Unroll: 2, BatchPerGroup: 2},
+		{SubgroupSize: 1, WorkGroupSize: [2]int{1, 8192}, Tile: [2]int{1, 1}, Coopmatrix: [3]int{1, 1, 1}, Unroll: 1, BatchPerGroup: 1}, // pruned: skipped
+		{SubgroupSize: 1, WorkGroupSize: [2]int{4, 1}, Tile: [2]int{1, 1}, Coopmatrix: [3]int{1, 1, 1}, Unroll: 1, BatchPerGroup: 1},
+	}
+	for _, name := range search.Names {
+		tu, _ := newTuner(t, &memRecorder{}, &fakeMeasurer{}, Options{Strategy: name, Budget: 5, WarmStart: warm, Seed: 1})
+		rep, err := tu.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Outcomes[0].Params != warm[0] || rep.Outcomes[1].Params != warm[2] {
+			t.Errorf("%s: started with %v, %v", name, rep.Outcomes[0].Params, rep.Outcomes[1].Params)
+		}
+	}
+}
+
+func TestReproducible(t *testing.T) {
+	order := func() []tuning.Params {
+		tu, _ := newTuner(t, &memRecorder{}, &fakeMeasurer{}, Options{Strategy: "gp", Seed: 9, Budget: 30, CompileWorkers: 4})
+		rep, err := tu.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ps []tuning.Params
+		for _, o := range rep.Outcomes {
+			ps = append(ps, o.Params)
+		}
+		return ps
+	}
+	if a, b := order(), order(); !slices.Equal(a, b) {
+		t.Error("same seed and outcomes, different evaluation order")
+	}
+}
+
+func TestRecorderFailureStops(t *testing.T) {
+	for _, failAt := range []int{1, 5} { // the pruned batch; an evaluation
+		tu, _ := newTuner(t, &memRecorder{failAt: failAt}, &fakeMeasurer{}, Options{Strategy: "exhaustive"})
+		_, err := tu.Run(context.Background())
+		if err == nil || !strings.Contains(err.Error(), "disk full") {
+			t.Errorf("failAt %d: err %v", failAt, err)
+		}
+	}
+}
+
+func TestBadSetup(t *testing.T) {
+	tu, _ := newTuner(t, &memRecorder{}, &fakeMeasurer{}, Options{Strategy: "annealing"})
+	if _, err := tu.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "annealing") {
+		t.Errorf("unknown strategy: %v", err)
+	}
+	tu, _ = newTuner(t, &memRecorder{}, &fakeMeasurer{}, Options{})
+	tu.Problem.M = 0
+	if _, err := tu.Run(context.Background()); err == nil {
+		t.Error("impossible shape accepted")
+	}
+}
