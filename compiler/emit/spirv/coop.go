@@ -239,7 +239,7 @@ func (e *fn) subgroupOp(in *ir.Inst) error {
 		rt := e.u.reg(ct)
 		re := e.groupOp(in, ct, e.extract(rt, x, 0))
 		im := e.groupOp(in, ct, e.extract(rt, x, 1))
-		e.vals[in.Result()] = e.op(spv.OpCompositeConstruct, e.u.reg(t), re, im)
+		e.vals[in.Result()] = e.complex(e.u.reg(t), re, im)
 		return nil
 	}
 	e.vals[in.Result()] = e.groupOp(in, t, x)

@@ -25,7 +25,9 @@
 //   - generic: SPIR-V 1.0, no subgroup operations (subgroup size 1), f16 in
 //     memory only (vload_half/vstore_half, Float16Buffer) and computed in
 //     f32, float atomics as compare-exchange loops on the bit pattern.
-//     spirv-val environment opencl1.2 (Output.Env): PoCL 3.1 is OpenCL 1.2.
+//     spirv-val environment opencl1.2 (Output.Env): PoCL 3.1 is OpenCL 1.2;
+//     modules with 64-bit atomics (f64 atomic add) validate as spv1.0,
+//     because spirv-val's OpenCL profiles reject Int64Atomics.
 //   - intel: SubgroupSize execution mode (SubgroupDispatch, SPIR-V 1.1),
 //     shuffles through SPV_INTEL_subgroups, subgroup reductions and scans as
 //     OpGroup* instructions (Groups), native f16 (Float16), float atomic add
@@ -38,6 +40,7 @@ package spirv
 
 import (
 	"fmt"
+	"slices"
 
 	"tltune/compiler/emit/opencl"
 	"tltune/compiler/emit/spirv/internal/spv"
@@ -77,6 +80,12 @@ func Emit(prog *ir.Program, t *target.Target, launch map[*ir.Func]opencl.Launch)
 		out.Kernels = append(out.Kernels, *k)
 	}
 	out.Module = u.b.Bytes(spv.AddressingModelPhysical64, spv.MemoryModelOpenCL)
+	if slices.Contains(u.b.Capabilities(), spv.CapabilityInt64Atomics) {
+		// spirv-val's OpenCL profiles reject Int64Atomics outright
+		// (SPIRV-Tools 2023.1), although cl_khr_int64_base_atomics devices
+		// and llvm-spirv accept it: validate against the core rules only.
+		out.Env = "spv1.0"
+	}
 	return out, nil
 }
 
@@ -88,7 +97,7 @@ func Disassemble(module []byte) (string, error) { return spv.Disassemble(module)
 type unit struct {
 	b      *spv.Builder
 	target *target.Target
-	clStd  spv.ID                // the OpenCL.std import
+	clStd  spv.ID                 // the OpenCL.std import
 	inputs map[spv.BuiltIn]spv.ID // built-in Input variables
 }
 

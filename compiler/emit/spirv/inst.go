@@ -176,14 +176,14 @@ func (e *fn) complexBinary(op ir.ArithOp, t *ir.Type, x, y spv.ID) (spv.ID, erro
 		c, d := e.extract(ct, y, 0), e.extract(ct, y, 1)
 		mul := func(p, q spv.ID) spv.ID { return e.op(spv.OpFMul, ct, p, q) }
 		if op == ir.Mul { // (ac - bd, ad + bc)
-			return e.op(spv.OpCompositeConstruct, rt,
+			return e.complex(rt,
 				e.op(spv.OpFSub, ct, mul(a, c), mul(b, d)), e.op(spv.OpFAdd, ct, mul(a, d), mul(b, c))), nil
 		}
 		// ((ac + bd) / (c² + d²), (bc - ad) / (c² + d²))
 		den := e.op(spv.OpFAdd, ct, mul(c, c), mul(d, d))
 		re := e.op(spv.OpFDiv, ct, e.op(spv.OpFAdd, ct, mul(a, c), mul(b, d)), den)
 		im := e.op(spv.OpFDiv, ct, e.op(spv.OpFSub, ct, mul(b, c), mul(a, d)), den)
-		return e.op(spv.OpCompositeConstruct, rt, re, im), nil
+		return e.complex(rt, re, im), nil
 	}
 	return 0, fmt.Errorf("spirv: arith.%s on %s", op, t)
 }
@@ -224,7 +224,7 @@ func (e *fn) unary(op ir.UnaryOp, t *ir.Type, x spv.ID) (spv.ID, error) {
 		return e.op(spv.OpNot, rt, x), nil
 	case op == ir.Conj && t.IsComplex():
 		ct, re, im := complexParts()
-		return e.op(spv.OpCompositeConstruct, rt, re, e.op(spv.OpFNegate, ct, im)), nil
+		return e.complex(rt, re, e.op(spv.OpFNegate, ct, im)), nil
 	case op == ir.Re && t.IsComplex():
 		_, re, _ := complexParts()
 		return re, nil
@@ -283,7 +283,7 @@ func (e *fn) convert(x spv.ID, from, to *ir.Type) spv.ID {
 		return e.sameOrConvert(spv.OpFConvert, rt, x, from.ComponentType(), to.ComponentType())
 	case to.IsComplex():
 		ct := to.ComponentType()
-		return e.op(spv.OpCompositeConstruct, rt, e.convert(x, from, ct), u.zero(ct))
+		return e.complex(rt, e.convert(x, from, ct), u.zero(ct))
 	case from.IsInteger() && to.IsInteger():
 		return e.convertInt(x, from.Bits(), to.Bits())
 	case from.IsInteger():
@@ -331,7 +331,7 @@ func (e *fn) mathInst(in *ir.Inst) error {
 		ct := e.u.reg(t.ComponentType())
 		r := e.ext(ct, spv.CLExp, e.extract(ct, x, 0))
 		im := e.extract(ct, x, 1)
-		e.vals[in.Result()] = e.op(spv.OpCompositeConstruct, rt,
+		e.vals[in.Result()] = e.complex(rt,
 			e.op(spv.OpFMul, ct, r, e.ext(ct, spv.CLCos, im)), e.op(spv.OpFMul, ct, r, e.ext(ct, spv.CLSin, im)))
 	case !t.IsFloat():
 		return fmt.Errorf("spirv: math on %s", t)
@@ -362,4 +362,13 @@ func (e *fn) builtin(in *ir.Inst) {
 		id = e.lane
 	}
 	e.vals[in.Result()] = e.convertInt(id, bits, in.Result().Type.Bits())
+}
+
+// complex builds the 2-vector (re, im) of type t. It inserts into an undef
+// vector rather than using OpCompositeConstruct, which llvm-spirv 15 only
+// reads back correctly when every constituent is a constant (it crashes
+// otherwise).
+func (e *fn) complex(t, re, im spv.ID) spv.ID {
+	v := e.b.Emit(spv.OpCompositeInsert, t, uint32(re), uint32(e.b.Constant(spv.OpUndef, t)), 0)
+	return e.b.Emit(spv.OpCompositeInsert, t, uint32(im), uint32(v), 1)
 }

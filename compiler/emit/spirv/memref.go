@@ -24,10 +24,10 @@ type memref struct {
 // group is a group parameter (docs/abi.md): base buffer, per-entry element
 // offsets, per-entry arrays for dynamic shape and stride entries.
 type group struct {
-	typ                 *ir.Type
-	base, offsets       spv.ID
-	shape, stride       []*dim // static, or the id of the per-entry array
-	size, offset        *dim
+	typ           *ir.Type
+	base, offsets spv.ID
+	shape, stride []*dim // static, or the id of the per-entry array
+	size, offset  *dim
 }
 
 func constDim(c int64) *dim { return &dim{c: c} }

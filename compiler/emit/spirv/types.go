@@ -15,7 +15,7 @@ import (
 // without native half (register and argument f32, memory half) and bf16
 // (register and argument f32, memory i16).
 
-func (u *unit) void() spv.ID { return u.b.Type(spv.OpTypeVoid) }
+func (u *unit) void() spv.ID  { return u.b.Type(spv.OpTypeVoid) }
 func (u *unit) boolT() spv.ID { return u.b.Type(spv.OpTypeBool) }
 
 func (u *unit) intT(bits int) spv.ID {
@@ -44,7 +44,9 @@ func (u *unit) halfBuffer() spv.ID {
 	return u.b.Type(spv.OpTypeFloat, 16)
 }
 
-func (u *unit) vec(elem spv.ID, n int) spv.ID { return u.b.Type(spv.OpTypeVector, uint32(elem), uint32(n)) }
+func (u *unit) vec(elem spv.ID, n int) spv.ID {
+	return u.b.Type(spv.OpTypeVector, uint32(elem), uint32(n))
+}
 
 func (u *unit) ptr(sc spv.StorageClass, elem spv.ID) spv.ID {
 	return u.b.Type(spv.OpTypePointer, uint32(sc), uint32(elem))

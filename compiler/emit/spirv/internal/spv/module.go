@@ -28,8 +28,8 @@ type Builder struct {
 	version  uint32
 
 	imports, entries, modes, names, annotations, globals []uint32
-	code                                                  []uint32
-	dedup                                                 map[string]ID
+	code                                                 []uint32
+	dedup                                                map[string]ID
 
 	fvars  []uint32 // Function variables of the function being written
 	varsAt int      // where they go: after the function's first OpLabel
