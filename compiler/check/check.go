@@ -64,7 +64,7 @@ func (c *checker) errorf(pos ir.Pos, format string, args ...any) {
 }
 
 func (c *checker) function(f *ir.Func) {
-	c.visible, c.defined, c.localBytes = map[*ir.Value]bool{}, nil, 0
+	c.visible, c.defined, c.localBytes = make(map[*ir.Value]bool, 128), c.defined[:0], 0
 	for i, v := range f.Params {
 		pos := v.Pos
 		if !pos.IsValid() {

@@ -1,7 +1,6 @@
 package ir
 
 import (
-	"math/big"
 	"strconv"
 	"strings"
 )
@@ -247,15 +246,12 @@ func FormatFloat(f float64) string {
 	return s
 }
 
-// exactInt reports whether the decimal string s fits the constant range.
-func exactInt(s string) (int64, bool) {
-	v, ok := new(big.Int).SetString(s, 10)
-	if !ok || !v.IsInt64() || v.Int64() == Dynamic {
-		return 0, false
-	}
-	return v.Int64(), true
-}
-
 // ParseInt parses a decimal integer constant with optional sign and reports
 // whether it lies in the range of the language, -2^63+1 ... 2^63-1.
-func ParseInt(s string) (int64, bool) { return exactInt(s) }
+func ParseInt(s string) (int64, bool) {
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || v == Dynamic {
+		return 0, false
+	}
+	return v, true
+}

@@ -7,35 +7,53 @@ import (
 )
 
 // modifiers walks the dot-separated parts of a mnemonic after the name
-// ("gemm.n.t.atomic" → n, t, atomic) in the order the grammar fixes.
+// ("gemm.n.t.atomic" → n, t, atomic) in the order the grammar fixes. It is
+// a plain value with fixed arrays so that parsing an instruction does not
+// allocate for it.
 type modifiers struct {
 	p     *parser
 	name  string
-	parts []string
-	cols  []int32 // column of each part
+	parts [maxModifiers]string
+	cols  [maxModifiers]int32 // column of each part
+	n     int                 // number of parts
 	line  int32
 	end   int32 // column after the word, where a missing modifier belongs
-	i     int
+	i     int   // next part to consume
 }
 
-func newModifiers(p *parser, word string, pos ir.Pos) *modifiers {
-	m := &modifiers{p: p, line: pos.Line}
+// maxModifiers bounds the modifiers of a mnemonic; the longest valid one,
+// "gemm.n.t.atomic", has three.
+const maxModifiers = 4
+
+func (m *modifiers) init(p *parser, word string, pos ir.Pos) {
+	*m = modifiers{p: p, line: pos.Line}
 	col := pos.Col
-	for i, part := range strings.Split(word, ".") {
-		if i == 0 {
+	for first := true; ; first = false {
+		i := strings.IndexByte(word, '.')
+		part := word
+		if i >= 0 {
+			part = word[:i]
+		}
+		switch {
+		case first:
 			m.name = part
-		} else {
-			m.parts = append(m.parts, part)
-			m.cols = append(m.cols, col)
+		case m.n == maxModifiers:
+			p.fail(ir.Pos{Line: pos.Line, Col: col - 1}, "too many modifiers on '%s'", m.name)
+		default:
+			m.parts[m.n], m.cols[m.n] = part, col
+			m.n++
 		}
 		col += int32(len(part)) + 1
+		if i < 0 {
+			break
+		}
+		word = word[i+1:]
 	}
 	m.end = col - 1
-	return m
 }
 
 func (m *modifiers) pos() ir.Pos {
-	if m.i < len(m.parts) {
+	if m.i < m.n {
 		return ir.Pos{Line: m.line, Col: m.cols[m.i] - 1} // at the '.'
 	}
 	return ir.Pos{Line: m.line, Col: m.end}
@@ -44,7 +62,7 @@ func (m *modifiers) pos() ir.Pos {
 // take consumes the next modifier if it is one of opts and returns its index
 // in opts, or -1.
 func (m *modifiers) take(opts ...string) int {
-	if m.i < len(m.parts) {
+	if m.i < m.n {
 		for j, o := range opts {
 			if m.parts[m.i] == o {
 				m.i++
@@ -58,7 +76,7 @@ func (m *modifiers) take(opts ...string) int {
 // kind consumes the mandatory kind modifier of "arith.add", "cmp.lt", ...
 // and looks it up with byName.
 func kind[T any](m *modifiers, what string, byName func(string) (T, bool)) T {
-	if m.i < len(m.parts) {
+	if m.i < m.n {
 		if k, ok := byName(m.parts[m.i]); ok {
 			m.i++
 			return k
@@ -102,9 +120,16 @@ func (m *modifiers) checked() ir.Checked {
 
 // done reports modifiers left over.
 func (m *modifiers) done() {
-	if m.i < len(m.parts) {
+	if m.i < m.n {
 		m.p.fail(m.pos(), "unexpected modifier '.%s' on '%s'", m.parts[m.i], m.name)
 	}
+}
+
+// opByName maps the mnemonics that share a parsing rule to their opcodes.
+var opByName = map[string]ir.Op{
+	"axpby": ir.OpAxpby, "sum": ir.OpSum, "ger": ir.OpGer, "hadamard_product": ir.OpHadamardProduct,
+	"subgroup_add": ir.OpSubgroupAdd, "subgroup_max": ir.OpSubgroupMax, "subgroup_min": ir.OpSubgroupMin,
+	"cooperative_matrix_scale": ir.OpCoopMatrixScale, "subgroup_broadcast": ir.OpSubgroupBroadcast,
 }
 
 // resultName is a name on the left of "=".
@@ -115,7 +140,9 @@ type resultName struct {
 
 // instruction parses one instruction with its result names.
 func (p *parser) instruction() *ir.Inst {
-	in := &ir.Inst{Pos: p.pos}
+	in := p.insts.new()
+	in.Pos = p.pos
+	in.Operands, in.OperandPos = p.operands.make(4), p.positions.make(4)
 	var names []resultName
 	if p.tok == tLocal {
 		for {
@@ -134,9 +161,10 @@ func (p *parser) instruction() *ir.Inst {
 		p.fail(p.pos, "expected instruction, found %s", p.describe())
 	}
 	in.OpPos = p.pos
-	m := newModifiers(p, p.lit, p.pos)
+	var m modifiers
+	m.init(p, p.lit, p.pos)
 	p.next()
-	types, multi := p.instructionBody(in, m)
+	types, multi := p.instructionBody(in, &m)
 	m.done()
 	p.bindResults(in, m.name, names, types, multi)
 	return in
@@ -158,8 +186,10 @@ func (p *parser) bindResults(in *ir.Inst, mnemonic string, names []resultName, t
 		p.errs.Add(names[0].pos, "'%s' returns %d values but %d names are given", mnemonic, len(types), len(names))
 		names = nil
 	}
+	in.Results = p.operands.make(len(types))
 	for i, t := range types {
-		v := &ir.Value{Type: t, Def: in, Index: i, Pos: in.OpPos}
+		v := p.newValue("", t, in.OpPos)
+		v.Def, v.Index = in, i
 		if i < len(names) {
 			v.Name, v.Pos = names[i].name, names[i].pos
 			p.define(v)
@@ -223,7 +253,7 @@ func (p *parser) instructionBody(in *ir.Inst, m *modifiers) (types []*ir.Type, m
 		}
 		return p.resultType(in), false
 	case "axpby", "sum":
-		in.Op = map[string]ir.Op{"axpby": ir.OpAxpby, "sum": ir.OpSum}[m.name]
+		in.Op = opByName[m.name]
 		in.TransA = m.transpose()
 		in.Atomic = m.atomic()
 		p.operandList(in, 4)
@@ -238,7 +268,7 @@ func (p *parser) instructionBody(in *ir.Inst, m *modifiers) (types []*ir.Type, m
 		in.Atomic = m.atomic()
 		p.operandList(in, 5)
 	case "ger", "hadamard_product":
-		in.Op = map[string]ir.Op{"ger": ir.OpGer, "hadamard_product": ir.OpHadamardProduct}[m.name]
+		in.Op = opByName[m.name]
 		in.Atomic = m.atomic()
 		p.operandList(in, 5)
 	case "cumsum":
@@ -287,7 +317,7 @@ func (p *parser) instructionBody(in *ir.Inst, m *modifiers) (types []*ir.Type, m
 		in.Builtin = kind(m, "builtin", ir.BuiltinByName)
 		return p.resultType(in), false
 	case "subgroup_add", "subgroup_max", "subgroup_min":
-		in.Op = map[string]ir.Op{"subgroup_add": ir.OpSubgroupAdd, "subgroup_max": ir.OpSubgroupMax, "subgroup_min": ir.OpSubgroupMin}[m.name]
+		in.Op = opByName[m.name]
 		in.Scan = kind(m, "subgroup operation", ir.ScanKindByName)
 		p.operandList(in, 1)
 		return p.resultType(in), false
@@ -372,7 +402,7 @@ func (p *parser) instructionBody(in *ir.Inst, m *modifiers) (types []*ir.Type, m
 		p.operandList(in, 3)
 		return p.resultType(in), false
 	case "cooperative_matrix_scale", "subgroup_broadcast":
-		in.Op = map[string]ir.Op{"cooperative_matrix_scale": ir.OpCoopMatrixScale, "subgroup_broadcast": ir.OpSubgroupBroadcast}[m.name]
+		in.Op = opByName[m.name]
 		p.operandList(in, 2)
 		return p.resultType(in), false
 	default:
@@ -391,7 +421,7 @@ func (p *parser) unknownInstruction(pos ir.Pos, name string) {
 }
 
 func (m *modifiers) peek() string {
-	if m.i < len(m.parts) {
+	if m.i < m.n {
 		return m.parts[m.i]
 	}
 	return ""
@@ -514,9 +544,7 @@ func (p *parser) foreach(in *ir.Inst) {
 	p.openScope()
 	defer p.closeScope()
 	for _, n := range names {
-		v := body.AddArg(t)
-		v.Name, v.Pos = n.name, n.pos
-		p.define(v)
+		p.regionArg(body, n, t)
 	}
 	p.regionBody(body)
 }
@@ -561,13 +589,9 @@ func (p *parser) forLoop(in *ir.Inst) []*ir.Type {
 	}
 	body := in.AddRegion(&ir.Region{Kind: ir.RegionInherit})
 	p.openScope()
-	v := body.AddArg(t)
-	v.Name, v.Pos = iv.name, iv.pos
-	p.define(v)
+	p.regionArg(body, iv, t)
 	for i, c := range carried {
-		v := body.AddArg(types[i])
-		v.Name, v.Pos = c.name, c.pos
-		p.define(v)
+		p.regionArg(body, c, types[i])
 	}
 	p.regionBody(body)
 	p.closeScope()
@@ -575,6 +599,14 @@ func (p *parser) forLoop(in *ir.Inst) []*ir.Type {
 		in.Attrs = p.dictionary()
 	}
 	return types
+}
+
+// regionArg appends an argument called n to r and defines it.
+func (p *parser) regionArg(r *ir.Region, n resultName, t *ir.Type) {
+	v := p.newValue(n.name, t, n.pos)
+	v.Region, v.Index = r, len(r.Args)
+	r.Args = append(r.Args, v)
+	p.define(v)
 }
 
 // typeList parses "(" type, ... ")".

@@ -21,8 +21,10 @@ import (
 // functions it could parse and every error found (sorted); the program is
 // then only good for diagnostics.
 func Parse(src []byte) (prog *ir.Program, errs diag.List) {
-	p := &parser{}
-	p.sc.init(src, p.errorAt)
+	// Kernels define a value every 50 bytes or so; sizing the name table
+	// for that avoids rehashing while parsing.
+	p := &parser{names: make(map[string]*ir.Value, len(src)/50), typeCache: map[string]*ir.Type{}}
+	p.sc.init(string(src), p.errorAt)
 	p.next()
 	prog = &ir.Program{}
 	for p.tok != tEOF {
@@ -41,8 +43,31 @@ type parser struct {
 	prevEnd ir.Pos // just after the previous token
 	errs    diag.List
 
-	// scopes is the stack of visible names, innermost last.
-	scopes []map[string]*ir.Value
+	// names maps every visible name to its value; defined lists the names
+	// in definition order and scopes the start of each open scope in it, so
+	// closing a scope forgets its names. Redefining a visible name is an
+	// error, so a name maps to one value at a time.
+	names   map[string]*ir.Value
+	defined []string
+	scopes  []int
+
+	// typeCache maps the source text of composite types already read to
+	// their type: kernels repeat the same memref and coopmatrix types many
+	// times.
+	typeCache map[string]*ir.Type
+
+	// Allocation slabs for the objects of the IR.
+	insts     slab[ir.Inst]
+	values    slab[ir.Value]
+	operands  sliceSlab[*ir.Value]
+	positions sliceSlab[ir.Pos]
+}
+
+// newValue returns a value with the given name, type and position.
+func (p *parser) newValue(name string, t *ir.Type, pos ir.Pos) *ir.Value {
+	v := p.values.new()
+	v.Name, v.Type, v.Pos = name, t, pos
+	return v
 }
 
 // bailout unwinds the parse of one instruction or function after a syntax
@@ -119,17 +144,24 @@ func (p *parser) expectWord(w, context string) {
 
 // ---- scopes ----
 
-func (p *parser) openScope()  { p.scopes = append(p.scopes, map[string]*ir.Value{}) }
-func (p *parser) closeScope() { p.scopes = p.scopes[:len(p.scopes)-1] }
+func (p *parser) openScope() { p.scopes = append(p.scopes, len(p.defined)) }
 
-func (p *parser) lookup(name string) *ir.Value {
-	for i := len(p.scopes) - 1; i >= 0; i-- {
-		if v, ok := p.scopes[i][name]; ok {
-			return v
-		}
+func (p *parser) closeScope() { p.truncateScopes(len(p.scopes) - 1) }
+
+// truncateScopes closes scopes until depth remain open.
+func (p *parser) truncateScopes(depth int) {
+	if depth >= len(p.scopes) {
+		return
 	}
-	return nil
+	mark := p.scopes[depth]
+	for _, n := range p.defined[mark:] {
+		delete(p.names, n)
+	}
+	p.defined = p.defined[:mark]
+	p.scopes = p.scopes[:depth]
 }
+
+func (p *parser) lookup(name string) *ir.Value { return p.names[name] }
 
 // define makes v visible in the innermost scope. Redefining a visible name
 // is an error (reported, not fatal: parsing goes on).
@@ -138,7 +170,8 @@ func (p *parser) define(v *ir.Value) {
 		p.errs.Add(v.Pos, "%%%s is already defined at %s", v.Name, old.Pos)
 		return
 	}
-	p.scopes[len(p.scopes)-1][v.Name] = v
+	p.names[v.Name] = v
+	p.defined = append(p.defined, v.Name)
 }
 
 // use resolves the current local identifier and consumes it.
@@ -165,7 +198,7 @@ func (p *parser) function() (f *ir.Func) {
 			if _, ok := r.(bailout); !ok {
 				panic(r)
 			}
-			p.scopes = nil
+			p.truncateScopes(0)
 			for p.tok != tEOF && !p.isWord("func") {
 				p.next()
 			}
@@ -205,7 +238,8 @@ func (p *parser) parameter(index int) (*ir.Value, ir.Attrs) {
 	if p.tok != tLocal {
 		p.fail(p.pos, "expected parameter name (a local identifier), found %s", p.describe())
 	}
-	v := &ir.Value{Name: p.lit, Pos: p.pos, Index: index}
+	v := p.newValue(p.lit, nil, p.pos)
+	v.Index = index
 	p.next()
 	p.expect(tColon, "after the parameter name")
 	v.Type, _ = p.typ()
@@ -241,7 +275,7 @@ func (p *parser) instructionOrSkip(r *ir.Region) {
 			if _, ok := rec.(bailout); !ok {
 				panic(rec)
 			}
-			p.scopes = p.scopes[:depth]
+			p.truncateScopes(depth)
 			p.skipInstruction()
 		}
 	}()

@@ -47,14 +47,15 @@ func (t token) String() string { return tokenNames[t] }
 // shapes); the parser calls them while its current token is the one just
 // before the glued text.
 type scanner struct {
-	src       []byte
-	off       int // offset of the next unread byte
+	src       string // the source, converted once so tokens are substrings, not copies
+	off       int    // offset of the next unread byte
+	tokStart  int    // offset of the token next returned last
 	line      int32
 	lineStart int
 	err       func(pos ir.Pos, msg string)
 }
 
-func (s *scanner) init(src []byte, err func(ir.Pos, string)) {
+func (s *scanner) init(src string, err func(ir.Pos, string)) {
 	s.src, s.off, s.line, s.lineStart, s.err = src, 0, 1, 0, err
 }
 
@@ -106,6 +107,7 @@ func isIdent(c byte) bool  { return isLetter(c) || isDigit(c) || c == '_' }
 func (s *scanner) next() (token, ir.Pos, string) {
 	s.skipSpace()
 	pos := s.pos()
+	s.tokStart = s.off
 	if s.off >= len(s.src) {
 		return tEOF, pos, ""
 	}
@@ -116,7 +118,7 @@ func (s *scanner) next() (token, ir.Pos, string) {
 		for s.off < len(s.src) && isWord(s.src[s.off]) {
 			s.off++
 		}
-		return tWord, pos, string(s.src[start:s.off])
+		return tWord, pos, s.src[start:s.off]
 	case isDigit(c), c == '.' && isDigit(s.peekAt(1)):
 		return s.number(pos, start)
 	case c == '-' || c == '+':
@@ -195,7 +197,7 @@ func (s *scanner) identifier(pos ir.Pos, sigil byte) (token, ir.Pos, string) {
 	if sigil == '@' {
 		kind = tGlobal
 	}
-	return kind, pos, string(s.src[start:s.off])
+	return kind, pos, s.src[start:s.off]
 }
 
 func (s *scanner) string(pos ir.Pos) (token, ir.Pos, string) {
@@ -205,7 +207,7 @@ func (s *scanner) string(pos ir.Pos) (token, ir.Pos, string) {
 		c := s.src[s.off]
 		if c == '"' {
 			s.off++
-			return tString, pos, string(s.src[start : s.off-1])
+			return tString, pos, s.src[start : s.off-1]
 		}
 		if c < 0x20 || c > 0x7e {
 			break
@@ -259,7 +261,7 @@ func (s *scanner) number(pos ir.Pos, start int) (token, ir.Pos, string) {
 			frac = n+m > 0
 		}
 		if (frac || n > 0) && (s.exponent("pP") || frac) {
-			return tFloat, pos, string(s.src[start:s.off])
+			return tFloat, pos, s.src[start:s.off]
 		}
 		s.off = save
 	}
@@ -274,7 +276,29 @@ func (s *scanner) number(pos ir.Pos, start int) (token, ir.Pos, string) {
 		float = true
 	}
 	if float {
-		return tFloat, pos, string(s.src[start:s.off])
+		return tFloat, pos, s.src[start:s.off]
 	}
-	return tInt, pos, string(s.src[start:s.off])
+	return tInt, pos, s.src[start:s.off]
+}
+
+// typeSpan returns the end offset (exclusive) of the composite type whose
+// keyword starts at start: the '>' that balances its first '<'. It fails
+// for spans with line breaks or comments, so that skipping to the end keeps
+// line counting right.
+func (s *scanner) typeSpan(start int) (int, bool) {
+	depth := 0
+	for i := start; i < len(s.src); i++ {
+		switch s.src[i] {
+		case '<':
+			depth++
+		case '>':
+			depth--
+			if depth == 0 {
+				return i + 1, true
+			}
+		case '\n', ';', '{', '}', '(', ')', '=':
+			return 0, false
+		}
+	}
+	return 0, false
 }

@@ -22,12 +22,8 @@ func (p *parser) typ() (*ir.Type, ir.Pos) {
 		p.fail(pos, "expected type, found %s", p.describe())
 	}
 	switch p.lit {
-	case "memref":
-		return p.memrefType(), pos
-	case "group":
-		return p.groupType(), pos
-	case "coopmatrix":
-		return p.coopmatrixType(), pos
+	case "memref", "group", "coopmatrix":
+		return p.compositeType(), pos
 	}
 	t := ir.BasicByName(p.lit)
 	if t == nil {
@@ -128,6 +124,34 @@ func (p *parser) shapeExtent() extent {
 func (p *parser) constExtent() extent {
 	pos := p.pos
 	return extent{n: p.integer(), pos: pos}
+}
+
+// compositeType parses a memref, group or coopmatrix type, reusing the
+// type of an identical spelling met before.
+func (p *parser) compositeType() *ir.Type {
+	start := p.sc.tokStart
+	end, cacheable := p.sc.typeSpan(start)
+	if cacheable {
+		if t, ok := p.typeCache[p.sc.src[start:end]]; ok {
+			p.sc.off = end
+			p.next()
+			return t
+		}
+	}
+	nerrs := len(p.errs)
+	var t *ir.Type
+	switch p.lit {
+	case "memref":
+		t = p.memrefType()
+	case "group":
+		t = p.groupType()
+	default:
+		t = p.coopmatrixType()
+	}
+	if cacheable && len(p.errs) == nerrs && p.sc.tokStart >= end {
+		p.typeCache[p.sc.src[start:end]] = t
+	}
+	return t
 }
 
 func (p *parser) memrefType() *ir.Type {

@@ -1,0 +1,48 @@
+package syntax_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"tltune/compiler/check"
+	"tltune/compiler/ir"
+	"tltune/compiler/printer"
+	"tltune/compiler/syntax"
+)
+
+// FuzzParse feeds arbitrary bytes to the front end. Nothing may panic; a
+// program that parses must print to text that parses back to an equal
+// program, and printing must be idempotent. The verifier runs on whatever
+// was parsed, errors or not, with a target, so its guards are fuzzed too.
+// The seed corpus is the verifier's test suite; testdata/fuzz/FuzzParse
+// holds the inputs fuzzing found interesting and is replayed by go test.
+func FuzzParse(f *testing.F) {
+	names, _ := filepath.Glob("../check/testdata/*/*.tl")
+	for _, name := range names {
+		src, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(src)
+	}
+	target := &check.Target{SubgroupSizes: []int64{16, 32}, MaxWorkGroupSize: 1024, LocalMemory: 1 << 16}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		prog, errs := syntax.Parse(src)
+		check.Program(prog, target)
+		if len(errs) > 0 {
+			return
+		}
+		text := printer.String(prog)
+		again, errs := syntax.Parse([]byte(text))
+		if len(errs) > 0 {
+			t.Fatalf("printed program does not parse: %v\n%s", errs, text)
+		}
+		if d := ir.Diff(prog, again); d != "" {
+			t.Fatalf("parse(print(p)) != p: %s\n%s", d, text)
+		}
+		if printer.String(again) != text {
+			t.Fatalf("printing is not idempotent:\n%s", text)
+		}
+	})
+}
