@@ -1,0 +1,113 @@
+package compiler_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"tltune/compiler"
+	"tltune/compiler/tuning"
+	"tltune/kernels"
+)
+
+// The intel and nvidia targets cannot run here. Their OpenCL C is compiled
+// with clang-15 instead (a package of `make setup`): intel for spir64 with
+// the full OpenCL C header and cl_intel_subgroups, nvidia for nvptx64, which
+// also checks the inline PTX operand constraints. Execution on the GPU
+// machine is the lead's (docs/abi.md says how to launch).
+
+// clangTargets are the clang invocations per target, after "clang-15".
+var clangTargets = map[string][]string{
+	"intel": {"-target", "spir64", "-c", "-emit-llvm",
+		"-Xclang", "-cl-ext=+cl_intel_subgroups,+cl_khr_fp16,+cl_khr_fp64,+cl_khr_int64_base_atomics",
+		"-include", "opencl-c.h"},
+	"nvidia": {"-target", "nvptx64-nvidia-nvcl", "-S",
+		"-Xclang", "-cl-ext=+cl_khr_fp64,+cl_khr_int64_base_atomics",
+		"-include", "opencl-c.h"},
+}
+
+func clangCompile(t *testing.T, tgt, src string) {
+	t.Helper()
+	clang, err := exec.LookPath("clang-15")
+	if err != nil {
+		t.Skip("clang-15 not installed (make setup installs it)")
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "k.cl")
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"-x", "cl", "-cl-std=CL1.2", "-o", filepath.Join(dir, "k.out"), "-I", clangInclude(t, clang)}, clangTargets[tgt]...)
+	out, err := exec.Command(clang, append(args, file)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("clang-15 rejects the %s OpenCL C: %v\n%s\n%s", tgt, err, out, src)
+	}
+}
+
+// clangInclude is clang's resource include folder, which holds opencl-c.h.
+func clangInclude(t *testing.T, clang string) string {
+	out, err := exec.Command(clang, "-print-resource-dir").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(string(out[:len(out)-1]), "include")
+}
+
+func TestTargetsCompileWithClang(t *testing.T) {
+	configs := map[string][]tuning.Params{
+		"intel": {{}, {SubgroupSize: 16, WorkGroupSize: [2]int{32, 2}, Tile: [2]int{32, 16}, Coopmatrix: [3]int{16, 8, 8}, Unroll: 2, BatchPerGroup: 2},
+			{SubgroupSize: 8, WorkGroupSize: [2]int{8, 4}, Tile: [2]int{8, 8}, Coopmatrix: [3]int{8, 8, 4}, Unroll: 1, BatchPerGroup: 1, StageLocal: true}},
+		"nvidia": {{}, {SubgroupSize: 32, WorkGroupSize: [2]int{64, 2}, Tile: [2]int{32, 16}, Coopmatrix: [3]int{32, 8, 8}, Unroll: 2, BatchPerGroup: 1, StageLocal: true}},
+	}
+	specs := []kernels.Spec{
+		{Op: kernels.GEMMOp, M: 53, N: 23, K: 56, DType: kernels.F32, Acc: kernels.F32, Alpha: 1.5, Beta: 0.5},
+		{Op: kernels.GEMMOp, M: 64, N: 64, K: 32, DType: kernels.F16, Acc: kernels.F32, TransB: true, Alpha: 1, Beta: 0},
+		{Op: kernels.GEMMOp, M: 16, N: 8, K: 16, DType: kernels.C64, Acc: kernels.C64, TransA: true, Alpha: 1, Beta: 1, Atomic: true, Layout: kernels.Group},
+		{Op: kernels.GEMVOp, M: 20, N: 56, DType: kernels.F64, Acc: kernels.F64, TransA: true, Alpha: 2, Beta: 0.5},
+		{Op: kernels.GEROp, M: 20, N: 5, DType: kernels.F32, Acc: kernels.F32, Alpha: 1, Beta: 1, Atomic: true},
+	}
+	for tgt, cfgs := range configs {
+		for _, s := range specs {
+			if s.Layout == 0 {
+				s.Layout = kernels.Strided
+			}
+			r, err := kernels.New(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for ci, p := range cfgs {
+				t.Run(fmt.Sprintf("%s/%s/cfg%d", tgt, r.Name(), ci), func(t *testing.T) {
+					src, err := r.Source(p)
+					if err != nil {
+						t.Fatal(err)
+					}
+					res, err := compiler.Compile([]byte(src), compiler.Options{Target: tgt})
+					if err != nil {
+						t.Fatal(err)
+					}
+					clangCompile(t, tgt, res.OpenCL)
+				})
+			}
+		}
+	}
+	// The differential test kernels that fit the targets' subgroup sizes,
+	// and subgroup operations on every value family.
+	for _, name := range []string{"exec/axpby", "exec/sum", "exec/hadamard", "exec/cumsum", "exec/foreach",
+		"exec/scalar", "exec/views", "exec/group", "targets/subgroups"} {
+		src, err := os.ReadFile(filepath.Join("testdata", name+".tl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for tgt := range configs {
+			t.Run(tgt+"/"+name, func(t *testing.T) {
+				res, err := compiler.Compile(src, compiler.Options{Target: tgt})
+				if err != nil {
+					t.Fatal(err)
+				}
+				clangCompile(t, tgt, res.OpenCL)
+			})
+		}
+	}
+}
