@@ -16,6 +16,8 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"tltune/configs"
 )
 
 // Target names the code-generation target of DESIGN.md §3.
@@ -189,3 +191,6 @@ func (p *Profile) validate() error {
 	}
 	return nil
 }
+
+// Shipped returns the profiles shipped in configs/devices.
+func Shipped() (Set, error) { return Load(configs.FS, "devices") }

@@ -3,12 +3,10 @@ package profile
 import (
 	"strings"
 	"testing"
-
-	"tltune/configs"
 )
 
 func TestShippedProfiles(t *testing.T) {
-	set, err := Load(configs.FS, "devices")
+	set, err := Shipped()
 	if err != nil {
 		t.Fatal(err)
 	}

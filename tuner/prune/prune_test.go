@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"tltune/compiler/tuning"
-	"tltune/configs"
 	"tltune/tuner/profile"
 	"tltune/tuner/space"
 )
@@ -114,7 +113,7 @@ func TestValidate(t *testing.T) {
 // TestShippedSpaces checks that the shipped spaces leave work for every
 // shipped profile on the demo shapes, and reports how much pruning removes.
 func TestShippedSpaces(t *testing.T) {
-	devs, err := profile.Load(configs.FS, "devices")
+	devs, err := profile.Shipped()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +125,7 @@ func TestShippedSpaces(t *testing.T) {
 	}
 	for _, dev := range devs {
 		for _, prob := range probs {
-			s, err := space.Load(configs.FS, "spaces", prob.Op, string(dev.Target))
+			s, err := space.Shipped(prob.Op, string(dev.Target))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -137,4 +136,20 @@ func TestShippedSpaces(t *testing.T) {
 			}
 		}
 	}
+}
+
+// BenchmarkSplit measures pruning per configuration of a shipped space.
+func BenchmarkSplit(b *testing.B) {
+	devs, err1 := profile.Shipped()
+	s, err2 := space.Shipped("gemm", "nvidia")
+	dev, ok := devs.Lookup("NVIDIA H100 80GB HBM3")
+	if err1 != nil || err2 != nil || !ok {
+		b.Fatal(err1, err2, ok)
+	}
+	prob := Problem{Op: "gemm", Dtype: "f16", M: 64, N: 64, K: 32}
+	b.ReportAllocs()
+	for b.Loop() {
+		Split(s.All(), dev, prob)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*s.Size()), "ns/config")
 }

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"tltune/compiler/tuning"
-	"tltune/configs"
 	"tltune/tuner/profile"
 	"tltune/tuner/prune"
 	"tltune/tuner/space"
@@ -16,14 +15,14 @@ import (
 // candidates is a realistic candidate set: the shipped gemm space on the
 // H100 profile for 64×64×32 f16, after pruning.
 func candidates(t testing.TB) []tuning.Params {
-	devs, err := profile.Load(configs.FS, "devices")
+	devs, err := profile.Shipped()
 	if err != nil {
 		t.Fatal(err)
 	}
-	dev, _ := devs.Lookup("NVIDIA H100 80GB HBM3")
-	s, err := space.Load(configs.FS, "spaces", "gemm", string(dev.Target))
-	if err != nil {
-		t.Fatal(err)
+	dev, ok := devs.Lookup("NVIDIA H100 80GB HBM3")
+	s, err := space.Shipped("gemm", string(dev.Target))
+	if err != nil || !ok {
+		t.Fatal(err, ok)
 	}
 	keep, _ := prune.Split(s.All(), dev, prune.Problem{Op: "gemm", Dtype: "f16", M: 64, N: 64, K: 32, Batch: 10000})
 	return keep

@@ -16,6 +16,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"tltune/compiler/tuning"
+	"tltune/configs"
 )
 
 // Ops are the ops with a search space.
@@ -204,3 +205,6 @@ func (s *Space) All() iter.Seq[tuning.Params] {
 		}
 	}
 }
+
+// Shipped returns the space of op for target shipped in configs/spaces.
+func Shipped(op, target string) (*Space, error) { return Load(configs.FS, "spaces", op, target) }

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"tltune/compiler/tuning"
-	"tltune/configs"
 )
 
 func TestParseValues(t *testing.T) {
@@ -141,7 +140,7 @@ func TestOverrides(t *testing.T) {
 func TestShipped(t *testing.T) {
 	for _, op := range Ops {
 		for _, target := range []string{"generic", "intel", "nvidia"} {
-			s, err := Load(configs.FS, "spaces", op, target)
+			s, err := Shipped(op, target)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -158,7 +157,7 @@ func TestShipped(t *testing.T) {
 			}
 		}
 	}
-	if _, err := Load(configs.FS, "spaces", "syrk", "generic"); err == nil {
+	if _, err := Shipped("syrk", "generic"); err == nil {
 		t.Error("space for unknown op loaded")
 	}
 }
