@@ -45,19 +45,31 @@ func runCheck(c *context, args []string) int {
 	return status
 }
 
-// frontEnd parses and verifies src. An internal fault of the front end is
-// recovered and reported as an error at the start of the file, so that a
-// compiler bug never turns into a stack trace for the user.
-func frontEnd(file string, src []byte) (prog *ir.Program, errs diag.List) {
+// frontEnd parses and verifies src.
+func frontEnd(file string, src []byte) (*ir.Program, diag.List) {
+	return guarded(file, func() (*ir.Program, diag.List) {
+		prog, errs := syntax.Parse(src)
+		if len(errs) == 0 {
+			errs = check.Program(prog, nil)
+		}
+		return prog, errs
+	})
+}
+
+// parseOnly parses src without verifying it.
+func parseOnly(file string, src []byte) (*ir.Program, diag.List) {
+	return guarded(file, func() (*ir.Program, diag.List) { return syntax.Parse(src) })
+}
+
+// guarded runs a front-end step. An internal fault is recovered and
+// reported as an error at the start of the file, so that a compiler bug
+// never turns into a stack trace for the user.
+func guarded(file string, step func() (*ir.Program, diag.List)) (prog *ir.Program, errs diag.List) {
 	defer func() {
 		if r := recover(); r != nil {
 			prog = nil
 			errs = diag.List{{Pos: ir.Pos{Line: 1, Col: 1}, Msg: fmt.Sprintf("internal compiler error while reading %s: %v (please report it with this file)", file, r)}}
 		}
 	}()
-	prog, errs = syntax.Parse(src)
-	if len(errs) == 0 {
-		errs = check.Program(prog, nil)
-	}
-	return prog, errs
+	return step()
 }

@@ -35,6 +35,19 @@ func Parse(src []byte) (prog *ir.Program, errs diag.List) {
 	return prog, p.errs.Sort()
 }
 
+// HasComments reports whether src contains a comment. The IR does not keep
+// comments, so a tool that rewrites source from the IR must know it would
+// drop them.
+func HasComments(src []byte) bool {
+	var s scanner
+	s.init(string(src), func(ir.Pos, string) {})
+	for {
+		if t, _, _ := s.next(); t == tEOF || s.comments > 0 {
+			return s.comments > 0
+		}
+	}
+}
+
 type parser struct {
 	sc      scanner
 	tok     token

@@ -50,6 +50,7 @@ type scanner struct {
 	src       string // the source, converted once so tokens are substrings, not copies
 	off       int    // offset of the next unread byte
 	tokStart  int    // offset of the token next returned last
+	comments  int    // comments skipped so far
 	line      int32
 	lineStart int
 	err       func(pos ir.Pos, msg string)
@@ -88,6 +89,7 @@ func (s *scanner) skipSpace() {
 		case ' ', '\t', '\r', '\f', '\v':
 			s.off++
 		case ';':
+			s.comments++
 			for s.off < len(s.src) && s.src[s.off] != '\n' {
 				s.off++
 			}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"tltune/compiler/diag"
+	"tltune/compiler/ir"
+)
+
+// runCmd runs the command line in process.
+func runCmd(args ...string) (status int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	status = run(args, &out, &errb)
+	return status, out.String(), errb.String()
+}
+
+func TestCheckValidIsSilent(t *testing.T) {
+	status, out, errs := runCmd("check", "testdata/check/ok.tl", "testdata/check/messy.tl")
+	if status != exitOK || out != "" || errs != "" {
+		t.Errorf("status %d, stdout %q, stderr %q; want 0 and silence", status, out, errs)
+	}
+}
+
+// TestCheckReportsEveryError pins the diagnostic format: every error of
+// every file, sorted, with the source line and a caret (tabs kept).
+func TestCheckReportsEveryError(t *testing.T) {
+	status, out, errs := runCmd("check", "testdata/check/bad.tl", "testdata/check/ok.tl", "testdata/check/syntax.tl")
+	if status != exitFail || out != "" {
+		t.Errorf("status %d, stdout %q; want 1 and nothing on stdout", status, out)
+	}
+	checkGolden(t, "check-errors.stderr", []byte(errs))
+}
+
+func TestCheckUsage(t *testing.T) {
+	if status, _, errs := runCmd("check"); status != exitUsage || strings.Count(errs, "\n") != 1 {
+		t.Errorf("no files: status %d, stderr %q; want 2 and one line", status, errs)
+	}
+	status, _, errs := runCmd("check", "testdata/check/missing.tl")
+	if status != exitFail || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "missing.tl") {
+		t.Errorf("missing file: status %d, stderr %q; want 1 and one line naming the file", status, errs)
+	}
+}
+
+func TestGuardedReportsInternalFault(t *testing.T) {
+	prog, errs := guarded("k.tl", func() (*ir.Program, diag.List) { panic("boom") })
+	if prog != nil || len(errs) != 1 || !strings.Contains(errs[0].Msg, "internal compiler error") || !strings.Contains(errs[0].Msg, "boom") {
+		t.Errorf("got %v, %v", prog, errs)
+	}
+}
+
+func TestFmtPrintsCanonicalForm(t *testing.T) {
+	status, out, errs := runCmd("fmt", "testdata/check/messy.tl")
+	if status != exitOK || errs != "" {
+		t.Fatalf("status %d, stderr %q", status, errs)
+	}
+	checkGolden(t, "fmt-messy.stdout", []byte(out))
+}
+
+func TestFmtFormatsInvalidButParsablePrograms(t *testing.T) {
+	if status, out, _ := runCmd("fmt", "testdata/check/bad.tl"); status != exitOK || !strings.Contains(out, "func @bad") {
+		t.Errorf("status %d, stdout %q", status, out)
+	}
+	status, out, errs := runCmd("fmt", "testdata/check/syntax.tl")
+	if status != exitFail || out != "" || !strings.Contains(errs, "syntax.tl:3:10: error: unknown instruction 'bogus'") {
+		t.Errorf("status %d, stdout %q, stderr %q", status, out, errs)
+	}
+}
+
+func TestFmtRewritesInPlace(t *testing.T) {
+	dir := t.TempDir()
+	messy, err := os.ReadFile("testdata/check/messy.tl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "k.tl")
+	if err := os.WriteFile(file, messy, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if status, out, errs := runCmd("fmt", "-w", file); status != exitOK || out != "" || errs != "" {
+		t.Fatalf("status %d, stdout %q, stderr %q", status, out, errs)
+	}
+	got, _ := os.ReadFile(file)
+	_, want, _ := runCmd("fmt", "testdata/check/messy.tl")
+	if string(got) != want {
+		t.Errorf("rewritten file:\n%s\nwant\n%s", got, want)
+	}
+	if info, _ := os.Stat(file); info.Mode().Perm() != 0o640 {
+		t.Errorf("mode %v, want 0640 kept", info.Mode().Perm())
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("temporary files left behind: %v", entries)
+	}
+}
+
+func TestFmtKeepsFilesWithComments(t *testing.T) {
+	dir := t.TempDir()
+	src, err := os.ReadFile("testdata/check/bad.tl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "k.tl")
+	if err := os.WriteFile(file, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	status, _, errs := runCmd("fmt", "-w", file)
+	if status != exitFail || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "comments") {
+		t.Errorf("status %d, stderr %q; want 1 and one line about comments", status, errs)
+	}
+	if got, _ := os.ReadFile(file); !bytes.Equal(got, src) {
+		t.Error("file with comments was changed")
+	}
+}
