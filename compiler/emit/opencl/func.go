@@ -32,6 +32,7 @@ func (u *unit) emitFunc(out *strings.Builder, f *ir.Func, l Launch) (*Kernel, er
 	e := &fn{u: u, f: f, launch: l,
 		names: map[*ir.Value]string{}, mems: map[*ir.Value]*memref{},
 		groups: map[*ir.Value]*group{}, yields: map[*ir.Region][]string{}}
+	e.body.Grow(32 << 10) // typical kernels are tens of KiB; avoid regrowing
 	k := &Kernel{Name: f.Name, Launch: l}
 	params := e.params(k)
 	if err := e.emitKernelBody(); err != nil {
