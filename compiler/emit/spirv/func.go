@@ -91,6 +91,16 @@ func (e *fn) body() error {
 	e.sgid = e.op(spv.OpIAdd, u.intT(32), e.op(spv.OpUDiv, u.intT(32), lx, sgs), e.op(spv.OpIMul, u.intT(32), ly, u.i32(int64(l.WorkGroupSize[0]/l.SubgroupSize))))
 	e.lane = e.op(spv.OpUMod, u.intT(32), lx, sgs)
 	group := e.extract(u.intT(64), e.loadBuiltin(spv.BuiltInWorkgroupId), 0)
+	if l.BatchPerGroup == 1 {
+		// One logical group per work-group: the launch never has more
+		// work-groups than groups, so there is nothing to skip.
+		e.gid = group
+		if err := e.region(e.f.Body); err != nil {
+			return err
+		}
+		e.b.Emit(spv.OpReturn, 0)
+		return nil
+	}
 	first := e.op(spv.OpIMul, u.intT(64), group, u.i64(int64(l.BatchPerGroup)))
 	spec := loopSpec{ivType: u.intT(64), from: u.i64(0), to: u.i64(int64(l.BatchPerGroup)), step: u.i64(1),
 		cond: func(j spv.ID) spv.ID {
@@ -101,9 +111,8 @@ func (e *fn) body() error {
 		if err := e.region(e.f.Body); err != nil {
 			return nil, err
 		}
-		if l.BatchPerGroup > 1 { // the next logical group reuses local memory
-			e.barrier(ir.FenceGlobal | ir.FenceLocal)
-		}
+		// The next logical group reuses local memory.
+		e.barrier(ir.FenceGlobal | ir.FenceLocal)
 		return nil, nil
 	})
 	if err != nil {
