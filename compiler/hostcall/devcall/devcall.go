@@ -1,0 +1,163 @@
+// Package devcall performs a hostcall.Call on a device: it uploads the
+// call's blobs, sets the arguments, launches over the call's global and
+// local sizes and reads the written blobs back.
+//
+// It is a sub-package of compiler/hostcall, not part of it, so that the
+// binder stays pure Go (usable and testable without a runtime), and it lives
+// under compiler rather than in tuner/bench so that every host of compiled
+// kernels — the tuner's sessions, `tltune run` and the compiler's
+// differential tests — shares it without the compiler's tests or the
+// command line depending on the tuner. It imports device and hostcall;
+// neither imports it.
+package devcall
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"tltune/compiler/hostcall"
+	"tltune/device"
+)
+
+// Buffers keeps blobs resident on one device: a blob is uploaded the first
+// time a call uses it and reused by later calls, so a tuning session binds
+// one set of inputs to many kernels and uploads the data once.
+type Buffers struct {
+	dev  device.Device
+	bufs map[*hostcall.Blob]device.Buffer
+}
+
+// NewBuffers returns an empty set of resident buffers on d.
+func NewBuffers(d device.Device) *Buffers {
+	return &Buffers{dev: d, bufs: map[*hostcall.Blob]device.Buffer{}}
+}
+
+// Upload makes the blobs resident, copying their bytes to the device.
+func (b *Buffers) Upload(blobs ...*hostcall.Blob) error {
+	for _, blob := range blobs {
+		if _, err := b.buffer(blob); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// buffer returns blob's device buffer, uploading it on first use (at least
+// 8 bytes: some runtimes refuse empty buffers).
+func (b *Buffers) buffer(blob *hostcall.Blob) (device.Buffer, error) {
+	if buf, ok := b.bufs[blob]; ok {
+		return buf, nil
+	}
+	buf, err := b.dev.Alloc(int64(max(len(blob.Data), 8)))
+	if err != nil {
+		return nil, fmt.Errorf("allocate %d bytes: %w", len(blob.Data), err)
+	}
+	if err := buf.Write(blob.Data); err != nil {
+		buf.Release()
+		return nil, err
+	}
+	b.bufs[blob] = buf
+	return buf, nil
+}
+
+// Args returns the device arguments of c, uploading the blobs not yet
+// resident.
+func (b *Buffers) Args(c *hostcall.Call) ([]device.Arg, error) {
+	args := make([]device.Arg, len(c.Args))
+	for i, a := range c.Args {
+		var err error
+		if a.Blob != nil {
+			var buf device.Buffer
+			buf, err = b.buffer(a.Blob)
+			args[i] = device.Buf(buf)
+		} else {
+			args[i], err = scalar(a)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("kernel %s argument %s: %w", c.Kernel.Name, a.Name, err)
+		}
+	}
+	return args, nil
+}
+
+// scalar passes a scalar's bytes. device.Arg has constructors for 4- and
+// 8-byte values only; clSetKernelArg and zeKernelSetArgumentValue copy
+// bytes by size, so an 8-byte float2 travels as the unsigned long with the
+// same bits. 1-, 2- and 16-byte scalars (char, short, half, double2) need
+// a raw-bytes constructor the device package does not offer yet.
+func scalar(a hostcall.Arg) (device.Arg, error) {
+	le := binary.LittleEndian
+	switch len(a.Scalar) {
+	case 4:
+		return device.I32(int32(le.Uint32(a.Scalar))), nil
+	case 8:
+		return device.U64(le.Uint64(a.Scalar)), nil
+	}
+	return device.Arg{}, fmt.Errorf("cannot pass a %s (%d bytes): the device package has no argument of that size", a.CType, len(a.Scalar))
+}
+
+// Launch sets c's arguments on k and starts it over c's launch sizes.
+func (b *Buffers) Launch(k device.Kernel, c *hostcall.Call) (device.Event, error) {
+	args, err := b.Args(c)
+	if err != nil {
+		return nil, err
+	}
+	if err := k.SetArgs(args...); err != nil {
+		return nil, err
+	}
+	g, l := c.GlobalSize(), c.LocalSize()
+	return k.Launch([]int{int(g[0]), int(g[1]), int(g[2])}, []int{int(l[0]), int(l[1]), int(l[2])})
+}
+
+// ReadBack copies the device contents of the blobs into their Data.
+func (b *Buffers) ReadBack(blobs ...*hostcall.Blob) error {
+	for _, blob := range blobs {
+		buf, ok := b.bufs[blob]
+		if !ok {
+			return fmt.Errorf("read back a blob of %d bytes that was never uploaded", len(blob.Data))
+		}
+		if err := buf.Read(blob.Data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Release frees every resident buffer.
+func (b *Buffers) Release() {
+	for _, buf := range b.bufs {
+		buf.Release()
+	}
+	clear(b.bufs)
+}
+
+// Run performs c once with kernel k on d: it uploads the blobs, launches,
+// waits and reads every blob the kernel may write back into its Data.
+func Run(d device.Device, k device.Kernel, c *hostcall.Call) error {
+	b := NewBuffers(d)
+	defer b.Release()
+	ev, err := b.Launch(k, c)
+	if err != nil {
+		return err
+	}
+	defer ev.Release()
+	if err := ev.Wait(); err != nil {
+		return err
+	}
+	return b.ReadBack(c.Written()...)
+}
+
+// Build builds OpenCL C source on d and returns its kernel name, with a
+// function that releases both.
+func Build(d device.Device, src, name string) (device.Kernel, func(), error) {
+	prog, err := d.BuildSource(src, "")
+	if err != nil {
+		return nil, nil, err
+	}
+	k, err := prog.Kernel(name)
+	if err != nil {
+		prog.Release()
+		return nil, nil, err
+	}
+	return k, func() { k.Release(); prog.Release() }, nil
+}
