@@ -46,12 +46,14 @@ const (
 
 type gp struct {
 	cands []tuning.Params
+	feats [][]float64 // scaled features of each candidate
+	index map[tuning.Params]int
 	lo    []float64 // per raw feature: minimum over the candidates
 	span  []float64 // per raw feature: max - min; 0 drops the feature
 	r     *rand.Rand
 
-	done    map[tuning.Params]bool // proposed or observed
-	pending []tuning.Params        // proposed, not yet observed, in order
+	done    []bool          // per candidate: proposed or observed
+	pending []tuning.Params // proposed, not yet observed, in order
 	obs     []observation
 
 	scales []float64 // ARD length scales of the used features
@@ -68,10 +70,16 @@ type observation struct {
 func newGP(candidates []tuning.Params, seed uint64) *gp {
 	g := &gp{
 		cands: candidates,
+		index: make(map[tuning.Params]int, len(candidates)),
 		r:     rand.New(rand.NewPCG(seed, 0x6a09)),
-		done:  map[tuning.Params]bool{},
+		done:  make([]bool, len(candidates)),
 	}
 	g.lo, g.span = featureRanges(candidates)
+	g.feats = make([][]float64, len(candidates))
+	for i, p := range candidates {
+		g.index[p] = i
+		g.feats[i] = g.features(p)
+	}
 	return g
 }
 
@@ -118,7 +126,9 @@ func (g *gp) features(p tuning.Params) []float64 {
 }
 
 func (g *gp) Observe(p tuning.Params, cost float64, ok bool) {
-	g.done[p] = true
+	if i, known := g.index[p]; known {
+		g.done[i] = true
+	}
 	if i := slices.Index(g.pending, p); i >= 0 {
 		g.pending = slices.Delete(g.pending, i, i+1)
 	}
@@ -135,23 +145,23 @@ func (g *gp) Next() (tuning.Params, bool) {
 	if len(open) == 0 {
 		return tuning.Params{}, false
 	}
-	var p tuning.Params
+	var i int
 	if x, y := g.training(); len(y) < gpInit || !g.spread(y) {
-		p = open[g.r.IntN(len(open))]
+		i = open[g.r.IntN(len(open))]
 	} else {
-		p = g.propose(open, x, y)
+		i = g.propose(open, x, y)
 	}
-	g.done[p] = true
-	g.pending = append(g.pending, p)
-	return p, true
+	g.done[i] = true
+	g.pending = append(g.pending, g.cands[i])
+	return g.cands[i], true
 }
 
-// open lists the candidates not yet proposed or observed.
-func (g *gp) open() []tuning.Params {
-	var open []tuning.Params
-	for _, p := range g.cands {
-		if !g.done[p] {
-			open = append(open, p)
+// open lists the indices of the candidates not yet proposed or observed.
+func (g *gp) open() []int {
+	var open []int
+	for i, done := range g.done {
+		if !done {
+			open = append(open, i)
 		}
 	}
 	return open
@@ -224,7 +234,7 @@ func (g *gp) spread(ys []float64) bool {
 
 // propose fits the model and returns the open candidate of highest
 // expected improvement.
-func (g *gp) propose(open []tuning.Params, xs [][]float64, ys []float64) tuning.Params {
+func (g *gp) propose(open []int, xs [][]float64, ys []float64) int {
 	zs, _, _ := standardize(ys)
 	if g.scales == nil || float64(len(zs)) >= gpRefitGrowth*float64(g.fitN) {
 		g.scales, g.noise = fitHyper(xs, zs, len(xs[0]))
@@ -243,14 +253,14 @@ func (g *gp) propose(open []tuning.Params, xs [][]float64, ys []float64) tuning.
 	best := slices.Min(zs[:len(ys)])
 	scored := open
 	if len(open) > gpMaxScored {
-		scored = make([]tuning.Params, gpMaxScored)
+		scored = make([]int, gpMaxScored)
 		for i, j := range g.r.Perm(len(open))[:gpMaxScored] {
 			scored[i] = open[j]
 		}
 	}
 	cx := make([][]float64, len(scored))
-	for i, p := range scored {
-		cx[i] = g.features(p)
+	for i, c := range scored {
+		cx[i] = g.feats[c]
 	}
 	mu, sd := m.predict(cx)
 	bestI, bestEI := 0, math.Inf(-1)

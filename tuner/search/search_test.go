@@ -193,3 +193,24 @@ func TestModelBeatsRandom(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkGPSteadyState measures one gp proposal once the model is at its
+// training cap: Next plus Observe, over the 1674 H100 gemm candidates.
+func BenchmarkGPSteadyState(b *testing.B) {
+	cands := candidates(b)
+	s, _ := New("gp", cands, 1)
+	for range gpMaxTrain {
+		p, _ := s.Next()
+		ns, ok := synthetic(p)
+		s.Observe(p, ns, ok)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		p, more := s.Next()
+		if !more {
+			b.Fatal("candidates exhausted; lower b.N")
+		}
+		ns, ok := synthetic(p)
+		s.Observe(p, ns, ok)
+	}
+}
