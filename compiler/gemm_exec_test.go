@@ -15,7 +15,7 @@ var gemmShapes = [][3]int{{20, 5, 56}, {53, 23, 56}, {1, 1, 1}, {16, 16, 16}, {7
 // gemmConfigs are configurations for the generic target (subgroup size 1).
 var gemmConfigs = []tuning.Params{
 	{}, // the compiler's heuristic
-	{SubgroupSize: 1, WorkGroupSize: [2]int{4, 4}, Tile: [2]int{4, 4}, Coopmatrix: [3]int{4, 4, 4}, Unroll: 1, BatchPerGroup: 1},
+	{SubgroupSize: 1, WorkGroupSize: [2]int{4, 4}, Tile: [2]int{8, 4}, Coopmatrix: [3]int{4, 4, 4}, Unroll: 1, BatchPerGroup: 1},
 	{SubgroupSize: 1, WorkGroupSize: [2]int{2, 3}, Tile: [2]int{8, 2}, Coopmatrix: [3]int{4, 2, 2}, Unroll: 3, BatchPerGroup: 2},
 	{SubgroupSize: 1, WorkGroupSize: [2]int{8, 1}, Tile: [2]int{2, 8}, Coopmatrix: [3]int{2, 4, 8}, Unroll: 2, BatchPerGroup: 3, StageLocal: true},
 }
