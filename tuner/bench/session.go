@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"tltune/compiler"
+	"tltune/compiler/hostcall"
+	"tltune/compiler/hostcall/devcall"
 	"tltune/device"
 	"tltune/kernels"
 	"tltune/tuner/measure"
@@ -92,9 +95,9 @@ func (s *Session) Close() {
 
 // Kernel is one configuration compiled and built for the session's device.
 type Kernel struct {
-	abi  *compiler.Kernel
-	prog device.Program
-	kern device.Kernel
+	abi     *compiler.Kernel
+	kern    device.Kernel
+	release func()
 }
 
 // Build builds the first kernel of res on the device.
@@ -103,47 +106,31 @@ func (s *Session) Build(res *compiler.Result) (*Kernel, error) {
 		return nil, errors.New("the program has no kernel")
 	}
 	abi := &res.Kernels[0]
-	prog, err := s.dev.BuildSource(res.OpenCL, "")
+	kern, release, err := devcall.Build(s.dev, res.OpenCL, abi.Name)
 	if err != nil {
 		return nil, err
 	}
-	kern, err := prog.Kernel(abi.Name)
-	if err != nil {
-		prog.Release()
-		return nil, err
-	}
-	return &Kernel{abi: abi, prog: prog, kern: kern}, nil
+	return &Kernel{abi: abi, kern: kern, release: release}, nil
 }
 
 // Release frees the kernel and its program.
-func (k *Kernel) Release() {
-	k.kern.Release()
-	k.prog.Release()
-}
-
-// launch runs k over the set's batch and returns the launch's event.
-func (k *Kernel) launch(args []device.Arg, batch int) (device.Event, error) {
-	if err := k.kern.SetArgs(args...); err != nil {
-		return nil, err
-	}
-	g, l := k.abi.GlobalSize(int64(batch)), k.abi.LocalSize()
-	return k.kern.Launch([]int{int(g[0]), int(g[1])}, []int{int(l[0]), int(l[1])})
-}
+func (k *Kernel) Release() { k.release() }
 
 // Verify runs k once on fresh copies of the verification inputs (the output
 // poisoned with NaN where the kernel must not read it) and checks the output
 // against the host reference.
 func (s *Session) Verify(k *Kernel) (kernels.Verdict, error) {
-	set, err := upload(s.dev, s.verifyIn)
+	in := withOwnOutput(s.verifyIn)
+	set, err := upload(s.dev, in)
 	if err != nil {
 		return kernels.Verdict{}, err
 	}
 	defer set.release()
-	args, err := set.args(s.dev, k.abi)
+	call, err := set.call(k.abi)
 	if err != nil {
 		return kernels.Verdict{}, err
 	}
-	ev, err := k.launch(args, s.verifyIn.Batch)
+	ev, err := set.bufs.Launch(k.kern, call)
 	if err != nil {
 		return kernels.Verdict{}, err
 	}
@@ -151,32 +138,41 @@ func (s *Session) Verify(k *Kernel) (kernels.Verdict, error) {
 	if err := ev.Wait(); err != nil {
 		return kernels.Verdict{}, err
 	}
-	out := *s.verifyIn.Output()
-	out.Data = make([]byte, len(out.Data))
-	if err := set.data[len(set.data)-1].Read(out.Data); err != nil {
+	if err := set.bufs.ReadBack(set.output()); err != nil {
 		return kernels.Verdict{}, err
 	}
-	return s.want.Check(&out)
+	return s.want.Check(in.Output())
+}
+
+// withOwnOutput is in with a copy of its output buffer, so that reading the
+// device's result back leaves the session's initial output intact.
+func withOwnOutput(in *kernels.Inputs) *kernels.Inputs {
+	cp := *in
+	cp.Args = slices.Clone(in.Args)
+	out := *in.Output()
+	out.Data = slices.Clone(out.Data)
+	cp.Args[len(cp.Args)-1] = &out
+	return &cp
 }
 
 // Sampler returns a function that launches k on the next timing set and
 // returns the launch's device time in nanoseconds.
 func (s *Session) Sampler(k *Kernel) (measure.Sampler, error) {
-	args := make([][]device.Arg, len(s.sets))
+	calls := make([]*hostcall.Call, len(s.sets))
 	for i, set := range s.sets {
-		a, err := set.args(s.dev, k.abi)
+		c, err := set.call(k.abi)
 		if err != nil {
 			return nil, err
 		}
-		args[i] = a
+		calls[i] = c
 	}
 	next := 0
 	return func(ctx context.Context) (float64, error) {
 		if err := ctx.Err(); err != nil {
 			return 0, err
 		}
-		ev, err := k.launch(args[next], s.plan.Batch)
-		next = (next + 1) % len(args)
+		ev, err := s.sets[next].bufs.Launch(k.kern, calls[next])
+		next = (next + 1) % len(calls)
 		if err != nil {
 			return 0, err
 		}
