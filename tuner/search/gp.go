@@ -37,7 +37,7 @@ const (
 	gpInit        = 6    // random proposals before the model is used
 	gpMaxScored   = 2048 // candidates scored per proposal (a random subset beyond)
 	gpXi          = 0.01 // exploration margin of expected improvement, in standardised units
-	gpRefitGrowth = 1.25
+	gpRefitGrowth = 1.25 // refit hyperparameters when observations grew by this factor
 	// gpMaxTrain caps the observations the model is fitted on (the best
 	// half and the most recent half), so that a proposal costs the same
 	// after a thousand evaluations as after a hundred: fitting is cubic.
@@ -236,9 +236,9 @@ func (g *gp) spread(ys []float64) bool {
 // expected improvement.
 func (g *gp) propose(open []int, xs [][]float64, ys []float64) int {
 	zs, _, _ := standardize(ys)
-	if g.scales == nil || float64(len(zs)) >= gpRefitGrowth*float64(g.fitN) {
+	if g.scales == nil || float64(len(g.obs)) >= gpRefitGrowth*float64(g.fitN) {
 		g.scales, g.noise = fitHyper(xs, zs, len(xs[0]))
-		g.fitN = len(zs)
+		g.fitN = len(g.obs)
 	}
 	m := fitModel(xs, zs, g.scales, g.noise)
 	if len(g.pending) > 0 {

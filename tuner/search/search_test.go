@@ -15,16 +15,22 @@ import (
 // candidates is a realistic candidate set: the shipped gemm space on the
 // H100 profile for 64×64×32 f16, after pruning.
 func candidates(t testing.TB) []tuning.Params {
+	return shipped(t, "NVIDIA H100 80GB HBM3", prune.Problem{Op: "gemm", Dtype: "f16", M: 64, N: 64, K: 32, Batch: 10000})
+}
+
+// shipped returns the candidates of the shipped space for prob on the
+// profile of the device called name.
+func shipped(t testing.TB, name string, prob prune.Problem) []tuning.Params {
 	devs, err := profile.Shipped()
 	if err != nil {
 		t.Fatal(err)
 	}
-	dev, ok := devs.Lookup("NVIDIA H100 80GB HBM3")
-	s, err := space.Shipped("gemm", string(dev.Target))
+	dev, ok := devs.Lookup(name)
+	s, err := space.Shipped(prob.Op, string(dev.Target))
 	if err != nil || !ok {
 		t.Fatal(err, ok)
 	}
-	keep, _ := prune.Split(s.All(), dev, prune.Problem{Op: "gemm", Dtype: "f16", M: 64, N: 64, K: 32, Batch: 10000})
+	keep, _ := prune.Split(s.All(), dev, prob)
 	return keep
 }
 
@@ -212,5 +218,22 @@ func BenchmarkGPSteadyState(b *testing.B) {
 		}
 		ns, ok := synthetic(p)
 		s.Observe(p, ns, ok)
+	}
+}
+
+// TestGPLargeSpace runs gp where the open candidates exceed what it scores
+// per proposal (a random subset is scored): the PoCL gemm space, 5244
+// candidates after pruning.
+func TestGPLargeSpace(t *testing.T) {
+	cands := shipped(t, "pthread-skylake-avx512-Intel(R) Xeon(R) CPU", prune.Problem{Op: "gemm", Dtype: "f32", M: 64, N: 64, K: 32})
+	if len(cands) <= gpMaxScored {
+		t.Fatalf("%d candidates do not exercise the scored subset", len(cands))
+	}
+	g, _ := New("gp", cands, 1)
+	r, _ := New("random", cands, 1)
+	ng, nr := Replay(g, cands, synthetic, 0.05, 300), Replay(r, cands, synthetic, 0.05, len(cands))
+	t.Logf("%d candidates: gp %d evaluations, random %d", len(cands), ng, nr)
+	if ng > 300 {
+		t.Errorf("gp did not get within 5%% of the optimum in 300 evaluations")
 	}
 }
