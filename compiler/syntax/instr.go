@@ -226,14 +226,7 @@ func (p *parser) resultType(in *ir.Inst) []*ir.Type {
 
 // indexList parses "[" [operands] "]".
 func (p *parser) indexList(in *ir.Inst) {
-	p.expect(tLBrack, "to open the index list")
-	for n := 0; p.tok != tRBrack; n++ {
-		if n > 0 {
-			p.expect(tComma, "between indices")
-		}
-		p.operand(in)
-	}
-	p.next()
+	p.list(tLBrack, tRBrack, "indices", func() { p.operand(in) })
 }
 
 // mode parses an integer mode constant into in.Mode.
@@ -373,14 +366,7 @@ func (p *parser) instructionBody(in *ir.Inst, m *modifiers) (types []*ir.Type, m
 		return p.resultType(in), false
 	case "yield":
 		in.Op = ir.OpYield
-		p.expect(tLParen, "after 'yield' (write yield (%a, %b))")
-		for n := 0; p.tok != tRParen; n++ {
-			if n > 0 {
-				p.expect(tComma, "between yielded values")
-			}
-			p.operand(in)
-		}
-		p.next()
+		p.list(tLParen, tRParen, "yielded values", func() { p.operand(in) })
 	case "lifetime_stop":
 		in.Op = ir.OpLifetimeStop
 		p.operand(in)
@@ -469,11 +455,7 @@ func (p *parser) expand(in *ir.Inst) {
 
 func (p *parser) subview(in *ir.Inst) {
 	p.operand(in)
-	p.expect(tLBrack, "after the subview operand")
-	for n := 0; p.tok != tRBrack; n++ {
-		if n > 0 {
-			p.expect(tComma, "between slices")
-		}
+	p.list(tLBrack, tRBrack, "slices", func() {
 		off := p.staticOrDynamic(in)
 		size := int64(0) // a single index is offset:0, i.e. the mode is dropped
 		if p.accept(tColon) {
@@ -481,43 +463,37 @@ func (p *parser) subview(in *ir.Inst) {
 		}
 		in.Offsets = append(in.Offsets, off.n)
 		in.Sizes = append(in.Sizes, size)
-	}
-	p.next()
+	})
 	if in.Offsets == nil {
 		in.Offsets, in.Sizes = []int64{}, []int64{}
 	}
 }
 
+// newName consumes a local identifier that names a new value.
+func (p *parser) newName(what string) resultName {
+	if p.tok != tLocal {
+		p.fail(p.pos, "expected %s (a local identifier), found %s", what, p.describe())
+	}
+	n := resultName{p.lit, p.pos}
+	p.next()
+	return n
+}
+
 // localNames parses "(" %a, %b, ... ")" as names to be defined.
 func (p *parser) localNames() []resultName {
-	p.expect(tLParen, "before the loop variables")
 	var names []resultName
-	for p.tok != tRParen {
-		if len(names) > 0 {
-			p.expect(tComma, "between loop variables")
-		}
-		if p.tok != tLocal {
-			p.fail(p.pos, "expected local identifier, found %s", p.describe())
-		}
-		names = append(names, resultName{p.lit, p.pos})
-		p.next()
-	}
-	p.next()
+	p.list(tLParen, tRParen, "loop variables", func() { names = append(names, p.newName("loop variable")) })
 	return names
 }
 
 // parenOperands parses "(" %a, ... ")" as operands of in and returns how
 // many there were.
 func (p *parser) parenOperands(in *ir.Inst, what string) int {
-	p.expect(tLParen, "before the "+what)
 	n := 0
-	for ; p.tok != tRParen; n++ {
-		if n > 0 {
-			p.expect(tComma, "between "+what)
-		}
+	p.list(tLParen, tRParen, what, func() {
 		p.operand(in)
-	}
-	p.next()
+		n++
+	})
 	return n
 }
 
@@ -550,11 +526,7 @@ func (p *parser) foreach(in *ir.Inst) {
 }
 
 func (p *parser) forLoop(in *ir.Inst) []*ir.Type {
-	if p.tok != tLocal {
-		p.fail(p.pos, "expected loop variable, found %s", p.describe())
-	}
-	iv := resultName{p.lit, p.pos}
-	p.next()
+	iv := p.newName("loop variable")
 	t, tpos := p.loopVarType()
 	in.TypePos = tpos
 	p.expect(tEqual, "after the loop variable")
@@ -567,20 +539,11 @@ func (p *parser) forLoop(in *ir.Inst) []*ir.Type {
 	var types []*ir.Type
 	if p.isWord("init") {
 		p.next()
-		p.expect(tLParen, "after 'init'")
-		for p.tok != tRParen {
-			if len(carried) > 0 {
-				p.expect(tComma, "between initial values")
-			}
-			if p.tok != tLocal {
-				p.fail(p.pos, "expected loop-carried value name, found %s", p.describe())
-			}
-			carried = append(carried, resultName{p.lit, p.pos})
-			p.next()
+		p.list(tLParen, tRParen, "initial values", func() {
+			carried = append(carried, p.newName("loop-carried value"))
 			p.expect(tEqual, "after the loop-carried value name")
 			p.operand(in)
-		}
-		p.next()
+		})
 		p.expect(tArrow, "after the initial values")
 		types = p.typeList()
 		if len(types) != len(carried) {
@@ -611,16 +574,11 @@ func (p *parser) regionArg(r *ir.Region, n resultName, t *ir.Type) {
 
 // typeList parses "(" type, ... ")".
 func (p *parser) typeList() []*ir.Type {
-	p.expect(tLParen, "before the return types")
 	types := []*ir.Type{}
-	for p.tok != tRParen {
-		if len(types) > 0 {
-			p.expect(tComma, "between return types")
-		}
+	p.list(tLParen, tRParen, "return types", func() {
 		t, _ := p.typ()
 		types = append(types, t)
-	}
-	p.next()
+	})
 	return types
 }
 

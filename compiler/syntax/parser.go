@@ -228,16 +228,11 @@ func (p *parser) function() (f *ir.Func) {
 	p.next()
 	p.openScope()
 	defer p.closeScope()
-	p.expect(tLParen, "after the function name")
-	for p.tok != tRParen {
-		if len(f.Params) > 0 {
-			p.expect(tComma, "between parameters")
-		}
+	p.list(tLParen, tRParen, "parameters", func() {
 		v, attrs := p.parameter(len(f.Params))
 		f.Params = append(f.Params, v)
 		f.ParamAttrs = append(f.ParamAttrs, attrs)
-	}
-	p.next()
+	})
 	if p.isWord("attributes") {
 		p.next()
 		f.Attrs = p.dictionary()
@@ -323,15 +318,24 @@ func (p *parser) skipInstruction() {
 	}
 }
 
+// list parses OPEN [item {"," item}] CLOSE; what names the items in
+// messages.
+func (p *parser) list(open, close token, what string, item func()) {
+	p.expect(open, "to open the "+what)
+	for n := 0; p.tok != close; n++ {
+		if n > 0 {
+			p.expect(tComma, "between "+what)
+		}
+		item()
+	}
+	p.next()
+}
+
 // ---- attributes ----
 
 func (p *parser) dictionary() ir.Attrs {
-	p.expect(tLBrace, "to open an attribute dictionary")
 	d := ir.Attrs{}
-	for p.tok != tRBrace {
-		if len(d) > 0 {
-			p.expect(tComma, "between attributes")
-		}
+	p.list(tLBrace, tRBrace, "attributes", func() {
 		na := ir.NamedAttr{Pos: p.pos}
 		switch {
 		case p.tok == tString:
@@ -350,8 +354,7 @@ func (p *parser) dictionary() ir.Attrs {
 			p.errs.Add(na.Pos, "attribute %s given twice", na.Name)
 		}
 		d = append(d, na)
-	}
-	p.next()
+	})
 	return d
 }
 
@@ -368,15 +371,8 @@ func (p *parser) attribute() ir.Attr {
 		a = ir.StringAttr(p.lit)
 		p.next()
 	case p.tok == tLBrack:
-		p.next()
 		a = ir.Attr{Kind: ir.AttrArray, Array: []ir.Attr{}}
-		for p.tok != tRBrack {
-			if len(a.Array) > 0 {
-				p.expect(tComma, "between array entries")
-			}
-			a.Array = append(a.Array, p.attribute())
-		}
-		p.next()
+		p.list(tLBrack, tRBrack, "array entries", func() { a.Array = append(a.Array, p.attribute()) })
 	case p.tok == tLBrace:
 		a = ir.Attr{Kind: ir.AttrDict, Dict: p.dictionary()}
 	default:

@@ -166,15 +166,8 @@ func (p *parser) memrefType() *ir.Type {
 	if p.accept(tComma) && p.isWord("strided") {
 		stridePos := p.pos
 		p.next()
-		p.expect(tLess, "after 'strided'")
 		stride = []int64{}
-		for p.tok != tGreater {
-			if len(stride) > 0 {
-				p.expect(tComma, "between strides")
-			}
-			stride = append(stride, p.shapeExtentOrNegative())
-		}
-		p.next()
+		p.list(tLess, tGreater, "strides", func() { stride = append(stride, p.shapeExtentOrNegative()) })
 		if len(stride) != len(shape) {
 			p.errs.Add(stridePos, "strided layout has %d entries but the memref has order %d", len(stride), len(shape))
 			stride = nil
