@@ -102,7 +102,9 @@ type Recorder interface {
 	// Record commits outcomes (one, or all pruned configurations at once).
 	Record(ctx context.Context, outcomes ...Outcome) error
 	// Previous returns the outcomes this run already recorded, when it is
-	// being resumed; none for a fresh run.
+	// being resumed; none for a fresh run. The loop needs Params, Kind and
+	// Seq of each, and Result.Summary of the OK ones (to rank them and to
+	// teach the strategy); Source and raw samples may be left out.
 	Previous(ctx context.Context) ([]Outcome, error)
 }
 
