@@ -106,7 +106,11 @@ func (c *checker) region(r *ir.Region, kind ir.RegionKind) {
 		if a.Region != r {
 			c.errorf(a.Pos, "region argument %%%s is not linked to its region", a.Name)
 		}
-		c.typ(a.Type, a.Pos)
+		if a.Type == nil {
+			c.errorf(a.Pos, "region argument %%%s has no type", a.Name)
+		} else {
+			c.typ(a.Type, a.Pos)
+		}
 		c.define(a)
 	}
 	for i, in := range r.Insts {

@@ -210,7 +210,7 @@ const (
 
 var arithNames = [numArithOps]string{"add", "sub", "mul", "div", "rem", "min", "max", "shl", "shr", "and", "or", "xor"}
 
-func (a ArithOp) String() string { return arithNames[a] }
+func (a ArithOp) String() string { return nameOf(arithNames[:], a) }
 
 // ArithOpByName returns the binary operation spelled name.
 func ArithOpByName(name string) (ArithOp, bool) { return lookup(arithNames[:], name, ArithOp(0)) }
@@ -231,7 +231,7 @@ const (
 
 var unaryNames = [numUnaryOps]string{"abs", "neg", "not", "conj", "im", "re"}
 
-func (u UnaryOp) String() string { return unaryNames[u] }
+func (u UnaryOp) String() string { return nameOf(unaryNames[:], u) }
 
 // UnaryOpByName returns the unary operation spelled name.
 func UnaryOpByName(name string) (UnaryOp, bool) { return lookup(unaryNames[:], name, UnaryOp(0)) }
@@ -252,7 +252,7 @@ const (
 
 var cmpNames = [numCmpOps]string{"eq", "ne", "gt", "ge", "lt", "le"}
 
-func (c CmpOp) String() string { return cmpNames[c] }
+func (c CmpOp) String() string { return nameOf(cmpNames[:], c) }
 
 // CmpOpByName returns the condition spelled name.
 func CmpOpByName(name string) (CmpOp, bool) { return lookup(cmpNames[:], name, CmpOp(0)) }
@@ -269,7 +269,7 @@ const (
 
 var mathNames = [numMathOps]string{"exp", "native_exp"}
 
-func (m MathOp) String() string { return mathNames[m] }
+func (m MathOp) String() string { return nameOf(mathNames[:], m) }
 
 // MathOpByName returns the math function spelled name.
 func MathOpByName(name string) (MathOp, bool) { return lookup(mathNames[:], name, MathOp(0)) }
@@ -290,7 +290,7 @@ const (
 
 var builtinNames = [numBuiltins]string{"group_id", "group_size", "num_subgroups", "subgroup_size", "subgroup_id", "subgroup_local_id"}
 
-func (b BuiltinKind) String() string { return builtinNames[b] }
+func (b BuiltinKind) String() string { return nameOf(builtinNames[:], b) }
 
 // BuiltinByName returns the builtin spelled name.
 func BuiltinByName(name string) (BuiltinKind, bool) {
@@ -328,10 +328,19 @@ const (
 
 var scanNames = [numScanKinds]string{"exclusive_scan", "inclusive_scan", "reduce"}
 
-func (s ScanKind) String() string { return scanNames[s] }
+func (s ScanKind) String() string { return nameOf(scanNames[:], s) }
 
 // ScanKindByName returns the subgroup operation spelled name.
 func ScanKindByName(name string) (ScanKind, bool) { return lookup(scanNames[:], name, ScanKind(0)) }
+
+// nameOf returns names[i], or "invalid" for a value no constant has (a
+// corrupted instruction must still print and verify without panicking).
+func nameOf[T ~uint8](names []string, i T) string {
+	if int(i) < len(names) {
+		return names[i]
+	}
+	return "invalid"
+}
 
 func lookup[T ~uint8](names []string, name string, _ T) (T, bool) {
 	for i, n := range names {
