@@ -178,7 +178,7 @@ func (r *memRecorder) Previous(context.Context) ([]Outcome, error) {
 
 func (r *memRecorder) evaluated() (n int) {
 	for _, o := range r.outcomes {
-		if o.Seq > 0 {
+		if o.Kind != Pruned {
 			n++
 		}
 	}

@@ -148,7 +148,9 @@ func (r *run) resume(prev []Outcome) (recipeRefused int) {
 			continue
 		}
 		r.strategy.Observe(o.Params, o.Median(), o.Kind == OK)
-		r.seq = max(r.seq, o.Seq)
+		// Number on after the resumed evaluations, whether or not the
+		// store kept their numbers.
+		r.seq = max(r.seq+1, o.Seq)
 		r.rep.Resumed++
 		r.account(&o)
 	}
