@@ -19,6 +19,9 @@ func TestTypesAreInterned(t *testing.T) {
 	if got := g.String(); got != "group<memref<f32x4x?, strided<1,8>, local>x?, offset: ?>" {
 		t.Errorf("String = %q", got)
 	}
+	if Memref(F32, []int64{5, 6, 7}, nil, Global) != Memref(F32, []int64{5, 6, 7}, []int64{1, 5, 30}, Global) {
+		t.Error("memref<f32x5x6x7> and memref<f32x5x6x7,strided<1,5,30>> differ")
+	}
 	if Coopmatrix(F16, 8, 16, MatrixA) != Coopmatrix(F16, 8, 16, MatrixA) {
 		t.Error("coopmatrix types are not interned")
 	}
