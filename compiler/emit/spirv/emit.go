@@ -25,13 +25,15 @@
 //   - generic: SPIR-V 1.0, no subgroup operations (subgroup size 1), f16 in
 //     memory only (vload_half/vstore_half, Float16Buffer) and computed in
 //     f32, float atomics as compare-exchange loops on the bit pattern.
-//     spirv-val environment opencl1.2 (Output.Env): PoCL 3.1 is OpenCL 1.2;
-//     modules with 64-bit atomics (f64 atomic add) validate as spv1.0,
-//     because spirv-val's OpenCL profiles reject Int64Atomics.
+//     spirv-val environment opencl1.2 (Output.Env): PoCL 3.1 is OpenCL 1.2.
 //   - intel: SubgroupSize execution mode (SubgroupDispatch, SPIR-V 1.1),
 //     shuffles through SPV_INTEL_subgroups, subgroup reductions and scans as
 //     OpGroup* instructions (Groups), native f16 (Float16), float atomic add
 //     as OpAtomicFAddEXT. spirv-val environment opencl2.2.
+//
+// Modules with 64-bit atomics or native f16 validate against the core rules
+// of their SPIR-V version instead (Output.Env "spv1.x"): spirv-val's OpenCL
+// profiles do not know the extensions that allow them.
 //
 // Cooperative matrices are laid out as in the OpenCL C back end (lane l holds
 // rows l, l+sgs, ...) and held as one SSA value per element: their shapes are
@@ -80,14 +82,17 @@ func Emit(prog *ir.Program, t *target.Target, launch map[*ir.Func]opencl.Launch)
 		out.Kernels = append(out.Kernels, *k)
 	}
 	out.Module = u.b.Bytes(spv.AddressingModelPhysical64, spv.MemoryModelOpenCL)
-	if slices.Contains(u.b.Capabilities(), spv.CapabilityInt64Atomics) {
-		// spirv-val's OpenCL profiles reject Int64Atomics outright
-		// (SPIRV-Tools 2023.1), although cl_khr_int64_base_atomics devices
-		// and llvm-spirv accept it: validate against the core rules only.
-		out.Env = "spv1.0"
+	if slices.ContainsFunc(u.b.Capabilities(), func(c spv.Capability) bool { return slices.Contains(unknownToProfiles, c) }) {
+		out.Env = "spv" + spv.VersionString(u.b.Version())
 	}
 	return out, nil
 }
+
+// unknownToProfiles are capabilities that OpenCL devices offer through
+// extensions (cl_khr_int64_base_atomics, cl_khr_fp16) but that spirv-val's
+// OpenCL profiles reject outright (SPIRV-Tools 2023.1). Modules declaring
+// them are validated against the core rules of their SPIR-V version.
+var unknownToProfiles = []spv.Capability{spv.CapabilityInt64Atomics, spv.CapabilityFloat16}
 
 // Disassemble prints a module as text, one instruction per line with the
 // module's own ids (stable for golden files).

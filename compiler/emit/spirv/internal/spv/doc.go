@@ -37,7 +37,7 @@ type OpInfo struct {
 	Operands []Operand
 	Caps     []Capability
 	Exts     []string
-	Version  uint32 // minimum SPIR-V version, encoded as in the header
+	Version  uint32 // minimum SPIR-V version, encoded as in the header; 0: only through Exts
 }
 
 // EnumInfo describes one enumerant; Params are the operands that follow it
@@ -47,7 +47,7 @@ type EnumInfo struct {
 	Value   uint32
 	Caps    []Capability
 	Exts    []string
-	Version uint32
+	Version uint32 // as OpInfo.Version
 	Params  []OperandKind
 }
 

@@ -64,9 +64,15 @@ func (b *Builder) Use(k OperandKind, v uint32) {
 	}
 }
 
+// require records what an instruction or enumerant needs. Extensions are
+// needed only by what no core version has (version 0): the grammar also
+// lists the extensions that once introduced core instructions.
 func (b *Builder) require(caps []Capability, exts []string, version uint32) {
 	if len(caps) > 0 {
 		b.needs = append(b.needs, caps)
+	}
+	if version != 0 {
+		exts = nil
 	}
 	for _, x := range exts {
 		if !slices.Contains(b.exts, x) {
@@ -341,6 +347,9 @@ func (b *Builder) Bytes(addressing AddressingModel, memory MemoryModel) []byte {
 	}
 	return out
 }
+
+// Version is the module's SPIR-V version so far (final after Bytes).
+func (b *Builder) Version() uint32 { return b.version }
 
 // VersionString spells a header version as "1.3".
 func VersionString(v uint32) string {

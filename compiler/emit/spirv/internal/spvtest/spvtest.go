@@ -1,6 +1,6 @@
-// Package spvtest runs spirv-val on modules the SPIR-V back end's tests
-// emit. Without spirv-val a test is skipped on a developer machine and fails
-// in CI (CI set), where `make setup` installs spirv-tools.
+// Package spvtest runs SPIRV-Tools (spirv-val, spirv-as) for the SPIR-V
+// back end's tests. Without them a test is skipped on a developer machine
+// and fails in CI (CI set), where `make setup` installs spirv-tools.
 package spvtest
 
 import (
@@ -14,13 +14,7 @@ import (
 // (e.g. "opencl1.2", "opencl2.2").
 func Validate(t testing.TB, module []byte, env string) {
 	t.Helper()
-	tool, err := exec.LookPath("spirv-val")
-	if err != nil {
-		if os.Getenv("CI") == "" {
-			t.Skip("spirv-val not installed (apt-get install spirv-tools)")
-		}
-		t.Fatal("CI is set but spirv-val is missing: make setup installs spirv-tools")
-	}
+	tool := lookPath(t, "spirv-val")
 	path := filepath.Join(t.TempDir(), "module.spv")
 	if err := os.WriteFile(path, module, 0o644); err != nil {
 		t.Fatal(err)
@@ -29,4 +23,38 @@ func Validate(t testing.TB, module []byte, env string) {
 	if err != nil {
 		t.Errorf("spirv-val --target-env %s: %v\n%s", env, err, out)
 	}
+}
+
+// Assemble runs spirv-as on text in environment env and returns the
+// binary (with the same rules for a missing tool as Validate).
+func Assemble(t testing.TB, text, env string) []byte {
+	t.Helper()
+	tool := lookPath(t, "spirv-as")
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "module.spvasm"), filepath.Join(dir, "module.spv")
+	if err := os.WriteFile(in, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if msg, err := exec.Command(tool, "--preserve-numeric-ids", "--target-env", env, in, "-o", out).CombinedOutput(); err != nil {
+		t.Fatalf("spirv-as: %v\n%s", err, msg)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// lookPath finds a SPIRV-Tools program: skipped without it on a developer
+// machine, fatal in CI.
+func lookPath(t testing.TB, name string) string {
+	t.Helper()
+	path, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("CI") == "" {
+			t.Skipf("%s not installed (apt-get install spirv-tools)", name)
+		}
+		t.Fatalf("CI is set but %s is missing: make setup installs spirv-tools", name)
+	}
+	return path
 }

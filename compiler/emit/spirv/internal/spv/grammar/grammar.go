@@ -285,9 +285,12 @@ func strList(s []string) string {
 	return "[]string{" + strings.Join(q, ", ") + "}"
 }
 
-// version encodes "1.3" as a module-header version; "None" (extension
-// only) and absent (1.0) are 0x10000.
+// version encodes "1.3" as a module-header version; absent means 1.0 and
+// "None" (only through an extension) is 0.
 func version(v string) string {
+	if v == "None" {
+		return "0"
+	}
 	var major, minor int
 	if _, err := fmt.Sscanf(v, "%d.%d", &major, &minor); err != nil {
 		return "0x10000"
