@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"tltune/compiler"
@@ -109,5 +110,38 @@ func TestTargetsCompileWithClang(t *testing.T) {
 				clangCompile(t, tgt, res.OpenCL)
 			})
 		}
+	}
+}
+
+// TestNvidiaUsesMMA: f16 and bf16 GEMMs into f32 use mma.sync on nvidia
+// with the heuristic's and a tuned configuration; f32 ones use shuffles.
+func TestNvidiaUsesMMA(t *testing.T) {
+	for _, tc := range []struct {
+		dtype kernels.DType
+		p     tuning.Params
+		mma   bool
+	}{
+		{kernels.F16, tuning.Params{}, true},
+		{kernels.BF16, tuning.Params{SubgroupSize: 32, WorkGroupSize: [2]int{32, 2}, Tile: [2]int{32, 16}, Coopmatrix: [3]int{32, 16, 16}, Unroll: 2, BatchPerGroup: 1}, true},
+		{kernels.F16, tuning.Params{SubgroupSize: 32, WorkGroupSize: [2]int{64, 1}, Tile: [2]int{16, 8}, Coopmatrix: [3]int{16, 8, 16}, Unroll: 1, BatchPerGroup: 2, StageLocal: true}, true},
+		{kernels.F32, tuning.Params{}, false},
+	} {
+		r, err := kernels.New(kernels.Spec{Op: kernels.GEMMOp, M: 40, N: 24, K: 48, DType: tc.dtype, Acc: kernels.F32,
+			Layout: kernels.Strided, Alpha: 1, Beta: 1, TransA: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, err := r.Source(tc.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := compiler.Compile([]byte(src), compiler.Options{Target: "nvidia"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(res.OpenCL, "mma.sync.aligned.m16n8k16.row.col.f32."+tc.dtype.String()); got != tc.mma {
+			t.Errorf("%s %v: mma.sync used = %v, want %v", tc.dtype, tc.p, got, tc.mma)
+		}
+		clangCompile(t, "nvidia", res.OpenCL)
 	}
 }

@@ -207,15 +207,23 @@ func heuristic(f *ir.Func, main *ir.Inst, t *target.Target) tuning.Params {
 	if sgs > 1 {
 		cm, cn, ck = sgs, 8, 8
 	}
-	p.Coopmatrix = [3]int{cm, cn, ck}
 	p.Tile = [2]int{cm, cn}
-	shape := main.Operands[len(main.Operands)-1].Type.Shape()
+	_, ins, _, out := main.BLASOperands()
+	for _, s := range t.MMA {
+		// The matrix engine's shape, two blocks per tile in each direction.
+		if ins[0].Type.Elem().String() == s.In && ins[1].Type.Elem() == ins[0].Type.Elem() && out.Type.Elem().String() == s.Acc {
+			cm, cn, ck = s.M, s.N, s.K
+			p.Tile = [2]int{2 * cm, 2 * cn}
+		}
+	}
+	p.Coopmatrix = [3]int{cm, cn, ck}
+	shape := out.Type.Shape()
 	gx, gy := 2, 2
 	if shape[0] != ir.Dynamic {
-		gx = clamp((int(shape[0])+cm-1)/cm, 1, 4)
+		gx = clamp((int(shape[0])+p.Tile[0]-1)/p.Tile[0], 1, 4)
 	}
 	if shape[1] != ir.Dynamic {
-		gy = clamp((int(shape[1])+cn-1)/cn, 1, 4)
+		gy = clamp((int(shape[1])+p.Tile[1]-1)/p.Tile[1], 1, 4)
 	}
 	for gx*gy*sgs > t.MaxWorkGroupSize && gy > 1 {
 		gy--

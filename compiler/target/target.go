@@ -135,7 +135,7 @@ func Nvidia() *Target {
 		F64:                 true,
 		Coopmatrix:          CoopBroadcast,
 		Shuffle:             ShufflePTX,
-		MMA:                 []MatrixShape{{M: 16, N: 8, K: 16, In: "f16", Acc: "f32"}},
+		MMA:                 []MatrixShape{{M: 16, N: 8, K: 16, In: "f16", Acc: "f32"}, {M: 16, N: 8, K: 16, In: "bf16", Acc: "f32"}},
 	}
 }
 

@@ -32,9 +32,21 @@ func (e *fn) laneRow(slot string) string {
 	return fmt.Sprintf("(tl_lane + %s * %d)", slot, e.launch.SubgroupSize)
 }
 
+// coopType returns the C struct holding this lane's share of coopmatrix
+// value v in its layout, and the number of elements in it.
+func (e *fn) coopType(v *ir.Value) (name string, perLane int) {
+	t := v.Type
+	n := ceilDiv(int(t.Rows()), e.launch.SubgroupSize) * int(t.Cols())
+	if e.frag[v] {
+		fr := fragments[t.Use()]
+		n = int(t.Rows()) / fr.br * int(t.Cols()) / fr.bc * fr.per
+	}
+	return e.u.coopStruct(t.Elem(), n), n
+}
+
 // coopDecl declares the variable for coopmatrix result v.
 func (e *fn) coopDecl(v *ir.Value) (name string, perLane int) {
-	typ, n := e.u.coopStruct(v.Type, e.launch.SubgroupSize)
+	typ, n := e.coopType(v)
 	name = e.fresh(v.Name)
 	e.line("%s %s;", typ, name)
 	e.names[v] = name
@@ -133,9 +145,21 @@ func joinConds(conds []string) string {
 	return s
 }
 
-// coopRows opens the loops over the lane's rows (tl_r, skipping padding
-// rows) and the columns (tl_c), element index tl_k.
-func (e *fn) coopRows(t *ir.Type) {
+// coopElems opens the loops over the elements this lane holds of
+// coopmatrix value v and defines tl_r, tl_c (the element's row and column)
+// and tl_k (its slot), skipping padding rows.
+func (e *fn) coopElems(v *ir.Value) {
+	t := v.Type
+	if e.frag[v] {
+		fr := fragments[t.Use()]
+		blocksM := int(t.Rows()) / fr.br
+		e.coopLoop("tl_bl", blocksM*int(t.Cols())/fr.bc)
+		e.coopLoop("tl_i", fr.per)
+		e.line("const long tl_r = (tl_bl %% %d) * %d + %s;", blocksM, fr.br, fr.row("tl_i"))
+		e.line("const long tl_c = (tl_bl / %d) * %d + %s;", blocksM, fr.bc, fr.col("tl_i"))
+		e.line("const int tl_k = tl_bl * %d + tl_i;", fr.per)
+		return
+	}
 	sgs := e.launch.SubgroupSize
 	rows, cols := int(t.Rows()), int(t.Cols())
 	e.coopLoop("tl_i", ceilDiv(rows, sgs))
@@ -147,7 +171,7 @@ func (e *fn) coopRows(t *ir.Type) {
 	}
 }
 
-func (e *fn) closeRows() {
+func (e *fn) closeElems() {
 	e.closeLoop()
 	e.closeLoop()
 }
@@ -158,39 +182,43 @@ func (e *fn) coopLoad(in *ir.Inst) {
 	t := in.Result().Type
 	name, _ := e.coopDecl(in.Result())
 	zero := e.zero(t.Elem())
-	e.coopRows(t)
+	e.coopElems(in.Result())
 	off, cond := e.coopAccess(m, x, y, in.TransA == ir.Trans, in.Checked)
 	load := e.loadElem(m, off)
 	if cond != "" {
 		load = cond + " ? " + load + " : " + zero
 	}
 	e.line("%s.v[tl_k] = %s;", name, load)
-	e.closeRows()
+	e.closeElems()
 }
 
 func (e *fn) coopStore(in *ir.Inst) error {
 	a := e.value(in.Operands[0])
 	m := e.memref(in.Operands[1])
 	x, y := e.value(in.Operands[2]), e.value(in.Operands[3])
-	e.coopRows(in.Operands[0].Type)
+	e.coopElems(in.Operands[0])
 	off, cond := e.coopAccess(m, x, y, false, in.Checked)
 	if cond != "" {
 		e.line("if (!(%s)) continue;", cond)
 	}
 	err := e.storeElem(m, off, a+".v[tl_k]", in.Atomic)
-	e.closeRows()
+	e.closeElems()
 	return err
 }
 
 // coopMulAdd writes D = A·B + C. Row slot i of A and C live in this lane;
 // B(k, j) lives in lane k mod sgs, slot k / sgs, and is broadcast.
 func (e *fn) coopMulAdd(in *ir.Inst) {
+	if e.frag[in.Result()] {
+		e.mmaMulAdd(in)
+		return
+	}
 	av, bv, cv := in.Operands[0], in.Operands[1], in.Operands[2]
 	a, b, c := e.value(av), e.value(bv), e.value(cv)
 	ct := cv.Type.Elem()
 	sgs := e.launch.SubgroupSize
 	rows, cols, depth := int(cv.Type.Rows()), int(cv.Type.Cols()), int(av.Type.Cols())
-	accType, _ := e.u.coopStruct(cv.Type, sgs)
+	accType, _ := e.coopType(cv)
 	acc := e.fresh("acc")
 	e.line("%s %s = %s;", accType, acc, c)
 	e.coopLoop("tl_kk", depth)

@@ -85,7 +85,7 @@ type Output struct {
 // Emit writes OpenCL C for prog. launch gives each function's launch
 // configuration.
 func Emit(prog *ir.Program, t *target.Target, launch map[*ir.Func]Launch) (*Output, error) {
-	u := &unit{target: t, helpers: helperSet{}}
+	u := &unit{target: t, helpers: &helperSet{}}
 	var body strings.Builder
 	out := &Output{}
 	for _, f := range prog.Funcs {
@@ -109,7 +109,7 @@ func Emit(prog *ir.Program, t *target.Target, launch map[*ir.Func]Launch) (*Outp
 // unit is the state shared by the kernels of one translation unit.
 type unit struct {
 	target  *target.Target
-	helpers helperSet
+	helpers *helperSet
 	fp64    bool // a kernel uses double
 	fp16    bool // a kernel computes in half (native f16 targets)
 	int64At bool // 64-bit atomics are used
@@ -152,13 +152,12 @@ func (u *unit) scalar(t *ir.Type) scalarInfo {
 	return si
 }
 
-// coopStruct returns the C struct type holding the lane's share of
-// coopmatrix type t with rows spread over sgs lanes.
-func (u *unit) coopStruct(t *ir.Type, sgs int) (name string, perLane int) {
-	si := u.scalar(t.Elem())
-	r := ceilDiv(int(t.Rows()), sgs)
-	perLane = r * int(t.Cols())
-	name = fmt.Sprintf("tl_cm_%s_%d", t.Elem(), perLane)
+// coopStruct returns the C struct type holding perLane elements of the
+// scalar type elem: one lane's share of a cooperative matrix. Structs,
+// unlike arrays, can be assigned, which loop-carried values need.
+func (u *unit) coopStruct(elem *ir.Type, perLane int) string {
+	si := u.scalar(elem)
+	name := fmt.Sprintf("tl_cm_%s_%d", elem, perLane)
 	if u.structs == nil {
 		u.structs = map[string]string{}
 	}
@@ -166,7 +165,7 @@ func (u *unit) coopStruct(t *ir.Type, sgs int) (name string, perLane int) {
 		u.structs[name] = fmt.Sprintf("typedef struct { %s v[%d]; } %s;", si.reg, perLane, name)
 		u.order = append(u.order, name)
 	}
-	return name, perLane
+	return name
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }

@@ -22,6 +22,7 @@ type fn struct {
 	mems   map[*ir.Value]*memref   // memref values
 	groups map[*ir.Value]*group    // group values
 	yields map[*ir.Region][]string // where a region's yield stores its values
+	frag   map[*ir.Value]bool      // coopmatrix values in the matrix engine's fragment layout
 }
 
 func (u *unit) emitFunc(out *strings.Builder, f *ir.Func, l Launch) (*Kernel, error) {
@@ -31,7 +32,8 @@ func (u *unit) emitFunc(out *strings.Builder, f *ir.Func, l Launch) (*Kernel, er
 	l.BatchPerGroup = max(l.BatchPerGroup, 1)
 	e := &fn{u: u, f: f, launch: l,
 		names: map[*ir.Value]string{}, mems: map[*ir.Value]*memref{},
-		groups: map[*ir.Value]*group{}, yields: map[*ir.Region][]string{}}
+		groups: map[*ir.Value]*group{}, yields: map[*ir.Region][]string{},
+		frag: fragmentValues(f, u.target, l.SubgroupSize)}
 	e.body.Grow(32 << 10) // typical kernels are tens of KiB; avoid regrowing
 	k := &Kernel{Name: f.Name, Launch: l}
 	params := e.params(k)
@@ -216,20 +218,25 @@ func (e *fn) value(v *ir.Value) string {
 // define declares a C variable holding expr for result v.
 func (e *fn) define(v *ir.Value, expr string) {
 	name := e.fresh(v.Name)
-	e.line("%s %s = %s;", e.regType(v.Type), name, expr)
+	e.line("%s %s = %s;", e.valueType(v), name, expr)
 	e.names[v] = name
 }
 
-// regType is the C type of a value of type t in a private variable.
+// regType is the C type of a scalar or bool in a private variable.
 func (e *fn) regType(t *ir.Type) string {
-	if t.Kind() == ir.KindCoopmatrix {
-		name, _ := e.u.coopStruct(t, e.launch.SubgroupSize)
-		return name
-	}
 	if t.Kind() == ir.KindBool {
 		return "bool"
 	}
 	return e.u.scalar(t).reg
+}
+
+// valueType is the C type of a private variable holding v.
+func (e *fn) valueType(v *ir.Value) string {
+	if v.Type.Kind() == ir.KindCoopmatrix {
+		name, _ := e.coopType(v)
+		return name
+	}
+	return e.regType(v.Type)
 }
 
 func (e *fn) target() *target.Target { return e.u.target }

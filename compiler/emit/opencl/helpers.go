@@ -2,27 +2,31 @@ package opencl
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 )
 
 // helperSet collects the support functions a kernel calls, so the preamble
-// holds only those. Names are stable, so the output is deterministic.
-type helperSet map[string]string
+// holds only those. They are written in the order they were first needed;
+// a helper adds its own dependencies before itself.
+type helperSet struct {
+	src   map[string]string
+	order []string
+}
 
-func (h helperSet) add(name, src string) string {
-	h[name] = src
+func (h *helperSet) add(name, src string) string {
+	if _, ok := h.src[name]; !ok {
+		if h.src == nil {
+			h.src = map[string]string{}
+		}
+		h.src[name] = src
+		h.order = append(h.order, name)
+	}
 	return name
 }
 
-func (h helperSet) write(b *strings.Builder) {
-	names := make([]string, 0, len(h))
-	for n := range h {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		b.WriteString(h[n])
+func (h *helperSet) write(b *strings.Builder) {
+	for _, n := range h.order {
+		b.WriteString(h.src[n])
 		b.WriteString("\n")
 	}
 }
@@ -36,7 +40,7 @@ func suffix(real string) string {
 }
 
 // cmul returns the helper multiplying two complex numbers of C type c2.
-func (h helperSet) cmul(c2 string) string {
+func (h *helperSet) cmul(c2 string) string {
 	r := realOf(c2)
 	name := "tl_cmul_" + suffix(r)
 	return h.add(name, fmt.Sprintf(`static inline %[1]s %[2]s(%[1]s a, %[1]s b) {
@@ -45,7 +49,7 @@ func (h helperSet) cmul(c2 string) string {
 }
 
 // cdiv returns the helper dividing two complex numbers.
-func (h helperSet) cdiv(c2 string) string {
+func (h *helperSet) cdiv(c2 string) string {
 	r := realOf(c2)
 	name := "tl_cdiv_" + suffix(r)
 	return h.add(name, fmt.Sprintf(`static inline %[1]s %[2]s(%[1]s a, %[1]s b) {
@@ -55,7 +59,7 @@ func (h helperSet) cdiv(c2 string) string {
 }
 
 // cexp returns the complex exponential helper.
-func (h helperSet) cexp(c2 string) string {
+func (h *helperSet) cexp(c2 string) string {
 	r := realOf(c2)
 	name := "tl_cexp_" + suffix(r)
 	return h.add(name, fmt.Sprintf(`static inline %[1]s %[2]s(%[1]s a) {
@@ -67,7 +71,7 @@ func (h helperSet) cexp(c2 string) string {
 // atomicAddReal returns a helper that adds v to *p atomically for a real
 // type. OpenCL 1.2 has no floating-point atomic add, so floats use a
 // compare-and-swap loop on the bit pattern.
-func (h helperSet) atomicAddReal(real, space string) string {
+func (h *helperSet) atomicAddReal(real, space string) string {
 	name := "tl_atomic_add_" + suffix(real) + "_" + space
 	if real == "double" {
 		return h.add(name, fmt.Sprintf(`static inline void %[1]s(volatile %[2]s double* p, double v) {
@@ -90,7 +94,7 @@ func (h helperSet) atomicAddReal(real, space string) string {
 }
 
 // atomicStoreReal returns a helper storing v to *p atomically.
-func (h helperSet) atomicStoreReal(real, space string) string {
+func (h *helperSet) atomicStoreReal(real, space string) string {
 	name := "tl_atomic_store_" + suffix(real) + "_" + space
 	if real == "double" {
 		return h.add(name, fmt.Sprintf(`static inline void %[1]s(volatile %[2]s double* p, double v) {
@@ -103,11 +107,11 @@ func (h helperSet) atomicStoreReal(real, space string) string {
 }
 
 // bf16 conversions: bfloat16 is the upper half of an IEEE f32.
-func (h helperSet) bf16Load() string {
+func (h *helperSet) bf16Load() string {
 	return h.add("tl_bf16_to_f32", `static inline float tl_bf16_to_f32(ushort x) { return as_float(((uint)x) << 16); }`)
 }
 
-func (h helperSet) bf16Store() string {
+func (h *helperSet) bf16Store() string {
 	return h.add("tl_f32_to_bf16", `static inline ushort tl_f32_to_bf16(float x) {
     uint u = as_uint(x);
     return (ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16); /* round to nearest even */

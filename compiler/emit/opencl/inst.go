@@ -405,9 +405,9 @@ func (e *fn) carried(results, init []*ir.Value) []string {
 	for i, r := range results {
 		names[i] = e.fresh(r.Name)
 		if init != nil {
-			e.line("%s %s = %s;", e.regType(r.Type), names[i], e.value(init[i]))
+			e.line("%s %s = %s;", e.valueType(r), names[i], e.value(init[i]))
 		} else {
-			e.line("%s %s;", e.regType(r.Type), names[i])
+			e.line("%s %s;", e.valueType(r), names[i])
 		}
 		e.names[r] = names[i]
 	}
@@ -446,7 +446,7 @@ func (e *fn) yield(in *ir.Inst) {
 	tmps := make([]string, len(dst))
 	for i, v := range in.Operands {
 		tmps[i] = e.fresh("y")
-		e.line("%s %s = %s;", e.regType(v.Type), tmps[i], e.value(v))
+		e.line("%s %s = %s;", e.valueType(v), tmps[i], e.value(v))
 	}
 	for i := range dst {
 		e.line("%s = %s;", dst[i], tmps[i])
