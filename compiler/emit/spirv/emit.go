@@ -104,6 +104,8 @@ type unit struct {
 	target *target.Target
 	clStd  spv.ID                 // the OpenCL.std import
 	inputs map[spv.BuiltIn]spv.ID // built-in Input variables
+	ints   [5]spv.ID              // integer types by width/16 (8, 16, 32, 64 bits)
+	boolID spv.ID
 }
 
 func newUnit(t *target.Target) *unit {

@@ -29,7 +29,9 @@ type Builder struct {
 
 	imports, entries, modes, names, annotations, globals []uint32
 	code                                                 []uint32
-	dedup                                                map[string]ID
+	dedup                                                map[dedupKey]ID
+
+	seen [1 << 16 / 64]uint64 // opcodes whose requirements are recorded
 
 	fvars  []uint32 // Function variables of the function being written
 	varsAt int      // where they go: after the function's first OpLabel
@@ -38,7 +40,8 @@ type Builder struct {
 // NewBuilder returns a builder for a module of at least SPIR-V version
 // minVersion (encoded as in the header, e.g. 0x10000 for 1.0).
 func NewBuilder(minVersion uint32) *Builder {
-	return &Builder{next: 1, minVer: minVersion, version: minVersion, dedup: map[string]ID{}}
+	return &Builder{next: 1, minVer: minVersion, version: minVersion, dedup: map[dedupKey]ID{},
+		code: make([]uint32, 0, 1<<14)}
 }
 
 // NewID allocates a result id.
@@ -82,10 +85,14 @@ func (b *Builder) require(caps []Capability, exts []string, version uint32) {
 	b.version = max(b.version, version)
 }
 
-// encode appends one instruction to dst and records what op requires.
+// encode appends one instruction to dst and records what op requires (once
+// per opcode: the grammar lookup is the costly part of encoding).
 func (b *Builder) encode(dst []uint32, op Op, operands []uint32) []uint32 {
-	if info := op.Info(); info != nil {
-		b.require(info.Caps, info.Exts, info.Version)
+	if w, bit := op/64, uint64(1)<<(op%64); b.seen[w]&bit == 0 {
+		b.seen[w] |= bit
+		if info := op.Info(); info != nil {
+			b.require(info.Caps, info.Exts, info.Version)
+		}
 	}
 	dst = append(dst, uint32(len(operands)+1)<<16|uint32(op))
 	return append(dst, operands...)
@@ -141,8 +148,24 @@ func (b *Builder) Constant(op Op, t ID, operands ...uint32) ID {
 	return b.unique(op, t, operands)
 }
 
+// dedupKey identifies a type or constant by its opcode, type and operands.
+// Short operand lists (all but function types) are stored inline, longer
+// ones spelled out in long: lookups are frequent, so they must not allocate.
+type dedupKey struct {
+	op   Op
+	n    uint8
+	t    ID
+	w    [4]uint32
+	long string
+}
+
 func (b *Builder) unique(op Op, t ID, operands []uint32) ID {
-	key := fmt.Sprint(op, t, operands)
+	key := dedupKey{op: op, n: uint8(len(operands)), t: t}
+	if len(operands) <= len(key.w) {
+		copy(key.w[:], operands)
+	} else {
+		key.long = fmt.Sprint(operands)
+	}
 	if id, ok := b.dedup[key]; ok {
 		return id
 	}
