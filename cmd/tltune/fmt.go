@@ -8,13 +8,12 @@ import (
 
 	"tltune/compiler/diag"
 	"tltune/compiler/printer"
-	"tltune/compiler/syntax"
 )
 
 func init() {
 	register(&command{
 		name:    "fmt",
-		summary: "print tensor-language files in canonical form (-w: rewrite them)",
+		summary: "print tensor-language files in canonical form, comments kept (-w: rewrite them)",
 		usage:   "[-w] FILE...",
 		run:     runFmt,
 	})
@@ -22,7 +21,7 @@ func init() {
 
 func runFmt(c *context, args []string) int {
 	fs := c.flags()
-	write := fs.Bool("w", false, "rewrite each file in place instead of printing it (refused for files with comments, which the canonical form does not keep)")
+	write := fs.Bool("w", false, "rewrite each file in place instead of printing it")
 	if status, ok := c.parse(fs, args); !ok {
 		return status
 	}
@@ -65,9 +64,6 @@ func formatFile(c *context, file string, write bool) error {
 	}
 	if bytes.Equal(out, src) {
 		return nil
-	}
-	if syntax.HasComments(src) {
-		return fmt.Errorf("%s has comments, which the canonical form does not keep; not rewritten (print it without -w and keep the comments by hand)", file)
 	}
 	return replaceFile(file, out)
 }

@@ -6,7 +6,8 @@ import (
 	"slices"
 )
 
-// Diff compares two programs structurally, ignoring source positions, and
+// Diff compares two programs structurally (comments included), ignoring
+// source positions, and
 // returns "" if they are equal or a description of the first difference.
 // Values correspond when they are defined at the same place; names must be
 // equal too (the printer keeps names, so parse(print(p)) has p's names).
@@ -14,6 +15,9 @@ import (
 func Diff(a, b *Program) string {
 	if len(a.Funcs) != len(b.Funcs) {
 		return fmt.Sprintf("%d functions vs %d", len(a.Funcs), len(b.Funcs))
+	}
+	if !slices.Equal(a.Comments, b.Comments) {
+		return "comments after the last function"
 	}
 	for i := range a.Funcs {
 		if d := diffFunc(a.Funcs[i], b.Funcs[i]); d != "" {
@@ -30,6 +34,9 @@ type differ struct {
 func diffFunc(f, g *Func) string {
 	if f.Name != g.Name {
 		return "name " + g.Name
+	}
+	if !slices.Equal(f.Comments, g.Comments) {
+		return "comments before the function"
 	}
 	if f.Attrs.String() != g.Attrs.String() {
 		return "attributes " + f.Attrs.String() + " vs " + g.Attrs.String()
@@ -65,6 +72,9 @@ func (d *differ) bind(x, y *Value) string {
 }
 
 func (d *differ) region(r, s *Region) string {
+	if !slices.Equal(r.EndComments, s.EndComments) {
+		return "comments at the end of a region"
+	}
 	if r.Kind != s.Kind || len(r.Args) != len(s.Args) || len(r.Insts) != len(s.Insts) {
 		return fmt.Sprintf("region shape (%d args, %d instructions vs %d, %d)",
 			len(r.Args), len(r.Insts), len(s.Args), len(s.Insts))
@@ -119,7 +129,8 @@ func sameAttributes(x, y *Inst) bool {
 		sameConst(x.Const, y.Const) && x.Mode == y.Mode && x.ModeTo == y.ModeTo &&
 		x.HasStep == y.HasStep && slices.Equal(x.Static, y.Static) &&
 		slices.Equal(x.Offsets, y.Offsets) && slices.Equal(x.Sizes, y.Sizes) &&
-		x.Attrs.String() == y.Attrs.String()
+		x.Attrs.String() == y.Attrs.String() &&
+		slices.Equal(x.Comments, y.Comments) && x.LineComment == y.LineComment
 }
 
 func sameConst(a, b Constant) bool {

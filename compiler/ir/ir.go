@@ -53,6 +53,8 @@ type Region struct {
 	Args   []*Value // for: loop variable then loop-carried values; foreach: loop variables
 	Insts  []*Inst
 	Parent *Inst // the instruction owning the region; nil for a function body
+
+	EndComments []string // comment lines before the closing '}'
 }
 
 // Inst is an instruction. Operands, results and regions are generic; the
@@ -85,6 +87,12 @@ type Inst struct {
 	Static         []int64     // expand: the expand shape; entries that are Dynamic take the next operand
 	Offsets, Sizes []int64     // subview: static offsets and sizes; Dynamic entries take the next operand
 	Attrs          Attrs       // alloca, for: the attribute dictionary
+
+	// Comments kept for the printer: whole comment lines before the
+	// instruction and the comment at the end of its last line, each with
+	// its ';' ("" if none). Comments inside an instruction move before it.
+	Comments    []string
+	LineComment string
 
 	// Source positions for diagnostics (zero in built instructions).
 	OperandPos []Pos // position of each operand's identifier
@@ -196,6 +204,7 @@ type Func struct {
 	Body       *Region // a RegionCollective region
 	Pos        Pos     // of the "func" keyword
 	NamePos    Pos
+	Comments   []string // comment lines before the function, each with its ';'
 }
 
 // WorkGroupSize returns the work_group_size attribute.
@@ -212,7 +221,8 @@ func (f *Func) SubgroupSize() (int64, bool) { return f.Attrs.Int(AttrSubgroupSiz
 
 // Program is a translation unit: a list of functions.
 type Program struct {
-	Funcs []*Func
+	Funcs    []*Func
+	Comments []string // comment lines after the last function
 }
 
 // Func returns the function called name or nil.

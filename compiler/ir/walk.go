@@ -66,7 +66,7 @@ func (r *Region) Clone(vmap map[*Value]*Value) *Region {
 }
 
 func cloneRegion(r *Region, vmap map[*Value]*Value) *Region {
-	c := &Region{Kind: r.Kind}
+	c := &Region{Kind: r.Kind, EndComments: slices.Clone(r.EndComments)}
 	for _, a := range r.Args {
 		na := c.AddArg(a.Type)
 		na.Name, na.Pos = a.Name, a.Pos
@@ -95,6 +95,7 @@ func cloneInst(in *Inst, vmap map[*Value]*Value) *Inst {
 	c.Sizes = slices.Clone(in.Sizes)
 	c.Attrs = slices.Clone(in.Attrs)
 	c.OperandPos = slices.Clone(in.OperandPos)
+	c.Comments = slices.Clone(in.Comments)
 	c.Operands = make([]*Value, len(in.Operands))
 	for i, v := range in.Operands {
 		if nv, ok := vmap[v]; ok {
@@ -124,6 +125,7 @@ func (f *Func) Clone() *Func {
 	c := *f
 	c.Attrs = slices.Clone(f.Attrs)
 	c.ParamAttrs = slices.Clone(f.ParamAttrs)
+	c.Comments = slices.Clone(f.Comments)
 	c.Params = make([]*Value, len(f.Params))
 	for i, p := range f.Params {
 		np := *p

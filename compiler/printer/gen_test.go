@@ -126,11 +126,20 @@ func (g *gen) constant() ir.Constant {
 	return ir.Constant{Kind: ir.ConstComplex, Float: float(), Imag: float()}
 }
 
+// comments returns zero to two comment lines (with their ';').
+func (g *gen) comments() []string {
+	var cs []string
+	for i := g.intn(5) - 2; i > 0; i-- {
+		cs = append(cs, []string{";", "; note", ";;x = 1 ; y", "; trailing %v @f {}"}[g.intn(4)])
+	}
+	return cs
+}
+
 func (g *gen) program() *ir.Program {
-	p := &ir.Program{}
+	p := &ir.Program{Comments: g.comments()}
 	for i := 1 + g.intn(2); i > 0; i-- {
 		g.visible = nil
-		f := &ir.Func{Name: g.name(), Attrs: g.attrs(0), Body: &ir.Region{Kind: ir.RegionCollective}}
+		f := &ir.Func{Name: g.name(), Attrs: g.attrs(0), Body: &ir.Region{Kind: ir.RegionCollective}, Comments: g.comments()}
 		for j := 1 + g.intn(4); j > 0; j-- {
 			v := &ir.Value{Name: g.name(), Type: g.typ(), Index: len(f.Params)}
 			f.Params = append(f.Params, v)
@@ -151,12 +160,17 @@ func (g *gen) region(r *ir.Region, depth int) {
 	}
 	for i := g.intn(6); i > 0; i-- {
 		in := g.inst(depth)
+		in.Comments = g.comments()
+		if g.intn(4) == 0 {
+			in.LineComment = "; at the end"
+		}
 		r.Append(in)
 		for _, v := range in.Results {
 			v.Name = g.name()
 			g.visible = append(g.visible, v)
 		}
 	}
+	r.EndComments = g.comments()
 	g.visible = g.visible[:mark]
 }
 

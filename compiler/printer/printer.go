@@ -7,6 +7,10 @@
 // order, default types (index loop variables) and default layouts omitted,
 // and floats in the shortest spelling that reads back to the same float64.
 // Names are kept; values without a name get the smallest free number.
+// Comments are kept: comment lines before the instruction (or function, or
+// closing brace) they preceded, and end-of-line comments at the end of
+// their instruction's last line; a comment inside an instruction moves to
+// the line before it.
 package printer
 
 import (
@@ -32,6 +36,7 @@ func String(p *ir.Program) string {
 		}
 		pr.function(f)
 	}
+	pr.comments(p.Comments)
 	return pr.b.String()
 }
 
@@ -53,6 +58,7 @@ type printer struct {
 
 func (p *printer) function(f *ir.Func) {
 	p.prepareNames(f)
+	p.comments(f.Comments)
 	p.b.WriteString("func @")
 	p.b.WriteString(f.Name)
 	p.b.WriteByte('(')
@@ -151,6 +157,7 @@ func (p *printer) region(r *ir.Region) {
 	for _, in := range r.Insts {
 		p.inst(in)
 	}
+	p.comments(r.EndComments)
 	p.indent--
 	p.writeIndent()
 	p.b.WriteByte('}')
@@ -180,7 +187,17 @@ func (p *printer) needsLHS(in *ir.Inst) bool {
 	return false
 }
 
+// comments writes comment lines at the current indentation.
+func (p *printer) comments(cs []string) {
+	for _, c := range cs {
+		p.writeIndent()
+		p.b.WriteString(c)
+		p.b.WriteByte('\n')
+	}
+}
+
 func (p *printer) inst(in *ir.Inst) {
+	p.comments(in.Comments)
 	p.writeIndent()
 	if p.needsLHS(in) {
 		p.values(in.Results)
@@ -188,6 +205,10 @@ func (p *printer) inst(in *ir.Inst) {
 	}
 	p.b.WriteString(in.Mnemonic())
 	p.operandsOf(in)
+	if in.LineComment != "" {
+		p.b.WriteByte(' ')
+		p.b.WriteString(in.LineComment)
+	}
 	p.b.WriteByte('\n')
 }
 
@@ -377,7 +398,7 @@ func (p *printer) ifElse(in *ir.Inst) {
 		p.b.WriteByte(' ')
 		p.region(in.Regions[0])
 	}
-	if len(in.Regions) > 1 && len(in.Regions[1].Insts) > 0 {
+	if len(in.Regions) > 1 && (len(in.Regions[1].Insts) > 0 || len(in.Regions[1].EndComments) > 0) {
 		p.b.WriteString(" else ")
 		p.region(in.Regions[1])
 	}

@@ -32,20 +32,8 @@ func Parse(src []byte) (prog *ir.Program, errs diag.List) {
 			prog.Funcs = append(prog.Funcs, f)
 		}
 	}
+	prog.Comments = texts(p.takeComments())
 	return prog, p.errs.Sort()
-}
-
-// HasComments reports whether src contains a comment. The IR does not keep
-// comments, so a tool that rewrites source from the IR must know it would
-// drop them.
-func HasComments(src []byte) bool {
-	var s scanner
-	s.init(string(src), func(ir.Pos, string) {})
-	for {
-		if t, _, _ := s.next(); t == tEOF || s.comments > 0 {
-			return s.comments > 0
-		}
-	}
 }
 
 type parser struct {
@@ -218,7 +206,7 @@ func (p *parser) function() (f *ir.Func) {
 			f = nil
 		}
 	}()
-	f = &ir.Func{Pos: p.pos}
+	f = &ir.Func{Pos: p.pos, Comments: texts(p.takeComments())}
 	p.expectWord("func", "at the start of a function definition")
 	f.NamePos = p.pos
 	if p.tok != tGlobal {
@@ -264,7 +252,11 @@ func (p *parser) parameter(index int) (*ir.Value, ir.Attrs) {
 // next line that can start an instruction, so one file yields all its errors.
 func (p *parser) regionBody(r *ir.Region) {
 	p.expect(tLBrace, "to open a region")
-	for p.tok != tRBrace {
+	for {
+		if p.tok == tRBrace {
+			r.EndComments = texts(p.takeComments())
+			break
+		}
 		if p.tok == tEOF {
 			p.fail(p.pos, "region not closed: expected '}' before end of file")
 		}
@@ -287,8 +279,48 @@ func (p *parser) instructionOrSkip(r *ir.Region) {
 			p.skipInstruction()
 		}
 	}()
+	lead := p.takeComments()
 	in := p.instruction()
+	p.claimComments(in, lead)
 	r.Append(in)
+}
+
+// takeComments returns the comments scanned so far and not yet claimed.
+func (p *parser) takeComments() []comment {
+	cs := p.sc.pending
+	p.sc.pending = nil
+	return cs
+}
+
+// claimComments attaches comments to the instruction just parsed: lead
+// (the comment lines before it) and the comments scanned while parsing it
+// that lie before its end go before it; a comment after its last token on
+// the same line is its line comment. Later comments wait for the next
+// instruction.
+func (p *parser) claimComments(in *ir.Inst, lead []comment) {
+	end := p.prevEnd
+	rest := p.takeComments()
+	for len(rest) > 0 && before(rest[0].pos, end) {
+		lead, rest = append(lead, rest[0]), rest[1:]
+	}
+	if len(rest) > 0 && !rest[0].ownLine && rest[0].pos.Line == end.Line {
+		in.LineComment, rest = rest[0].text, rest[1:]
+	}
+	p.sc.pending = rest
+	in.Comments = texts(lead)
+}
+
+func before(a, b ir.Pos) bool { return a.Line < b.Line || a.Line == b.Line && a.Col < b.Col }
+
+func texts(cs []comment) []string {
+	if len(cs) == 0 {
+		return nil
+	}
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.text
+	}
+	return out
 }
 
 // skipInstruction skips tokens up to the first token of a later line that

@@ -1,6 +1,8 @@
 package syntax
 
 import (
+	"strings"
+
 	"tltune/compiler/ir"
 )
 
@@ -47,10 +49,10 @@ func (t token) String() string { return tokenNames[t] }
 // shapes); the parser calls them while its current token is the one just
 // before the glued text.
 type scanner struct {
-	src       string // the source, converted once so tokens are substrings, not copies
-	off       int    // offset of the next unread byte
-	tokStart  int    // offset of the token next returned last
-	comments  int    // comments skipped so far
+	src       string    // the source, converted once so tokens are substrings, not copies
+	off       int       // offset of the next unread byte
+	tokStart  int       // offset of the token next returned last
+	pending   []comment // comments skipped and not yet claimed by the parser
 	line      int32
 	lineStart int
 	err       func(pos ir.Pos, msg string)
@@ -89,14 +91,28 @@ func (s *scanner) skipSpace() {
 		case ' ', '\t', '\r', '\f', '\v':
 			s.off++
 		case ';':
-			s.comments++
-			for s.off < len(s.src) && s.src[s.off] != '\n' {
-				s.off++
-			}
+			s.comment()
 		default:
 			return
 		}
 	}
+}
+
+// comment is a comment with its ';', without trailing white space.
+type comment struct {
+	pos     ir.Pos
+	text    string
+	ownLine bool // nothing but white space before it on its line
+}
+
+func (s *scanner) comment() {
+	c := comment{pos: s.pos(), ownLine: strings.TrimLeft(s.src[s.lineStart:s.off], " \t\r\f\v") == ""}
+	start := s.off
+	for s.off < len(s.src) && s.src[s.off] != '\n' {
+		s.off++
+	}
+	c.text = strings.TrimRight(s.src[start:s.off], " \t\r\f\v")
+	s.pending = append(s.pending, c)
 }
 
 func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }

@@ -54,15 +54,3 @@ func TestScannerPositions(t *testing.T) {
 		}
 	}
 }
-
-func TestHasComments(t *testing.T) {
-	for src, want := range map[string]bool{
-		"func @k() {}":                      false,
-		"func @k() {} ; done":               true,
-		`func @k() attributes {"a;b"=1} {}`: false,
-	} {
-		if got := HasComments([]byte(src)); got != want {
-			t.Errorf("HasComments(%q) = %v", src, got)
-		}
-	}
-}
