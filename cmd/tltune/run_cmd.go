@@ -16,14 +16,15 @@ import (
 	"tltune/compiler/diag"
 	"tltune/compiler/interp"
 	"tltune/compiler/ir"
+	"tltune/device"
 	"tltune/internal/npy"
 )
 
 func init() {
 	register(&command{
 		name:    "run",
-		summary: "run a kernel on given arguments (reference interpreter) and print or save its outputs",
-		usage:   "FILE [--func NAME] --arg NAME=SPEC ... [--shape NAME=AxBx..] [--groups N] [--device ref] [--save DIR]",
+		summary: "run a kernel on given arguments (reference interpreter, or compiled on a device and compared with it)",
+		usage:   "FILE [--func NAME] --arg NAME=SPEC ... [--shape NAME=AxBx..] [--groups N] [--device ref|D] [--save DIR]",
 		run:     runKernel,
 	})
 }
@@ -48,9 +49,11 @@ func runKernel(c *context, args []string) int {
 	fs.Var(&f.args, "arg", "argument NAME=SPEC, SPEC a scalar literal, rand[:seed], zeros or FILE.npy (repeatable)")
 	fs.Var(&f.shapes, "shape", "shape NAME=AxBx.. of a dynamically shaped argument; a group's last entry is its size (repeatable)")
 	fs.IntVar(&f.groups, "groups", 0, "number of work-groups (default: last mode of the first dynamically sized argument, else 1); also fills an unknown last mode")
-	fs.StringVar(&f.device, "device", "ref", "where to run: ref (the reference interpreter)")
-	fs.StringVar(&f.save, "save", "", "write every memref and group argument after the run to DIR/NAME.npy")
-	fs.BoolVar(&f.acc64, "acc64", false, "accumulate collectives in float64 (reference precision)")
+	// The default stays the interpreter: it is the oracle, and running
+	// compiled code on a device (and comparing) is asked for explicitly.
+	fs.StringVar(&f.device, "device", device.Reference, "where to run: ref (the reference interpreter), or a device to compile for, run on and compare with the interpreter: "+deviceUsage)
+	fs.StringVar(&f.save, "save", "", "write every memref and group argument after the run to DIR/NAME.npy (with a device: the device's results)")
+	fs.BoolVar(&f.acc64, "acc64", false, "accumulate collectives in float64 (reference precision; the oracle of a device run always does)")
 	// Flags may come before and after FILE.
 	for {
 		if status, ok := c.parse(fs, args); !ok {
@@ -66,9 +69,6 @@ func runKernel(c *context, args []string) int {
 	}
 	if f.file == "" {
 		return c.usageError("missing FILE, the tensor-language source to run")
-	}
-	if f.device != "ref" {
-		return c.fail(fmt.Errorf("device %q: compiled execution arrives with the back end; use --device ref (the reference interpreter) for now", f.device))
 	}
 	src, err := os.ReadFile(f.file)
 	if err != nil {
@@ -90,17 +90,26 @@ func runKernel(c *context, args []string) int {
 	if err := binder.readArrays(); err != nil {
 		return c.fail(err)
 	}
-	iargs, err := binder.bind()
+	bound, err := binder.bind()
 	if err != nil {
 		return c.usageError("%v", err)
 	}
+	if f.device != device.Reference {
+		return runCompiled(c, &f, src, fn, binder, bound)
+	}
 	opts := interp.Options{Groups: binder.groups, Accumulate64: f.acc64}
-	if err := interp.Run(fn, iargs, opts); err != nil {
+	if err := interp.Run(fn, bound.args, opts); err != nil {
 		return c.fail(fmt.Errorf("%s:%v", f.file, err))
 	}
-	binder.summarize(c.stdout)
+	return binder.report(c, &f, bound)
+}
+
+// report prints the summary of the arguments after a run and saves them
+// when asked.
+func (b *argBinder) report(c *context, f *runFlags, a *boundArgs) int {
+	b.summarize(c.stdout, a)
 	if f.save != "" {
-		if err := binder.save(f.save); err != nil {
+		if err := b.save(f.save, a); err != nil {
 			return c.fail(err)
 		}
 	}
@@ -134,8 +143,14 @@ type argBinder struct {
 	shapes map[string][]int64
 	arrays map[string]*npy.Array
 	groups int
-	args   []interp.Arg
-	views  [][]*interp.Memref // per parameter: the memrefs as the kernel sees them
+}
+
+// boundArgs are the interpreter's arguments of one run. The binder can
+// make several sets from the same specifications (the same seeds and
+// arrays), for the interpreter and for a device.
+type boundArgs struct {
+	args  []interp.Arg
+	views [][]*interp.Memref // per parameter: the memrefs as the kernel sees them
 }
 
 func newArgBinder(fn *ir.Func, f *runFlags) (*argBinder, error) {
@@ -220,7 +235,7 @@ func (b *argBinder) readArrays() error {
 
 // bind builds every argument: shapes first (they fix the default number of
 // groups), then the data.
-func (b *argBinder) bind() ([]interp.Arg, error) {
+func (b *argBinder) bind() (*boundArgs, error) {
 	shapes := make([][]int64, len(b.fn.Params))
 	for i, p := range b.fn.Params {
 		if p.Type.Kind() != ir.KindMemref && p.Type.Kind() != ir.KindGroup {
@@ -235,24 +250,23 @@ func (b *argBinder) bind() ([]interp.Arg, error) {
 		}
 	}
 	b.groups = max(b.groups, 1)
-	b.args = make([]interp.Arg, len(b.fn.Params))
-	b.views = make([][]*interp.Memref, len(b.fn.Params))
+	a := &boundArgs{args: make([]interp.Arg, len(b.fn.Params)), views: make([][]*interp.Memref, len(b.fn.Params))}
 	for i, p := range b.fn.Params {
 		var err error
 		switch p.Type.Kind() {
 		case ir.KindMemref:
-			b.args[i].Memref, err = b.memref(p, shapes[i], 0, 0)
-			b.views[i] = []*interp.Memref{b.args[i].Memref}
+			a.args[i].Memref, err = b.memref(p, shapes[i], 0, 0)
+			a.views[i] = []*interp.Memref{a.args[i].Memref}
 		case ir.KindGroup:
-			b.args[i].Group, b.views[i], err = b.group(p, shapes[i])
+			a.args[i].Group, a.views[i], err = b.group(p, shapes[i])
 		default:
-			b.args[i], err = scalarArg(p, b.specs[p.Name])
+			a.args[i], err = scalarArg(p, b.specs[p.Name])
 		}
 		if err != nil {
 			return nil, err
 		}
 	}
-	return b.args, nil
+	return a, nil
 }
 
 // shapeOf returns the full shape of a memref argument, or the member shape
@@ -552,13 +566,13 @@ func elemType(p *ir.Value) *ir.Type {
 
 // shapeOfViews is the shape of a memref argument, or of a group argument
 // with its size as last mode.
-func (b *argBinder) shapeOfViews(i int) []int64 {
-	ms := b.views[i]
+func (a *boundArgs) shapeOfViews(i int) []int64 {
+	ms := a.views[i]
 	var shape []int64
 	if len(ms) > 0 {
 		shape = append(shape, ms[0].Shape...)
 	}
-	if b.args[i].Group != nil {
+	if a.args[i].Group != nil {
 		shape = append(shape, int64(len(ms)))
 	}
 	return shape
@@ -566,14 +580,14 @@ func (b *argBinder) shapeOfViews(i int) []int64 {
 
 // summarize prints one line per memref or group argument after the run: its
 // shape, the sum of its elements and the largest magnitude.
-func (b *argBinder) summarize(w io.Writer) {
+func (b *argBinder) summarize(w io.Writer, a *boundArgs) {
 	for i, p := range b.fn.Params {
-		if b.views[i] == nil && b.args[i].Group == nil {
+		if !a.isAggregate(i) {
 			continue
 		}
 		var sum complex128
 		var big float64
-		for _, m := range b.views[i] {
+		for _, m := range a.views[i] {
 			m.Each(func(_ []int64, j int) {
 				z := m.Buf.Complex(j)
 				sum += z
@@ -587,21 +601,25 @@ func (b *argBinder) summarize(w io.Writer) {
 			s = strconv.FormatComplex(sum, 'g', 8, 128)
 		}
 		fmt.Fprintf(w, "%%%s %s [%s]: sum %s, max |x| %s\n", p.Name, p.Type,
-			formatShape(b.shapeOfViews(i)), s, strconv.FormatFloat(big, 'g', 8, 64))
+			formatShape(a.shapeOfViews(i)), s, strconv.FormatFloat(big, 'g', 8, 64))
 	}
 }
 
+// isAggregate reports whether parameter i is a memref or a group (an empty
+// group has no views).
+func (a *boundArgs) isAggregate(i int) bool { return a.views[i] != nil || a.args[i].Group != nil }
+
 // save writes every memref and group argument as DIR/NAME.npy in Fortran
 // order (a group's last mode indexes its members; bf16 is saved as f32).
-func (b *argBinder) save(dir string) error {
+func (b *argBinder) save(dir string, args *boundArgs) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	for i, p := range b.fn.Params {
-		if b.views[i] == nil && b.args[i].Group == nil {
+		if !args.isAggregate(i) {
 			continue
 		}
-		shape := b.shapeOfViews(i)
+		shape := args.shapeOfViews(i)
 		out := &interp.Buffer{Elem: elemType(p)}
 		if out.Elem.Kind() == ir.KindBF16 {
 			out.Elem = ir.F32
@@ -614,7 +632,7 @@ func (b *argBinder) save(dir string) error {
 		}
 		out.Data = make([]byte, n*int(out.Elem.Size()))
 		j := 0
-		for _, m := range b.views[i] {
+		for _, m := range args.views[i] {
 			m.Each(func(_ []int64, k int) {
 				copyElem(out, j, m.Buf, k)
 				j++

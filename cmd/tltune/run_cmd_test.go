@@ -140,8 +140,6 @@ func TestRunErrors(t *testing.T) {
 		status int
 		want   string
 	}{
-		{[]string{"run", "testdata/run/fib.ir", "--arg", "F=zeros", "--shape", "F=32x2", "--device", "pocl"}, 1,
-			`device "pocl": compiled execution arrives with the back end; use --device ref`},
 		{[]string{"run", "testdata/run/fused.ir", "--arg", "a=1"}, 2, "several functions (@fused, @scale); choose one with --func"},
 		{[]string{"run", "testdata/run/fused.ir", "--func", "scale", "--arg", "a=1"}, 2, "no --arg for %x"},
 		{[]string{"run", "testdata/run/fused.ir", "--func", "scale", "--arg", "a=1", "--arg", "x=zeros"}, 2,

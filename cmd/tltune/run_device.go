@@ -1,0 +1,242 @@
+package main
+
+// The device half of 'tltune run': compile the file for the device's
+// target, run the kernel there through the ABI binder (compiler/hostcall)
+// and compare every memref and group argument afterwards with the reference
+// interpreter run on the same inputs.
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/cmplx"
+	"strconv"
+	"strings"
+
+	"tltune/compiler"
+	"tltune/compiler/hostcall"
+	"tltune/compiler/hostcall/devcall"
+	"tltune/compiler/interp"
+	"tltune/compiler/ir"
+	"tltune/device"
+)
+
+// afterDeviceRun sees the device's results before they are compared; tests
+// perturb them to check that a mismatch is caught and reported.
+var afterDeviceRun = func(*boundArgs) {}
+
+// runCompiled runs fn compiled on the device f.device names and compares
+// with the interpreter, which ran nothing yet on oracle.
+func runCompiled(c *context, f *runFlags, src []byte, fn *ir.Func, b *argBinder, oracle *boundArgs) int {
+	info, err := device.Select(enumerateDevices(), f.device)
+	switch {
+	case errors.Is(err, device.ErrRuntimeMissing):
+		return c.fail(err) // the message names the package to install
+	case err != nil:
+		return c.usageError("--device %s: %v", f.device, err)
+	}
+	res, err := compiler.Compile(src, compiler.Options{Device: targetDevice(info)})
+	if err != nil {
+		return c.fail(fmt.Errorf("%s: %w", f.file, err))
+	}
+	k, err := kernelOf(res, fn.Name)
+	if err != nil {
+		return c.fail(err)
+	}
+	// The interpreter takes the compiled launch, so that SPMD code sees
+	// the same subgroup and work-group sizes; collectives accumulate in
+	// float64, the most exact reference.
+	opts := interp.Options{Groups: b.groups, SubgroupSize: k.SubgroupSize, WorkGroupSize: k.WorkGroupSize, Accumulate64: true}
+	if err := interp.Run(fn, oracle.args, opts); err != nil {
+		return c.fail(fmt.Errorf("%s:%v", f.file, err))
+	}
+	got, err := b.bind()
+	if err != nil {
+		return c.fail(err)
+	}
+	if err := runOn(info, res.OpenCL, k, got, b.groups); err != nil {
+		return c.fail(fmt.Errorf("%s on %s: %w", f.file, info.Name, err))
+	}
+	afterDeviceRun(got)
+	if status := b.report(c, f, got); status != exitOK {
+		return status
+	}
+	diffs := compareRun(fn, oracle, got)
+	bad := printDiffs(c.stdout, diffs, info.Name, res.Target.Name)
+	if len(bad) > 0 {
+		return c.fail(fmt.Errorf("%s on %s differs from the interpreter in %s", f.file, info.Name, strings.Join(bad, ", ")))
+	}
+	return exitOK
+}
+
+// kernelOf is the compiled kernel of function name (kernels keep their
+// function's name, docs/abi.md).
+func kernelOf(res *compiler.Result, name string) (*compiler.Kernel, error) {
+	for i := range res.Kernels {
+		if res.Kernels[i].Name == name {
+			return &res.Kernels[i], nil
+		}
+	}
+	return nil, fmt.Errorf("the compiled program has no kernel @%s", name)
+}
+
+// runOn runs kernel k of the OpenCL C program src on the device with the
+// arguments a, and leaves the device's results in a's buffers.
+func runOn(info *device.Info, src string, k *compiler.Kernel, a *boundArgs, groups int) error {
+	x, err := hostcall.FromInterp(a.args)
+	if err != nil {
+		return err
+	}
+	call, err := hostcall.Bind(k, x.Params, int64(groups))
+	if err != nil {
+		return err
+	}
+	d, err := info.Open()
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	kern, release, err := devcall.Build(d, src, k.Name)
+	if err != nil {
+		return err
+	}
+	defer release()
+	if err := devcall.Run(d, kern, call); err != nil {
+		return err
+	}
+	x.CopyBack()
+	return nil
+}
+
+// argDiff is how far one argument's device result lies from the
+// interpreter's.
+type argDiff struct {
+	param *ir.Value
+	err   float64 // the largest element error
+	tol   float64
+	at    []int64 // the worst element's index (a group's member last)
+}
+
+func (d argDiff) ok() bool { return d.err <= d.tol }
+
+// compareRun compares every memref and group argument of got with want.
+func compareRun(fn *ir.Func, want, got *boundArgs) []argDiff {
+	var diffs []argDiff
+	for i, p := range fn.Params {
+		if !want.isAggregate(i) {
+			continue
+		}
+		d := compareViews(want.views[i], got.views[i], want.args[i].Group != nil)
+		d.param, d.tol = p, tolerance(elemType(p))
+		diffs = append(diffs, d)
+	}
+	return diffs
+}
+
+// compareViews returns the largest element error of got against want, view
+// by view (both sets come from one binder, so their views have the same
+// layout); member says the views are a group's members, whose index is the
+// last of the worst element's.
+func compareViews(want, got []*interp.Memref, member bool) argDiff {
+	var d argDiff
+	for v := range want {
+		w, g := want[v], got[v]
+		w.Each(func(idx []int64, pos int) {
+			e := elementError(w.Buf, g.Buf, pos)
+			if e > d.err || math.IsNaN(e) || d.at == nil {
+				d.err, d.at = e, append([]int64(nil), idx...)
+				if member {
+					d.at = append(d.at, int64(v))
+				}
+			}
+		})
+	}
+	return d
+}
+
+// elementError is the error of element i of got against that of want:
+// |got − want| / max(1, |want|) for floating and complex types (relative
+// above 1, absolute below, so that values near zero do not demand
+// impossible relative accuracy), |got − want| for integers. NaN matches NaN
+// and an infinity the same infinity; any other disagreement about them is
+// +Inf.
+func elementError(want, got *interp.Buffer, i int) float64 {
+	if want.Elem.IsInteger() || want.Elem.Kind() == ir.KindBool {
+		return math.Abs(float64(got.Int(i) - want.Int(i)))
+	}
+	w, g := want.Complex(i), got.Complex(i)
+	switch {
+	case cmplx.IsNaN(w) || cmplx.IsNaN(g):
+		if cmplx.IsNaN(w) && cmplx.IsNaN(g) {
+			return 0
+		}
+		return math.Inf(1)
+	case cmplx.IsInf(w) || cmplx.IsInf(g):
+		if w == g {
+			return 0
+		}
+		return math.Inf(1)
+	}
+	return cmplx.Abs(g-w) / math.Max(1, cmplx.Abs(w))
+}
+
+// tolerance is the largest element error accepted for elements of type t.
+// Integers are exact: both sides wrap around alike. Floating types allow
+// rounding differences from another summation order and from the device
+// accumulating in the type's own precision while the interpreter
+// accumulates in float64 and rounds once: about √K units of roundoff for a
+// reduction of K terms, so these bounds (≈ 340 u for f32, ≈ 9000 u for
+// f64, ≈ 20 u for f16 and 13 u for bf16, whose few bits leave less room)
+// admit reductions of thousands of terms and still reject any element a
+// wrong kernel computes.
+func tolerance(t *ir.Type) float64 {
+	switch t.Kind() {
+	case ir.KindF16:
+		return 1e-2
+	case ir.KindBF16:
+		return 5e-2
+	case ir.KindF32, ir.KindC32:
+		return 2e-5
+	case ir.KindF64, ir.KindC64:
+		return 1e-12
+	}
+	return 0
+}
+
+// printDiffs prints one line per argument and the verdict, and returns the
+// arguments that differ.
+func printDiffs(w io.Writer, diffs []argDiff, dev, target string) (bad []string) {
+	fmt.Fprintf(w, "compared with the interpreter (float64 accumulation), target %s:\n", target)
+	for _, d := range diffs {
+		verdict := "ok"
+		if !d.ok() {
+			verdict = "MISMATCH"
+			bad = append(bad, "%"+d.param.Name)
+		}
+		tol := "exact"
+		if d.tol > 0 {
+			tol = "tolerance " + strconv.FormatFloat(d.tol, 'g', 3, 64)
+		}
+		at := ""
+		if d.err != 0 {
+			at = " at " + formatIndex(d.at)
+		}
+		fmt.Fprintf(w, "  %%%s %s: max error %s%s (%s) %s\n", d.param.Name, d.param.Type,
+			strconv.FormatFloat(d.err, 'g', 3, 64), at, tol, verdict)
+	}
+	if len(bad) > 0 {
+		fmt.Fprintf(w, "verdict: MISMATCH on %s in %s\n", dev, strings.Join(bad, ", "))
+	} else {
+		fmt.Fprintf(w, "verdict: ok, %d arguments agree with the interpreter on %s\n", len(diffs), dev)
+	}
+	return bad
+}
+
+func formatIndex(idx []int64) string {
+	parts := make([]string, len(idx))
+	for i, x := range idx {
+		parts[i] = strconv.FormatInt(x, 10)
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}
