@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"tltune/compiler/diag"
 	"tltune/compiler/ir"
 	"tltune/compiler/printer"
 	"tltune/compiler/syntax"
@@ -32,6 +33,15 @@ func roundTrip(t *testing.T, p *ir.Program) string {
 	return text
 }
 
+func parseFile(t *testing.T, name string) (*ir.Program, diag.List) {
+	t.Helper()
+	src, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return syntax.Parse(src)
+}
+
 // TestRoundTripProperty checks parse(print(p)) == p on random programs.
 func TestRoundTripProperty(t *testing.T) {
 	n := 3000
@@ -53,11 +63,7 @@ func TestRoundTripTestFiles(t *testing.T) {
 	}
 	parsed := 0
 	for _, name := range names {
-		src, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, errs := syntax.Parse(src)
+		p, errs := parseFile(t, name)
 		if len(errs) > 0 {
 			continue
 		}
@@ -73,11 +79,7 @@ func TestRoundTripTestFiles(t *testing.T) {
 func TestGolden(t *testing.T) {
 	names, _ := filepath.Glob("../check/testdata/valid/*.tl")
 	for _, name := range names {
-		src, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, errs := syntax.Parse(src)
+		p, errs := parseFile(t, name)
 		if len(errs) > 0 {
 			t.Fatalf("%s: %v", name, errs)
 		}
