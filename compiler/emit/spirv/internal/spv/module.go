@@ -88,13 +88,20 @@ func (b *Builder) require(caps []Capability, exts []string, version uint32) {
 // encode appends one instruction to dst and records what op requires (once
 // per opcode: the grammar lookup is the costly part of encoding).
 func (b *Builder) encode(dst []uint32, op Op, operands []uint32) []uint32 {
+	return b.encodeWith(dst, op, nil, operands)
+}
+
+// encodeWith is encode with the operands split in two (result type and id,
+// then the rest), so that callers need not build a joined slice.
+func (b *Builder) encodeWith(dst []uint32, op Op, head, operands []uint32) []uint32 {
 	if w, bit := op/64, uint64(1)<<(op%64); b.seen[w]&bit == 0 {
 		b.seen[w] |= bit
 		if info := op.Info(); info != nil {
 			b.require(info.Caps, info.Exts, info.Version)
 		}
 	}
-	dst = append(dst, uint32(len(operands)+1)<<16|uint32(op))
+	dst = append(dst, uint32(len(head)+len(operands)+1)<<16|uint32(op))
+	dst = append(dst, head...)
 	return append(dst, operands...)
 }
 
@@ -164,19 +171,26 @@ func (b *Builder) unique(op Op, t ID, operands []uint32) ID {
 	if len(operands) <= len(key.w) {
 		copy(key.w[:], operands)
 	} else {
-		key.long = fmt.Sprint(operands)
+		key.long = spell(operands)
 	}
 	if id, ok := b.dedup[key]; ok {
 		return id
 	}
 	id := b.NewID()
+	head := [2]uint32{uint32(t), uint32(id)}
 	if t != 0 {
-		b.globals = b.encode(b.globals, op, append([]uint32{uint32(t), uint32(id)}, operands...))
+		b.globals = b.encodeWith(b.globals, op, head[:], operands)
 	} else {
-		b.globals = b.encode(b.globals, op, append([]uint32{uint32(id)}, operands...))
+		b.globals = b.encodeWith(b.globals, op, head[1:], operands)
 	}
 	b.dedup[key] = id
 	return id
+}
+
+// spell writes words as a map key. It copies them first so that the
+// variadic operand slices of Type and Constant do not escape to the heap.
+func spell(words []uint32) string {
+	return fmt.Sprint(slices.Clone(words))
 }
 
 // GlobalVariable declares a module-scope OpVariable of pointer type ptr.
@@ -225,18 +239,17 @@ func (b *Builder) Decorate(target ID, d Decoration, params ...uint32) {
 // id when op has one (a fresh id), or 0.
 func (b *Builder) Emit(op Op, resultType ID, operands ...uint32) ID {
 	var id ID
-	var w []uint32
+	var head [2]uint32
+	var n int
 	switch {
 	case resultType != 0:
 		id = b.NewID()
-		w = append([]uint32{uint32(resultType), uint32(id)}, operands...)
+		head, n = [2]uint32{uint32(resultType), uint32(id)}, 2
 	case hasResult(op):
 		id = b.NewID()
-		w = append([]uint32{uint32(id)}, operands...)
-	default:
-		w = operands
+		head, n = [2]uint32{uint32(id)}, 1
 	}
-	b.code = b.encode(b.code, op, w)
+	b.code = b.encodeWith(b.code, op, head[:n], operands)
 	return id
 }
 
