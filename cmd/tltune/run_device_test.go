@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/binary"
 	"math"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -13,25 +12,9 @@ import (
 	"tltune/compiler/interp"
 	"tltune/compiler/ir"
 	"tltune/device"
+	"tltune/internal/devtest"
 	"tltune/internal/npy"
 )
-
-// poclDevice returns the device spec of the machine's PoCL device. Without
-// one the test fails in CI (which installs PoCL) and is skipped elsewhere.
-func poclDevice(t *testing.T) string {
-	t.Helper()
-	inv := device.Enumerate()
-	for _, d := range inv.Devices {
-		if strings.Contains(d.Platform, "Portable Computing Language") {
-			return d.ID
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("CI needs PoCL (pocl-opencl-icd) for the device runs; runtimes: %+v", inv.Runtimes)
-	}
-	t.Skip("no PoCL device")
-	return ""
-}
 
 // deviceRuns are kernels of every kind with arguments: BLAS collectives with
 // scalar arguments, groups with dynamic member shapes and offset, local
@@ -55,7 +38,7 @@ var deviceRuns = []struct {
 }
 
 func TestRunOnDeviceAgrees(t *testing.T) {
-	dev := poclDevice(t)
+	dev := devtest.PoCL(t).ID
 	for _, r := range deviceRuns {
 		out, errs, status := runTool(append(append([]string{"run"}, r.args...), "--device", dev)...)
 		want := "verdict: ok, " + strconv.Itoa(r.compared) + " arguments agree with the interpreter on "
@@ -68,7 +51,7 @@ func TestRunOnDeviceAgrees(t *testing.T) {
 // A device result off by more than the tolerance fails the run with one
 // line, and --save writes the device's result, not the interpreter's.
 func TestRunOnDeviceMismatch(t *testing.T) {
-	dev := poclDevice(t)
+	dev := devtest.PoCL(t).ID
 	var perturbed float64
 	old := afterDeviceRun
 	afterDeviceRun = func(a *boundArgs) {

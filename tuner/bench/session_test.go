@@ -2,31 +2,14 @@ package bench
 
 import (
 	"context"
-	"errors"
-	"os"
 	"testing"
 
 	"tltune/compiler"
 	"tltune/compiler/tuning"
-	"tltune/device"
+	"tltune/internal/devtest"
 	"tltune/kernels"
 	"tltune/tuner/measure"
 )
-
-// openDevice opens the default OpenCL device (PoCL in CI). Without a runtime
-// the test fails in CI and is skipped elsewhere.
-func openDevice(t *testing.T) device.Device {
-	t.Helper()
-	d, err := device.Open("opencl:0")
-	if errors.Is(err, device.ErrRuntimeMissing) && os.Getenv("CI") == "" {
-		t.Skipf("no OpenCL runtime: %v", err)
-	}
-	if err != nil {
-		t.Fatalf("open OpenCL device: %v", err)
-	}
-	t.Cleanup(func() { d.Close() })
-	return d
-}
 
 func recipe(t *testing.T, s kernels.Spec) kernels.Recipe {
 	t.Helper()
@@ -61,7 +44,7 @@ func gemmSpec(layout kernels.Layout, alpha complex128) kernels.Spec {
 // the reference, again on a second verification, and every timed launch
 // takes device time.
 func TestVerifyAndTime(t *testing.T) {
-	d := openDevice(t)
+	d := devtest.OpenCL(t)
 	for _, layout := range []kernels.Layout{kernels.Strided, kernels.Group} {
 		r := recipe(t, gemmSpec(layout, 1.5))
 		s, err := NewSession(d, r, Options{Seed: 3, Goal: smallGoal})
@@ -98,7 +81,7 @@ func TestVerifyAndTime(t *testing.T) {
 // TestVerifyCatchesWrongKernel checks a kernel computing another α than the
 // session's recipe: verification must fail it.
 func TestVerifyCatchesWrongKernel(t *testing.T) {
-	d := openDevice(t)
+	d := devtest.OpenCL(t)
 	r := recipe(t, gemmSpec(kernels.Strided, 1.5))
 	wrong := recipe(t, gemmSpec(kernels.Strided, 2))
 	s, err := NewSession(d, r, Options{Seed: 3, Goal: smallGoal})
@@ -122,7 +105,7 @@ func TestVerifyCatchesWrongKernel(t *testing.T) {
 
 // TestTimingSetsRotate checks that a cold plan uploads several buffer sets.
 func TestTimingSetsRotate(t *testing.T) {
-	d := openDevice(t)
+	d := devtest.OpenCL(t)
 	r := recipe(t, gemmSpec(kernels.Strided, 1))
 	goal := measure.BatchGoal{MinBatch: 2, MaxBatch: 2, CacheBytes: r.Bytes(2)}
 	s, err := NewSession(d, r, Options{Goal: goal})

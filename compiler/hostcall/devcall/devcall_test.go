@@ -1,9 +1,7 @@
 package devcall
 
 import (
-	"errors"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"testing"
 
@@ -13,23 +11,8 @@ import (
 	"tltune/compiler/interp"
 	"tltune/compiler/ir"
 	"tltune/compiler/syntax"
-	"tltune/device"
+	"tltune/internal/devtest"
 )
-
-// openDevice opens the first OpenCL device (PoCL in CI). Without a runtime
-// the test fails in CI and is skipped elsewhere.
-func openDevice(t *testing.T) device.Device {
-	t.Helper()
-	d, err := device.Open("opencl:0")
-	if errors.Is(err, device.ErrRuntimeMissing) && os.Getenv("CI") != "true" {
-		t.Skipf("no OpenCL runtime: %v", err)
-	}
-	if err != nil {
-		t.Fatalf("open OpenCL device: %v", err)
-	}
-	t.Cleanup(func() { d.Close() })
-	return d
-}
 
 // scaleAll scales, per work-group, a column of a memref with a dynamic
 // shape and stride, a complex column (a float2 scalar argument) and a group
@@ -83,7 +66,7 @@ func args() []interp.Arg {
 }
 
 func TestRunAgreesWithInterpreter(t *testing.T) {
-	d := openDevice(t)
+	d := devtest.OpenCL(t)
 	prog, errs := syntax.Parse([]byte(scaleAll))
 	if len(errs) == 0 {
 		errs = check.Program(prog, nil)
@@ -142,7 +125,7 @@ func bufferOf(a interp.Arg) *interp.Buffer {
 // Blobs stay resident across calls: binding the same values to the kernel
 // again uploads nothing new.
 func TestBuffersReuse(t *testing.T) {
-	d := openDevice(t)
+	d := devtest.OpenCL(t)
 	res, err := compiler.Compile([]byte(scaleAll), compiler.Options{Target: "generic"})
 	if err != nil {
 		t.Fatal(err)
