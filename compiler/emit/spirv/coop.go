@@ -139,8 +139,13 @@ func (e *fn) coopLoad(in *ir.Inst) {
 	x, y := e.index(in.Operands[1]), e.index(in.Operands[2])
 	t := in.Result().Type
 	et := t.Elem()
+	block := in.TransA == ir.NoTrans && e.blockIO(m, in.Checked)
 	out := make([]spv.ID, e.perLane(t))
 	e.eachElement(t, func(k int, r, c *dim, partial spv.ID) {
+		if block && partial == 0 {
+			out[k] = e.convert(e.blockRead(m, x, y, k/int(t.Cols()), c, in.Checked), m.typ.Elem(), et)
+			return
+		}
 		off, cond := e.access(m, x, y, r, c, in.TransA == ir.Trans, in.Checked, partial)
 		v := e.guarded(cond, e.u.reg(et), e.u.zero(et), func() spv.ID { return e.loadElem(m, off) })
 		out[k] = e.convert(v, m.typ.Elem(), et)
@@ -152,13 +157,62 @@ func (e *fn) coopStore(in *ir.Inst) {
 	a := e.coop(in.Operands[0])
 	m := e.memref(in.Operands[1])
 	x, y := e.index(in.Operands[2]), e.index(in.Operands[3])
-	from := in.Operands[0].Type.Elem()
-	e.eachElement(in.Operands[0].Type, func(k int, r, c *dim, partial spv.ID) {
+	from := in.Operands[0].Type
+	block := in.Atomic == ir.NotAtomic && e.blockIO(m, in.Checked)
+	e.eachElement(from, func(k int, r, c *dim, partial spv.ID) {
+		v := e.convert(a[k], from.Elem(), m.typ.Elem())
+		if block && partial == 0 {
+			e.blockWrite(m, x, y, k/int(from.Cols()), c, in.Checked, v)
+			return
+		}
 		off, cond := e.access(m, x, y, r, c, false, in.Checked, partial)
 		e.guarded(cond, 0, 0, func() spv.ID {
-			e.storeElem(m, off, e.convert(a[k], from, m.typ.Elem()), in.Atomic)
+			e.storeElem(m, off, v, in.Atomic)
 			return 0
 		})
+	})
+}
+
+// blockIO reports whether a cooperative-matrix access to m may use the
+// SPV_INTEL_subgroups block reads and writes: lanes hold consecutive rows
+// of a column, so a column slice of sgs rows is one block when the rows are
+// contiguous (unit row stride), the elements are 32-bit (the extension's
+// block unit, which their natural alignment guarantees), m is in global
+// memory, and any bounds check is on columns only, uniform over the
+// subgroup (block I/O must be reached by every lane).
+func (e *fn) blockIO(m *memref, checked ir.Checked) bool {
+	return e.u.target.Shuffle == target.ShuffleIntel && e.launch.SubgroupSize > 1 &&
+		m.sc == spv.StorageClassCrossWorkgroup && m.typ.Elem().Size() == 4 && !m.typ.Elem().IsComplex() &&
+		m.stride[0].id == 0 && m.stride[0].c == 1 &&
+		(checked == ir.Unchecked || checked == ir.ColsChecked)
+}
+
+// blockAddr is the address of the first row of block i (rows x + i*sgs ...)
+// in column c, and the column check when asked.
+func (e *fn) blockAddr(m *memref, x, y *dim, i int, c *dim, checked ir.Checked) (ptr, cond spv.ID) {
+	row := e.add(x, constDim(int64(i*e.launch.SubgroupSize)))
+	col := e.add(y, c)
+	if checked == ir.ColsChecked {
+		cond = e.inRange(col, m.shape[1])
+	}
+	ptr = e.elemPtr(m, e.add(row, e.mul(col, m.stride[1])))
+	return e.op(spv.OpBitcast, e.u.ptr(m.sc, e.u.intT(32)), ptr), cond
+}
+
+func (e *fn) blockRead(m *memref, x, y *dim, i int, c *dim, checked ir.Checked) spv.ID {
+	u := e.u
+	ptr, cond := e.blockAddr(m, x, y, i, c, checked)
+	bits := e.guarded(cond, u.intT(32), u.i32(0), func() spv.ID {
+		return e.op(spv.OpSubgroupBlockReadINTEL, u.intT(32), ptr)
+	})
+	return e.op(spv.OpBitcast, u.mem(m.typ.Elem()), bits)
+}
+
+func (e *fn) blockWrite(m *memref, x, y *dim, i int, c *dim, checked ir.Checked, v spv.ID) {
+	ptr, cond := e.blockAddr(m, x, y, i, c, checked)
+	e.guarded(cond, 0, 0, func() spv.ID {
+		e.b.Emit(spv.OpSubgroupBlockWriteINTEL, 0, uint32(ptr), uint32(e.op(spv.OpBitcast, e.u.intT(32), v)))
+		return 0
 	})
 }
 

@@ -46,7 +46,11 @@ func TestDifferentialOnDevice(t *testing.T) {
 const groups = 3
 
 func diffProgram(t *testing.T, d device.Device, src string) {
-	res, out := emit(t, src, "generic")
+	diffProgramOn(t, d, "generic", src)
+}
+
+func diffProgramOn(t *testing.T, d device.Device, target, src string) {
+	_, out := emit(t, src, target)
 	source, errs := syntax.Parse([]byte(src))
 	if len(errs) > 0 {
 		t.Fatal(errs)
@@ -70,7 +74,6 @@ func diffProgram(t *testing.T, d device.Device, src string) {
 			}
 		}
 	}
-	_ = res
 }
 
 func memrefsOf(a interp.Arg) []*interp.Memref {

@@ -74,8 +74,14 @@ func build(d device.Device, module []byte) (device.Program, error) {
 	return d.BuildSPIR(bc, "")
 }
 
-// runRecipe compiles, emits, runs and verifies one recipe configuration.
+// runRecipe compiles for the generic target, emits, runs and verifies one
+// recipe configuration.
 func runRecipe(t *testing.T, d device.Device, s kernels.Spec, p tuning.Params, batch int) {
+	t.Helper()
+	runRecipeOn(t, d, "generic", s, p, batch)
+}
+
+func runRecipeOn(t *testing.T, d device.Device, target string, s kernels.Spec, p tuning.Params, batch int) {
 	t.Helper()
 	r, err := kernels.New(s)
 	if err != nil {
@@ -85,7 +91,7 @@ func runRecipe(t *testing.T, d device.Device, s kernels.Spec, p tuning.Params, b
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, out := emit(t, src, "generic")
+	_, out := emit(t, src, target)
 	in, err := r.Inputs(7, batch)
 	if err != nil {
 		t.Fatal(err)
