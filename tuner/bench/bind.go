@@ -30,7 +30,7 @@ type bufferSet struct {
 // upload converts in and copies its data to freshly allocated device
 // buffers; the const arrays of the group layout follow on first use.
 func upload(d device.Device, in *kernels.Inputs) (*bufferSet, error) {
-	s := &bufferSet{in: in, params: recipeParams(in), bufs: devcall.NewBuffers(d)}
+	s := &bufferSet{in: in, params: InputParams(in), bufs: devcall.NewBuffers(d)}
 	for i, p := range s.params {
 		if err := s.bufs.Upload(p.Memref.Data); err != nil {
 			s.release()
@@ -50,12 +50,14 @@ func (s *bufferSet) call(k *compiler.Kernel) (*hostcall.Call, error) {
 	return hostcall.Bind(k, s.params, int64(s.in.Batch))
 }
 
-// recipeParams describes every argument of in in both layouts a recipe
-// kernel may take, over the same bytes: strided, a memref of the entry shape
-// followed by the batch, packed column-major; group, one member per batch
-// entry, entry e starting e whole entries into the argument's bytes. No
-// recipe has scalar parameters, and their group offset is zero.
-func recipeParams(in *kernels.Inputs) []hostcall.Param {
+// InputParams gives the arguments of in to compiler/hostcall, for any host
+// of recipe kernels (the compiler's execution tests too). Every argument is
+// described in both layouts a recipe kernel may take, over the same bytes,
+// so a device run reads its results back into in: strided, a memref of the
+// entry shape followed by the batch, packed column-major; group, one member
+// per batch entry, entry e starting e whole entries into the argument's
+// bytes. No recipe has scalar parameters, and their group offset is zero.
+func InputParams(in *kernels.Inputs) []hostcall.Param {
 	params := make([]hostcall.Param, len(in.Args))
 	for i, a := range in.Args {
 		data := &hostcall.Blob{Data: a.Data}

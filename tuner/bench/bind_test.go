@@ -38,7 +38,7 @@ func TestRecipeParamsBind(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		call, err := hostcall.Bind(&res.Kernels[0], recipeParams(in), batch)
+		call, err := hostcall.Bind(&res.Kernels[0], InputParams(in), batch)
 		if err != nil {
 			t.Fatalf("%s: %v", r.Name(), err)
 		}
