@@ -4,7 +4,9 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
+	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -353,8 +355,32 @@ func fitModel(xs [][]float64, zs, scales []float64, noise float64) *model {
 	return m
 }
 
-// predict returns the posterior mean and standard deviation at each x.
+// predictChunk is how many points one goroutine of predict handles.
+const predictChunk = 256
+
+// predict returns the posterior mean and standard deviation at each x,
+// in chunks on all processors: scoring a few thousand candidates against a
+// hundred observations is the bulk of a proposal's cost.
 func (m *model) predict(xs [][]float64) (mu, sd []float64) {
+	mu, sd = make([]float64, len(xs)), make([]float64, len(xs))
+	var l mat.TriDense
+	m.chol.LTo(&l)
+	var wg sync.WaitGroup
+	limit := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for lo := 0; lo < len(xs); lo += predictChunk {
+		hi := min(lo+predictChunk, len(xs))
+		limit <- struct{}{}
+		wg.Go(func() {
+			m.predictInto(&l, xs[lo:hi], mu[lo:hi], sd[lo:hi])
+			<-limit
+		})
+	}
+	wg.Wait()
+	return mu, sd
+}
+
+// predictInto fills mu and sd for xs, given the Cholesky factor l.
+func (m *model) predictInto(l *mat.TriDense, xs [][]float64, mu, sd []float64) {
 	n, c := len(m.xs), len(xs)
 	ks := mat.NewDense(n, c, nil)
 	for j, x := range xs {
@@ -364,11 +390,8 @@ func (m *model) predict(xs [][]float64) (mu, sd []float64) {
 	}
 	var meanV mat.VecDense
 	meanV.MulVec(ks.T(), m.alpha)
-	var l mat.TriDense
-	m.chol.LTo(&l)
 	var v mat.Dense
-	solved := usable(v.Solve(&l, ks))
-	mu, sd = make([]float64, c), make([]float64, c)
+	solved := usable(v.Solve(l, ks))
 	for j := range c {
 		mu[j] = meanV.AtVec(j)
 		s := 1.0 // the prior variance, if the solve failed
@@ -377,7 +400,6 @@ func (m *model) predict(xs [][]float64) (mu, sd []float64) {
 		}
 		sd[j] = math.Sqrt(math.Max(s, 1e-12))
 	}
-	return mu, sd
 }
 
 // usable reports whether a gonum solve left a usable result: for an
