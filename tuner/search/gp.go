@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -36,10 +37,11 @@ import (
 // them so a pipelined loop does not propose their neighbours over and over.
 
 const (
-	gpInit        = 6    // random proposals before the model is used
-	gpMaxScored   = 2048 // candidates scored per proposal (a random subset beyond)
-	gpXi          = 0.01 // exploration margin of expected improvement, in standardised units
-	gpRefitGrowth = 1.25 // refit hyperparameters when observations grew by this factor
+	gpInit           = 6    // random proposals before the model is used
+	gpMaxScored      = 2048 // candidates scored per proposal (a subset beyond: see subset)
+	gpNeighbourhoods = 8    // best observations whose neighbours are always scored
+	gpXi             = 0.01 // exploration margin of expected improvement, in standardised units
+	gpRefitGrowth    = 1.25 // refit hyperparameters when observations grew by this factor
 	// gpMaxTrain caps the observations the model is fitted on (the best
 	// half and the most recent half), so that a proposal costs the same
 	// after a thousand evaluations as after a hundred: fitting is cubic.
@@ -253,13 +255,7 @@ func (g *gp) propose(open []int, xs [][]float64, ys []float64) int {
 		m = fitModel(xs, zs, g.scales, g.noise)
 	}
 	best := slices.Min(zs[:len(ys)])
-	scored := open
-	if len(open) > gpMaxScored {
-		scored = make([]int, gpMaxScored)
-		for i, j := range g.r.Perm(len(open))[:gpMaxScored] {
-			scored[i] = open[j]
-		}
-	}
+	scored := g.subset(open)
 	cx := make([][]float64, len(scored))
 	for i, c := range scored {
 		cx[i] = g.feats[c]
@@ -272,6 +268,67 @@ func (g *gp) propose(open []int, xs [][]float64, ys []float64) int {
 		}
 	}
 	return scored[bestI]
+}
+
+// subset picks the candidates to score when there are more than
+// gpMaxScored: the open neighbours (one parameter changed) of the best
+// observations, where an optimum is likeliest, filling at most half, then
+// random others.
+func (g *gp) subset(open []int) []int {
+	if len(open) <= gpMaxScored {
+		return open
+	}
+	best := g.bestObserved(gpNeighbourhoods)
+	isNeighbour := func(c int) bool {
+		return slices.ContainsFunc(best, func(x []float64) bool { return neighbours(x, g.feats[c]) })
+	}
+	taken := make([]bool, len(open))
+	var scored []int
+	for k, c := range open {
+		if len(scored) < gpMaxScored/2 && isNeighbour(c) {
+			scored, taken[k] = append(scored, c), true
+		}
+	}
+	for _, k := range g.r.Perm(len(open)) {
+		if len(scored) == gpMaxScored {
+			break
+		}
+		if !taken[k] {
+			scored = append(scored, open[k])
+		}
+	}
+	return scored
+}
+
+// bestObserved returns the features of the n fastest successful
+// observations.
+func (g *gp) bestObserved(n int) [][]float64 {
+	var ok []observation
+	for _, o := range g.obs {
+		if o.ok {
+			ok = append(ok, o)
+		}
+	}
+	slices.SortStableFunc(ok, func(a, b observation) int { return cmp.Compare(a.y, b.y) })
+	var xs [][]float64
+	for _, o := range ok[:min(n, len(ok))] {
+		xs = append(xs, o.x)
+	}
+	return xs
+}
+
+// neighbours reports whether feature vectors a and b differ in exactly one
+// feature (they come from the same scaling, so equal values are equal bits).
+func neighbours(a, b []float64) bool {
+	diff := 0
+	for i := range a {
+		if a[i] != b[i] {
+			if diff++; diff > 1 {
+				return false
+			}
+		}
+	}
+	return diff == 1
 }
 
 // expectedImprovement of a point with posterior N(mu, sd²) over best, for
