@@ -96,9 +96,9 @@ func TestBudget(t *testing.T) {
 
 func TestTimeLimit(t *testing.T) {
 	for _, name := range search.Names {
-		tu, _ := newTuner(t, &memRecorder{}, &fakeMeasurer{delay: 2 * time.Millisecond},
-			Options{Strategy: name, Time: 20 * time.Millisecond, ConfigTimeout: time.Second, Seed: 1})
-		// Only fast, successful configurations, 200 of them.
+		tu, _ := newTuner(t, &memRecorder{}, &fakeMeasurer{delay: 5 * time.Millisecond},
+			Options{Strategy: name, Time: 300 * time.Millisecond, ConfigTimeout: time.Second, Seed: 1})
+		// Only successful configurations: 200 evaluations of 5 ms.
 		if err := tu.Space.Override("wx", "1"); err != nil {
 			t.Fatal(err)
 		}
