@@ -27,7 +27,7 @@ import (
 var afterDeviceRun = func(*boundArgs) {}
 
 // runCompiled runs fn compiled on the device f.device names and compares
-// with the interpreter, which ran nothing yet on oracle.
+// with the interpreter, which runs on oracle (fresh arguments from b).
 func runCompiled(c *context, f *runFlags, src []byte, fn *ir.Func, b *argBinder, oracle *boundArgs) int {
 	info, err := device.Select(enumerateDevices(), f.device)
 	switch {

@@ -44,8 +44,10 @@ type Memref struct {
 
 // Group is a group parameter in the ABI's layout: member i is the memref
 // at element Offsets[i] + Offset of Base, with shape Shapes[i] and strides
-// Strides[i]. Offset is passed only when the group type's offset is dynamic;
-// the group size is len(Offsets).
+// Strides[i]; the group size is len(Offsets). The kernel receives Offset
+// only when the group type's offset is dynamic (a static one is compiled
+// in); Bind checks every member's extent with Offset, so a static offset
+// left at zero here is not part of that check.
 type Group struct {
 	Base    *Blob
 	Offsets []int64
