@@ -181,7 +181,7 @@ func (e *fn) coopStore(in *ir.Inst) {
 // memory, and any bounds check is on columns only, uniform over the
 // subgroup (block I/O must be reached by every lane).
 func (e *fn) blockIO(m *memref, checked ir.Checked) bool {
-	return e.u.target.Shuffle == target.ShuffleIntel && e.launch.SubgroupSize > 1 &&
+	return e.u.target.Shuffle == target.ShuffleIntel && e.launch.SubgroupSize > 1 && !e.u.opts.NoBlockIO &&
 		m.sc == spv.StorageClassCrossWorkgroup && m.typ.Elem().Size() == 4 && !m.typ.Elem().IsComplex() &&
 		m.stride[0].id == 0 && m.stride[0].c == 1 &&
 		(checked == ir.Unchecked || checked == ir.ColsChecked)
@@ -251,9 +251,16 @@ func (e *fn) broadcast(x spv.ID, t *ir.Type, lane spv.ID) spv.ID {
 	}
 	u := e.u
 	lane = e.op(spv.OpBitcast, u.intT(32), lane)
-	if t.Kind() == ir.KindBool { // shuffles move numbers, not booleans
+	switch {
+	case t.Kind() == ir.KindBool: // shuffles move numbers, not booleans
 		i := e.op(spv.OpSelect, u.intT(32), x, u.i32(1), u.i32(0))
 		return e.op(spv.OpINotEqual, u.boolT(), e.op(spv.OpSubgroupShuffleINTEL, u.intT(32), i, lane), u.i32(0))
+	case t.IsComplex(): // component by component, as the OpenCL C back end
+		ct := t.ComponentType()
+		rt := u.reg(ct)
+		re := e.op(spv.OpSubgroupShuffleINTEL, rt, e.extract(rt, x, 0), lane)
+		im := e.op(spv.OpSubgroupShuffleINTEL, rt, e.extract(rt, x, 1), lane)
+		return e.complex(u.reg(t), re, im)
 	}
 	return e.op(spv.OpSubgroupShuffleINTEL, u.reg(t), x, lane)
 }

@@ -59,13 +59,27 @@ type Output struct {
 	Env string
 }
 
+// Options adjust the module to a device's known limits.
+type Options struct {
+	// NoBlockIO avoids SPV_INTEL_subgroups block reads and writes on the
+	// intel target, for implementations of cl_intel_subgroups without them
+	// (PoCL 5's kernel library has no intel_sub_group_block_read/write).
+	NoBlockIO bool
+}
+
 // Emit writes one SPIR-V module holding a kernel per function of prog.
 // launch gives each function's launch configuration.
 func Emit(prog *ir.Program, t *target.Target, launch map[*ir.Func]opencl.Launch) (*Output, error) {
+	return EmitWith(prog, t, launch, Options{})
+}
+
+// EmitWith is Emit with options.
+func EmitWith(prog *ir.Program, t *target.Target, launch map[*ir.Func]opencl.Launch, o Options) (*Output, error) {
 	if t.Shuffle == target.ShufflePTX {
 		return nil, fmt.Errorf("spirv: target %s has no SPIR-V path (its subgroup shuffles are inline PTX)", t.Name)
 	}
 	u := newUnit(t)
+	u.opts = o
 	out := &Output{Env: "opencl1.2"}
 	if t.Shuffle == target.ShuffleIntel {
 		out.Env = "opencl2.2"
@@ -104,7 +118,8 @@ type unit struct {
 	target *target.Target
 	clStd  spv.ID                 // the OpenCL.std import
 	inputs map[spv.BuiltIn]spv.ID // built-in Input variables
-	ints   [5]spv.ID              // integer types by width/16 (8, 16, 32, 64 bits)
+	opts   Options
+	ints   [5]spv.ID // integer types by width/16 (8, 16, 32, 64 bits)
 	boolID spv.ID
 }
 

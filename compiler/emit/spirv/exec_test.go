@@ -1,8 +1,11 @@
 package spirv_test
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 
@@ -45,6 +48,11 @@ func openDevice(t *testing.T) device.Device {
 // emit compiles src for target and emits (and validates) its SPIR-V.
 func emit(t *testing.T, src string, target string) (*compiler.Result, *spirv.Output) {
 	t.Helper()
+	return emitWith(t, src, target, spirv.Options{})
+}
+
+func emitWith(t *testing.T, src string, target string, o spirv.Options) (*compiler.Result, *spirv.Output) {
+	t.Helper()
 	res, err := compiler.Compile([]byte(src), compiler.Options{Target: target})
 	if err != nil {
 		t.Fatalf("compile: %v\n%s", err, src)
@@ -53,7 +61,7 @@ func emit(t *testing.T, src string, target string) (*compiler.Result, *spirv.Out
 	for i, f := range res.Lowered.Funcs {
 		launch[f] = res.Kernels[i].Launch
 	}
-	out, err := spirv.Emit(res.Lowered, res.Target, launch)
+	out, err := spirv.EmitWith(res.Lowered, res.Target, launch, o)
 	if err != nil {
 		t.Fatalf("emit: %v", err)
 	}
@@ -67,21 +75,52 @@ func build(d device.Device, module []byte) (device.Program, error) {
 	if d.Info().AcceptsSPIRV() {
 		return d.BuildSPIRV(module, "")
 	}
-	bc, err := device.SPIRVToBitcode(module)
+	bc, err := bitcode(module)
 	if err != nil {
 		return nil, err
 	}
 	return d.BuildSPIR(bc, "")
 }
 
+// detail is err with the build log when it has one.
+func detail(err error) string {
+	var be *device.BuildError
+	if errors.As(err, &be) {
+		return err.Error() + "\n" + be.Log
+	}
+	return err.Error()
+}
+
+// spirDir, when set, is a folder of SPIR bitcode named by the SHA-256 of
+// the SPIR-V module it was converted from: bitcode converted on a machine
+// with llvm-spirv-15 serves a machine without it (the GPU machine's PoCL 5,
+// which runs the intel target through cl_khr_spir).
+var spirDir = os.Getenv("TLTUNE_SPIR_DIR")
+
+// bitcode converts module to SPIR bitcode, through spirDir when set.
+func bitcode(module []byte) ([]byte, error) {
+	if spirDir == "" {
+		return device.SPIRVToBitcode(module)
+	}
+	path := filepath.Join(spirDir, fmt.Sprintf("%x.bc", sha256.Sum256(module)))
+	if bc, err := os.ReadFile(path); err == nil {
+		return bc, nil
+	}
+	bc, err := device.SPIRVToBitcode(module)
+	if err != nil {
+		return nil, err
+	}
+	return bc, os.WriteFile(path, bc, 0o644)
+}
+
 // runRecipe compiles for the generic target, emits, runs and verifies one
 // recipe configuration.
 func runRecipe(t *testing.T, d device.Device, s kernels.Spec, p tuning.Params, batch int) {
 	t.Helper()
-	runRecipeOn(t, d, "generic", s, p, batch)
+	runRecipeOn(t, d, "generic", spirv.Options{}, s, p, batch)
 }
 
-func runRecipeOn(t *testing.T, d device.Device, target string, s kernels.Spec, p tuning.Params, batch int) {
+func runRecipeOn(t *testing.T, d device.Device, target string, o spirv.Options, s kernels.Spec, p tuning.Params, batch int) {
 	t.Helper()
 	r, err := kernels.New(s)
 	if err != nil {
@@ -91,7 +130,11 @@ func runRecipeOn(t *testing.T, d device.Device, target string, s kernels.Spec, p
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, out := emit(t, src, target)
+	_, out := emitWith(t, src, target, o)
+	if d == nil {
+		prepare(t, out.Module)
+		return
+	}
 	in, err := r.Inputs(7, batch)
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +144,7 @@ func runRecipeOn(t *testing.T, d device.Device, target string, s kernels.Spec, p
 		t.Fatal(err)
 	}
 	if err := launchRecipe(d, out.Module, &out.Kernels[0], in); err != nil {
-		t.Fatalf("%s %v: %v", r.Name(), p, err)
+		t.Fatalf("%s %v: %v", r.Name(), p, detail(err))
 	}
 	v, err := want.Check(in.Output())
 	if err != nil {
