@@ -132,11 +132,16 @@ type Options struct {
 	Strategy string // search strategy (search.Names); default "gp"
 	Seed     uint64 // for random choices; recorded by the caller for reproducibility
 
-	Budget int           // most evaluations (resumed ones included); 0: no limit
-	Time   time.Duration // stop proposing after this long; 0: no limit
+	// Budget is the most evaluations, resumed ones included; 0: no limit.
+	// Pruned configurations are not evaluations.
+	Budget int
+	// Time stops proposing after this long (pruning included); evaluations
+	// in flight then finish, each within ConfigTimeout. 0: no limit.
+	Time time.Duration
 
 	// ConfigTimeout limits compiling and, separately, measuring one
-	// configuration; 0: no limit.
+	// configuration (verification and timing together: keep it above the
+	// measurement protocol's MaxTime); 0: no limit.
 	ConfigTimeout  time.Duration
 	CompileWorkers int // parallel compilations; default GOMAXPROCS
 	CacheSize      int // compiled artifacts kept for reuse; default 1024

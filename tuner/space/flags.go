@@ -30,7 +30,7 @@ func (o *Overrides) define(fs *flag.FlagSet, name, usage string) {
 		// Parse now so that a bad value is a usage error naming the flag.
 		var err error
 		if name == "stage" {
-			_, err = ParseFlags(v)
+			_, err = ParseBools(v)
 		} else {
 			_, err = ParseValues(v)
 		}
@@ -60,7 +60,7 @@ func (o *Overrides) Apply(s *Space) error {
 // command-line form. It does not validate the whole space: Apply does.
 func (s *Space) Override(name, raw string) error {
 	if name == "stage" {
-		fs, err := ParseFlags(raw)
+		fs, err := ParseBools(raw)
 		if err == nil {
 			s.StageLocal = fs
 		}

@@ -29,7 +29,7 @@ type Dims struct {
 	SubgroupSize  Values `toml:"subgroup_size"`
 	Unroll        Values `toml:"unroll"`
 	BatchPerGroup Values `toml:"batch_per_group"`
-	StageLocal    Flags  `toml:"stage_local"`
+	StageLocal    Bools  `toml:"stage_local"`
 	WorkGroupSize struct {
 		X Values `toml:"x"`
 		Y Values `toml:"y"`
@@ -87,7 +87,7 @@ func Parse(name, op, target string, data []byte) (*Space, error) {
 		s.replace(&t)
 	}
 	if len(s.StageLocal) == 0 {
-		s.StageLocal = Flags{false}
+		s.StageLocal = Bools{false}
 	}
 	if err := s.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)

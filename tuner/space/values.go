@@ -119,11 +119,11 @@ func (v Values) String() string {
 	return strings.Join(parts, ",")
 }
 
-// Flags is the boolean dimension (staging in local memory).
-type Flags []bool
+// Bools is the boolean dimension (staging in local memory).
+type Bools []bool
 
-// ParseFlags parses "off,on", "false,true" and the like.
-func ParseFlags(s string) (Flags, error) {
+// ParseBools parses "off,on", "false,true" and the like.
+func ParseBools(s string) (Bools, error) {
 	var fs []bool
 	for item := range strings.SplitSeq(s, ",") {
 		switch strings.ToLower(strings.TrimSpace(item)) {
@@ -135,12 +135,12 @@ func ParseFlags(s string) (Flags, error) {
 			return nil, fmt.Errorf("%q is not on/off or true/false", item)
 		}
 	}
-	return normalizeFlags(fs), nil
+	return normalizeBools(fs), nil
 }
 
-// normalizeFlags orders false before true and drops duplicates.
-func normalizeFlags(fs []bool) Flags {
-	var out Flags
+// normalizeBools orders false before true and drops duplicates.
+func normalizeBools(fs []bool) Bools {
+	var out Bools
 	for _, want := range []bool{false, true} {
 		if slices.Contains(fs, want) {
 			out = append(out, want)
@@ -150,10 +150,10 @@ func normalizeFlags(fs []bool) Flags {
 }
 
 // UnmarshalTOML accepts a boolean or a list of booleans.
-func (f *Flags) UnmarshalTOML(data any) error {
+func (f *Bools) UnmarshalTOML(data any) error {
 	switch d := data.(type) {
 	case bool:
-		*f = Flags{d}
+		*f = Bools{d}
 		return nil
 	case []any:
 		var fs []bool
@@ -164,7 +164,7 @@ func (f *Flags) UnmarshalTOML(data any) error {
 			}
 			fs = append(fs, b)
 		}
-		*f = normalizeFlags(fs)
+		*f = normalizeBools(fs)
 		return nil
 	}
 	return fmt.Errorf("want a boolean or a list of booleans, got %T", data)
