@@ -237,3 +237,34 @@ func TestGPLargeSpace(t *testing.T) {
 		t.Errorf("gp did not get within 5%% of the optimum in 300 evaluations")
 	}
 }
+
+func TestReplay(t *testing.T) {
+	cands := candidates(t)[:20]
+	// The optimum is the 8th candidate; the 12th is within 5 % of it; the
+	// 3rd would be fastest but fails.
+	cost := func(p tuning.Params) (float64, bool) {
+		switch i := slices.Index(cands, p); i {
+		case 2:
+			return 1, false
+		case 7:
+			return 100, true
+		case 11:
+			return 104, true
+		default:
+			return 200, true
+		}
+	}
+	ex := func() Strategy { s, _ := New("exhaustive", cands, 0); return s }
+	if n := Replay(ex(), cands, cost, 0.05, 100); n != 8 {
+		t.Errorf("exhaustive reaches the optimum after %d evaluations, want 8", n)
+	}
+	if n := Replay(ex(), cands, cost, 0.05, 5); n != 6 {
+		t.Errorf("with a budget of 5: %d, want 6 (never)", n)
+	}
+	rev := slices.Clone(cands)
+	slices.Reverse(rev)
+	s, _ := New("exhaustive", rev, 0)
+	if n := Replay(s, rev, cost, 0.05, 100); n != 9 {
+		t.Errorf("reversed: %d, want 9 (the one within 5 %%)", n)
+	}
+}
