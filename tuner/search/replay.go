@@ -35,3 +35,21 @@ func Replay(s Strategy, candidates []tuning.Params, cost Cost, tolerance float64
 	}
 	return budget + 1
 }
+
+// Efficiency replays strategy name over candidates once per seed (seeds
+// first, first+1, ...) and returns the mean number of evaluations to get
+// within tolerance of the optimum, and each trial's count. With the
+// outcomes of a stored exhaustive run as cost, it answers how many
+// evaluations the strategy would have needed on real data.
+func Efficiency(name string, candidates []tuning.Params, cost Cost, tolerance float64, trials int, first uint64) (mean float64, runs []int, err error) {
+	for i := range trials {
+		s, err := New(name, candidates, first+uint64(i))
+		if err != nil {
+			return 0, nil, err
+		}
+		n := Replay(s, candidates, cost, tolerance, len(candidates))
+		runs = append(runs, n)
+		mean += float64(n) / float64(trials)
+	}
+	return mean, runs, nil
+}

@@ -183,14 +183,11 @@ func TestModelBeatsRandom(t *testing.T) {
 	}{{"smooth", synthetic}, {"rugged", rugged}} {
 		mean := map[string]float64{}
 		for _, name := range Names {
-			var runs []int
-			for seed := range uint64(trials) {
-				s, _ := New(name, cands, seed+1)
-				runs = append(runs, Replay(s, cands, surf.cost, 0.05, len(cands)))
+			m, runs, err := Efficiency(name, cands, surf.cost, 0.05, trials, 1)
+			if err != nil {
+				t.Fatal(err)
 			}
-			for _, n := range runs {
-				mean[name] += float64(n) / trials
-			}
+			mean[name] = m
 			t.Logf("%s surface, %-10s: evaluations to within 5%% of the optimum of %d candidates: mean %6.1f, runs %v",
 				surf.name, name, len(cands), mean[name], runs)
 		}
