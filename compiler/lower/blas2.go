@@ -65,14 +65,30 @@ func (g *gen) scaled(alpha, x *ir.Value, t *ir.Type) *ir.Value {
 	return g.mul(g.convert(alpha, t), x)
 }
 
-// reduce emits acc = Σ_{k < n} term(k) in type t.
+// reduce emits acc = Σ_{k < n} term(k) in type t, in ascending k. With
+// p.Unroll = u > 1 the main loop steps u and evaluates u terms per trip; a
+// remainder loop takes the last n mod u.
 func (g *gen) reduce(p tuning.Params, n *ir.Value, t *ir.Type, term func(g *gen, k *ir.Value) *ir.Value) *ir.Value {
-	loop, gb := g.forLoop(g.index(0), n, nil, g.zero(t))
-	if p.Unroll > 1 {
-		loop.Attrs.Set(ir.AttrUnroll, ir.BoolAttr(true))
+	u := int64(max(p.Unroll, 1))
+	acc := g.zero(t)
+	from := g.index(0)
+	if u > 1 {
+		mainEnd := g.sub(n, g.rem(n, g.index(u)))
+		main, gb := g.forLoop(from, mainEnd, g.index(u), acc)
+		k, sum := main.Body().Args[0], main.Body().Args[1]
+		for i := int64(0); i < u; i++ {
+			ki := k
+			if i > 0 {
+				ki = gb.add(k, gb.index(i))
+			}
+			sum = gb.add(sum, term(gb, ki))
+		}
+		gb.Yield(sum)
+		acc, from = main.Result(), mainEnd
 	}
-	k, acc := loop.Body().Args[0], loop.Body().Args[1]
-	gb.Yield(gb.add(acc, term(gb, k)))
+	loop, gb := g.forLoop(from, n, nil, acc)
+	k, sum := loop.Body().Args[0], loop.Body().Args[1]
+	gb.Yield(gb.add(sum, term(gb, k)))
 	return loop.Result()
 }
 

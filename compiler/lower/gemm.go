@@ -145,10 +145,9 @@ func (pl *gemmPlan) kLoops(g *gen, m0, n0, from, to *ir.Value, acc []*ir.Value, 
 	step := pl.ck * pl.u
 	span := g.sub(to, from)
 	mainEnd := g.add(from, g.sub(span, g.rem(span, g.index(step))))
+	// The body is replicated u times here, so the loop itself carries no
+	// unroll request (unrolling it again would only bloat the kernel).
 	main, gb := g.forLoop(from, mainEnd, g.index(step), acc...)
-	if pl.u > 1 {
-		main.Attrs.Set(ir.AttrUnroll, ir.BoolAttr(true))
-	}
 	k0 := main.Body().Args[0]
 	cur := main.Body().Args[1:]
 	for uu := int64(0); uu < pl.u; uu++ {

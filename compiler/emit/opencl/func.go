@@ -74,8 +74,12 @@ func (e *fn) emitKernelBody() error {
 	if err := e.region(e.f.Body); err != nil {
 		return err
 	}
-	// The next logical group reuses local memory.
-	e.line("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);")
+	if usesLocalMemory(e.f) {
+		// The next logical group reuses local memory. Without local memory
+		// logical groups share nothing and need no barrier (which would
+		// make PoCL split the whole body into work-item loops).
+		e.line("barrier(CLK_LOCAL_MEM_FENCE);")
+	}
 	e.indent--
 	e.line("}")
 	return nil
@@ -240,3 +244,13 @@ func (e *fn) valueType(v *ir.Value) string {
 }
 
 func (e *fn) target() *target.Target { return e.u.target }
+
+// usesLocalMemory reports whether f allocates local memory.
+func usesLocalMemory(f *ir.Func) bool {
+	found := false
+	f.Body.Walk(func(in *ir.Inst) bool {
+		found = found || in.Op == ir.OpAlloca
+		return !found
+	})
+	return found
+}
