@@ -51,9 +51,9 @@ func ExampleTuner_Run() {
 		return
 	}
 	best := rep.Best()
-	fmt.Printf("%d evaluations of %d candidates (stopped: %s)\n", rep.Evaluations, rep.Candidates, rep.Stop)
+	fmt.Printf("%d evaluations (stopped: %s)\n", rep.Evaluations, rep.Stop)
 	fmt.Printf("best tile %dx%d: %.0f ns\n", best.Params.Tile[0], best.Params.Tile[1], best.Median())
 	// Output:
-	// 40 evaluations of 5244 candidates (stopped: budget)
+	// 40 evaluations (stopped: budget)
 	// best tile 16x16: 1000 ns
 }
