@@ -77,8 +77,12 @@ func (i Info) AcceptsSPIRV() bool {
 	return false
 }
 
-// Device is one opened device. It is not safe for concurrent use: the tuner
-// measures one configuration at a time on a device.
+// Device is one opened device. The Build methods and the Program and Kernel
+// lookups they return may be called from several goroutines at once (program
+// creation and builds are thread-safe in OpenCL and Level Zero, and the
+// bindings keep no shared state), so the tuner builds while it times; every
+// other method, and every Buffer, Kernel and Event, belongs to one goroutine
+// at a time: the tuner measures one configuration at a time on a device.
 type Device interface {
 	Info() Info
 	// Alloc allocates a device buffer of size bytes.
