@@ -74,15 +74,22 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// Compile compiles src to OpenCL C.
-func Compile(src []byte, o Options) (*Result, error) {
+// Compile compiles src to OpenCL C. It is safe for concurrent use (the
+// tuner compiles configurations in parallel), and an internal fault of any
+// phase is returned as an error, never a panic.
+func Compile(src []byte, o Options) (res *Result, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			res, err = nil, &Error{Err: fmt.Errorf("internal compiler error: %v (please report it with the source)", r)}
+		}
+	}()
 	prog, errs := syntax.Parse(src)
 	if len(errs) > 0 {
 		return nil, &Error{Diags: errs}
 	}
-	t, err := chooseTarget(o)
-	if err != nil {
-		return nil, &Error{Err: err}
+	t, terr := chooseTarget(o)
+	if terr != nil {
+		return nil, &Error{Err: terr}
 	}
 	if errs := check.Program(prog, limits(t)); len(errs) > 0 {
 		return nil, &Error{Diags: errs}

@@ -1,0 +1,77 @@
+package compiler_test
+
+import (
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"tltune/compiler"
+	"tltune/compiler/target"
+)
+
+const smallGemm = `func @k(%A: memref<f32x8x4x?>, %B: memref<f32x4x8x?>, %C: memref<f32x8x8x?>) {
+    %g = builtin.group_id : index
+    %one = constant 1.0 : f32
+    %a = subview %A[0:8, 0:4, %g] : memref<f32x8x4>
+    %b = subview %B[0:4, 0:8, %g] : memref<f32x4x8>
+    %c = subview %C[0:8, 0:8, %g] : memref<f32x8x8>
+    gemm.n.n %one, %a, %b, %one, %c
+}`
+
+// TestCompileErrors: source errors come back as positioned diagnostics,
+// other failures as one error.
+func TestCompileErrors(t *testing.T) {
+	_, err := compiler.Compile([]byte("func @k(%A: memref<f32x4>) {\n    %x = load %A[] : f32\n}\n"), compiler.Options{})
+	var cerr *compiler.Error
+	if !errors.As(err, &cerr) || len(cerr.Diags) != 1 || cerr.Diags[0].Pos.Line != 2 {
+		t.Errorf("verifier error: %v", err)
+	}
+	_, err = compiler.Compile([]byte("func @k( {"), compiler.Options{})
+	if !errors.As(err, &cerr) || len(cerr.Diags) == 0 {
+		t.Errorf("syntax error: %v", err)
+	}
+	_, err = compiler.Compile([]byte(smallGemm), compiler.Options{Target: "tpu"})
+	if err == nil || !strings.Contains(err.Error(), `unknown target "tpu"`) {
+		t.Errorf("unknown target: %v", err)
+	}
+}
+
+// TestCompileChoosesTargetFromDevice: without --target the device's
+// properties pick the profile.
+func TestCompileChoosesTargetFromDevice(t *testing.T) {
+	for dev, want := range map[*target.Device]string{
+		nil: "generic",
+		{Name: "Intel(R) Data Center GPU Max 1550", Extensions: []string{"cl_intel_subgroups", "cl_khr_fp16"}, SubgroupSizes: []int{16, 32}}: "intel",
+		{Name: "NVIDIA H100", Vendor: "NVIDIA Corporation"}: "nvidia",
+	} {
+		res, err := compiler.Compile([]byte(smallGemm), compiler.Options{Device: dev})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Target.Name != want || !strings.Contains(res.OpenCL, "for target "+want) {
+			t.Errorf("device %v: target %s, want %s", dev, res.Target.Name, want)
+		}
+	}
+}
+
+// TestCompileConcurrently: the tuner compiles in parallel; results must
+// not depend on it.
+func TestCompileConcurrently(t *testing.T) {
+	want, err := compiler.Compile([]byte(smallGemm), compiler.Options{Target: "intel"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got, err := compiler.Compile([]byte(smallGemm), compiler.Options{Target: "intel"})
+			if err != nil || got.OpenCL != want.OpenCL {
+				t.Errorf("concurrent compile differs: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+}
