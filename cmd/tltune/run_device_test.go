@@ -34,7 +34,7 @@ var deviceRuns = []struct {
 		"--shape", "A=9x6x4", "--shape", "x=6x4", "--shape", "y=9x4"}, 3},
 	{"fused", []string{"testdata/run/fused.ir", "--func", "@fused", "--arg", "alpha=0.5", "--arg", "X=rand",
 		"--arg", "W=rand", "--arg", "V=rand:9", "--arg", "Y=1.0", "--shape", "X=8x4x5"}, 4},
-	{"spmd", []string{"testdata/run/spmd.ir", "--arg", "A=rand", "--arg", "s=zeros", "--shape", "A=32x10x3"}, 2},
+	{"spmd", []string{"testdata/run/spmd.ir", "--arg", "A=rand", "--arg", "s=zeros", "--shape", "A=64x10x3"}, 2},
 }
 
 func TestRunOnDeviceAgrees(t *testing.T) {
