@@ -1,6 +1,7 @@
 package compiler_test
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/cmplx"
@@ -16,7 +17,9 @@ import (
 	"tltune/compiler/interp"
 	"tltune/compiler/ir"
 	"tltune/compiler/syntax"
+	"tltune/compiler/tuning"
 	"tltune/device"
+	"tltune/kernels"
 )
 
 // The differential tests run every kernel of testdata/exec three ways —
@@ -59,6 +62,86 @@ func parse(t *testing.T, src []byte) *ir.Program {
 		t.Fatalf("test kernel does not verify:\n%v", errs)
 	}
 	return prog
+}
+
+// TestLoweringForSubgroups interprets the program lowered for the intel
+// and nvidia targets (subgroups of 16 and 32 lanes) and compares it with the
+// source: the tile distribution and the cooperative matrices of the
+// lowering are checked here at the IR level, where no GPU is needed.
+func TestLoweringForSubgroups(t *testing.T) {
+	files, err := filepath.Glob("testdata/exec/*.tl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sources := map[string][]byte{}
+	for _, file := range files {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sources[strings.TrimSuffix(filepath.Base(file), ".tl")] = src
+	}
+	for name, src := range recipeSources(t) {
+		sources[name] = src
+	}
+	for name, src := range sources {
+		for _, tgt := range []string{"intel", "nvidia"} {
+			t.Run(tgt+"/"+name, func(t *testing.T) {
+				res, err := compiler.Compile(src, compiler.Options{Target: tgt})
+				var cerr *compiler.Error
+				if errors.As(err, &cerr) && len(cerr.Diags) > 0 {
+					// The source is valid (the device test verifies it),
+					// so these are the target's limits.
+					t.Skipf("kernel attributes exceed what %s supports: %v", tgt, err)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				source := parse(t, src)
+				for fi, f := range source.Funcs {
+					k := &res.Kernels[fi]
+					opts := interp.Options{Groups: diffGroups, SubgroupSize: k.SubgroupSize, WorkGroupSize: k.WorkGroupSize}
+					want, got := newArgs(f, 1), newArgs(f, 1)
+					if err := interp.Run(f, want.interp, opts); err != nil {
+						t.Fatalf("interpreter on the source: %v", err)
+					}
+					if err := interp.Run(res.Lowered.Funcs[fi], got.interp, opts); err != nil {
+						t.Fatalf("interpreter on the lowered program: %v", err)
+					}
+					compareArgs(t, "lowered for "+tgt, f, want, got)
+				}
+			})
+		}
+	}
+}
+
+// recipeSources are GEMM kernels from kernels/ with configurations for
+// subgroups of 16 and 32 lanes (ragged shapes, staging, unroll, batches).
+func recipeSources(t *testing.T) map[string][]byte {
+	out := map[string][]byte{}
+	for i, c := range []struct {
+		spec kernels.Spec
+		p    tuning.Params
+	}{
+		{kernels.Spec{Op: kernels.GEMMOp, M: 37, N: 19, K: 21, DType: kernels.F16, Acc: kernels.F32, TransB: true, Alpha: 1, Beta: 1},
+			tuning.Params{}},
+		{kernels.Spec{Op: kernels.GEMMOp, M: 20, N: 5, K: 56, DType: kernels.F32, Acc: kernels.F32, TransA: true, Alpha: 1.5, Beta: 0.5},
+			tuning.Params{WorkGroupSize: [2]int{32, 2}, Tile: [2]int{32, 8}, Coopmatrix: [3]int{16, 4, 8}, Unroll: 2, BatchPerGroup: 2, StageLocal: true}},
+		{kernels.Spec{Op: kernels.GEMVOp, M: 53, N: 23, DType: kernels.F64, Acc: kernels.F64, TransA: true, Alpha: 2, Beta: 0, Atomic: true},
+			tuning.Params{Unroll: 3}},
+	} {
+		c.spec.Layout = kernels.Strided
+		r, err := kernels.New(c.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, err := r.Source(c.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[fmt.Sprintf("recipe%d", i)] = []byte(src)
+	}
+	return out
 }
 
 func diffKernel(t *testing.T, d device.Device, src []byte) {

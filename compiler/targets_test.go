@@ -96,7 +96,7 @@ func TestTargetsCompileWithClang(t *testing.T) {
 	// The differential test kernels that fit the targets' subgroup sizes,
 	// and subgroup operations on every value family.
 	for _, name := range []string{"exec/axpby", "exec/sum", "exec/hadamard", "exec/cumsum", "exec/foreach",
-		"exec/scalar", "exec/views", "exec/group", "targets/subgroups"} {
+		"exec/scalar", "exec/views", "exec/group", "exec/coop", "exec/chain", "exec/dynamic", "targets/subgroups"} {
 		src, err := os.ReadFile(filepath.Join("testdata", name+".tl"))
 		if err != nil {
 			t.Fatal(err)
