@@ -2,10 +2,14 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"tltune/device"
 )
 
 // update is the golden-file flag of every test in this package.
@@ -27,4 +31,46 @@ func checkGolden(t *testing.T, name string, got []byte) {
 	if !bytes.Equal(got, want) {
 		t.Errorf("output differs from %s (run with -update if intended):\n%s", path, got)
 	}
+}
+
+// TestMain lets a test run tltune as a child process (to kill it mid-way,
+// or to give it its own environment): with TLTUNE_TEST_MAIN set to a JSON
+// list of arguments, the test binary is tltune.
+func TestMain(m *testing.M) {
+	if raw := os.Getenv("TLTUNE_TEST_MAIN"); raw != "" {
+		var args []string
+		if err := json.Unmarshal([]byte(raw), &args); err != nil {
+			panic(err)
+		}
+		os.Exit(run(args, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// tltuneProcess returns an unstarted child process running tltune args.
+func tltuneProcess(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	raw, err := json.Marshal(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "TLTUNE_TEST_MAIN="+string(raw))
+	return cmd
+}
+
+// poclDevice returns the device id of the PoCL CPU device. Without one the
+// test fails in CI (make setup installs it) and is skipped elsewhere.
+func poclDevice(t *testing.T) string {
+	t.Helper()
+	for _, d := range device.Enumerate().Devices {
+		if d.Platform == "Portable Computing Language" {
+			return d.ID
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("no PoCL device, and CI=true: run `make setup` (pocl-opencl-icd)")
+	}
+	t.Skip("no PoCL device (install pocl-opencl-icd)")
+	return ""
 }

@@ -3,7 +3,6 @@ package main
 import (
 	stdctx "context"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -32,18 +31,7 @@ func TestPeakUsage(t *testing.T) {
 
 // TestPeakOnPoCL measures small ceilings on the PoCL CPU device.
 func TestPeakOnPoCL(t *testing.T) {
-	spec := ""
-	for _, d := range device.Enumerate().Devices {
-		if d.Platform == "Portable Computing Language" {
-			spec = d.ID
-		}
-	}
-	if spec == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("no PoCL device, and CI=true: run `make setup` (pocl-opencl-icd)")
-		}
-		t.Skip("no PoCL device (install pocl-opencl-icd)")
-	}
+	spec := poclDevice(t)
 	db := filepath.Join(t.TempDir(), "results.db")
 	status, stdout, stderr := tltune("peak", "--device", spec, "--json", "--copy-mib", "1", "--repeats", "2", "--db", db)
 	if status != exitOK {

@@ -15,7 +15,6 @@ import (
 	"tltune/results"
 )
 
-
 // tltune runs the command line in process and returns its status and
 // output streams.
 func tltune(args ...string) (status int, stdout, stderr string) {

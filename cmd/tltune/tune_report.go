@@ -1,0 +1,202 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
+	"tltune/compiler/tuning"
+	"tltune/tuner"
+)
+
+// progress draws a bar on stderr while tuning, only when stderr is a
+// terminal: logs and pipes get nothing.
+type progress struct {
+	bar *progressbar.ProgressBar
+}
+
+func newProgress(w io.Writer, quiet bool, budget int) *progress {
+	f, ok := w.(*os.File)
+	if quiet || !ok || !term.IsTerminal(int(f.Fd())) {
+		return &progress{}
+	}
+	max := budget
+	if max == 0 {
+		max = -1 // unknown until the tuner says: a spinner
+	}
+	return &progress{bar: progressbar.NewOptions(max,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription("tuning"),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionClearOnFinish(),
+	)}
+}
+
+func (p *progress) update(s tuner.Progress) {
+	if p.bar == nil {
+		return
+	}
+	if s.Planned > 0 && p.bar.GetMax() != s.Planned {
+		p.bar.ChangeMax(s.Planned)
+	}
+	desc := "tuning"
+	if s.Best != nil {
+		desc = fmt.Sprintf("best %s", formatNs(s.Best.Median()))
+	}
+	p.bar.Describe(desc)
+	p.bar.Set(s.Done)
+}
+
+func (p *progress) finish() {
+	if p.bar != nil {
+		p.bar.Finish()
+	}
+}
+
+// tuneReport is the result of one tuning run, as printed and as --json.
+type tuneReport struct {
+	Run        int64          `json:"run"`
+	Database   string         `json:"database"`
+	Device     string         `json:"device"`
+	Driver     string         `json:"driver"`
+	Recipe     string         `json:"recipe"`
+	Batch      int            `json:"batch"`       // entries per timed launch
+	BufferSets int            `json:"buffer_sets"` // rotated over between launches
+	Stop       string         `json:"stop"`
+	Candidates int            `json:"candidates"`
+	Counts     map[string]int `json:"outcomes"`
+	PrunedBy   map[string]int `json:"pruned_by_rule"`
+	CopyGBs    float64        `json:"copy_ceiling_gbs,omitempty"`
+	Top        []rankedConfig `json:"top"`
+}
+
+// rankedConfig is one of the fastest correct configurations.
+type rankedConfig struct {
+	Params    tuning.Params `json:"params"`
+	MedianNs  float64       `json:"median_ns"`
+	CILowNs   float64       `json:"ci_low_ns"`
+	CIHighNs  float64       `json:"ci_high_ns"`
+	Samples   int           `json:"samples"`
+	GFLOPs    float64       `json:"gflops"`
+	GBs       float64       `json:"gbs"`
+	BWPercent float64       `json:"bandwidth_percent,omitempty"` // of the measured copy ceiling
+	VerifyErr float64       `json:"verify_error"`
+}
+
+func (j *tuneJob) report(c *context, rep *tuner.Report) error {
+	plan := j.session.Plan()
+	r := tuneReport{
+		Run: j.stored.ID, Database: j.store.Path(), Device: j.info.Name, Driver: j.info.Driver,
+		Recipe: j.recipe.Name(), Batch: plan.Batch, BufferSets: plan.Sets, Stop: string(rep.Stop),
+		Candidates: rep.Candidates, Counts: map[string]int{}, PrunedBy: rep.PrunedByRule, CopyGBs: j.ceilings.CopyGBS,
+	}
+	for k, n := range rep.Counts {
+		r.Counts[string(k)] = n
+	}
+	flops, bytes := float64(j.recipe.FLOPs(plan.Batch)), float64(j.recipe.Bytes(plan.Batch))
+	for _, o := range rep.Top(j.flags.top) {
+		s := o.Result.Summary
+		rc := rankedConfig{Params: o.Params, MedianNs: s.Median, CILowNs: finiteOr(s.Lo, s.Min), CIHighNs: finiteOr(s.Hi, s.Max),
+			Samples: s.N, GFLOPs: flops / s.Median, GBs: bytes / s.Median, VerifyErr: o.Verify.RelErr}
+		if r.CopyGBs > 0 {
+			rc.BWPercent = 100 * rc.GBs / r.CopyGBs
+		}
+		r.Top = append(r.Top, rc)
+	}
+	if j.flags.asJSON {
+		enc := json.NewEncoder(c.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	return r.write(c.stdout)
+}
+
+func (r *tuneReport) write(w io.Writer) error {
+	fmt.Fprintf(w, "%s on %s (driver %s): %d entries per timed launch, %d buffer set(s)\n\n", r.Recipe, r.Device, r.Driver, r.Batch, r.BufferSets)
+	if len(r.Top) > 0 {
+		if err := r.writeTop(w); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(w, "\noutcomes: %s (stopped: %s)\n", r.outcomeLine(), r.Stop)
+	if len(r.PrunedBy) > 0 {
+		fmt.Fprintf(w, "pruned by rule: %s\n", countsLine(r.PrunedBy, nil))
+	}
+	if r.CopyGBs == 0 {
+		fmt.Fprintf(w, "no bandwidth ceiling stored for this device: run 'tltune peak --device %q' for %% of peak\n", r.Device)
+	}
+	_, err := fmt.Fprintf(w, "stored as run %d in %s ('tltune table' exports the best configuration)\n", r.Run, r.Database)
+	return err
+}
+
+func (r *tuneReport) writeTop(w io.Writer) error {
+	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: []tw.Align{
+			tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight}}))
+	t.Header([]string{"#", "configuration", "median", "95% CI", "GFLOP/s", "GB/s", "% copy BW", "rel. error"})
+	for i, rc := range r.Top {
+		bw := "-"
+		if rc.BWPercent > 0 {
+			bw = fmt.Sprintf("%.1f", rc.BWPercent)
+		}
+		row := []string{fmt.Sprint(i + 1), rc.Params.String(), formatNs(rc.MedianNs),
+			fmt.Sprintf("%s–%s", formatNs(rc.CILowNs), formatNs(rc.CIHighNs)),
+			fmt.Sprintf("%.1f", rc.GFLOPs), fmt.Sprintf("%.1f", rc.GBs), bw, fmt.Sprintf("%.2g", rc.VerifyErr)}
+		if err := t.Append(row); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}
+
+// outcomeLine lists the outcome counts in the taxonomy's order.
+func (r *tuneReport) outcomeLine() string {
+	order := make([]string, len(tuner.Kinds))
+	for i, k := range tuner.Kinds {
+		order[i] = string(k)
+	}
+	return countsLine(r.Counts, order)
+}
+
+// countsLine formats counts as "a 3, b 1", in order (else by name), skipping
+// zeros.
+func countsLine(counts map[string]int, order []string) string {
+	if order == nil {
+		for k := range counts {
+			order = append(order, k)
+		}
+		sort.Strings(order)
+	}
+	var parts []string
+	for _, k := range order {
+		if n := counts[k]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", k, n))
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// formatNs prints a duration in ns with a unit that keeps 3–4 digits.
+func formatNs(ns float64) string {
+	switch {
+	case ns >= 1e9:
+		return fmt.Sprintf("%.3g s", ns/1e9)
+	case ns >= 1e6:
+		return fmt.Sprintf("%.4g ms", ns/1e6)
+	case ns >= 1e3:
+		return fmt.Sprintf("%.4g µs", ns/1e3)
+	}
+	return fmt.Sprintf("%.4g ns", ns)
+}

@@ -1,0 +1,237 @@
+package main
+
+import (
+	stdctx "context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"tltune/results"
+)
+
+// smallGEMM is a ragged GEMM that tunes in seconds on PoCL: few
+// configurations, short timing.
+func smallGEMM(db, dev string, extra ...string) []string {
+	args := []string{"gemm", "--m", "20", "--n", "5", "--k", "7", "--dtype", "f32", "--beta", "1",
+		"--device", dev, "--db", db, "--sample-time", "50ms", "--max-batch", "16", "--quiet"}
+	return append(args, extra...)
+}
+
+func TestTuneUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"gemm", "--m", "0", "--n", "4", "--k", "4"},
+		{"gemm", "--m", "4", "--n", "4", "--k", "4", "--dtype", "f12"},
+		{"gemm", "--m", "4", "--n", "4", "--k", "4", "--strategy", "annealing"},
+		{"gemm", "--m", "4", "--n", "4", "--k", "4", "--budget", "-1"},
+		{"gemm", "--m", "4", "--n", "4", "--k", "4", "--ci", "2"},
+		{"gemm", "--m", "4", "--n", "4", "--k", "4", "--target", "amd"},
+		{"gemm", "--m", "4", "--n", "4", "--k", "4", "--device", "ref"},
+		{"gemm", "--m", "4", "--n", "4", "--k", "4", "--bogus"},
+		{"gemm", "--m", "4", "--n", "4", "--k", "4", "extra"},
+		{"gemv", "--m", "4", "--n", "4", "--k", "4"},
+		{"ger", "--m", "4", "--n", "4", "--trans", "t"},
+	} {
+		status, stdout, stderr := tltune(args...)
+		if status != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("tltune %v: status %d, stdout %q, stderr %q; want one usage line and status 2", args, status, stdout, stderr)
+		}
+	}
+}
+
+// TestTuneOnPoCL tunes a small GEMM, GEMV and GER end to end: every
+// evaluation is stored, the best is verified, the report says where.
+func TestTuneOnPoCL(t *testing.T) {
+	dev := poclDevice(t)
+	db := filepath.Join(t.TempDir(), "results.db")
+	for _, args := range [][]string{
+		smallGEMM(db, dev, "--budget", "4"),
+		{"gemv", "--m", "33", "--n", "17", "--trans", "t", "--device", dev, "--db", db, "--budget", "3", "--sample-time", "50ms", "--max-batch", "16", "--quiet"},
+		{"ger", "--m", "9", "--n", "40", "--layout", "group", "--alpha", "0.5", "--beta", "1", "--device", dev, "--db", db, "--budget", "3", "--sample-time", "50ms", "--max-batch", "16", "--quiet"},
+	} {
+		status, stdout, stderr := tltune(args...)
+		if status != exitOK {
+			t.Fatalf("tltune %v: status %d\n%s%s", args, status, stdout, stderr)
+		}
+		for _, want := range []string{"GFLOP/s", "% copy BW", "outcomes: ok", "stored as run", db} {
+			if !strings.Contains(stdout, want) {
+				t.Errorf("tltune %s: report lacks %q:\n%s", args[0], want, stdout)
+			}
+		}
+	}
+	st, err := results.OpenExisting(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	runs, err := st.Runs(stdctx.Background(), "")
+	if err != nil || len(runs) != 3 {
+		t.Fatalf("runs %v, %v: want 3", runs, err)
+	}
+	for _, r := range runs {
+		if r.Status != results.Done {
+			t.Errorf("run %d (%s) ended %s", r.ID, r.Op, r.Status)
+		}
+		evaluated := evaluatedConfigs(t, st, r.ID)
+		if len(evaluated) == 0 {
+			t.Errorf("run %d (%s) stored no evaluation", r.ID, r.Op)
+		}
+	}
+	best, err := st.BestPerShape(stdctx.Background(), results.Filter{})
+	if err != nil || len(best) != 3 {
+		t.Fatalf("best per shape: %v, %v; want one per op", best, err)
+	}
+	for _, b := range best {
+		if !b.Measurement.Verified || !(b.Measurement.VerifyError < 1e-5) || b.Measurement.GFLOPS <= 0 {
+			t.Errorf("best %s: %+v; want verified, accurate and timed", b.Measurement.Config.Op, b.Measurement)
+		}
+	}
+}
+
+// evaluatedConfigs returns the configurations a run compiled or measured,
+// by their params and source hash, failing on a duplicate.
+func evaluatedConfigs(t *testing.T, st *results.Store, run int64) map[string]results.Outcome {
+	t.Helper()
+	ms, err := st.Measurements(stdctx.Background(), run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]results.Outcome{}
+	for _, m := range ms {
+		if m.Outcome == results.Pruned {
+			continue
+		}
+		key := m.Config.Params.String() + " " + m.Config.SourceHash
+		if _, dup := seen[key]; dup {
+			t.Errorf("run %d measured %s twice", run, key)
+		}
+		seen[key] = m.Outcome
+	}
+	return seen
+}
+
+func TestTuneJSON(t *testing.T) {
+	dev := poclDevice(t)
+	db := filepath.Join(t.TempDir(), "results.db")
+	status, stdout, stderr := tltune(smallGEMM(db, dev, "--budget", "2", "--json", "--top", "1")...)
+	if status != exitOK {
+		t.Fatalf("status %d: %s", status, stderr)
+	}
+	var rep tuneReport
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("--json: %v\n%s", err, stdout)
+	}
+	if rep.Run != 1 || rep.Database != db || len(rep.Top) != 1 || rep.Top[0].MedianNs <= 0 || rep.Counts["ok"] == 0 {
+		t.Errorf("--json report: %+v", rep)
+	}
+}
+
+// TestTuneKillAndResume kills a tuning process after it stored a few
+// evaluations, then resumes the run: what was stored stays, nothing is
+// measured twice, and the run reaches its budget.
+func TestTuneKillAndResume(t *testing.T) {
+	dev := poclDevice(t)
+	db := filepath.Join(t.TempDir(), "results.db")
+	const budget = 8
+	args := smallGEMM(db, dev, "--budget", "8", "--strategy", "exhaustive", "--sample-time", "300ms")
+	child := tltuneProcess(t, args...)
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	before := waitForEvaluations(t, db, 2, 2*time.Minute)
+	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	child.Wait()
+	killed := storedEvaluations(t, db)
+	if len(killed) < len(before) || len(killed) >= budget {
+		t.Fatalf("after the kill %d evaluations are stored (saw %d before): want some, not all", len(killed), len(before))
+	}
+
+	status, stdout, stderr := tltune(append(args, "--resume", "last")...)
+	if status != exitOK {
+		t.Fatalf("resume: status %d\n%s%s", status, stdout, stderr)
+	}
+	after := storedEvaluations(t, db)
+	if len(after) != budget {
+		t.Errorf("resumed run stored %d evaluations, want the budget %d", len(after), budget)
+	}
+	for key, outcome := range killed {
+		if after[key] != outcome {
+			t.Errorf("%s was %s before the kill and %s after the resume", key, outcome, after[key])
+		}
+	}
+}
+
+// storedEvaluations opens the database read-only and returns the first
+// run's evaluated configurations.
+func storedEvaluations(t *testing.T, db string) map[string]results.Outcome {
+	t.Helper()
+	st, err := results.OpenExisting(db)
+	if err != nil {
+		return nil // not created yet
+	}
+	defer st.Close()
+	return evaluatedConfigs(t, st, 1)
+}
+
+func waitForEvaluations(t *testing.T, db string, n int, limit time.Duration) map[string]results.Outcome {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		if got := storedEvaluations(t, db); len(got) >= n {
+			return got
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("no %d evaluations stored in %s after %v", n, db, limit)
+	return nil
+}
+
+// TestTunedTableFeedsCompiler closes the loop of the main job: the best
+// configuration of a tuning run, exported with `tltune table`, is what
+// `tltune compile` uses for a collective gemm of that shape on that device.
+func TestTunedTableFeedsCompiler(t *testing.T) {
+	dev := poclDevice(t)
+	dir := t.TempDir()
+	db, table := filepath.Join(dir, "results.db"), filepath.Join(dir, "tuning.json")
+	if status, _, stderr := tltune(smallGEMM(db, dev, "--budget", "3", "--json")...); status != exitOK {
+		t.Fatalf("tune: %s", stderr)
+	}
+	if status, _, stderr := tltune("table", "--db", db, "-o", table); status != exitOK {
+		t.Fatalf("table: %s", stderr)
+	}
+	st, err := results.OpenExisting(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	best, err := st.BestPerShape(stdctx.Background(), results.Filter{})
+	st.Close()
+	if err != nil || len(best) != 1 {
+		t.Fatalf("best: %v %v", best, err)
+	}
+	kernel := filepath.Join(dir, "k.ir")
+	src := `func @k(%A: memref<f32x20x7>, %B: memref<f32x7x5>, %C: memref<f32x20x5>) {
+  %one = constant 1.0 : f32
+  gemm.n.n %one, %A, %B, %one, %C
+}
+`
+	if err := os.WriteFile(kernel, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	status, stdout, stderr := tltune("compile", kernel, "--device", dev, "--tuning", table, "--explain", "-o", filepath.Join(dir, "k.cl"))
+	if status != exitOK {
+		t.Fatalf("compile: status %d\n%s%s", status, stdout, stderr)
+	}
+	explain := stdout + stderr
+	p := best[0].Measurement.Config.Params
+	if !strings.Contains(explain, "tuning table: exact match") {
+		t.Errorf("--explain does not say the tuning table matched exactly:\n%s", explain)
+	}
+	if want := "chosen: " + p.String() + "\n"; !strings.Contains(explain, want) {
+		t.Errorf("compile did not choose the tuning run's best %q:\n%s", p.String(), explain)
+	}
+}
