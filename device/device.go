@@ -165,6 +165,11 @@ func F32(v float32) Arg { return scalar(v) }
 // F64 passes a double.
 func F64(v float64) Arg { return scalar(v) }
 
+// Raw passes a scalar argument as its bytes, for the types without a
+// constructor of their own (char, short, half, float2, double2): the
+// runtimes copy an argument by its size.
+func Raw(b []byte) Arg { return Arg{bytes: append([]byte(nil), b...)} }
+
 // Local passes a local-memory allocation of size bytes.
 func Local(size int) Arg { return Arg{local: size} }
 

@@ -215,9 +215,11 @@ func checkProgramAxpy(t *testing.T, d Device, module []byte, build func([]byte, 
 func TestArgumentTypes(t *testing.T) {
 	forEachDevice(t, func(t *testing.T, d Device) {
 		k := mustBuildSource(t, d, "testdata/args.cl", "args")
-		out := mustAlloc(t, d, 6*8)
+		out := mustAlloc(t, d, 10*8)
 		const local = 16
-		err := k.SetArgs(Buf(out), I32(-7), I64(-1<<40), U64(1<<63), F32(0.5), F64(math.Pi), Local(local*8))
+		float2 := Bytes([]float32{1.25, -3})
+		err := k.SetArgs(Buf(out), I32(-7), I64(-1<<40), U64(1<<63), F32(0.5), F64(math.Pi), Local(local*8),
+			Raw([]byte{0xfe}), Raw(Bytes([]int16{-300})), Raw(float2))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -229,11 +231,11 @@ func TestArgumentTypes(t *testing.T) {
 			t.Fatal(err)
 		}
 		ev.Release()
-		got := make([]float64, 6)
+		got := make([]float64, 10)
 		if err := out.Read(Bytes(got)); err != nil {
 			t.Fatal(err)
 		}
-		want := []float64{-7, -1 << 40, 1 << 63, 0.5, math.Pi, local - 1}
+		want := []float64{-7, -1 << 40, 1 << 63, 0.5, math.Pi, local - 1, -2, -300, 1.25, -3}
 		for i := range want {
 			if got[i] != want[i] {
 				t.Errorf("out[%d] = %v, want %v", i, got[i], want[i])

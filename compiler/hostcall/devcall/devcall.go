@@ -12,7 +12,6 @@
 package devcall
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"tltune/compiler/hostcall"
@@ -80,20 +79,13 @@ func (b *Buffers) Args(c *hostcall.Call) ([]device.Arg, error) {
 	return args, nil
 }
 
-// scalar passes a scalar's bytes. device.Arg has constructors for 4- and
-// 8-byte values only; clSetKernelArg and zeKernelSetArgumentValue copy
-// bytes by size, so an 8-byte float2 travels as the unsigned long with the
-// same bits. 1-, 2- and 16-byte scalars (char, short, half, double2) need
-// a raw-bytes constructor the device package does not offer yet.
+// scalar passes a scalar's bytes as they are: hostcall already wrote them in
+// the argument's C type.
 func scalar(a hostcall.Arg) (device.Arg, error) {
-	le := binary.LittleEndian
-	switch len(a.Scalar) {
-	case 4:
-		return device.I32(int32(le.Uint32(a.Scalar))), nil
-	case 8:
-		return device.U64(le.Uint64(a.Scalar)), nil
+	if len(a.Scalar) == 0 {
+		return device.Arg{}, fmt.Errorf("argument %s has no value", a.CType)
 	}
-	return device.Arg{}, fmt.Errorf("cannot pass a %s (%d bytes): the device package has no argument of that size", a.CType, len(a.Scalar))
+	return device.Raw(a.Scalar), nil
 }
 
 // Launch sets c's arguments on k and starts it over c's launch sizes.
