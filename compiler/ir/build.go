@@ -98,9 +98,14 @@ type Builder struct {
 // NewBuilder returns a builder appending to r.
 func NewBuilder(r *Region) *Builder { return &Builder{Region: r, At: -1} }
 
-// Insert places in at the builder's position, advancing it.
+// Insert places in at the builder's position, advancing it. An instruction
+// without a source position takes the builder's Pos; one that has a
+// position (moved or cloned from source) keeps it, so diagnostics still
+// point at the user's code.
 func (b *Builder) Insert(in *Inst) *Inst {
-	in.Pos, in.OpPos = b.Pos, b.Pos
+	if !in.Pos.IsValid() {
+		in.Pos, in.OpPos = b.Pos, b.Pos
+	}
 	if b.At < 0 {
 		return b.Region.Append(in)
 	}
