@@ -187,8 +187,9 @@ func merge(srcs ...tuning.Params) tuning.Params {
 }
 
 // heuristic is the configuration used when nothing else chooses: the
-// target's default subgroup size; for GEMM one subgroup row per
-// cooperative-matrix row block with up to 4×4 subgroups; for the
+// target's default subgroup size; for GEMM one cooperative matrix per
+// subgroup tile (two per direction with a matrix engine) and a grid of up
+// to 8×8 subgroups (4×4 with real subgroups) covering C; for the
 // memory-bound collectives one work-group row of up to 64 work-items.
 func heuristic(f *ir.Func, main *ir.Inst, t *target.Target) tuning.Params {
 	sgs := t.DefaultSubgroupSize
@@ -203,7 +204,10 @@ func heuristic(f *ir.Func, main *ir.Inst, t *target.Target) tuning.Params {
 		p.WorkGroupSize = [2]int{max(lanes, sgs), 1}
 		return p
 	}
-	cm, cn, ck := 4, 4, 4
+	// Subgroups of one lane: an 8×8 block per work-item keeps 64
+	// accumulators in registers, which measured best on PoCL among 4×4,
+	// 8×8 and 16×4 blocks (64×64×32 f32, 8×8 work-items).
+	cm, cn, ck := 8, 8, 4
 	if sgs > 1 {
 		cm, cn, ck = sgs, 8, 8
 	}
@@ -218,12 +222,15 @@ func heuristic(f *ir.Func, main *ir.Inst, t *target.Target) tuning.Params {
 	}
 	p.Coopmatrix = [3]int{cm, cn, ck}
 	shape := out.Type.Shape()
-	gx, gy := 2, 2
+	gx, gy, most := 2, 2, 4
+	if sgs == 1 {
+		most = 8
+	}
 	if shape[0] != ir.Dynamic {
-		gx = clamp((int(shape[0])+p.Tile[0]-1)/p.Tile[0], 1, 4)
+		gx = clamp((int(shape[0])+p.Tile[0]-1)/p.Tile[0], 1, most)
 	}
 	if shape[1] != ir.Dynamic {
-		gy = clamp((int(shape[1])+p.Tile[1]-1)/p.Tile[1], 1, 4)
+		gy = clamp((int(shape[1])+p.Tile[1]-1)/p.Tile[1], 1, most)
 	}
 	for gx*gy*sgs > t.MaxWorkGroupSize && gy > 1 {
 		gy--
