@@ -1,0 +1,164 @@
+package suite
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"tltune/kernels"
+)
+
+func TestExpand(t *testing.T) {
+	s, err := Parse("t.toml", []byte(`
+description = "three forms"
+budget = 8
+strategy = "random"
+
+[[recipe]]
+op = "gemm"
+square = "16..64*2"
+dtype = ["f16", "f32"]
+budget = 0
+time = "30s"
+
+[[recipe]]
+op = "gemm"
+shapes = [[20, 5, 7]]
+trans = "nt"
+layout = ["strided", "group"]
+alpha = 0.5
+beta = "atomic"
+
+[[recipe]]
+op = "gemv"
+m = "32..64*2"
+n = [8, 16]
+acc = "f64"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range s.Cases {
+		names = append(names, c.Spec.Name())
+	}
+	want := []string{
+		"gemm.nn f16/f32 16x16x16 strided alpha=1 beta=0",
+		"gemm.nn f16/f32 32x32x32 strided alpha=1 beta=0",
+		"gemm.nn f16/f32 64x64x64 strided alpha=1 beta=0",
+		"gemm.nn f32/f32 16x16x16 strided alpha=1 beta=0",
+		"gemm.nn f32/f32 32x32x32 strided alpha=1 beta=0",
+		"gemm.nn f32/f32 64x64x64 strided alpha=1 beta=0",
+		"gemm.nt f32/f32 20x5x7 strided alpha=0.5 beta=1 atomic",
+		"gemm.nt f32/f32 20x5x7 group alpha=0.5 beta=1 atomic",
+		"gemv.n f32/f64 32x8 strided alpha=1 beta=0",
+		"gemv.n f32/f64 32x16 strided alpha=1 beta=0",
+		"gemv.n f32/f64 64x8 strided alpha=1 beta=0",
+		"gemv.n f32/f64 64x16 strided alpha=1 beta=0",
+	}
+	if strings.Join(names, "\n") != strings.Join(want, "\n") {
+		t.Errorf("cases:\n%s\nwant:\n%s", strings.Join(names, "\n"), strings.Join(want, "\n"))
+	}
+	first, last := s.Cases[0], s.Cases[len(s.Cases)-1]
+	if first.Recipe != 1 || *first.Tuning.Budget != 0 || first.Tuning.Strategy != "random" || first.Tuning.Time != 30*time.Second {
+		t.Errorf("recipe 1 tuning %+v: want its own budget 0 and time, the suite's strategy", first.Tuning)
+	}
+	if last.Recipe != 3 || *last.Tuning.Budget != 8 || last.Tuning.Time != 0 || last.Spec.Op != kernels.GEMVOp {
+		t.Errorf("recipe 3: %+v; want the suite's budget 8", last)
+	}
+}
+
+// TestErrors checks that every mistake is one message naming the file,
+// the recipe where there is one, and the key.
+func TestErrors(t *testing.T) {
+	const gemm = "[[recipe]]\nop = \"gemm\"\n"
+	for _, tc := range []struct{ src, want string }{
+		{gemm + "square = 16\ndtypes = [\"f32\"]\n", `bad.toml: unknown key "recipe.dtypes"`},
+		{"budgett = 3\n" + gemm + "square = 16\n", `bad.toml: unknown key "budgett"`},
+		{gemm + "square = \"256..16*2\"\n", "bad.toml:"},
+		{gemm + "m = \"16..x\"\nn = 4\nk = 4\n", "bad.toml:"},
+		{gemm + "square = 16\ndtype = \"f12\"\n", "bad.toml: recipe 1 (gemm): dtype:"},
+		{gemm + "square = 0\n", "bad.toml: recipe 1 (gemm): m must be between 1 and"},
+		{gemm + "square = 16\nshapes = [[1, 2, 3]]\n", "recipe 1 (gemm): give shapes = [[m, n, k], ...], square = SIZES, or m, n, k"},
+		{gemm, "recipe 1 (gemm): give shapes"},
+		{gemm + "shapes = [[1, 2]]\n", "recipe 1 (gemm): shapes[0] = [1 2]: want 3 numbers"},
+		{gemm + "m = 4\nn = 4\n", "recipe 1 (gemm): k needs values"},
+		{"[[recipe]]\nop = \"ger\"\nm = 4\nn = 4\nk = 4\n", "recipe 1 (ger): k applies only to gemm"},
+		{"[[recipe]]\nop = \"gemv\"\nsquare = 8\ntrans = \"nn\"\n", "recipe 1 (gemv): trans \"nn\": gemv takes n or t"},
+		{"[[recipe]]\nop = \"gemx\"\nsquare = 8\n", `recipe 1 (gemx): op: unknown operation "gemx"`},
+		{gemm + "square = 8\nstrategy = \"annealing\"\n", `recipe 1 (gemm): strategy "annealing": use one of`},
+		{"budget = -1\n" + gemm + "square = 8\n", "bad.toml: budget -1 must be ≥ 0"},
+		{gemm + "square = 8\nbeta = \"x\"\n", "recipe 1 (gemm): beta:"},
+		{gemm + "square = 8\n" + gemm + "shapes = [[8, 8, 8]]\nalpha = 2\n", "recipe 2 (gemm): gemm.nn f32/f32 8x8x8 strided alpha=2 beta=0 is already in recipe 1"},
+		{"description = \"nothing\"\n", "bad.toml: no [[recipe]]"},
+		{gemm + "m = \"1..100\"\nn = \"1..100\"\nk = 1\n", "more than 4096 shapes"},
+	} {
+		_, err := Parse("bad.toml", []byte(tc.src))
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("suite\n%s\nerror %v; want one line containing %q", tc.src, err, tc.want)
+		}
+	}
+}
+
+// TestShipped parses every suite in configs/suites, by name as the
+// command line finds them.
+func TestShipped(t *testing.T) {
+	names := Shipped()
+	if len(names) == 0 {
+		t.Fatal("no shipped suites")
+	}
+	for _, name := range names {
+		s, err := Load(name)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if len(s.Cases) == 0 || s.Name != "configs/suites/"+name+".toml" {
+			t.Errorf("%s: %d cases, name %q", name, len(s.Cases), s.Name)
+		}
+	}
+}
+
+// TestNightlyCoversTheIssue pins what the nightly suite promises: GEMM 16
+// to 256 in f16 and f32, square and ragged, and f32 GEMV and GER 32 to
+// 256.
+func TestNightlyCoversTheIssue(t *testing.T) {
+	s, err := Load("nightly")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type group struct {
+		op    kernels.Op
+		dtype kernels.DType
+	}
+	lo, hi, ragged := map[group]int{}, map[group]int{}, map[group]bool{}
+	for _, c := range s.Cases {
+		g := group{c.Spec.Op, c.Spec.DType}
+		small, large := min(c.Spec.M, c.Spec.N), max(c.Spec.M, c.Spec.N)
+		if lo[g] == 0 || small < lo[g] {
+			lo[g] = small
+		}
+		hi[g] = max(hi[g], large)
+		if c.Spec.M != c.Spec.N || (c.Spec.Op == kernels.GEMMOp && c.Spec.K != c.Spec.M) {
+			ragged[g] = true
+		}
+	}
+	for _, w := range []struct {
+		g      group
+		lo, hi int
+	}{
+		{group{kernels.GEMMOp, kernels.F16}, 16, 256},
+		{group{kernels.GEMMOp, kernels.F32}, 16, 256},
+		{group{kernels.GEMVOp, kernels.F32}, 32, 256},
+		{group{kernels.GEROp, kernels.F32}, 32, 256},
+	} {
+		if lo[w.g] != w.lo || hi[w.g] != w.hi {
+			t.Errorf("%v %v: sizes %d..%d, want %d..%d", w.g.op, w.g.dtype, lo[w.g], hi[w.g], w.lo, w.hi)
+		}
+	}
+	for _, d := range []kernels.DType{kernels.F16, kernels.F32} {
+		if !ragged[group{kernels.GEMMOp, d}] {
+			t.Errorf("gemm %v: no ragged shape", d)
+		}
+	}
+}
