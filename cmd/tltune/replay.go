@@ -1,0 +1,157 @@
+package main
+
+import (
+	stdctx "context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+
+	"tltune/compiler/tuning"
+	"tltune/results"
+	"tltune/tuner/search"
+)
+
+func init() {
+	register(&command{
+		name:    "replay",
+		summary: "measure search efficiency on a stored exhaustive run: evaluations each strategy needs to get within a tolerance of its optimum",
+		usage:   "--run RUN [--strategy gp,random,exhaustive] [--tolerance 5%] [--trials N] [--db PATH]",
+		run:     replayCmd,
+	})
+}
+
+func replayCmd(c *context, args []string) int {
+	fs := c.flags()
+	db := dbFlag(fs)
+	runRef := fs.String("run", "last", "the exhaustive run whose measurements serve as the cost of every configuration (id, tag or last)")
+	strategies := fs.String("strategy", strings.Join(search.Names, ","), "strategies to replay, comma-separated")
+	tolText := fs.String("tolerance", "5%", "how close to the optimum counts as found")
+	trials := fs.Int("trials", 20, "seeded replays per strategy")
+	if status, ok := c.parse(fs, args); !ok {
+		return status
+	}
+	tol, err := parsePercent(*tolText)
+	if err != nil {
+		return c.usageError("--tolerance: %v", err)
+	}
+	if *trials < 1 {
+		return c.usageError("--trials %d must be ≥ 1", *trials)
+	}
+	names := strings.Split(*strategies, ",")
+	for _, n := range names {
+		if !slices.Contains(search.Names, n) {
+			return c.usageError("--strategy %q: use %s", n, strings.Join(search.Names, ", "))
+		}
+	}
+	st, err := openStore(*db, false)
+	if err != nil {
+		return c.fail(err)
+	}
+	defer st.Close()
+	run, err := st.ResolveRun(stdctx.Background(), *runRef)
+	if err != nil {
+		return c.fail(err)
+	}
+	costs, err := storedCosts(st, run.ID)
+	if err != nil {
+		return c.fail(err)
+	}
+	return writeReplay(c, run, costs, names, tol, *trials)
+}
+
+// parsePercent reads "5%" or "0.05".
+func parsePercent(s string) (float64, error) {
+	var v float64
+	var err error
+	if p, ok := strings.CutSuffix(s, "%"); ok {
+		_, err = fmt.Sscan(p, &v)
+		v /= 100
+	} else {
+		_, err = fmt.Sscan(s, &v)
+	}
+	if err != nil || !(v > 0 && v < 1) {
+		return 0, fmt.Errorf("%q is not a fraction in (0, 1) or a percentage", s)
+	}
+	return v, nil
+}
+
+// replayCosts are the evaluated configurations of one stored shape, in
+// enumeration order, with their medians (failures have none).
+type replayCosts struct {
+	shape      results.Shape
+	candidates []tuning.Params
+	median     map[tuning.Params]float64
+	failed     int
+}
+
+// storedCosts reads the evaluations of a run. A run that tuned several
+// shapes (a sweep) is refused: replay answers for one search space.
+func storedCosts(st *results.Store, run int64) (*replayCosts, error) {
+	ms, err := st.Measurements(stdctx.Background(), run)
+	if err != nil {
+		return nil, err
+	}
+	var rc *replayCosts
+	for _, m := range ms {
+		if m.Outcome == results.Pruned {
+			continue
+		}
+		shape := m.Config.Shape()
+		if rc == nil {
+			rc = &replayCosts{shape: shape, median: map[tuning.Params]float64{}}
+		}
+		if shape != rc.shape {
+			return nil, fmt.Errorf("run %d tuned several shapes (%v, %v): replay one tuning run of one shape", run, rc.shape, shape)
+		}
+		rc.candidates = append(rc.candidates, m.Config.Params)
+		if m.Outcome == results.OK {
+			rc.median[m.Config.Params] = m.MedianNS
+		} else {
+			rc.failed++
+		}
+	}
+	if rc == nil || len(rc.median) == 0 {
+		return nil, fmt.Errorf("run %d has no correct timed configuration to replay", run)
+	}
+	return rc, nil
+}
+
+func (rc *replayCosts) cost(p tuning.Params) (float64, bool) {
+	ns, ok := rc.median[p]
+	return ns, ok
+}
+
+func writeReplay(c *context, run results.Run, rc *replayCosts, names []string, tol float64, trials int) int {
+	sh := rc.shape
+	fmt.Fprintf(c.stdout, "run %d: %s %s %s/%s %dx%dx%d %s, %d configurations evaluated (%d failed); optimum %s; within %.3g%% counts as found\n",
+		run.ID, sh.Op, sh.Trans, sh.Dtype, sh.Acc, sh.M, sh.N, sh.K, sh.Layout, len(rc.candidates), rc.failed, formatNs(slices.Min(mapValues(rc.median))), 100*tol)
+	fmt.Fprintln(c.stdout, "(the run must have been exhaustive — --strategy exhaustive --budget 0 — for its optimum to be the space's)")
+	t := tablewriter.NewTable(c.stdout, tablewriter.WithHeaderAutoFormat(tw.Off))
+	t.Header([]string{"strategy", "mean evaluations", "min", "max", "% of the space", "trials"})
+	for _, name := range names {
+		mean, runs, err := search.Efficiency(name, rc.candidates, rc.cost, tol, trials, 1)
+		if err != nil {
+			return c.fail(err)
+		}
+		row := []string{name, fmt.Sprintf("%.1f", mean), fmt.Sprint(slices.Min(runs)), fmt.Sprint(slices.Max(runs)),
+			fmt.Sprintf("%.1f", 100*mean/float64(len(rc.candidates))), fmt.Sprint(len(runs))}
+		if err := t.Append(row); err != nil {
+			return c.fail(err)
+		}
+	}
+	if err := t.Render(); err != nil {
+		return c.fail(err)
+	}
+	return exitOK
+}
+
+func mapValues(m map[tuning.Params]float64) []float64 {
+	out := make([]float64, 0, len(m))
+	for _, v := range m {
+		out = append(out, v)
+	}
+	return out
+}

@@ -1,0 +1,74 @@
+package main
+
+import (
+	stdctx "context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"tltune/results"
+)
+
+// replayDB stores one exhaustive run of ten configurations whose medians fall
+// from 1000 to 550 ns in enumeration order (the optimum comes last), then
+// a wrong result, and returns the database.
+func replayDB(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "results.db")
+	s, err := results.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	at := time.Date(2026, 11, 21, 9, 30, 0, 0, time.UTC)
+	r := begin(t, s, results.Environment{Device: "dev", Runtime: "opencl"}, "", at)
+	for i := range 10 {
+		if _, err := s.Record(stdctx.Background(), r.ID, timed(gemmConfig(32, 32*(i+1)), float64(1000-50*i), at)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wrong := results.Measurement{Config: gemmConfig(16, 16), Outcome: results.WrongResult, Message: "relative error 1", MeasuredAt: at}
+	if _, err := s.Record(stdctx.Background(), r.ID, wrong); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestReplay(t *testing.T) {
+	db := replayDB(t)
+	status, stdout, stderr := tltune("replay", "--db", db, "--run", "1", "--trials", "3")
+	if status != exitOK {
+		t.Fatalf("status %d: %s", status, stderr)
+	}
+	// Exhaustive proposes in enumeration order: only the tenth
+	// configuration is within 5 % of the optimum.
+	for _, want := range []string{"11 configurations evaluated (1 failed)", "optimum 550 ns", "│ exhaustive │ 10.0 "} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("replay output lacks %q:\n%s", want, stdout)
+		}
+	}
+	status, stdout, stderr = tltune("replay", "--db", db, "--tolerance", "90%", "--strategy", "exhaustive")
+	if status != exitOK || !strings.Contains(stdout, "│ exhaustive │ 1.0 ") {
+		t.Errorf("a 90%% tolerance accepts the first configuration: status %d\n%s%s", status, stdout, stderr)
+	}
+}
+
+func TestReplayErrors(t *testing.T) {
+	db := replayDB(t)
+	for _, tc := range []struct {
+		args   []string
+		status int
+		want   string
+	}{
+		{[]string{"--strategy", "annealing"}, exitUsage, "--strategy"},
+		{[]string{"--tolerance", "150%"}, exitUsage, "--tolerance"},
+		{[]string{"--trials", "0"}, exitUsage, "--trials"},
+		{[]string{"--run", "99"}, exitFail, "99"},
+	} {
+		status, stdout, stderr := tltune(append([]string{"replay", "--db", db}, tc.args...)...)
+		checkOneLine(t, status, tc.status, stdout, stderr, tc.want)
+	}
+	status, stdout, stderr := tltune("replay", "--db", filepath.Join(t.TempDir(), "none.db"))
+	checkOneLine(t, status, exitFail, stdout, stderr, "none.db")
+}
