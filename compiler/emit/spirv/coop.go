@@ -255,6 +255,21 @@ func (e *fn) broadcast(x spv.ID, t *ir.Type, lane spv.ID) spv.ID {
 	case t.Kind() == ir.KindBool: // shuffles move numbers, not booleans
 		i := e.op(spv.OpSelect, u.intT(32), x, u.i32(1), u.i32(0))
 		return e.op(spv.OpINotEqual, u.boolT(), e.op(spv.OpSubgroupShuffleINTEL, u.intT(32), i, lane), u.i32(0))
+	case t.Size() < 4 && u.reg(t) != u.floatT(32):
+		// 8- and 16-bit values travel as 32-bit integers: the shuffles
+		// of cl_intel_subgroups for char, short and half are extensions
+		// (cl_intel_subgroups_char/short, cl_khr_fp16) a device may lack.
+		it := u.intT(t.Bits())
+		bits := x
+		if t.IsFloat() {
+			bits = e.op(spv.OpBitcast, it, x)
+		}
+		moved := e.op(spv.OpSubgroupShuffleINTEL, u.intT(32), e.op(spv.OpUConvert, u.intT(32), bits), lane)
+		back := e.op(spv.OpUConvert, it, moved)
+		if t.IsFloat() {
+			back = e.op(spv.OpBitcast, u.reg(t), back)
+		}
+		return back
 	case t.IsComplex(): // component by component, as the OpenCL C back end
 		ct := t.ComponentType()
 		rt := u.reg(ct)
