@@ -66,13 +66,7 @@ func TestGemvGerOnDevice(t *testing.T) {
 		{Op: kernels.GEROp, M: 9, N: 4, DType: kernels.C64, Acc: kernels.C64, Alpha: complex(0, 2), Beta: complex(1, -1)},
 	}
 	for si, s := range specs {
-		if s.Layout == 0 {
-			s.Layout = kernels.Strided
-		}
-		r, err := kernels.New(s)
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := newRecipe(t, s)
 		// Two configurations per spec, rotating through the three.
 		for _, ci := range []int{si % len(configs), (si + 1) % len(configs)} {
 			t.Run(fmt.Sprintf("%s/cfg%d", r.Name(), ci), func(t *testing.T) {

@@ -130,12 +130,7 @@ func recipeSources(t *testing.T) map[string][]byte {
 		{kernels.Spec{Op: kernels.GEMVOp, M: 53, N: 23, DType: kernels.F64, Acc: kernels.F64, TransA: true, Alpha: 2, Beta: 0, Atomic: true},
 			tuning.Params{Unroll: 3}},
 	} {
-		c.spec.Layout = kernels.Strided
-		r, err := kernels.New(c.spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		src, err := r.Source(c.p)
+		src, err := newRecipe(t, c.spec).Source(c.p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -226,19 +221,10 @@ func randomMemref(t *ir.Type, r *rand.Rand) *interp.Memref {
 // runOnDevice binds the arguments following the kernel's ABI, launches
 // diffGroups logical work-groups and reads every buffer back.
 func (a *diffArgs) runOnDevice(d device.Device, src string, k *compiler.Kernel) error {
-	prog, err := d.BuildSource(src, "")
-	if err != nil {
-		return err
-	}
-	defer prog.Release()
-	kern, err := prog.Kernel(k.Name)
-	if err != nil {
-		return err
-	}
-	defer kern.Release()
 	type binding struct {
 		buf  device.Buffer
-		back func() error
+		back func([]byte) // nil: nothing to read back
+		size int
 	}
 	var bound []binding
 	defer func() {
@@ -251,43 +237,22 @@ func (a *diffArgs) runOnDevice(d device.Device, src string, k *compiler.Kernel) 
 		if err != nil {
 			return device.Arg{}, err
 		}
-		bound = append(bound, binding{buf, func() error {
-			if back == nil {
-				return nil
-			}
-			tmp := make([]byte, len(data))
-			if err := buf.Read(tmp); err != nil {
-				return err
-			}
-			back(tmp)
-			return nil
-		}})
+		bound = append(bound, binding{buf, back, len(data)})
 		return device.Buf(buf), buf.Write(data)
 	}
-	var args []device.Arg
-	for _, ka := range k.Args {
-		arg, err := a.bind(ka, upload)
-		if err != nil {
-			return err
-		}
-		args = append(args, arg)
-	}
-	if err := kern.SetArgs(args...); err != nil {
-		return err
-	}
-	g, l := k.GlobalSize(diffGroups), k.LocalSize()
-	ev, err := kern.Launch([]int{int(g[0]), int(g[1])}, []int{int(l[0]), int(l[1])})
-	if err != nil {
-		return err
-	}
-	defer ev.Release()
-	if err := ev.Wait(); err != nil {
+	bind := func(ka compiler.Arg) (device.Arg, error) { return a.bind(ka, upload) }
+	if err := execute(d, src, k, diffGroups, bind); err != nil {
 		return err
 	}
 	for _, b := range bound {
-		if err := b.back(); err != nil {
+		if b.back == nil {
+			continue
+		}
+		tmp := make([]byte, b.size)
+		if err := b.buf.Read(tmp); err != nil {
 			return err
 		}
+		b.back(tmp)
 	}
 	return nil
 }

@@ -37,10 +37,10 @@ func openDevice(t *testing.T) device.Device {
 	return dev
 }
 
-// launch binds in to kernel k of res following the ABI, runs batch logical
-// work-groups and reads the output back into in.Output().
-func launch(d device.Device, res *compiler.Result, k *compiler.Kernel, in *kernels.Inputs) error {
-	prog, err := d.BuildSource(res.OpenCL, "")
+// execute builds src on d, binds kernel k's arguments with bind, runs
+// groups logical work-groups and waits for them.
+func execute(d device.Device, src string, k *compiler.Kernel, groups int64, bind func(compiler.Arg) (device.Arg, error)) error {
+	prog, err := d.BuildSource(src, "")
 	if err != nil {
 		return err
 	}
@@ -50,6 +50,29 @@ func launch(d device.Device, res *compiler.Result, k *compiler.Kernel, in *kerne
 		return err
 	}
 	defer kern.Release()
+	var args []device.Arg
+	for _, a := range k.Args {
+		arg, err := bind(a)
+		if err != nil {
+			return err
+		}
+		args = append(args, arg)
+	}
+	if err := kern.SetArgs(args...); err != nil {
+		return err
+	}
+	g, l := k.GlobalSize(groups), k.LocalSize()
+	ev, err := kern.Launch([]int{int(g[0]), int(g[1])}, []int{int(l[0]), int(l[1])})
+	if err != nil {
+		return err
+	}
+	defer ev.Release()
+	return ev.Wait()
+}
+
+// launch binds in to kernel k of res following the ABI, runs in.Batch
+// logical work-groups and reads the output back into in.Output().
+func launch(d device.Device, res *compiler.Result, k *compiler.Kernel, in *kernels.Inputs) error {
 	bufs := map[int]device.Buffer{}
 	defer func() {
 		for _, b := range bufs {
@@ -67,28 +90,11 @@ func launch(d device.Device, res *compiler.Result, k *compiler.Kernel, in *kerne
 		}
 		return b, err
 	}
-	var args []device.Arg
-	for _, a := range k.Args {
-		arg, err := bindArg(a, in, upload)
-		if err != nil {
-			return err
-		}
-		args = append(args, arg)
-	}
-	if err := kern.SetArgs(args...); err != nil {
+	bind := func(a compiler.Arg) (device.Arg, error) { return bindArg(a, in, upload) }
+	if err := execute(d, res.OpenCL, k, int64(in.Batch), bind); err != nil {
 		return err
 	}
-	g, l := k.GlobalSize(int64(in.Batch)), k.LocalSize()
-	ev, err := kern.Launch([]int{int(g[0]), int(g[1])}, []int{int(l[0]), int(l[1])})
-	if err != nil {
-		return err
-	}
-	defer ev.Release()
-	if err := ev.Wait(); err != nil {
-		return err
-	}
-	out := len(in.Args) - 1
-	return bufs[out].Read(in.Output().Data)
+	return bufs[len(in.Args)-1].Read(in.Output().Data)
 }
 
 // groupOffsetsKey keys the offsets buffer of parameter p in the upload cache.
@@ -138,10 +144,7 @@ type recipeCase struct {
 // runRecipe compiles, runs and verifies one case.
 func runRecipe(t *testing.T, d device.Device, c recipeCase) {
 	t.Helper()
-	r, err := kernels.New(c.spec)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := newRecipe(t, c.spec)
 	src, err := r.Source(c.params)
 	if err != nil {
 		t.Fatal(err)
@@ -168,4 +171,18 @@ func runRecipe(t *testing.T, d device.Device, c recipeCase) {
 	if !v.OK {
 		t.Errorf("%s [%v]: %v", r.Name(), res.Kernels[0].Launch, v)
 	}
+}
+
+// newRecipe returns the recipe of s, with the strided layout unless s
+// names one.
+func newRecipe(t *testing.T, s kernels.Spec) kernels.Recipe {
+	t.Helper()
+	if s.Layout == 0 {
+		s.Layout = kernels.Strided
+	}
+	r, err := kernels.New(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

@@ -71,13 +71,7 @@ func TestTargetsCompileWithClang(t *testing.T) {
 	}
 	for tgt, cfgs := range configs {
 		for _, s := range specs {
-			if s.Layout == 0 {
-				s.Layout = kernels.Strided
-			}
-			r, err := kernels.New(s)
-			if err != nil {
-				t.Fatal(err)
-			}
+			r := newRecipe(t, s)
 			for ci, p := range cfgs {
 				t.Run(fmt.Sprintf("%s/%s/cfg%d", tgt, r.Name(), ci), func(t *testing.T) {
 					src, err := r.Source(p)
@@ -126,11 +120,8 @@ func TestNvidiaUsesMMA(t *testing.T) {
 		{kernels.F16, tuning.Params{SubgroupSize: 32, WorkGroupSize: [2]int{64, 1}, Tile: [2]int{16, 8}, Coopmatrix: [3]int{16, 8, 16}, Unroll: 1, BatchPerGroup: 2, StageLocal: true}, true},
 		{kernels.F32, tuning.Params{}, false},
 	} {
-		r, err := kernels.New(kernels.Spec{Op: kernels.GEMMOp, M: 40, N: 24, K: 48, DType: tc.dtype, Acc: kernels.F32,
-			Layout: kernels.Strided, Alpha: 1, Beta: 1, TransA: true})
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := newRecipe(t, kernels.Spec{Op: kernels.GEMMOp, M: 40, N: 24, K: 48, DType: tc.dtype, Acc: kernels.F32,
+			Alpha: 1, Beta: 1, TransA: true})
 		src, err := r.Source(tc.p)
 		if err != nil {
 			t.Fatal(err)
