@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strconv"
@@ -72,6 +73,12 @@ type tuneFlags struct {
 
 func (f *tuneFlags) register(fs *flag.FlagSet) {
 	f.recipe.Register(fs)
+	f.registerTuning(fs)
+}
+
+// registerTuning defines every flag but the recipe's: those `tltune sweep`
+// shares.
+func (f *tuneFlags) registerTuning(fs *flag.FlagSet) {
 	f.overrides = space.RegisterFlags(fs)
 	f.device = deviceFlag(fs)
 	f.db = dbFlag(fs)
@@ -114,12 +121,12 @@ func tuneCmd(c *context, op kernels.Op, args []string) int {
 	if err != nil {
 		return c.usageError("%v", err)
 	}
-	job, status := f.prepare(c, recipe)
-	if job == nil {
+	run, status := f.open(c, op.String(), []kernels.Op{op})
+	if run == nil {
 		return status
 	}
-	defer job.close()
-	return job.run(c)
+	defer run.close()
+	return run.tuneOne(c, recipe)
 }
 
 // check rejects flag values no run can use.
@@ -154,37 +161,37 @@ func containsString(list []string, s string) bool {
 	return false
 }
 
-// tuneJob is everything one tuning run holds open.
-type tuneJob struct {
+// tuneRun is what a tuning run holds open across the shapes it tunes:
+// the device, its profile and search spaces, the store and the stored run.
+// `tltune gemm` tunes one shape in a run, `tltune sweep` many.
+type tuneRun struct {
 	flags    *tuneFlags
-	recipe   kernels.Recipe
 	info     device.Info
 	dev      device.Device
+	copts    compiler.Options
+	prof     *profile.Profile
+	spaces   map[kernels.Op]*space.Space
 	store    *results.Store
-	session  *bench.Session
 	stored   results.Run
-	tuner    *tuner.Tuner
 	ceilings results.Ceilings
 }
 
-func (j *tuneJob) close() {
-	if j.session != nil {
-		j.session.Close()
+func (r *tuneRun) close() {
+	if r.dev != nil {
+		r.dev.Close()
 	}
-	if j.dev != nil {
-		j.dev.Close()
-	}
-	if j.store != nil {
-		j.store.Close()
+	if r.store != nil {
+		r.store.Close()
 	}
 }
 
-// prepare opens the device and the store, loads the device profile and
-// the search space, and wires the tuner. On failure it has printed one line
-// and returns the exit status.
-func (f *tuneFlags) prepare(c *context, recipe kernels.Recipe) (*tuneJob, int) {
-	j := &tuneJob{flags: f, recipe: recipe}
-	fail := func(status int) (*tuneJob, int) { j.close(); return nil, status }
+// open opens the device and the store, loads the device profile and the
+// search spaces of ops, and begins the run (op is what the run records:
+// "gemm", or "sweep"), or reopens the one --resume names. On failure it
+// has printed one line and returns the exit status.
+func (f *tuneFlags) open(c *context, op string, ops []kernels.Op) (*tuneRun, int) {
+	r := &tuneRun{flags: f, spaces: map[kernels.Op]*space.Space{}}
+	fail := func(status int) (*tuneRun, int) { r.close(); return nil, status }
 	d, err := openDevice(*f.device)
 	if isReference(err) {
 		return fail(c.usageError("the reference interpreter cannot be tuned; pick a device (tltune devices)"))
@@ -192,34 +199,64 @@ func (f *tuneFlags) prepare(c *context, recipe kernels.Recipe) (*tuneJob, int) {
 	if err != nil {
 		return fail(c.fail(err))
 	}
-	j.dev, j.info = d, d.Info()
-	copts := compiler.Options{Target: f.target, Device: targetDevice(&j.info)}
-	tgt := target.ForDevice(*copts.Device)
+	r.dev, r.info = d, d.Info()
+	r.copts = compiler.Options{Target: f.target, Device: targetDevice(&r.info)}
+	tgt := target.ForDevice(*r.copts.Device)
 	if f.target != "" {
 		tgt, _ = target.ByName(f.target) // checked with the flags
 	}
-	prof, err := deviceProfile(j.info, tgt.Name)
+	if r.prof, err = deviceProfile(r.info, tgt.Name); err != nil {
+		return fail(c.fail(err))
+	}
+	for _, o := range ops {
+		sp, err := space.Load(configs.FS, "spaces", o.String(), tgt.Name)
+		if err == nil {
+			err = f.overrides.Apply(sp)
+		}
+		if err != nil {
+			return fail(c.usageError("%v", err))
+		}
+		r.spaces[o] = sp
+	}
+	if r.store, err = openStore(*f.db, true); err != nil {
+		return fail(c.fail(err))
+	}
+	if err := r.beginRun(op); err != nil {
+		return fail(c.fail(err))
+	}
+	return r, exitOK
+}
+
+// shapeJob is one shape tuned inside a run: the recipe, its inputs on the
+// device and the tuner wired to them.
+type shapeJob struct {
+	run     *tuneRun
+	recipe  kernels.Recipe
+	session *bench.Session
+	tuner   *tuner.Tuner
+}
+
+func (j *shapeJob) close() { j.session.Close() }
+
+// newShape prepares the recipe's inputs on the device and wires a tuner
+// that searches sp with opts and records into the run.
+func (r *tuneRun) newShape(recipe kernels.Recipe, sp *space.Space, opts tuner.Options) (*shapeJob, error) {
+	goal := r.flags.batchGoal(r.info, r.prof, recipe)
+	session, err := bench.NewSession(r.dev, recipe, bench.Options{Seed: r.flags.seed, Goal: goal})
 	if err != nil {
-		return fail(c.fail(err))
+		return nil, fmt.Errorf("preparing the inputs of %s on %s: %w", recipe.Name(), r.info.Name, err)
 	}
-	sp, err := space.Load(configs.FS, "spaces", recipe.Spec().Op.String(), tgt.Name)
-	if err == nil {
-		err = f.overrides.Apply(sp)
-	}
-	if err != nil {
-		return fail(c.usageError("%v", err))
-	}
-	if j.store, err = openStore(*f.db, true); err != nil {
-		return fail(c.fail(err))
-	}
-	if err := j.beginRun(); err != nil {
-		return fail(c.fail(err))
-	}
-	if j.session, err = bench.NewSession(d, recipe, bench.Options{Seed: f.seed, Goal: f.batchGoal(j.info, prof, recipe)}); err != nil {
-		return fail(c.fail(fmt.Errorf("preparing the inputs on %s: %w", j.info.Name, err)))
-	}
-	j.tuner = j.newTuner(copts, prof, sp)
-	return j, exitOK
+	j := &shapeJob{run: r, recipe: recipe, session: session}
+	j.tuner = j.newTuner(sp, opts)
+	return j, nil
+}
+
+// searchOptions are the tuner's options from the flags, with the best of
+// the nearest shape tuned before as a warm start.
+func (r *tuneRun) searchOptions(spec kernels.Spec) tuner.Options {
+	f := r.flags
+	return tuner.Options{Strategy: f.strategy, Seed: f.seed, Budget: f.budget, Time: f.time,
+		ConfigTimeout: f.timeout, WarmStart: r.warmStart(spec.TableKey(r.info.Name))}
 }
 
 // deviceProfile is the shipped profile of the device's family with the
@@ -306,56 +343,54 @@ func (f *tuneFlags) batchGoal(info device.Info, p *profile.Profile, r kernels.Re
 	}
 }
 
-// beginRun starts a new run in the store, or reopens the interrupted one
-// --resume names.
-func (j *tuneJob) beginRun() error {
+// beginRun starts a new run of op in the store, or reopens the
+// interrupted one --resume names.
+func (r *tuneRun) beginRun(op string) error {
 	ctx := stdctx.Background()
-	env := environment(j.info)
-	j.ceilings, _ = j.store.Ceilings(ctx, env) // zero when tltune peak never ran here
+	env := environment(r.info)
+	r.ceilings, _ = r.store.Ceilings(ctx, env) // zero when tltune peak never ran here
 	var err error
-	if j.flags.resume == "" {
-		j.stored, err = j.store.BeginRun(ctx, env, results.Run{
-			CommandLine: strings.Join(os.Args, " "), Tag: j.flags.tag, Op: j.recipe.Spec().Op.String()})
+	if r.flags.resume == "" {
+		r.stored, err = r.store.BeginRun(ctx, env, results.Run{
+			CommandLine: strings.Join(os.Args, " "), Tag: r.flags.tag, Op: op})
 		return err
 	}
-	prev, err := j.store.ResolveRun(ctx, j.flags.resume)
+	prev, err := r.store.ResolveRun(ctx, r.flags.resume)
 	if err != nil {
-		return fmt.Errorf("--resume %s: %w", j.flags.resume, err)
+		return fmt.Errorf("--resume %s: %w", r.flags.resume, err)
 	}
-	if prev.Op != j.recipe.Spec().Op.String() || prev.Env.Device != env.Device {
-		return fmt.Errorf("--resume %s: run %d tuned %s on %s, not %s on %s", j.flags.resume, prev.ID, prev.Op, prev.Env.Device, j.recipe.Spec().Op, env.Device)
+	if prev.Op != op || prev.Env.Device != env.Device {
+		return fmt.Errorf("--resume %s: run %d is a %s run on %s, not %s on %s", r.flags.resume, prev.ID, prev.Op, prev.Env.Device, op, env.Device)
 	}
-	j.stored, err = j.store.ResumeRun(ctx, prev.ID)
+	r.stored, err = r.store.ResumeRun(ctx, prev.ID)
 	return err
 }
 
 // newTuner wires the tuner to the recipe, compiler, device session and store.
-func (j *tuneJob) newTuner(copts compiler.Options, prof *profile.Profile, sp *space.Space) *tuner.Tuner {
-	f, spec := j.flags, j.recipe.Spec()
-	key := spec.TableKey(j.info.Name)
+func (j *shapeJob) newTuner(sp *space.Space, opts tuner.Options) *tuner.Tuner {
+	r, spec := j.run, j.recipe.Spec()
+	key := spec.TableKey(r.info.Name)
+	batch := j.session.Plan().Batch
 	return &tuner.Tuner{
-		Problem:  prune.Problem{Op: key.Op, Dtype: key.Dtype, Acc: key.Acc, M: key.M, N: key.N, K: key.K, Batch: j.session.Plan().Batch},
-		Device:   prof,
+		Problem:  prune.Problem{Op: key.Op, Dtype: key.Dtype, Acc: key.Acc, M: key.M, N: key.N, K: key.K, Batch: batch},
+		Device:   r.prof,
 		Space:    sp,
 		Generate: j.recipe.Source,
-		Compiler: j.compiler(copts),
-		Measurer: &deviceMeasurer{session: j.session, protocol: measure.Protocol{Target: f.ciTarget, MaxTime: f.perConfig}},
-		Recorder: &storeRecorder{store: j.store, runID: j.stored.ID, recipe: j.recipe, key: key,
-			layout: layoutName(spec.Layout), seed: f.seed, batch: j.session.Plan().Batch},
-		Options: tuner.Options{
-			Strategy: f.strategy, Seed: f.seed, Budget: f.budget, Time: f.time,
-			ConfigTimeout: f.timeout, WarmStart: j.warmStart(key),
-		},
+		Compiler: j.compiler(),
+		Measurer: &deviceMeasurer{session: j.session, protocol: measure.Protocol{Target: r.flags.ciTarget, MaxTime: r.flags.perConfig}},
+		Recorder: &storeRecorder{store: r.store, runID: r.stored.ID, recipe: j.recipe, key: key,
+			layout: layoutName(spec.Layout), seed: r.flags.seed, batch: batch},
+		Options: opts,
 	}
 }
 
 // compiler builds programs in the tuner's compile pool on GPUs and leaves
 // it to the device worker on CPU devices (see kernelCompiler).
-func (j *tuneJob) compiler(copts compiler.Options) kernelCompiler {
-	if j.info.Type == "cpu" {
-		return kernelCompiler{opts: copts}
+func (j *shapeJob) compiler() kernelCompiler {
+	if j.run.info.Type == "cpu" {
+		return kernelCompiler{opts: j.run.copts}
 	}
-	return kernelCompiler{opts: copts, session: j.session}
+	return kernelCompiler{opts: j.run.copts, session: j.session}
 }
 
 func layoutName(l kernels.Layout) string {
@@ -368,8 +403,8 @@ func layoutName(l kernels.Layout) string {
 // warmStart is the best configuration of the nearest shape tuned before on
 // this device, if the store has one: evaluated first, it gives the search a
 // good incumbent at once.
-func (j *tuneJob) warmStart(key tuning.Key) []tuning.Params {
-	table, err := j.store.TuningTable(stdctx.Background(), results.Filter{Device: j.info.Name, Op: key.Op})
+func (r *tuneRun) warmStart(key tuning.Key) []tuning.Params {
+	table, err := r.store.TuningTable(stdctx.Background(), results.Filter{Device: r.info.Name, Op: key.Op})
 	if err != nil {
 		return nil
 	}
@@ -380,26 +415,21 @@ func (j *tuneJob) warmStart(key tuning.Key) []tuning.Params {
 	return []tuning.Params{p}
 }
 
-// run tunes until the budget, time or candidates run out, or the user
-// interrupts (the run is then recorded as interrupted and can be resumed),
-// and prints the report.
-func (j *tuneJob) run(c *context) int {
+// tuneOne tunes one recipe in the run until the budget, time or
+// candidates run out, or the user interrupts (the run is then recorded as
+// interrupted and can be resumed), and prints the report.
+func (r *tuneRun) tuneOne(c *context, recipe kernels.Recipe) int {
 	ctx, stop := signal.NotifyContext(stdctx.Background(), os.Interrupt)
 	defer stop()
-	bar := newProgress(c.stderr, j.flags.quiet, j.tuner.Options.Budget)
-	j.tuner.Options.Progress = bar.update
-	rep, err := j.tuner.Run(ctx)
-	bar.finish()
-	status := results.Done
-	switch {
-	case errors.Is(err, stdctx.Canceled):
-		status = results.Interrupted
-	case err != nil:
-		status = results.Failed
+	spec := recipe.Spec()
+	j, err := r.newShape(recipe, r.spaces[spec.Op], r.searchOptions(spec))
+	if err != nil {
+		r.finish(err)
+		return c.fail(err)
 	}
-	if ferr := j.store.FinishRun(stdctx.Background(), j.stored.ID, status, time.Time{}); ferr != nil && err == nil {
-		err = ferr
-	}
+	defer j.close()
+	rep, err := j.tune(ctx, c.stderr, "tuning")
+	status, err := r.finish(err)
 	if rep != nil {
 		if werr := j.report(c, rep); werr != nil && err == nil {
 			err = werr
@@ -407,8 +437,7 @@ func (j *tuneJob) run(c *context) int {
 	}
 	switch {
 	case status == results.Interrupted:
-		fmt.Fprintf(c.stderr, "tltune %s: interrupted; continue with --resume %d --db %s\n", c.cmd.name, j.stored.ID, strconv.Quote(j.store.Path()))
-		return exitFail
+		return r.interrupted(c)
 	case err != nil:
 		return c.fail(err)
 	case rep.Best() == nil:
@@ -416,4 +445,35 @@ func (j *tuneJob) run(c *context) int {
 		return exitFail
 	}
 	return exitOK
+}
+
+// tune runs the shape's tuner with a progress bar on a terminal.
+func (j *shapeJob) tune(ctx stdctx.Context, stderr io.Writer, what string) (*tuner.Report, error) {
+	bar := newProgress(stderr, j.run.flags.quiet, j.tuner.Options.Budget, what)
+	j.tuner.Options.Progress = bar.update
+	defer bar.finish()
+	return j.tuner.Run(ctx)
+}
+
+// finish records how the run ended, from the error that ended it: a
+// cancellation (the user's interrupt) leaves it resumable. It returns the
+// status and err, or the store's error if recording failed.
+func (r *tuneRun) finish(err error) (results.RunStatus, error) {
+	status := results.Done
+	switch {
+	case errors.Is(err, stdctx.Canceled):
+		status = results.Interrupted
+	case err != nil:
+		status = results.Failed
+	}
+	if ferr := r.store.FinishRun(stdctx.Background(), r.stored.ID, status, time.Time{}); ferr != nil && err == nil {
+		err = ferr
+	}
+	return status, err
+}
+
+// interrupted says how to continue an interrupted run.
+func (r *tuneRun) interrupted(c *context) int {
+	fmt.Fprintf(c.stderr, "tltune %s: interrupted; continue with --resume %d --db %s\n", c.cmd.name, r.stored.ID, strconv.Quote(r.store.Path()))
+	return exitFail
 }

@@ -20,10 +20,12 @@ import (
 // progress draws a bar on stderr while tuning, only when stderr is a
 // terminal: logs and pipes get nothing.
 type progress struct {
-	bar *progressbar.ProgressBar
+	bar  *progressbar.ProgressBar
+	what string
 }
 
-func newProgress(w io.Writer, quiet bool, budget int) *progress {
+// what describes the bar until a configuration is timed ("tuning").
+func newProgress(w io.Writer, quiet bool, budget int, what string) *progress {
 	f, ok := w.(*os.File)
 	if quiet || !ok || !term.IsTerminal(int(f.Fd())) {
 		return &progress{}
@@ -32,9 +34,9 @@ func newProgress(w io.Writer, quiet bool, budget int) *progress {
 	if max == 0 {
 		max = -1 // unknown until the tuner says: a spinner
 	}
-	return &progress{bar: progressbar.NewOptions(max,
+	return &progress{what: what, bar: progressbar.NewOptions(max,
 		progressbar.OptionSetWriter(w),
-		progressbar.OptionSetDescription("tuning"),
+		progressbar.OptionSetDescription(what),
 		progressbar.OptionShowCount(),
 		progressbar.OptionSetPredictTime(true),
 		progressbar.OptionClearOnFinish(),
@@ -48,7 +50,7 @@ func (p *progress) update(s tuner.Progress) {
 	if s.Planned > 0 && p.bar.GetMax() != s.Planned {
 		p.bar.ChangeMax(s.Planned)
 	}
-	desc := "tuning"
+	desc := p.what
 	if s.Best != nil {
 		desc = fmt.Sprintf("best %s", formatNs(s.Best.Median()))
 	}
@@ -92,32 +94,47 @@ type rankedConfig struct {
 	VerifyErr float64       `json:"verify_error"`
 }
 
-func (j *tuneJob) report(c *context, rep *tuner.Report) error {
-	plan := j.session.Plan()
+func (j *shapeJob) report(c *context, rep *tuner.Report) error {
+	run, plan := j.run, j.session.Plan()
 	r := tuneReport{
-		Run: j.stored.ID, Database: j.store.Path(), Device: j.info.Name, Driver: j.info.Driver,
+		Run: run.stored.ID, Database: run.store.Path(), Device: run.info.Name, Driver: run.info.Driver,
 		Recipe: j.recipe.Name(), Batch: plan.Batch, BufferSets: plan.Sets, Stop: string(rep.Stop),
-		Candidates: rep.Candidates, Counts: map[string]int{}, PrunedBy: rep.PrunedByRule, CopyGBs: j.ceilings.CopyGBS,
+		Candidates: rep.Candidates, Counts: outcomeCounts(rep), PrunedBy: rep.PrunedByRule, CopyGBs: run.ceilings.CopyGBS,
 	}
-	for k, n := range rep.Counts {
-		r.Counts[string(k)] = n
+	for _, o := range rep.Top(run.flags.top) {
+		r.Top = append(r.Top, j.ranked(o))
 	}
-	flops, bytes := float64(j.recipe.FLOPs(plan.Batch)), float64(j.recipe.Bytes(plan.Batch))
-	for _, o := range rep.Top(j.flags.top) {
-		s := o.Result.Summary
-		rc := rankedConfig{Params: o.Params, MedianNs: s.Median, CILowNs: finiteOr(s.Lo, s.Min), CIHighNs: finiteOr(s.Hi, s.Max),
-			Samples: s.N, GFLOPs: flops / s.Median, GBs: bytes / s.Median, VerifyErr: o.Verify.RelErr}
-		if r.CopyGBs > 0 {
-			rc.BWPercent = 100 * rc.GBs / r.CopyGBs
-		}
-		r.Top = append(r.Top, rc)
-	}
-	if j.flags.asJSON {
-		enc := json.NewEncoder(c.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
+	if run.flags.asJSON {
+		return writeJSON(c.stdout, r)
 	}
 	return r.write(c.stdout)
+}
+
+// outcomeCounts are the report's counts by outcome name.
+func outcomeCounts(rep *tuner.Report) map[string]int {
+	counts := map[string]int{}
+	for k, n := range rep.Counts {
+		counts[string(k)] = n
+	}
+	return counts
+}
+
+// ranked is an OK outcome with its rates for one timed launch.
+func (j *shapeJob) ranked(o tuner.Outcome) rankedConfig {
+	batch, s := j.session.Plan().Batch, o.Result.Summary
+	flops, bytes := float64(j.recipe.FLOPs(batch)), float64(j.recipe.Bytes(batch))
+	rc := rankedConfig{Params: o.Params, MedianNs: s.Median, CILowNs: finiteOr(s.Lo, s.Min), CIHighNs: finiteOr(s.Hi, s.Max),
+		Samples: s.N, GFLOPs: flops / s.Median, GBs: bytes / s.Median, VerifyErr: o.Verify.RelErr}
+	if copyGBs := j.run.ceilings.CopyGBS; copyGBs > 0 {
+		rc.BWPercent = 100 * rc.GBs / copyGBs
+	}
+	return rc
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 func (r *tuneReport) write(w io.Writer) error {

@@ -175,15 +175,20 @@ func finiteOr(x, fallback float64) float64 {
 	return x
 }
 
-// Previous rebuilds the outcomes a resumed run recorded, so the tuner skips
-// them and still knows the best one.
+// Previous rebuilds the outcomes a resumed run recorded for this shape, so
+// the tuner skips them and still knows the best one. A sweep's run holds
+// other shapes too, whose configurations are no evaluations of this one.
 func (r *storeRecorder) Previous(ctx stdctx.Context) ([]tuner.Outcome, error) {
 	ms, err := r.store.Measurements(ctx, r.runID)
 	if err != nil {
 		return nil, err
 	}
+	shape := r.config(tuner.Outcome{}).Shape()
 	outs := make([]tuner.Outcome, 0, len(ms))
 	for _, m := range ms {
+		if m.Config.Shape() != shape {
+			continue
+		}
 		o := tuner.Outcome{Params: m.Config.Params, Kind: tuner.Kind(m.Outcome), Message: m.Message, SourceHash: m.Config.SourceHash}
 		if m.Verified {
 			o.Verify = tuner.Verification{RelErr: m.VerifyError, Tolerance: r.recipe.Tolerance()}
