@@ -106,6 +106,10 @@ func lowerGemv(g *gen, in *ir.Inst, p tuning.Params) {
 	t := c.Type.Elem()
 	trans := in.TransA == ir.Trans
 	K := g.size(b, 0)
+	if trans && p.SubgroupSize > 1 && !t.IsComplex() {
+		lowerGemvRowsPerSubgroup(g, in, p, K)
+		return
+	}
 	g.spread(p, []*ir.Value{g.size(c, 0)}, func(g *gen, idx []*ir.Value) {
 		acc := g.reduce(p, K, t, func(g *gen, k *ir.Value) *ir.Value {
 			x := g.convert(g.Load(a, opIndex(trans, idx[0], k)...), t)
@@ -113,6 +117,33 @@ func lowerGemv(g *gen, in *ir.Inst, p tuning.Params) {
 		})
 		scalarUpdate(g, beta, in.Atomic != ir.NotAtomic, g.scaled(alpha, acc, t), c, idx)
 	})
+}
+
+// lowerGemvRowsPerSubgroup is gemv.t with real subgroups: op(A) = Aᵀ
+// reads columns of A, so one work-item per result would read with a
+// stride across lanes. Instead each subgroup takes a result i, its lanes
+// read column i of A contiguously (k = lane, lane + sgs, ...), and a
+// subgroup reduction sums the partial products; lane 0 writes.
+func lowerGemvRowsPerSubgroup(g *gen, in *ir.Inst, p tuning.Params, K *ir.Value) {
+	alpha, ins, beta, c := in.BLASOperands()
+	a, b := ins[0], ins[1]
+	t := c.Type.Elem()
+	sgs := int64(p.SubgroupSize)
+	sg := g.Cast(g.Builtin(ir.SubgroupID), ir.Index)
+	lane32 := g.Builtin(ir.SubgroupLocalID)
+	lane := g.Cast(lane32, ir.Index)
+	loop, gr := g.forLoop(sg, g.size(c, 0), g.index(int64(p.Subgroups())))
+	i := loop.Body().Args[0]
+	part, gk := gr.forLoop(lane, K, gr.index(sgs), gr.zero(t))
+	k, sum := part.Body().Args[0], part.Body().Args[1]
+	x := gk.convert(gk.Load(a, k, i), t)
+	gk.Yield(gk.add(sum, gk.mul(x, gk.convert(gk.Load(b, k), t))))
+	red := ir.NewInst(ir.OpSubgroupAdd, []*ir.Value{part.Result()}, t)
+	red.Scan = ir.Reduce
+	total := gr.Insert(red).Result()
+	first := gr.If(gr.Cmp(ir.Eq, lane32, gr.IntConst(0, ir.I32)))
+	gw := gr.at(first.Regions[0])
+	scalarUpdate(gw, beta, in.Atomic != ir.NotAtomic, gw.scaled(alpha, total, t), c, []*ir.Value{i})
 }
 
 func lowerGer(g *gen, in *ir.Inst, p tuning.Params) {
