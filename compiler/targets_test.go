@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"tltune/compiler"
+	"tltune/compiler/target"
 	"tltune/compiler/tuning"
 	"tltune/kernels"
 )
@@ -29,7 +30,7 @@ var clangTargets = map[string][]string{
 		"-include", "opencl-c.h"},
 }
 
-func clangCompile(t *testing.T, tgt, src string) {
+func clangCompile(t *testing.T, tgt, src string, extra ...string) {
 	t.Helper()
 	clang, err := exec.LookPath("clang-15")
 	if err != nil {
@@ -41,6 +42,7 @@ func clangCompile(t *testing.T, tgt, src string) {
 		t.Fatal(err)
 	}
 	args := append([]string{"-x", "cl", "-cl-std=CL1.2", "-o", filepath.Join(dir, "k.out"), "-I", clangInclude(t, clang)}, clangTargets[tgt]...)
+	args = append(args, extra...)
 	out, err := exec.Command(clang, append(args, file)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("clang-15 rejects the %s OpenCL C: %v\n%s\n%s", tgt, err, out, src)
@@ -134,5 +136,46 @@ func TestNvidiaUsesMMA(t *testing.T) {
 			t.Errorf("%s %v: mma.sync used = %v, want %v", tc.dtype, tc.p, got, tc.mma)
 		}
 		clangCompile(t, "nvidia", res.OpenCL)
+	}
+}
+
+// TestIntelUsesDPAS: on an Intel GPU that lists
+// cl_intel_subgroup_matrix_multiply_accumulate, f16 and bf16 GEMMs into f32
+// call the DPAS builtins at the device's minimum subgroup size (16 on PVC,
+// 8 on Arc A-series); without the extension they use shuffles.
+func TestIntelUsesDPAS(t *testing.T) {
+	dpasExt := []string{"cl_intel_subgroups", "cl_khr_fp16", "cl_khr_fp64", "cl_intel_subgroup_matrix_multiply_accumulate"}
+	header, err := filepath.Abs("testdata/targets/dpas.h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		dev   target.Device
+		dtype kernels.DType
+		want  string
+	}{
+		{"pvc-f16", target.Device{Name: "Max 1550", Extensions: dpasExt, SubgroupSizes: []int{16, 32}}, kernels.F16, "intel_sub_group_f16_f16_matrix_mad_k16((short8)"},
+		{"pvc-bf16", target.Device{Name: "Max 1550", Extensions: dpasExt, SubgroupSizes: []int{16, 32}}, kernels.BF16, "intel_sub_group_bf16_bf16_matrix_mad_k16((short8)"},
+		{"arc-f16", target.Device{Name: "Arc A770", Extensions: dpasExt, SubgroupSizes: []int{8, 16, 32}}, kernels.F16, "intel_sub_group_f16_f16_matrix_mad_k16((int8)"},
+		{"no-extension", target.Device{Name: "PoCL 5", Extensions: dpasExt[:3], SubgroupSizes: []int{8, 16, 32}}, kernels.F16, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRecipe(t, kernels.Spec{Op: kernels.GEMMOp, M: 40, N: 40, K: 48, DType: tc.dtype, Acc: kernels.F32,
+				Alpha: 1, Beta: 1, TransB: true})
+			src, err := r.Source(tuning.Params{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := compiler.Compile([]byte(src), compiler.Options{Device: &tc.dev})
+			if err != nil {
+				t.Fatal(err)
+			}
+			used := strings.Contains(res.OpenCL, "matrix_mad_k16(")
+			if tc.want == "" && used || tc.want != "" && !strings.Contains(res.OpenCL, tc.want) {
+				t.Errorf("DPAS call %q: used = %v\n%s", tc.want, used, res.OpenCL)
+			}
+			clangCompile(t, "intel", res.OpenCL, "-include", header)
+		})
 	}
 }

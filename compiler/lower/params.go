@@ -214,10 +214,13 @@ func heuristic(f *ir.Func, main *ir.Inst, t *target.Target) tuning.Params {
 	p.Tile = [2]int{cm, cn}
 	_, ins, _, out := main.BLASOperands()
 	for _, s := range t.MMA {
-		// The matrix engine's shape, two blocks per tile in each direction.
+		// The matrix engine's shape and subgroup size, two blocks per tile
+		// in each direction.
 		if ins[0].Type.Elem().String() == s.In && ins[1].Type.Elem() == ins[0].Type.Elem() && out.Type.Elem().String() == s.Acc {
 			cm, cn, ck = s.M, s.N, s.K
 			p.Tile = [2]int{2 * cm, 2 * cn}
+			sgs, p.SubgroupSize = s.SubgroupSize, s.SubgroupSize
+			break
 		}
 	}
 	p.Coopmatrix = [3]int{cm, cn, ck}

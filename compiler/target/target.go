@@ -42,11 +42,34 @@ const (
 	ShufflePTX                  // inline PTX shfl.sync on NVIDIA OpenCL
 )
 
-// MatrixShape is an M×N×K shape a matrix engine executes natively, for
-// inputs of type In accumulating into Acc.
+// Engine names a matrix engine the OpenCL C back end can call.
+type Engine int
+
+const (
+	// EnginePTX is NVIDIA's mma.sync through inline PTX.
+	EnginePTX Engine = iota + 1
+	// EngineDPAS is Intel's DPAS through the builtins of
+	// cl_intel_subgroup_matrix_multiply_accumulate.
+	EngineDPAS
+)
+
+func (e Engine) String() string {
+	switch e {
+	case EnginePTX:
+		return "mma.sync (PTX)"
+	case EngineDPAS:
+		return "DPAS (cl_intel_subgroup_matrix_multiply_accumulate)"
+	}
+	return fmt.Sprintf("Engine(%d)", int(e))
+}
+
+// MatrixShape is an M×N×K shape a matrix engine executes natively at one
+// subgroup size, for inputs of type In accumulating into Acc.
 type MatrixShape struct {
-	M, N, K int
-	In, Acc string // tensor-language type names, e.g. "f16", "f32"
+	Engine       Engine
+	SubgroupSize int
+	M, N, K      int
+	In, Acc      string // tensor-language type names, e.g. "f16", "f32"
 }
 
 // Target is one capability profile.
@@ -63,7 +86,8 @@ type Target struct {
 	Coopmatrix          Coopmatrix
 	Shuffle             Shuffle
 	// MMA lists the matrix-engine shapes the OpenCL C back end may call
-	// (mma.sync on nvidia). Empty: FMAs only.
+	// (mma.sync on nvidia, DPAS on Intel GPUs that list the extension).
+	// Empty: FMAs and shuffles only.
 	MMA []MatrixShape
 	// ReqdSubgroupSize: the kernel attribute intel_reqd_sub_group_size is
 	// honoured and must be emitted to pin the subgroup size.
@@ -135,7 +159,10 @@ func Nvidia() *Target {
 		F64:                 true,
 		Coopmatrix:          CoopBroadcast,
 		Shuffle:             ShufflePTX,
-		MMA:                 []MatrixShape{{M: 16, N: 8, K: 16, In: "f16", Acc: "f32"}, {M: 16, N: 8, K: 16, In: "bf16", Acc: "f32"}},
+		MMA: []MatrixShape{
+			{Engine: EnginePTX, SubgroupSize: 32, M: 16, N: 8, K: 16, In: "f16", Acc: "f32"},
+			{Engine: EnginePTX, SubgroupSize: 32, M: 16, N: 8, K: 16, In: "bf16", Acc: "f32"},
+		},
 	}
 }
 
@@ -168,6 +195,7 @@ func ForDevice(d Device) *Target {
 			}
 		}
 		t.NativeF16 = d.has("cl_khr_fp16")
+		t.MMA = dpasShapes(d)
 	case strings.Contains(strings.ToLower(d.Vendor), "nvidia"):
 		t = Nvidia()
 	default:
@@ -181,6 +209,25 @@ func ForDevice(d Device) *Target {
 		t.LocalMemBytes = min(t.LocalMemBytes, d.LocalMemBytes)
 	}
 	return t
+}
+
+// dpasShapes are the DPAS shapes of a device with
+// cl_intel_subgroup_matrix_multiply_accumulate: M = 8 rows, N = K = 16
+// f16/bf16 into f32, at the device's minimum subgroup size (8 or 16), which
+// the extension requires and which is N.
+func dpasShapes(d Device) []MatrixShape {
+	if !d.has("cl_intel_subgroup_matrix_multiply_accumulate") || len(d.SubgroupSizes) == 0 {
+		return nil
+	}
+	sgs := slices.Min(d.SubgroupSizes)
+	if sgs != 8 && sgs != 16 {
+		return nil
+	}
+	var shapes []MatrixShape
+	for _, in := range []string{"f16", "bf16"} {
+		shapes = append(shapes, MatrixShape{Engine: EngineDPAS, SubgroupSize: sgs, M: 8, N: sgs, K: 16, In: in, Acc: "f32"})
+	}
+	return shapes
 }
 
 func intersect(a, b []int) []int {

@@ -37,6 +37,14 @@ func TestForDevice(t *testing.T) {
 				tg.Name, tg.DefaultSubgroupSize, tg.NativeF16, c.want, c.sgs, c.nativeF16)
 		}
 	}
+	pvc := ForDevice(Device{Name: "Max 1550", Extensions: []string{"cl_intel_subgroups", "cl_khr_fp16",
+		"cl_intel_subgroup_matrix_multiply_accumulate"}, SubgroupSizes: []int{16, 32}})
+	if len(pvc.MMA) != 2 || pvc.MMA[0].Engine != EngineDPAS || pvc.MMA[0].SubgroupSize != 16 || pvc.MMA[0].N != 16 {
+		t.Errorf("PVC DPAS shapes: %+v", pvc.MMA)
+	}
+	if pocl5 := ForDevice(cases[1].dev); len(pocl5.MMA) != 0 {
+		t.Errorf("a device without the DPAS extension got shapes %+v", pocl5.MMA)
+	}
 	if tg := ForDevice(Device{Name: "no fp64", Extensions: []string{"cl_khr_byte_addressable_store"}}); tg.F64 {
 		t.Error("device without cl_khr_fp64 kept F64")
 	}

@@ -38,7 +38,7 @@ func (e *fn) coopType(v *ir.Value) (name string, perLane int) {
 	t := v.Type
 	n := ceilDiv(int(t.Rows()), e.launch.SubgroupSize) * int(t.Cols())
 	if e.frag[v] {
-		fr := fragments[t.Use()]
+		fr := e.frags[t.Use()]
 		n = int(t.Rows()) / fr.br * int(t.Cols()) / fr.bc * fr.per
 	}
 	return e.u.coopStruct(t.Elem(), n), n
@@ -151,7 +151,7 @@ func joinConds(conds []string) string {
 func (e *fn) coopElems(v *ir.Value) {
 	t := v.Type
 	if e.frag[v] {
-		fr := fragments[t.Use()]
+		fr := e.frags[t.Use()]
 		blocksM := int(t.Rows()) / fr.br
 		e.coopLoop("tl_bl", blocksM*int(t.Cols())/fr.bc)
 		e.coopLoop("tl_i", fr.per)

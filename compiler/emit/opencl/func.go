@@ -23,6 +23,8 @@ type fn struct {
 	groups map[*ir.Value]*group    // group values
 	yields map[*ir.Region][]string // where a region's yield stores its values
 	frag   map[*ir.Value]bool      // coopmatrix values in the matrix engine's fragment layout
+	engine *target.MatrixShape     // the matrix engine the fragments are for (nil: none)
+	frags  map[ir.MatrixUse]fragment
 }
 
 func (u *unit) emitFunc(out *strings.Builder, f *ir.Func, l Launch) (*Kernel, error) {
@@ -32,8 +34,11 @@ func (u *unit) emitFunc(out *strings.Builder, f *ir.Func, l Launch) (*Kernel, er
 	l.BatchPerGroup = max(l.BatchPerGroup, 1)
 	e := &fn{u: u, f: f, launch: l,
 		names: map[*ir.Value]string{}, mems: map[*ir.Value]*memref{},
-		groups: map[*ir.Value]*group{}, yields: map[*ir.Region][]string{},
-		frag: fragmentValues(f, u.target, l.SubgroupSize)}
+		groups: map[*ir.Value]*group{}, yields: map[*ir.Region][]string{}}
+	e.frag, e.engine = fragmentValues(f, u.target, l.SubgroupSize)
+	if e.engine != nil {
+		e.frags = fragmentsOf(e.engine)
+	}
 	e.body.Grow(32 << 10) // typical kernels are tens of KiB; avoid regrowing
 	k := &Kernel{Name: f.Name, Launch: l}
 	params := e.params(k)

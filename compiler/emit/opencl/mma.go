@@ -2,25 +2,34 @@ package opencl
 
 import (
 	"fmt"
+	"strings"
 
 	"tltune/compiler/ir"
 	"tltune/compiler/target"
 )
 
-// Matrix-engine layouts. On a target with mma.sync (nvidia), cooperative
-// matrices that meet only in mul_adds the engine executes are held in its
-// fragment layout instead of rows-over-lanes: the matrix is a grid of
-// blocks (16×16 for matrix_a, 16×8 for matrix_b and the accumulator), and
-// lane l (group g = l/4, thread t = l mod 4) holds elements of each block
-// at the positions the PTX ISA gives for mma.m16n8k16 with .row.col:
+// Matrix-engine layouts. On a target with a matrix engine (mma.sync on
+// nvidia, DPAS on Intel GPUs with cl_intel_subgroup_matrix_multiply_accumulate),
+// cooperative matrices that meet only in mul_adds the engine executes are
+// held in its fragment layout instead of rows-over-lanes: the matrix is a
+// grid of blocks, and each lane holds "per" elements of every block at the
+// positions the engine defines. Element i of block b is slot b·per + i;
+// blocks are numbered column-major over the block grid. Element-wise
+// instructions do not care about the layout; loads, stores and mul_add do.
 //
-//	A  (8 per block): row g + 8·((i/2) mod 2), column 2t + (i mod 2) + 8·(i/4)
-//	B  (4 per block): row 2t + (i mod 2) + 8·(i/2), column g
-//	C  (4 per block): row g + 8·(i/2),         column 2t + (i mod 2)
+// mma.sync.m16n8k16 .row.col (PTX ISA; lane l: group g = l/4, thread t = l mod 4):
 //
-// Element i of block b is slot b·per + i; blocks are numbered column-major
-// over the block grid. Element-wise instructions do not care about the
-// layout; loads, stores and mul_add do.
+//	A 16×16 (8 per lane): row g + 8·((i/2) mod 2), column 2t + (i mod 2) + 8·(i/4)
+//	B 16×8  (4 per lane): row 2t + (i mod 2) + 8·(i/2), column g
+//	C 16×8  (4 per lane): row g + 8·(i/2),         column 2t + (i mod 2)
+//
+// DPAS, M = 8, K = 16, N = subgroup size (the extension's OpenCL C
+// builtins; vector component = row for A and C, lane = column for B and C):
+//
+//	A 8×16, 16 lanes (8 per lane):  row i,     column l
+//	A 8×16,  8 lanes (16 per lane): row i/2,   column 2l + (i mod 2)
+//	B 16×N (16 per lane):           row i,     column l
+//	C 8×N  (8 per lane):            row i,     column l
 
 // fragment describes the fragment layout of one matrix use.
 type fragment struct {
@@ -28,30 +37,58 @@ type fragment struct {
 	row, col    func(i string) string // block-relative position of element i of this lane
 }
 
-var fragments = map[ir.MatrixUse]fragment{
+func lit(s string) func(string) string { return func(string) string { return s } }
+
+func same(i string) string { return i }
+
+var ptxFragments = map[ir.MatrixUse]fragment{
 	ir.MatrixA: {16, 16, 8,
 		func(i string) string { return fmt.Sprintf("(tl_lane >> 2) + 8 * ((%s >> 1) & 1)", i) },
 		func(i string) string { return fmt.Sprintf("2 * (tl_lane & 3) + (%s & 1) + 8 * (%s >> 2)", i, i) }},
 	ir.MatrixB: {16, 8, 4,
 		func(i string) string { return fmt.Sprintf("2 * (tl_lane & 3) + (%s & 1) + 8 * (%s >> 1)", i, i) },
-		func(string) string { return "(tl_lane >> 2)" }},
+		lit("(tl_lane >> 2)")},
 	ir.MatrixAcc: {16, 8, 4,
 		func(i string) string { return fmt.Sprintf("(tl_lane >> 2) + 8 * (%s >> 1)", i) },
 		func(i string) string { return fmt.Sprintf("2 * (tl_lane & 3) + (%s & 1)", i) }},
 }
 
-// mmaEligible reports whether the target's matrix engine executes mul_add
-// in: f16 (or bf16) inputs into f32, shapes multiples of m16n8k16.
-func mmaEligible(t *target.Target, sgs int, in *ir.Inst) bool {
+func dpasFragments(sgs int) map[ir.MatrixUse]fragment {
+	a := fragment{8, 16, 8, same, lit("tl_lane")}
+	if sgs == 8 {
+		a = fragment{8, 16, 16,
+			func(i string) string { return fmt.Sprintf("(%s >> 1)", i) },
+			func(i string) string { return fmt.Sprintf("2 * tl_lane + (%s & 1)", i) }}
+	}
+	return map[ir.MatrixUse]fragment{
+		ir.MatrixA:   a,
+		ir.MatrixB:   {16, sgs, 16, same, lit("tl_lane")},
+		ir.MatrixAcc: {8, sgs, 8, same, lit("tl_lane")},
+	}
+}
+
+// fragmentsOf returns the fragment layouts of an engine shape.
+func fragmentsOf(s *target.MatrixShape) map[ir.MatrixUse]fragment {
+	if s.Engine == target.EngineDPAS {
+		return dpasFragments(s.SubgroupSize)
+	}
+	return ptxFragments
+}
+
+// engineFor returns the matrix-engine shape that executes mul_add in at
+// subgroup size sgs, or nil: f16/bf16 inputs into f32, shapes multiples of
+// the engine's.
+func engineFor(t *target.Target, sgs int, in *ir.Inst) *target.MatrixShape {
 	a, b, c := in.Operands[0].Type, in.Operands[1].Type, in.Operands[2].Type
-	for _, s := range t.MMA {
-		if sgs == 32 && a.Elem().String() == s.In && b.Elem() == a.Elem() &&
+	for i := range t.MMA {
+		s := &t.MMA[i]
+		if sgs == s.SubgroupSize && a.Elem().String() == s.In && b.Elem() == a.Elem() &&
 			c.Elem().String() == s.Acc && in.Result().Type == c &&
 			a.Rows()%int64(s.M) == 0 && a.Cols()%int64(s.K) == 0 && b.Cols()%int64(s.N) == 0 {
-			return true
+			return s
 		}
 	}
-	return false
+	return nil
 }
 
 // fragmentValues decides which coopmatrix values of f use the fragment
@@ -59,9 +96,9 @@ func mmaEligible(t *target.Target, sgs int, in *ir.Inst) bool {
 // operations and mul_add's accumulator) form classes; a class uses the
 // fragment layout when some eligible mul_add uses it and no ineligible
 // mul_add does.
-func fragmentValues(f *ir.Func, t *target.Target, sgs int) map[*ir.Value]bool {
+func fragmentValues(f *ir.Func, t *target.Target, sgs int) (map[*ir.Value]bool, *target.MatrixShape) {
 	if len(t.MMA) == 0 {
-		return nil
+		return nil, nil
 	}
 	uf := unionFind{}
 	var mulAdds []*ir.Inst
@@ -94,8 +131,13 @@ func fragmentValues(f *ir.Func, t *target.Target, sgs int) map[*ir.Value]bool {
 		return true
 	})
 	want, veto := map[*ir.Value]bool{}, map[*ir.Value]bool{}
+	var engine *target.MatrixShape
 	for _, in := range mulAdds {
-		ok := mmaEligible(t, sgs, in)
+		s := engineFor(t, sgs, in)
+		ok := s != nil
+		if ok && engine == nil {
+			engine = s // every engine shape of a target at one subgroup size shares the layout
+		}
 		for _, v := range in.Operands {
 			if ok {
 				want[uf.find(v)] = true
@@ -123,7 +165,7 @@ func fragmentValues(f *ir.Func, t *target.Target, sgs int) map[*ir.Value]bool {
 			out[v] = true
 		}
 	}
-	return out
+	return out, engine
 }
 
 type unionFind struct{ parent map[*ir.Value]*ir.Value }
@@ -147,15 +189,22 @@ func (u *unionFind) find(v *ir.Value) *ir.Value {
 
 func (u *unionFind) union(a, b *ir.Value) { u.parent[u.find(a)] = u.find(b) }
 
-// mmaMulAdd writes D = A·B + C as a grid of mma.sync.m16n8k16 calls on
-// the fragments.
+// mmaMulAdd writes D = A·B + C as a grid of matrix-engine calls on the
+// fragments.
 func (e *fn) mmaMulAdd(in *ir.Inst) {
 	av, bv, cv := in.Operands[0], in.Operands[1], in.Operands[2]
 	a, b, c := e.value(av), e.value(bv), e.value(cv)
-	bm := int(cv.Type.Rows()) / 16
-	bk := int(av.Type.Cols()) / 16
-	bn := int(cv.Type.Cols()) / 8
-	h := e.u.helpers.mma(av.Type.Elem().String())
+	fa, fb, fc := e.frags[ir.MatrixA], e.frags[ir.MatrixB], e.frags[ir.MatrixAcc]
+	bm := int(cv.Type.Rows()) / fc.br
+	bk := int(av.Type.Cols()) / fa.bc
+	bn := int(cv.Type.Cols()) / fc.bc
+	in16 := av.Type.Elem()
+	var h string
+	if e.engine.Engine == target.EngineDPAS {
+		h = e.dpas(in16, e.launch.SubgroupSize)
+	} else {
+		h = e.u.helpers.mma(in16.String())
+	}
 	acc := e.fresh("acc")
 	typ, _ := e.coopType(cv)
 	e.line("%s %s = %s;", typ, acc, c)
@@ -163,7 +212,7 @@ func (e *fn) mmaMulAdd(in *ir.Inst) {
 		for mi := range bm {
 			for ki := range bk {
 				e.line("%s(&%s.v[%d], &%s.v[%d], &%s.v[%d]);", h,
-					acc, (mi+ni*bm)*4, a, (mi+ki*bm)*8, b, (ki+ni*bk)*4)
+					acc, (mi+ni*bm)*fc.per, a, (mi+ki*bm)*fa.per, b, (ki+ni*bk)*fb.per)
 			}
 		}
 	}
@@ -174,22 +223,7 @@ func (e *fn) mmaMulAdd(in *ir.Inst) {
 // held as floats (f16/bf16 values are packed two per 32-bit register).
 func (h *helperSet) mma(in string) string {
 	name := "tl_mma_m16n8k16_" + in
-	pack := "tl_pack_half2"
-	if in == "f16" {
-		h.add(pack, `static inline uint tl_pack_half2(float lo, float hi) {
-    ushort b[2];
-    vstore_half_rte(lo, 0, (private half*)b);
-    vstore_half_rte(hi, 1, (private half*)b);
-    return (uint)b[0] | ((uint)b[1] << 16);
-}`)
-	}
-	if in == "bf16" {
-		pack = "tl_pack_bf162"
-		h.bf16Store()
-		h.add(pack, `static inline uint tl_pack_bf162(float lo, float hi) {
-    return (uint)tl_f32_to_bf16(lo) | ((uint)tl_f32_to_bf16(hi) << 16);
-}`)
-	}
+	pack := h.pack2(in, false)
 	return h.add(name, fmt.Sprintf(`static inline void %[1]s(private float* d, private const float* a, private const float* b) {
     const uint a0 = %[2]s(a[0], a[1]), a1 = %[2]s(a[2], a[3]), a2 = %[2]s(a[4], a[5]), a3 = %[2]s(a[6], a[7]);
     const uint b0 = %[2]s(b[0], b[1]), b1 = %[2]s(b[2], b[3]);
@@ -197,4 +231,56 @@ func (h *helperSet) mma(in string) string {
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
         : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }`, name, pack, in))
+}
+
+// pack2 returns the helper packing two f16 or bf16 values, held in
+// registers of type half (native) or float, into the 32 bits of a uint.
+func (h *helperSet) pack2(in string, native bool) string {
+	switch {
+	case in == "bf16":
+		store := h.bf16Store()
+		return h.add("tl_pack_bf162", fmt.Sprintf(`static inline uint tl_pack_bf162(float lo, float hi) {
+    return (uint)%[1]s(lo) | ((uint)%[1]s(hi) << 16);
+}`, store))
+	case native:
+		return h.add("tl_pack_half2_native", `static inline uint tl_pack_half2_native(half lo, half hi) {
+    return as_uint((half2)(lo, hi));
+}`)
+	}
+	return h.add("tl_pack_half2", `static inline uint tl_pack_half2(float lo, float hi) {
+    ushort b[2];
+    vstore_half_rte(lo, 0, (private half*)b);
+    vstore_half_rte(hi, 1, (private half*)b);
+    return (uint)b[0] | ((uint)b[1] << 16);
+}`)
+}
+
+// dpas returns the helper calling intel_sub_group_<in>_<in>_matrix_mad_k16
+// on one 8×16 A block, one 16×sgs B block and one 8×sgs accumulator block.
+// At 16 lanes A passes one 16-bit value per row (short8), at 8 lanes two
+// (int8); B always passes 16 values packed in pairs (int8).
+func (e *fn) dpas(in *ir.Type, sgs int) string {
+	reg := e.regType(in)
+	h := e.u.helpers
+	pack := h.pack2(in.String(), reg == "half")
+	name := fmt.Sprintf("tl_dpas_%s_sg%d", in, sgs)
+	pairs := func(v string, n int) string {
+		var parts []string
+		for i := 0; i < n; i += 2 {
+			parts = append(parts, fmt.Sprintf("%s(%s[%d], %s[%d])", pack, v, i, v, i+1))
+		}
+		return "(int8)(" + strings.Join(parts, ", ") + ")"
+	}
+	a := pairs("a", 16)
+	if sgs == 16 {
+		// One 16-bit value per row: the low half of a packed pair.
+		var parts []string
+		for i := range 8 {
+			parts = append(parts, fmt.Sprintf("(short)%s(a[%d], a[%d])", pack, i, i))
+		}
+		a = "(short8)(" + strings.Join(parts, ", ") + ")"
+	}
+	return h.add(name, fmt.Sprintf(`static inline void %[1]s(private float* d, private const %[2]s* a, private const %[2]s* b) {
+    vstore8(intel_sub_group_%[3]s_%[3]s_matrix_mad_k16(%[4]s, %[5]s, vload8(0, d)), 0, d);
+}`, name, reg, in, a, pairs("b", 16)))
 }

@@ -59,7 +59,7 @@ func TestFragmentsFollowPTX(t *testing.T) {
 		},
 	}
 	for use, want := range ptx {
-		fr := fragments[use]
+		fr := ptxFragments[use]
 		held := map[[2]int]int{}
 		for lane := range 32 {
 			for i := range fr.per {
@@ -73,6 +73,41 @@ func TestFragmentsFollowPTX(t *testing.T) {
 		}
 		if len(held) != fr.br*fr.bc {
 			t.Errorf("%s: lanes hold %d distinct elements of a %dx%d block", use, len(held), fr.br, fr.bc)
+		}
+	}
+}
+
+// TestFragmentsFollowDPAS checks the DPAS layouts against the description
+// of cl_intel_subgroup_matrix_multiply_accumulate, written out
+// independently: A rows are vector components and each lane contributes
+// 32 bits (8 lanes: two K values) or 16 bits (16 lanes: one) per row; B
+// and C columns are lanes, B packing K values in pairs.
+func TestFragmentsFollowDPAS(t *testing.T) {
+	for _, sgs := range []int{8, 16} {
+		fr := dpasFragments(sgs)
+		spec := map[ir.MatrixUse]func(lane, i int) (row, col int){
+			ir.MatrixA: func(lane, i int) (int, int) {
+				perRow := 16 / sgs // K values a lane holds per row
+				return i / perRow, lane*perRow + i%perRow
+			},
+			ir.MatrixB:   func(lane, i int) (int, int) { return i, lane },
+			ir.MatrixAcc: func(lane, i int) (int, int) { return i, lane },
+		}
+		for use, want := range spec {
+			f := fr[use]
+			held := map[[2]int]bool{}
+			for lane := range sgs {
+				for i := range f.per {
+					r, c := eval(t, f.row("tl_i"), lane, i), eval(t, f.col("tl_i"), lane, i)
+					if wr, wc := want(lane, i); r != wr || c != wc {
+						t.Errorf("sg%d %s lane %d element %d: (%d, %d), want (%d, %d)", sgs, use, lane, i, r, c, wr, wc)
+					}
+					held[[2]int{r, c}] = true
+				}
+			}
+			if len(held) != f.br*f.bc {
+				t.Errorf("sg%d %s: lanes hold %d distinct elements of a %dx%d block", sgs, use, len(held), f.br, f.bc)
+			}
 		}
 	}
 }
