@@ -30,7 +30,7 @@ import (
 // Conventions of the test kernels: every "?" in a parameter's memref shape
 // is the number of work-groups (diffGroups); float scalar parameters are
 // 0.75, complex ones 0.5-0.25i, integer ones 2; groups hold diffGroups
-// memrefs.
+// memrefs, and the dynamic sizes of memref j of a group are diffGroups + j.
 
 const diffGroups = 3
 
@@ -181,11 +181,11 @@ func newArgs(f *ir.Func, seed uint64) *diffArgs {
 		var v interp.Arg
 		switch t := p.Type; t.Kind() {
 		case ir.KindMemref:
-			v.Memref = randomMemref(t, r)
+			v.Memref = randomMemref(t, r, diffGroups)
 		case ir.KindGroup:
 			v.Group = &interp.Group{}
-			for range diffGroups {
-				v.Group.Memrefs = append(v.Group.Memrefs, randomMemref(t.Elem(), r))
+			for j := range diffGroups {
+				v.Group.Memrefs = append(v.Group.Memrefs, randomMemref(t.Elem(), r, diffGroups+j))
 			}
 		default:
 			v.Int, v.Float, v.Complex = 2, 0.75, complex(0.5, -0.25)
@@ -195,12 +195,13 @@ func newArgs(f *ir.Func, seed uint64) *diffArgs {
 	return a
 }
 
-func randomMemref(t *ir.Type, r *rand.Rand) *interp.Memref {
+// randomMemref makes a memref of type t whose dynamic sizes are dyn.
+func randomMemref(t *ir.Type, r *rand.Rand, dyn int) *interp.Memref {
 	shape := make([]int64, t.Order())
 	for i, s := range t.Shape() {
 		shape[i] = s
 		if s == ir.Dynamic {
-			shape[i] = diffGroups
+			shape[i] = int64(dyn)
 		}
 	}
 	m := interp.NewMemref(t.Elem(), shape...)
@@ -289,6 +290,16 @@ func (a *diffArgs) bind(ka compiler.Arg, upload func([]byte, func([]byte)) (devi
 			n += int64(m.Buf.Len())
 		}
 		return upload(device.Bytes(offs), nil)
+	case opencl.RoleGroupShape, opencl.RoleGroupStride:
+		var per []int64
+		for _, m := range v.Group.Memrefs {
+			if ka.Role == opencl.RoleGroupShape {
+				per = append(per, m.Shape[ka.Mode])
+			} else {
+				per = append(per, m.Stride[ka.Mode])
+			}
+		}
+		return upload(device.Bytes(per), nil)
 	case opencl.RoleGroupSize:
 		return device.I64(int64(len(v.Group.Memrefs))), nil
 	case opencl.RoleGroupElemOf:
