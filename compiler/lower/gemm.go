@@ -61,18 +61,25 @@ func lowerGemm(g *gen, in *ir.Inst, p tuning.Params) error {
 		pl.emitStaged(g, in)
 		return nil
 	}
-	sg := g.Cast(g.Builtin(ir.SubgroupID), ir.Index)
-	sx := g.rem(sg, g.index(pl.gx))
-	sy := g.div(sg, g.index(pl.gx))
-	M, N := g.size(pl.c, 0), g.size(pl.c, 1)
-	K := g.size(pl.a, pl.kMode())
+	sx, sy, M, N, K := pl.prologue(g)
 	mLoop, gm := g.forLoop(g.mul(sx, g.index(pl.tm)), M, g.index(pl.gx*pl.tm))
 	nLoop, gn := gm.forLoop(gm.mul(sy, gm.index(pl.tn)), N, gm.index(pl.gy*pl.tn))
 	m0, n0 := mLoop.Body().Args[0], nLoop.Body().Args[0]
 	acc := pl.zeroAccs(gn)
-	acc = pl.kLoops(gn, m0, n0, gn.index(0), K, acc, pl.loadGlobal(m0, n0))
+	acc = pl.kLoops(gn, gn.index(0), K, acc, pl.loadGlobal(m0, n0))
 	pl.epilogue(gn, m0, n0, acc)
 	return nil
+}
+
+// prologue emits the subgroup's grid position (sx, sy) and the sizes M, N
+// and K.
+func (pl *gemmPlan) prologue(g *gen) (sx, sy, M, N, K *ir.Value) {
+	sg := g.Cast(g.Builtin(ir.SubgroupID), ir.Index)
+	sx = g.rem(sg, g.index(pl.gx))
+	sy = g.div(sg, g.index(pl.gx))
+	M, N = g.size(pl.c, 0), g.size(pl.c, 1)
+	K = g.size(pl.a, pl.kMode())
+	return sx, sy, M, N, K
 }
 
 // kMode is the mode of A that runs along K.
@@ -141,7 +148,7 @@ func checkedFlag(rows, cols bool) ir.Checked {
 
 // kLoops emits the unrolled main K loop over [from, from + ⌊(to-from)/(ck·u)⌋·ck·u)
 // and the checked remainder loop stepping ck, and returns the accumulators.
-func (pl *gemmPlan) kLoops(g *gen, m0, n0, from, to *ir.Value, acc []*ir.Value, load pieceLoader) []*ir.Value {
+func (pl *gemmPlan) kLoops(g *gen, from, to *ir.Value, acc []*ir.Value, load pieceLoader) []*ir.Value {
 	step := pl.ck * pl.u
 	span := g.sub(to, from)
 	mainEnd := g.add(from, g.sub(span, g.rem(span, g.index(step))))

@@ -22,13 +22,9 @@ func (pl *gemmPlan) emitStaged(g *gen, in *ir.Inst) {
 	pl.checkM = m == ir.Dynamic || m%pm != 0
 	pl.checkN = n == ir.Dynamic || n%pn != 0
 
-	sg := g.Cast(g.Builtin(ir.SubgroupID), ir.Index)
-	sx := g.rem(sg, g.index(pl.gx))
-	sy := g.div(sg, g.index(pl.gx))
+	sx, sy, M, N, K := pl.prologue(g)
 	lin := g.linearID(pl.p.SubgroupSize)
 	threads := g.index(int64(pl.p.WorkGroupSize[0] * pl.p.WorkGroupSize[1]))
-	M, N := g.size(pl.c, 0), g.size(pl.c, 1)
-	K := g.size(pl.a, pl.kMode())
 
 	bmLoop, gm := g.forLoop(g.index(0), M, g.index(pm))
 	bnLoop, gn := gm.forLoop(gm.index(0), N, gm.index(pn))
