@@ -74,6 +74,7 @@ type tuneFlags struct {
 func (f *tuneFlags) register(fs *flag.FlagSet) {
 	f.recipe.Register(fs)
 	f.registerTuning(fs)
+	fs.IntVar(&f.top, "top", 5, "configurations in the final table")
 }
 
 // registerTuning defines every flag but the recipe's: those `tltune sweep`
@@ -89,7 +90,6 @@ func (f *tuneFlags) registerTuning(fs *flag.FlagSet) {
 	fs.IntVar(&f.budget, "budget", 48, "most configurations to evaluate (0: every candidate)")
 	fs.DurationVar(&f.time, "time", 0, "stop proposing configurations after this long (0: no limit)")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the inputs and of random choices (recorded)")
-	fs.IntVar(&f.top, "top", 5, "configurations in the final table")
 	fs.BoolVar(&f.asJSON, "json", false, "print the report as JSON")
 	fs.BoolVar(&f.hot, "hot", false, "time with warm caches (one buffer set) instead of cold")
 	fs.IntVar(&f.minBatch, "batch", 1, "smallest batch of a timed launch (the plan may make it larger to defeat the cache)")

@@ -1,0 +1,290 @@
+package main
+
+import (
+	stdctx "context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+
+	"tltune/compiler/tuning"
+	"tltune/kernels"
+	"tltune/results"
+	"tltune/tuner"
+	"tltune/tuner/space"
+	"tltune/tuner/suite"
+)
+
+func init() {
+	register(&command{
+		name:    "sweep",
+		summary: "tune the shapes of a suite in one run, or re-time their stored best configurations (--remeasure, the nightly job)",
+		usage:   "SUITE.toml|NAME [--retune | --remeasure [--tune-missing]] [--tag NAME] [--resume RUN|last] [--device D] [--db PATH] [--json] [tuning flags]",
+		run:     sweepCmd,
+	})
+}
+
+// sweepFlags are the flags of `tltune sweep`: those of the tuning commands
+// but the recipe's, and the mode.
+type sweepFlags struct {
+	tuneFlags
+	retune, remeasure, tuneMissing bool
+	given                          map[string]bool // flags set on the command line, over the suite's settings
+}
+
+func sweepCmd(c *context, args []string) int {
+	// A sweep reports the best configuration of each shape.
+	f := sweepFlags{tuneFlags: tuneFlags{top: 1}, given: map[string]bool{}}
+	fs := c.flags()
+	f.registerTuning(fs)
+	fs.BoolVar(&f.retune, "retune", false, "search every shape again (the default)")
+	fs.BoolVar(&f.remeasure, "remeasure", false, "do not search: verify and time the stored best configuration of each shape on this device again")
+	fs.BoolVar(&f.tuneMissing, "tune-missing", false, "with --remeasure: tune the shapes that have no stored best instead of skipping them")
+	pos, status, ok := parseInterleaved(c, fs, args)
+	if !ok {
+		return status
+	}
+	fs.Visit(func(fl *flag.Flag) { f.given[fl.Name] = true })
+	if err := f.check(pos); err != nil {
+		return c.usageError("%v", err)
+	}
+	s, err := suite.Load(pos[0])
+	if err != nil {
+		fmt.Fprintf(c.stderr, "tltune sweep: %v%s\n", err, shippedHint(err))
+		return exitUsage
+	}
+	sw := &sweep{flags: &f, suite: s}
+	for _, cs := range s.Cases {
+		r, err := kernels.New(cs.Spec)
+		if err != nil { // suite.Parse validated the spec; a recipe may still refuse it
+			fmt.Fprintf(c.stderr, "tltune sweep: %s: recipe %d: %v\n", s.Name, cs.Recipe, err)
+			return exitUsage
+		}
+		sw.recipes = append(sw.recipes, r)
+	}
+	run, status := f.open(c, "sweep", sw.ops())
+	if run == nil {
+		return status
+	}
+	defer run.close()
+	sw.run = run
+	return sw.execute(c)
+}
+
+// check rejects flag combinations no sweep can use.
+func (f *sweepFlags) check(pos []string) error {
+	switch {
+	case len(pos) != 1:
+		return errors.New("name one suite file (e.g. configs/suites/nightly.toml, or nightly for the shipped one)")
+	case f.retune && f.remeasure:
+		return errors.New("--retune and --remeasure exclude each other")
+	case f.tuneMissing && !f.remeasure:
+		return errors.New("--tune-missing goes with --remeasure")
+	}
+	return f.tuneFlags.check()
+}
+
+// shippedHint lists the shipped suites when the file was not found.
+func shippedHint(err error) string {
+	if !errors.Is(err, os.ErrNotExist) {
+		return ""
+	}
+	return fmt.Sprintf(" (shipped suites: %s)", strings.Join(suite.Shipped(), ", "))
+}
+
+// sweep is one `tltune sweep`: the suite's shapes, each tuned or
+// re-measured in turn inside one run.
+type sweep struct {
+	flags   *sweepFlags
+	suite   *suite.Suite
+	recipes []kernels.Recipe // one per case
+	run     *tuneRun
+	stored  map[results.Shape]results.Best // --remeasure: the best stored on this device
+}
+
+// ops are the operations of the suite, for the search spaces to load.
+func (s *sweep) ops() []kernels.Op {
+	var ops []kernels.Op
+	for _, r := range s.recipes {
+		if op := r.Spec().Op; !containsOp(ops, op) {
+			ops = append(ops, op)
+		}
+	}
+	return ops
+}
+
+func containsOp(ops []kernels.Op, op kernels.Op) bool {
+	for _, o := range ops {
+		if o == op {
+			return true
+		}
+	}
+	return false
+}
+
+// execute goes through the shapes, printing a line per shape as it
+// finishes, until all are done or the user interrupts; then it records how
+// the run ended and prints the summary.
+func (s *sweep) execute(c *context) int {
+	ctx, stop := signal.NotifyContext(stdctx.Background(), os.Interrupt)
+	defer stop()
+	rep := s.newReport()
+	err := s.loadStored()
+	for i := 0; i < len(s.recipes) && err == nil; i++ {
+		var shape sweepShape
+		shape, err = s.shape(ctx, c, i)
+		if err == nil || errors.Is(err, stdctx.Canceled) {
+			rep.Shapes = append(rep.Shapes, shape)
+			if !s.flags.asJSON {
+				shape.writeLine(c.stdout)
+			}
+		}
+	}
+	if err == nil && !rep.measuredAny() {
+		// A nightly job must not pass on an empty run, nor leave it as
+		// the next night's baseline: the run is recorded as failed.
+		err = fmt.Errorf("no shape of %s has a stored best on %s; tune the suite first (drop --remeasure) or add --tune-missing", s.suite.Name, s.run.info.Name)
+	}
+	status, err := s.run.finish(err)
+	if werr := rep.write(c.stdout, s.flags.asJSON); werr != nil && err == nil {
+		err = werr
+	}
+	switch {
+	case status == results.Interrupted:
+		return s.run.interrupted(c)
+	case err != nil:
+		return c.fail(err)
+	}
+	return rep.verdict(c)
+}
+
+// loadStored reads, for --remeasure, the best configuration stored for
+// each shape on this device (exactly this device: the store's filter
+// matches names by substring).
+func (s *sweep) loadStored() error {
+	if !s.flags.remeasure {
+		return nil
+	}
+	info := s.run.info
+	best, err := s.run.store.BestPerShape(stdctx.Background(), results.Filter{Device: info.Name})
+	if err != nil {
+		return err
+	}
+	s.stored = map[results.Shape]results.Best{}
+	for _, b := range best {
+		if b.Env.Device == info.Name {
+			s.stored[b.Config.Shape()] = b
+		}
+	}
+	return nil
+}
+
+// shape tunes or re-measures case i.
+func (s *sweep) shape(ctx stdctx.Context, c *context, i int) (sweepShape, error) {
+	recipe := s.recipes[i]
+	out := newSweepShape(recipe.Spec())
+	if !s.flags.remeasure {
+		return s.tune(ctx, c, i, out)
+	}
+	best, ok := s.stored[out.key()]
+	switch {
+	case ok:
+		return s.remeasure(ctx, c, i, out, best)
+	case s.flags.tuneMissing:
+		return s.tune(ctx, c, i, out)
+	}
+	out.Action = actionSkipped
+	out.Problem = fmt.Sprintf("never tuned on %s; skipped (--tune-missing tunes it)", s.run.info.Name)
+	return out, nil
+}
+
+// tune searches the shape's space with the suite's settings, or the flags'
+// where given.
+func (s *sweep) tune(ctx stdctx.Context, c *context, i int, out sweepShape) (sweepShape, error) {
+	recipe := s.recipes[i]
+	spec := recipe.Spec()
+	opts := s.run.searchOptions(spec)
+	s.applySuiteTuning(&opts, s.suite.Cases[i].Tuning)
+	out.Action = actionTuned
+	return s.evaluate(ctx, c, recipe, s.run.spaces[spec.Op], opts, out)
+}
+
+// applySuiteTuning puts the suite's settings in opts, except where a flag
+// was given: the command line wins.
+func (s *sweep) applySuiteTuning(opts *tuner.Options, t suite.Tuning) {
+	given := s.flags.given
+	if t.Strategy != "" && !given["strategy"] {
+		opts.Strategy = t.Strategy
+	}
+	if t.Budget != nil && !given["budget"] {
+		opts.Budget = *t.Budget
+	}
+	if t.Time != 0 && !given["time"] {
+		opts.Time = t.Time
+	}
+}
+
+// remeasure verifies and times the stored best configuration again, with
+// the full measurement protocol, through the tuner over a space of that one
+// point: it is recorded, classified and timed out exactly as in a search.
+func (s *sweep) remeasure(ctx stdctx.Context, c *context, i int, out sweepShape, best results.Best) (sweepShape, error) {
+	recipe := s.recipes[i]
+	op := recipe.Spec().Op
+	sp := onePoint(s.run.spaces[op], best.Config.Params)
+	opts := tuner.Options{Strategy: "exhaustive", Seed: s.flags.seed, Budget: 1, ConfigTimeout: s.flags.timeout}
+	out.Action = actionRemeasured
+	out.Stored = &storedBest{Run: best.RunID, MedianNs: best.MedianNS, Params: best.Config.Params}
+	return s.evaluate(ctx, c, recipe, sp, opts, out)
+}
+
+// onePoint is the space holding only p, for sp's op and target.
+func onePoint(sp *space.Space, p tuning.Params) *space.Space {
+	one := &space.Space{Op: sp.Op, Target: sp.Target}
+	one.SubgroupSize = space.Values{p.SubgroupSize}
+	one.WorkGroupSize.X, one.WorkGroupSize.Y = space.Values{p.WorkGroupSize[0]}, space.Values{p.WorkGroupSize[1]}
+	one.Tile.M, one.Tile.N = space.Values{p.Tile[0]}, space.Values{p.Tile[1]}
+	if p.Coopmatrix != [3]int{} { // gemv and ger have none: an empty dimension
+		one.Coopmatrix.M, one.Coopmatrix.N, one.Coopmatrix.K = space.Values{p.Coopmatrix[0]}, space.Values{p.Coopmatrix[1]}, space.Values{p.Coopmatrix[2]}
+	}
+	one.Unroll = space.Values{p.Unroll}
+	one.BatchPerGroup = space.Values{p.BatchPerGroup}
+	one.StageLocal = space.Bools{p.StageLocal}
+	return one
+}
+
+// evaluate runs the shape's tuner over sp and summarises what it found.
+func (s *sweep) evaluate(ctx stdctx.Context, c *context, recipe kernels.Recipe, sp *space.Space, opts tuner.Options, out sweepShape) (sweepShape, error) {
+	j, err := s.run.newShape(recipe, sp, opts)
+	if err != nil {
+		return out, err
+	}
+	defer j.close()
+	rep, err := j.tune(ctx, c.stderr, recipe.Name())
+	if rep == nil {
+		return out, err
+	}
+	out.Counts, out.Stop = outcomeCounts(rep), string(rep.Stop)
+	if b := rep.Best(); b != nil {
+		ranked := j.ranked(*b)
+		out.Best = &ranked
+	} else {
+		out.Problem = whyNothingRan(rep)
+	}
+	return out, err
+}
+
+// whyNothingRan names what became of the evaluations of a shape with no
+// correct configuration: the last failure's message, or the pruning.
+func whyNothingRan(rep *tuner.Report) string {
+	for i := len(rep.Outcomes) - 1; i >= 0; i-- {
+		if o := rep.Outcomes[i]; o.Kind != tuner.OK {
+			return fmt.Sprintf("%s: %s", o.Kind, o.Message)
+		}
+	}
+	if rep.Counts[tuner.Pruned] > 0 {
+		return fmt.Sprintf("pruned (%s)", countsLine(rep.PrunedByRule, nil))
+	}
+	return "nothing evaluated"
+}

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+
+	"tltune/compiler/tuning"
+	"tltune/kernels"
+	"tltune/results"
+)
+
+// What a sweep did with a shape.
+const (
+	actionTuned      = "tuned"
+	actionRemeasured = "remeasured"
+	actionSkipped    = "skipped"
+)
+
+// sweepReport is the result of a sweep, as printed and as --json.
+type sweepReport struct {
+	Run      int64        `json:"run"`
+	Database string       `json:"database"`
+	Device   string       `json:"device"`
+	Driver   string       `json:"driver"`
+	Suite    string       `json:"suite"`
+	Mode     string       `json:"mode"` // "retune" or "remeasure"
+	CopyGBs  float64      `json:"copy_ceiling_gbs,omitempty"`
+	Shapes   []sweepShape `json:"shapes"`
+}
+
+// sweepShape is what became of one shape of the suite.
+type sweepShape struct {
+	Shape  string `json:"shape"` // the recipe's name
+	Op     string `json:"op"`
+	Trans  string `json:"trans"`
+	Dtype  string `json:"dtype"`
+	Acc    string `json:"acc"`
+	M      int    `json:"m"`
+	N      int    `json:"n"`
+	K      int    `json:"k"`
+	Layout string `json:"layout"`
+
+	Action  string         `json:"action"` // tuned, remeasured or skipped
+	Best    *rankedConfig  `json:"best,omitempty"`
+	Stored  *storedBest    `json:"stored,omitempty"` // remeasured: what the store held
+	Counts  map[string]int `json:"outcomes,omitempty"`
+	Stop    string         `json:"stop,omitempty"`
+	Problem string         `json:"problem,omitempty"` // why there is no best
+}
+
+// storedBest is the stored best configuration a --remeasure timed again.
+type storedBest struct {
+	Run      int64         `json:"run"`
+	MedianNs float64       `json:"median_ns"`
+	Params   tuning.Params `json:"params"`
+}
+
+func newSweepShape(spec kernels.Spec) sweepShape {
+	k := spec.TableKey("")
+	return sweepShape{Shape: spec.Name(), Op: k.Op, Trans: k.Trans, Dtype: k.Dtype, Acc: k.Acc,
+		M: k.M, N: k.N, K: k.K, Layout: layoutName(spec.Layout)}
+}
+
+// key is the shape as the store tells shapes apart.
+func (s *sweepShape) key() results.Shape {
+	return results.Shape{Op: s.Op, Trans: s.Trans, Dtype: s.Dtype, Acc: s.Acc, M: s.M, N: s.N, K: s.K, Layout: s.Layout}
+}
+
+// failed reports whether the shape was evaluated and nothing ran
+// correctly: for a stored best, it no longer does.
+func (s *sweepShape) failed() bool { return s.Action != actionSkipped && s.Best == nil }
+
+func (s *sweep) newReport() *sweepReport {
+	mode := "retune"
+	if s.flags.remeasure {
+		mode = "remeasure"
+	}
+	r := s.run
+	return &sweepReport{Run: r.stored.ID, Database: r.store.Path(), Device: r.info.Name, Driver: r.info.Driver,
+		Suite: s.suite.Name, Mode: mode, CopyGBs: r.ceilings.CopyGBS}
+}
+
+// writeLine prints the one-line summary of the shape.
+func (s *sweepShape) writeLine(w io.Writer) {
+	if s.Best == nil {
+		fmt.Fprintf(w, "%s: %s\n", s.Shape, s.problem())
+		return
+	}
+	b := s.Best
+	fmt.Fprintf(w, "%s: %s, %s, %.1f GFLOP/s, %.1f GB/s%s [%s]\n", s.Shape, b.Params, formatNs(b.MedianNs),
+		b.GFLOPs, b.GBs, s.storedNote(), s.outcomes())
+}
+
+// problem says why the shape has no best; a stored best that failed says
+// which configuration it was.
+func (s *sweepShape) problem() string {
+	if s.Stored != nil {
+		return fmt.Sprintf("the stored best %s (run %d) failed: %s", s.Stored.Params, s.Stored.Run, s.Problem)
+	}
+	return s.Problem
+}
+
+func (s *sweepShape) storedNote() string {
+	if s.Stored == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (stored %s in run %d)", formatNs(s.Stored.MedianNs), s.Stored.Run)
+}
+
+// outcomes counts the evaluations in the taxonomy's order, and says why a
+// search stopped.
+func (s *sweepShape) outcomes() string {
+	line := outcomeLine(s.Counts)
+	if s.Action == actionTuned {
+		line += "; stopped: " + s.Stop
+	}
+	return line
+}
+
+func (r *sweepReport) write(w io.Writer, asJSON bool) error {
+	if asJSON {
+		return writeJSON(w, r)
+	}
+	fmt.Fprintf(w, "\n%s, %s on %s (driver %s):\n", r.Suite, r.Mode, r.Device, r.Driver)
+	if err := r.writeTable(w); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "stored as run %d in %s ('tltune regress --baseline TAG|RUN' compares it)\n", r.Run, r.Database)
+	return err
+}
+
+func (r *sweepReport) writeTable(w io.Writer) error {
+	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: []tw.Align{
+			tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight}}))
+	t.Header([]string{"shape", "action", "best configuration", "median", "stored", "GFLOP/s", "GB/s"})
+	for _, s := range r.Shapes {
+		row := []string{s.Shape, s.Action, "-", "-", "-", "-", "-"}
+		if s.failed() {
+			row[2] = "none correct"
+		}
+		if s.Stored != nil {
+			row[4] = formatNs(s.Stored.MedianNs)
+		}
+		if b := s.Best; b != nil {
+			row[2], row[3], row[5], row[6] = b.Params.String(), formatNs(b.MedianNs), fmt.Sprintf("%.1f", b.GFLOPs), fmt.Sprintf("%.1f", b.GBs)
+		}
+		if err := t.Append(row); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}
+
+// measuredAny reports whether the sweep evaluated a shape, or had none to
+// evaluate.
+func (r *sweepReport) measuredAny() bool {
+	for _, s := range r.Shapes {
+		if s.Action != actionSkipped {
+			return true
+		}
+	}
+	return len(r.Shapes) == 0
+}
+
+// verdict is the exit status: 1 when a shape had no correct configuration,
+// above all when a stored best now computes a wrong result.
+func (r *sweepReport) verdict(c *context) int {
+	var failed []string
+	for _, s := range r.Shapes {
+		if s.failed() {
+			failed = append(failed, s.Shape)
+		}
+	}
+	switch {
+	case len(failed) > 0 && r.Mode == "remeasure":
+		fmt.Fprintf(c.stderr, "tltune sweep: %d shape(s) no longer run their stored best correctly: %s\n", len(failed), strings.Join(failed, "; "))
+		return exitFail
+	case len(failed) > 0:
+		fmt.Fprintf(c.stderr, "tltune sweep: no configuration ran correctly for %d shape(s): %s\n", len(failed), strings.Join(failed, "; "))
+		return exitFail
+	}
+	return exitOK
+}

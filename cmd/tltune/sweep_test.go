@@ -1,0 +1,237 @@
+package main
+
+import (
+	"bytes"
+	stdctx "context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"tltune/compiler/tuning"
+	"tltune/results"
+	"tltune/tuner/space"
+)
+
+const tinySuite = "testdata/sweep-tiny.toml" // three shapes: gemm, gemv, ger
+
+// tinySweep sweeps the tiny suite on dev into db, with short timing and a
+// narrowed space so that pruning stays quick.
+func tinySweep(db, dev string, extra ...string) []string {
+	args := []string{"sweep", tinySuite, "--device", dev, "--db", db,
+		"--sample-time", "50ms", "--max-batch", "16", "--wx", "1,2", "--wy", "1,2", "--quiet"}
+	return append(args, extra...)
+}
+
+func TestSweepUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	unknownKey := writeSuite(t, dir, "unknown.toml", "[[recipe]]\nop = \"gemm\"\nsquare = 16\ndtypes = \"f16\"\n")
+	badShape := writeSuite(t, dir, "bad.toml", "[[recipe]]\nop = \"gemv\"\nshapes = [[32, 32, 32]]\n")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sweep"}, "name one suite file"},
+		{[]string{"sweep", tinySuite, tinySuite}, "name one suite file"},
+		{[]string{"sweep", tinySuite, "--retune", "--remeasure"}, "exclude each other"},
+		{[]string{"sweep", tinySuite, "--tune-missing"}, "--tune-missing goes with --remeasure"},
+		{[]string{"sweep", tinySuite, "--budget", "-1"}, "--budget -1"},
+		{[]string{"sweep", filepath.Join(dir, "none.toml")}, "shipped suites: nightly"},
+		{[]string{"sweep", unknownKey}, `unknown.toml: unknown key "recipe.dtypes"`},
+		{[]string{"sweep", badShape, "--remeasure"}, "bad.toml: recipe 1 (gemv): shapes[0] = [32 32 32]: want 2 numbers (m, n)"},
+	} {
+		status, stdout, stderr := tltune(tc.args...)
+		if status != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("tltune %v: status %d, stdout %q, stderr %q; want one line with %q and status 2", tc.args, status, stdout, stderr, tc.want)
+		}
+	}
+}
+
+func writeSuite(t *testing.T, dir, name, src string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestSweepOnPoCL is the nightly job in small: a re-measurement of nothing
+// fails with a line per shape; a sweep tunes every shape into one run; a
+// resumed sweep continues each shape where it stopped; a re-measurement
+// times the stored bests again into a new run; and regress compares the
+// two runs.
+func TestSweepOnPoCL(t *testing.T) {
+	dev := poclDevice(t)
+	db := filepath.Join(t.TempDir(), "results.db")
+
+	status, stdout, stderr := tltune(tinySweep(db, dev, "--remeasure")...)
+	if status != exitFail || strings.Count(stdout, "never tuned on") != 3 || strings.Count(stderr, "\n") != 1 {
+		t.Fatalf("remeasure of an empty store: status %d\n%s%s\nwant a skipped line per shape and one error line", status, stdout, stderr)
+	}
+
+	status, stdout, stderr = tltune(tinySweep(db, dev, "--tag", "tuned")...)
+	if status != exitOK {
+		t.Fatalf("sweep: status %d\n%s%s", status, stdout, stderr)
+	}
+	if n := strings.Count(stdout, "GFLOP/s, "); n != 3 {
+		t.Errorf("sweep printed %d shape lines, want 3:\n%s", n, stdout)
+	}
+	st := openResults(t, db)
+	tuned := lastRun(t, st)
+	if tuned.Op != "sweep" || tuned.Tag != "tuned" || tuned.Status != results.Done {
+		t.Errorf("sweep run %+v: want op sweep, tag tuned, done", tuned)
+	}
+	checkEvaluations(t, st, tuned.ID, 2) // the suite's budget
+
+	// Resuming with a larger budget adds one evaluation to each shape:
+	// each shape sees only its own measurements of the run.
+	if status, stdout, stderr := tltune(tinySweep(db, dev, "--resume", "last", "--budget", "3")...); status != exitOK {
+		t.Fatalf("resumed sweep: status %d\n%s%s", status, stdout, stderr)
+	}
+	checkEvaluations(t, st, tuned.ID, 3)
+
+	status, stdout, stderr = tltune(tinySweep(db, dev, "--remeasure", "--tag", "nightly", "--json")...)
+	if status != exitOK {
+		t.Fatalf("remeasure: status %d\n%s%s", status, stdout, stderr)
+	}
+	var rep sweepReport
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("--json: %v\n%s", err, stdout)
+	}
+	nightly := lastRun(t, st)
+	checkRemeasured(t, st, rep, tuned.ID, nightly.ID)
+
+	status, stdout, stderr = tltune("regress", "--db", db, "--baseline", "tuned", "--threshold", "50%")
+	if status != exitOK || strings.Count(stdout, " strided ")+strings.Count(stdout, " group ") < 3 {
+		t.Errorf("regress --baseline tuned: status %d\n%s%s\nwant the three shapes compared and no regression (the threshold is wide: PoCL on a shared machine is noisy)", status, stdout, stderr)
+	}
+}
+
+func openResults(t *testing.T, db string) *results.Store {
+	t.Helper()
+	st, err := results.OpenExisting(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+func lastRun(t *testing.T, st *results.Store) results.Run {
+	t.Helper()
+	r, err := st.LatestRun(stdctx.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// checkEvaluations checks that the run evaluated every shape of the tiny
+// suite exactly want times, nothing twice.
+func checkEvaluations(t *testing.T, st *results.Store, run int64, want int) {
+	t.Helper()
+	ms, err := st.Measurements(stdctx.Background(), run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perShape := map[results.Shape]int{}
+	for _, m := range ms {
+		if m.Outcome != results.Pruned {
+			perShape[m.Config.Shape()]++
+		}
+	}
+	evaluatedConfigs(t, st, run) // fails on a configuration measured twice
+	if len(perShape) != 3 {
+		t.Errorf("run %d evaluated %d shapes, want 3: %v", run, len(perShape), perShape)
+	}
+	for shape, n := range perShape {
+		if n != want {
+			t.Errorf("run %d evaluated %v %d times, want %d", run, shape, n, want)
+		}
+	}
+}
+
+// checkRemeasured checks that the nightly run holds one verified timing of
+// each shape's best configuration of the tuned run, and that the report
+// says so.
+func checkRemeasured(t *testing.T, st *results.Store, rep sweepReport, tuned, nightly int64) {
+	t.Helper()
+	ctx := stdctx.Background()
+	stored, err := st.BestPerShape(ctx, results.Filter{RunID: tuned})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := st.Measurements(ctx, nightly)
+	if err != nil || len(ms) != len(stored) || rep.Run != nightly || len(rep.Shapes) != len(stored) {
+		t.Fatalf("nightly run %d: %d measurements (%v), report of run %d with %d shapes; want one per stored best (%d)",
+			nightly, len(ms), err, rep.Run, len(rep.Shapes), len(stored))
+	}
+	want := map[results.Shape]tuning.Params{}
+	for _, b := range stored {
+		want[b.Config.Shape()] = b.Config.Params
+	}
+	for _, m := range ms {
+		if m.Outcome != results.OK || !m.Verified || want[m.Config.Shape()] != m.Config.Params {
+			t.Errorf("nightly measured %v %s: %s, verified %v; want the stored best %s, ok", m.Config.Shape(), m.Config.Params, m.Outcome, m.Verified, want[m.Config.Shape()])
+		}
+	}
+	for _, s := range rep.Shapes {
+		if s.Action != actionRemeasured || s.Best == nil || s.Stored == nil || s.Stored.Params != s.Best.Params || s.Stored.Run != tuned {
+			t.Errorf("report of %s: %+v; want the stored best of run %d remeasured", s.Shape, s, tuned)
+		}
+	}
+}
+
+// TestSweepVerdict checks the exit status of a re-measurement whose stored
+// best no longer computes the right result.
+func TestSweepVerdict(t *testing.T) {
+	ok := sweepShape{Shape: "gemm a", Action: actionRemeasured, Best: &rankedConfig{MedianNs: 1}}
+	wrong := sweepShape{Shape: "gemm b", Action: actionRemeasured, Stored: &storedBest{Run: 1},
+		Counts: map[string]int{"wrong_result": 1}, Problem: "wrong_result: relative error 0.5 exceeds tolerance 1e-05"}
+	skipped := sweepShape{Shape: "gemm c", Action: actionSkipped}
+	for _, tc := range []struct {
+		shapes   []sweepShape
+		status   int
+		stderr   string
+		measured bool
+	}{
+		{[]sweepShape{ok, skipped}, exitOK, "", true},
+		{[]sweepShape{ok, wrong, skipped}, exitFail, "tltune sweep: 1 shape(s) no longer run their stored best correctly: gemm b\n", true},
+		{[]sweepShape{skipped}, exitOK, "", false},
+	} {
+		var stderr bytes.Buffer
+		r := &sweepReport{Mode: "remeasure", Shapes: tc.shapes}
+		status := r.verdict(&context{stdout: &bytes.Buffer{}, stderr: &stderr, cmd: commands["sweep"]})
+		if status != tc.status || stderr.String() != tc.stderr || r.measuredAny() != tc.measured {
+			t.Errorf("shapes %v: status %d, stderr %q, measured %v; want %d, %q, %v", tc.shapes, status, stderr.String(), r.measuredAny(), tc.status, tc.stderr, tc.measured)
+		}
+	}
+	var line bytes.Buffer
+	wrong.writeLine(&line)
+	if want := "gemm b: the stored best sg0 wg0x0 t0x0 cm0x0x0 u0 b0 (run 1) failed: wrong_result: relative error 0.5 exceeds tolerance 1e-05\n"; line.String() != want {
+		t.Errorf("line %q, want %q", line.String(), want)
+	}
+}
+
+// TestOnePoint checks that the space a re-measurement searches holds the
+// stored configuration and nothing else, with and without a coopmatrix.
+func TestOnePoint(t *testing.T) {
+	for _, op := range []string{"gemm", "gemv"} {
+		sp, err := space.Shipped(op, "generic")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p tuning.Params
+		for p = range sp.All() { // the last point of the shipped space
+		}
+		p.StageLocal = true
+		one := onePoint(sp, p)
+		got := slices.Collect(one.All())
+		if err := one.Validate(); err != nil || len(got) != 1 || got[0] != p || one.Op != op {
+			t.Errorf("%s: onePoint(%s) enumerates %v (%v); want only it", op, p, got, err)
+		}
+	}
+}
