@@ -53,12 +53,23 @@ func emit(t *testing.T, src string, target string) (*compiler.Result, *spirv.Out
 
 func emitWith(t *testing.T, src string, target string, o spirv.Options) (*compiler.Result, *spirv.Output) {
 	t.Helper()
+	return emitBatched(t, src, target, o, 0)
+}
+
+// emitBatched is emitWith where batch > 0 replaces the compiler's number of
+// logical work-groups per work-group (the lowered code does not depend on
+// it: the emitter wraps the body in the batch loop).
+func emitBatched(t *testing.T, src string, target string, o spirv.Options, batch int) (*compiler.Result, *spirv.Output) {
+	t.Helper()
 	res, err := compiler.Compile([]byte(src), compiler.Options{Target: target})
 	if err != nil {
 		t.Fatalf("compile: %v\n%s", err, src)
 	}
 	launch := map[*ir.Func]opencl.Launch{}
 	for i, f := range res.Lowered.Funcs {
+		if batch > 0 {
+			res.Kernels[i].BatchPerGroup = batch
+		}
 		launch[f] = res.Kernels[i].Launch
 	}
 	out, err := spirv.EmitWith(res.Lowered, res.Target, launch, o)

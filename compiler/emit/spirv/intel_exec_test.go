@@ -104,7 +104,7 @@ func TestIntelDifferentialOnDevice(t *testing.T) {
 			if strings.Contains(string(src), "subgroup_size=1}") {
 				t.Skip("the kernel pins subgroup size 1, which the intel target does not have")
 			}
-			diffProgramOn(t, d, "intel", o, string(src))
+			diffProgramOn(t, d, "intel", o, string(src), 0)
 		})
 	}
 }
