@@ -1,6 +1,7 @@
 package compiler_test
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"sync"
@@ -139,6 +140,7 @@ type recipeCase struct {
 	spec   kernels.Spec
 	params tuning.Params
 	batch  int
+	target string // "" means generic
 }
 
 // runRecipe compiles, runs and verifies one case.
@@ -149,7 +151,8 @@ func runRecipe(t *testing.T, d device.Device, c recipeCase) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := compiler.Compile([]byte(src), compiler.Options{Target: "generic"})
+	tgt := cmp.Or(c.target, "generic")
+	res, err := compiler.Compile([]byte(src), compiler.Options{Target: tgt})
 	if err != nil {
 		t.Fatalf("%s: %v\n%s", r.Name(), err, src)
 	}

@@ -196,6 +196,9 @@ func heuristic(f *ir.Func, main *ir.Inst, t *target.Target) tuning.Params {
 	p := tuning.Params{SubgroupSize: sgs, Unroll: 1, BatchPerGroup: 1}
 	if main == nil || main.Op != ir.OpGemm {
 		lanes := max(sgs, 64/sgs*sgs)
+		if t.OneSubgroupPerGroup {
+			lanes = sgs
+		}
 		if main != nil {
 			if m := main.Operands[len(main.Operands)-1].Type.Shape()[0]; m != ir.Dynamic {
 				lanes = min(lanes, roundUp(int(m), sgs))
@@ -238,6 +241,9 @@ func heuristic(f *ir.Func, main *ir.Inst, t *target.Target) tuning.Params {
 	for gx*gy*sgs > t.MaxWorkGroupSize && gy > 1 {
 		gy--
 	}
+	if t.OneSubgroupPerGroup {
+		gx, gy = 1, 1
+	}
 	p.WorkGroupSize = [2]int{gx * sgs, gy}
 	return p
 }
@@ -256,6 +262,8 @@ func Validate(p tuning.Params, t *target.Target, main *ir.Inst) error {
 		return fmt.Errorf("work-group size %v: both entries must be positive and the first a multiple of the subgroup size %d", wg, sgs)
 	case wg[0]*wg[1] > t.MaxWorkGroupSize:
 		return fmt.Errorf("work-group size %dx%d exceeds the target's maximum of %d work-items", wg[0], wg[1], t.MaxWorkGroupSize)
+	case t.OneSubgroupPerGroup && wg != [2]int{sgs, 1}:
+		return fmt.Errorf("work-group size %v: target %s runs one subgroup per work-group, [%d, 1]", wg, t.Name, sgs)
 	case p.BatchPerGroup < 1 || p.Unroll < 1:
 		return fmt.Errorf("batch_per_group and unroll must be at least 1 (got %d, %d)", p.BatchPerGroup, p.Unroll)
 	}

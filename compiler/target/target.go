@@ -40,6 +40,10 @@ const (
 	ShuffleNone  Shuffle = iota // subgroup size 1: nothing to move
 	ShuffleIntel                // cl_intel_subgroups: sub_group_broadcast, intel_sub_group_shuffle
 	ShufflePTX                  // inline PTX shfl.sync on NVIDIA OpenCL
+	// ShuffleLocal exchanges values through local memory between two
+	// barriers. Every work-item of the work-group takes part, so a target
+	// using it runs one subgroup per work-group.
+	ShuffleLocal
 )
 
 // Engine names a matrix engine the OpenCL C back end can call.
@@ -92,6 +96,8 @@ type Target struct {
 	// ReqdSubgroupSize: the kernel attribute intel_reqd_sub_group_size is
 	// honoured and must be emitted to pin the subgroup size.
 	ReqdSubgroupSize bool
+	// OneSubgroupPerGroup: the work-group size must be [subgroup size, 1].
+	OneSubgroupPerGroup bool
 }
 
 // SupportsSubgroupSize reports whether sgs is a subgroup size of t.
@@ -100,7 +106,7 @@ func (t *Target) SupportsSubgroupSize(sgs int) bool {
 }
 
 // Names lists the profiles in the order `--target` documents them.
-func Names() []string { return []string{"generic", "intel", "nvidia"} }
+func Names() []string { return []string{"generic", "intel", "nvidia", "emulated"} }
 
 // ByName returns a fresh copy of the named profile.
 func ByName(name string) (*Target, error) {
@@ -111,6 +117,8 @@ func ByName(name string) (*Target, error) {
 		return Intel(), nil
 	case "nvidia":
 		return Nvidia(), nil
+	case "emulated":
+		return Emulated(), nil
 	}
 	return nil, fmt.Errorf("unknown target %q (want one of %s)", name, strings.Join(Names(), ", "))
 }
@@ -163,6 +171,25 @@ func Nvidia() *Target {
 			{Engine: EnginePTX, SubgroupSize: 32, M: 16, N: 8, K: 16, In: "f16", Acc: "f32"},
 			{Engine: EnginePTX, SubgroupSize: 32, M: 16, N: 8, K: 16, In: "bf16", Acc: "f32"},
 		},
+	}
+}
+
+// Emulated is a test profile for OpenCL devices without subgroup builtins
+// (PoCL 3.1): subgroups of 4 or 8 lanes whose shuffles go through local
+// memory, one subgroup per work-group. It runs the rows-over-lanes code of
+// the intel and nvidia targets where no GPU is at hand; it is slow by
+// design and never chosen from a device.
+func Emulated() *Target {
+	return &Target{
+		Name:                "emulated",
+		SubgroupSizes:       []int{4, 8},
+		DefaultSubgroupSize: 4,
+		MaxWorkGroupSize:    8,
+		LocalMemBytes:       32 << 10,
+		F64:                 true,
+		Coopmatrix:          CoopBroadcast,
+		Shuffle:             ShuffleLocal,
+		OneSubgroupPerGroup: true,
 	}
 }
 

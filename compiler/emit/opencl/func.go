@@ -25,6 +25,8 @@ type fn struct {
 	frag   map[*ir.Value]bool      // coopmatrix values in the matrix engine's fragment layout
 	engine *target.MatrixShape     // the matrix engine the fragments are for (nil: none)
 	frags  map[ir.MatrixUse]fragment
+	// scratch: the local array of emulated shuffles is declared.
+	scratch bool
 }
 
 func (u *unit) emitFunc(out *strings.Builder, f *ir.Func, l Launch) (*Kernel, error) {

@@ -34,6 +34,8 @@ func (e *fn) shuffleReal(x, reg, lane string) string {
 		return fmt.Sprintf("intel_sub_group_shuffle(%s, (uint)(%s))", x, lane)
 	case target.ShufflePTX:
 		return e.ptxShuffle(x, reg, lane)
+	case target.ShuffleLocal:
+		return e.localShuffle(x, reg, lane)
 	}
 	panic("opencl: subgroup size > 1 on a target without shuffles")
 }
@@ -114,7 +116,10 @@ func (e *fn) shuffleScan(in *ir.Inst, op ir.ArithOp, x, ident string) {
 	e.indent--
 	e.line("}")
 	if in.Scan == ir.ExclusiveScan {
-		prev := e.broadcast(acc, t, "max(tl_lane - 1, 0)")
+		// Every lane shuffles (shfl.sync with a full mask requires it);
+		// only then does lane 0 take the identity.
+		prev := e.fresh("prev")
+		e.line("const %s %s = %s;", reg, prev, e.broadcast(acc, t, "max(tl_lane - 1, 0)"))
 		e.define(in.Result(), fmt.Sprintf("tl_lane == 0 ? %s : %s", ident, prev))
 		return
 	}
@@ -140,4 +145,34 @@ func (e *fn) identity(op ir.ArithOp, t *ir.Type) (string, error) {
 		return fmt.Sprintf("(%s)(-%d - 1)", reg, int64(1)<<(bits-1)-1), nil
 	}
 	return fmt.Sprintf("(%s)%dL", reg, int64(1)<<(bits-1)-1), nil
+}
+
+// localShuffle reads x from lane `lane` through a local scratch array of
+// one 64-bit word per lane (target.ShuffleLocal): a barrier, every lane
+// writes its word, a barrier, every lane reads the word it wants.
+func (e *fn) localShuffle(x, reg, lane string) string {
+	if !e.scratch {
+		e.scratch = true
+		fmt.Fprintf(&e.locals, "    local ulong tl_scratch[%d];\n", e.launch.SubgroupSize)
+	}
+	bits := map[string][2]string{ // to and from the scratch word
+		"float": {"(ulong)as_uint(%s)", "as_float((uint)%s)"}, "double": {"as_ulong(%s)", "as_double(%s)"},
+		"int": {"(ulong)(uint)(%s)", "(int)(uint)%s"}, "long": {"(ulong)(%s)", "(long)%s"},
+	}
+	via := reg
+	if _, ok := bits[reg]; !ok {
+		via = "int" // bool, char, short
+	}
+	name := "tl_lshfl_" + via
+	e.u.helpers.add(name, fmt.Sprintf(`static inline %[1]s %[2]s(local ulong* s, %[1]s x, int lane, int me) {
+    barrier(CLK_LOCAL_MEM_FENCE);
+    s[me] = %[3]s;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return %[4]s;
+}`, via, name, fmt.Sprintf(bits[via][0], "x"), fmt.Sprintf(bits[via][1], "s[lane]")))
+	call := fmt.Sprintf("%s(tl_scratch, (%s)(%s), %s, tl_lane)", name, via, x, lane)
+	if via != reg {
+		return "(" + reg + ")" + call
+	}
+	return call
 }

@@ -1,0 +1,60 @@
+package compiler_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"tltune/compiler/tuning"
+	"tltune/kernels"
+)
+
+// The emulated target runs the rows-over-lanes code of the intel and nvidia
+// targets (cooperative matrices spread over lanes, B broadcast by shuffles,
+// subgroup scans, padding rows) on PoCL, with shuffles through local
+// memory. Only the shuffle primitive differs from the GPU targets.
+
+func sg(sgs, tm, tn, cm, cn, ck, u, b int, stage bool) tuning.Params {
+	return tuning.Params{SubgroupSize: sgs, WorkGroupSize: [2]int{sgs, 1}, Tile: [2]int{tm, tn},
+		Coopmatrix: [3]int{cm, cn, ck}, Unroll: u, BatchPerGroup: b, StageLocal: stage}
+}
+
+func TestEmulatedSubgroupsOnDevice(t *testing.T) {
+	d := openDevice(t)
+	cases := []recipeCase{
+		{spec: kernels.Spec{Op: kernels.GEMMOp, M: 20, N: 5, K: 56, DType: kernels.F32, Acc: kernels.F32, Alpha: 1.5, Beta: 0.5}},
+		{spec: kernels.Spec{Op: kernels.GEMMOp, M: 13, N: 9, K: 7, DType: kernels.F32, Acc: kernels.F32, TransA: true, Alpha: 1, Beta: 1},
+			params: sg(4, 6, 4, 6, 4, 2, 2, 2, false)}, // 6 rows over 4 lanes: padding rows
+		{spec: kernels.Spec{Op: kernels.GEMMOp, M: 17, N: 6, K: 11, DType: kernels.F64, Acc: kernels.F64, TransB: true, Alpha: 2, Beta: 0},
+			params: sg(8, 16, 4, 8, 2, 4, 1, 1, true)},
+		{spec: kernels.Spec{Op: kernels.GEMMOp, M: 9, N: 9, K: 9, DType: kernels.C32, Acc: kernels.C32, Alpha: complex(0, 1), Beta: 1, Atomic: true},
+			params: sg(4, 8, 2, 4, 2, 4, 1, 1, false)},
+		{spec: kernels.Spec{Op: kernels.GEMVOp, M: 11, N: 19, DType: kernels.F32, Acc: kernels.F32, TransA: true, Alpha: 1.5, Beta: 0.5},
+			params: tuning.Params{SubgroupSize: 8, WorkGroupSize: [2]int{8, 1}, Unroll: 1, BatchPerGroup: 2}},
+		{spec: kernels.Spec{Op: kernels.GEMVOp, M: 11, N: 19, DType: kernels.F64, Acc: kernels.F64, Alpha: 1, Beta: 0, Layout: kernels.Group}},
+		{spec: kernels.Spec{Op: kernels.GEROp, M: 7, N: 5, DType: kernels.F32, Acc: kernels.F32, Alpha: -1, Beta: 1}},
+	}
+	for _, c := range cases {
+		c.target, c.batch = "emulated", 3
+		r := newRecipe(t, c.spec)
+		t.Run(fmt.Sprintf("%s/%v", r.Name(), c.params), func(t *testing.T) {
+			runRecipe(t, d, c)
+		})
+	}
+}
+
+// TestEmulatedDifferentialOnDevice runs the differential test kernels that
+// use subgroup operations and cooperative matrices on the emulated target.
+func TestEmulatedDifferentialOnDevice(t *testing.T) {
+	d := openDevice(t)
+	for _, name := range []string{"exec/coop", "exec/scalar", "exec/foreach", "exec/chain", "exec/sum", "targets/subgroups"} {
+		src, err := os.ReadFile(filepath.Join("testdata", name+".tl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Run(filepath.Base(name), func(t *testing.T) {
+			diffKernel(t, d, src, "emulated")
+		})
+	}
+}
