@@ -32,7 +32,7 @@ func compileCmd(c *context, args []string) int {
 	fs := c.flags()
 	fs.StringVar(&f.emit, "emit", "opencl", "what to write: opencl (OpenCL C)")
 	fs.StringVar(&f.out, "o", "", "write the output to this file instead of standard output")
-	fs.StringVar(&f.target, "target", "", "force a target profile: generic, intel or nvidia (default: from --device, else generic)")
+	fs.StringVar(&f.target, "target", "", "force a target profile: generic, intel, nvidia, or emulated (subgroups through local memory, for testing on PoCL); default: from --device, else generic")
 	fs.StringVar(&f.device, "device", "", "choose the target from this device's properties: "+deviceUsage)
 	fs.StringVar(&f.tuning, "tuning", "", "tuning table (JSON) consulted before the embedded defaults")
 	fs.BoolVar(&f.explain, "explain", false, "print to standard error where each configuration parameter came from")
