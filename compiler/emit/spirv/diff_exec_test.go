@@ -170,16 +170,6 @@ func filled(t *ir.Type, r *rand.Rand) *interp.Memref {
 // with args bound by the ABI (groups packed into one buffer each) and
 // copies every buffer back into args.
 func runArgs(d device.Device, module []byte, k *opencl.Kernel, args []interp.Arg) error {
-	prog, err := build(d, module)
-	if err != nil {
-		return err
-	}
-	defer prog.Release()
-	kern, err := prog.Kernel(k.Name)
-	if err != nil {
-		return err
-	}
-	defer kern.Release()
 	var readBack []func() error
 	var bufs []device.Buffer
 	defer func() {
@@ -203,22 +193,8 @@ func runArgs(d device.Device, module []byte, k *opencl.Kernel, args []interp.Arg
 		}
 		return device.Buf(b), b.Write(data)
 	}
-	dargs := make([]device.Arg, len(k.Args))
-	for i, a := range k.Args {
-		if dargs[i], err = abiArg(a, args, upload); err != nil {
-			return err
-		}
-	}
-	if err := kern.SetArgs(dargs...); err != nil {
-		return err
-	}
-	g, l := k.GlobalSize(groups), k.LocalSize()
-	ev, err := kern.Launch([]int{int(g[0]), int(g[1])}, []int{int(l[0]), int(l[1])})
-	if err != nil {
-		return err
-	}
-	defer ev.Release()
-	if err := ev.Wait(); err != nil {
+	bind := func(a opencl.Arg) (device.Arg, error) { return abiArg(a, args, upload) }
+	if err := run(d, module, k, groups, bind); err != nil {
 		return err
 	}
 	for _, f := range readBack {

@@ -169,6 +169,17 @@ func runRecipeOn(t *testing.T, d device.Device, target string, o spirv.Options, 
 // launchRecipe runs kernel k of module over in.Batch logical work-groups
 // and reads the output back into in.Output().
 func launchRecipe(d device.Device, module []byte, k *opencl.Kernel, in *kernels.Inputs) error {
+	h := &hostArgs{d: d, in: in, bufs: map[string]device.Buffer{}}
+	defer h.release()
+	if err := run(d, module, k, int64(in.Batch), h.arg); err != nil {
+		return err
+	}
+	return h.bufs[fmt.Sprint("data", len(in.Args)-1)].Read(in.Output().Data)
+}
+
+// run builds module, binds kernel k's arguments through bind, launches
+// groups logical work-groups and waits for them.
+func run(d device.Device, module []byte, k *opencl.Kernel, groups int64, bind func(opencl.Arg) (device.Arg, error)) error {
 	prog, err := build(d, module)
 	if err != nil {
 		return err
@@ -179,27 +190,22 @@ func launchRecipe(d device.Device, module []byte, k *opencl.Kernel, in *kernels.
 		return err
 	}
 	defer kern.Release()
-	h := &hostArgs{d: d, in: in, bufs: map[string]device.Buffer{}}
-	defer h.release()
 	args := make([]device.Arg, len(k.Args))
 	for i, a := range k.Args {
-		if args[i], err = h.arg(a); err != nil {
+		if args[i], err = bind(a); err != nil {
 			return err
 		}
 	}
 	if err := kern.SetArgs(args...); err != nil {
 		return err
 	}
-	g, l := k.GlobalSize(int64(in.Batch)), k.LocalSize()
+	g, l := k.GlobalSize(groups), k.LocalSize()
 	ev, err := kern.Launch([]int{int(g[0]), int(g[1])}, []int{int(l[0]), int(l[1])})
 	if err != nil {
 		return err
 	}
 	defer ev.Release()
-	if err := ev.Wait(); err != nil {
-		return err
-	}
-	return h.bufs[fmt.Sprint("data", len(in.Args)-1)].Read(in.Output().Data)
+	return ev.Wait()
 }
 
 // hostArgs turns ABI arguments into device arguments for a recipe: memref
