@@ -18,6 +18,9 @@
 //	out, err := spirv.Emit(res.Lowered, res.Target, launch)
 //	// out.Module: the binary; spirv.Disassemble(out.Module): the text.
 //
+// Emit refuses the nvidia target (its shuffles are inline PTX). EmitWith
+// takes Options for devices with known gaps (NoBlockIO).
+//
 // The module is a Kernel-model module with Physical64 addressing and the
 // OpenCL memory model; capabilities, extensions and the SPIR-V version are
 // derived from what it uses (internal/spv). Per target:
@@ -27,16 +30,21 @@
 //     f32, float atomics as compare-exchange loops on the bit pattern.
 //     spirv-val environment opencl1.2 (Output.Env): PoCL 3.1 is OpenCL 1.2.
 //   - intel: SubgroupSize execution mode (SubgroupDispatch, SPIR-V 1.1),
-//     shuffles through SPV_INTEL_subgroups, subgroup reductions and scans as
-//     OpGroup* instructions (Groups), native f16 (Float16), float atomic add
-//     as OpAtomicFAddEXT. spirv-val environment opencl2.2.
+//     shuffles through SPV_INTEL_subgroups (8- and 16-bit values moved as
+//     32-bit integers), block reads and writes of cooperative-matrix columns
+//     with unit row stride and 32-bit elements, subgroup reductions and
+//     scans as OpGroup* instructions (Groups), native f16 (Float16), float
+//     atomic add as OpAtomicFAddEXT. spirv-val environment opencl2.2.
 //
 // Modules with 64-bit atomics or native f16 validate against the core rules
 // of their SPIR-V version instead (Output.Env "spv1.x"): spirv-val's OpenCL
 // profiles do not know the extensions that allow them.
 //
-// Cooperative matrices are laid out as in the OpenCL C back end (lane l holds
-// rows l, l+sgs, ...) and held as one SSA value per element: their shapes are
+// Work-item ids come from the LocalInvocationId and WorkgroupId built-ins;
+// the subgroup id and lane are derived from the local id (x fastest), as
+// the OpenCL C back end does, so both back ends agree on which lane holds
+// what. Cooperative matrices are laid out as there too (lane l holds rows
+// l, l+sgs, ...) and held as one SSA value per element: their shapes are
 // static, so every loop over elements is unrolled here.
 package spirv
 
