@@ -166,7 +166,11 @@ func explain(t *target.Target, o Options, prog *ir.Program, st *pass.State) stri
 	}
 	fmt.Fprintf(&b, "  subgroup sizes %v, f16 %s, coopmatrix: %s\n", t.SubgroupSizes, f16Mode(t), t.Coopmatrix)
 	for _, s := range t.MMA {
-		fmt.Fprintf(&b, "  matrix engine: %s %dx%dx%d %s->%s at subgroup size %d\n", s.Engine, s.M, s.N, s.K, s.In, s.Acc, s.SubgroupSize)
+		how := ""
+		if s.Emulated {
+			how = " (layout only; products through local memory)"
+		}
+		fmt.Fprintf(&b, "  matrix engine: %s %dx%dx%d %s->%s at subgroup size %d%s\n", s.Engine, s.M, s.N, s.K, s.In, s.Acc, s.SubgroupSize, how)
 	}
 	for _, f := range prog.Funcs {
 		ch := st.Choices[f]

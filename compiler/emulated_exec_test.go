@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"tltune/compiler"
 	"tltune/compiler/tuning"
 	"tltune/kernels"
 )
@@ -34,6 +36,15 @@ func TestEmulatedSubgroupsOnDevice(t *testing.T) {
 			params: tuning.Params{SubgroupSize: 8, WorkGroupSize: [2]int{8, 1}, Unroll: 1, BatchPerGroup: 2}},
 		{spec: kernels.Spec{Op: kernels.GEMVOp, M: 11, N: 19, DType: kernels.F64, Acc: kernels.F64, Alpha: 1, Beta: 0, Layout: kernels.Group}},
 		{spec: kernels.Spec{Op: kernels.GEROp, M: 7, N: 5, DType: kernels.F32, Acc: kernels.F32, Alpha: -1, Beta: 1}},
+		// Matrix-engine fragment layouts: mma.sync (32 lanes, the
+		// heuristic's choice for f16), DPAS at 16 and 8 lanes.
+		{spec: kernels.Spec{Op: kernels.GEMMOp, M: 37, N: 19, K: 40, DType: kernels.F16, Acc: kernels.F32, TransA: true, Alpha: 1, Beta: 1}},
+		{spec: kernels.Spec{Op: kernels.GEMMOp, M: 21, N: 33, K: 20, DType: kernels.BF16, Acc: kernels.F32, TransB: true, Alpha: 2, Beta: 0},
+			params: sg(32, 32, 16, 16, 8, 16, 2, 1, true)},
+		{spec: kernels.Spec{Op: kernels.GEMMOp, M: 19, N: 40, K: 33, DType: kernels.F16, Acc: kernels.F32, Alpha: 1, Beta: 0.5},
+			params: sg(16, 16, 32, 8, 16, 16, 1, 2, false)},
+		{spec: kernels.Spec{Op: kernels.GEMMOp, M: 12, N: 12, K: 16, DType: kernels.BF16, Acc: kernels.F32, TransA: true, TransB: true, Alpha: 1, Beta: 1, Atomic: true},
+			params: sg(8, 8, 16, 8, 8, 16, 1, 1, true)},
 	}
 	for _, c := range cases {
 		c.target, c.batch = "emulated", 3
@@ -56,5 +67,31 @@ func TestEmulatedDifferentialOnDevice(t *testing.T) {
 		t.Run(filepath.Base(name), func(t *testing.T) {
 			diffKernel(t, d, src, "emulated")
 		})
+	}
+}
+
+// TestEmulatedEnginesAreUsed: the f16/bf16 cases above really run the
+// fragment layouts (the helper of the emulated engine is called).
+func TestEmulatedEnginesAreUsed(t *testing.T) {
+	for _, tc := range []struct {
+		p    tuning.Params
+		want string
+	}{
+		{tuning.Params{}, "tl_emulated_ptx_sg32("},
+		{sg(16, 16, 32, 8, 16, 16, 1, 2, false), "tl_emulated_dpas_sg16("},
+		{sg(8, 8, 16, 8, 8, 16, 1, 1, true), "tl_emulated_dpas_sg8("},
+	} {
+		src, err := newRecipe(t, kernels.Spec{Op: kernels.GEMMOp, M: 19, N: 40, K: 33, DType: kernels.F16, Acc: kernels.F32,
+			Alpha: 1, Beta: 1}).Source(tc.p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := compiler.Compile([]byte(src), compiler.Options{Target: "emulated"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(res.OpenCL, tc.want) {
+			t.Errorf("%v: no call of %s", tc.p, tc.want)
+		}
 	}
 }

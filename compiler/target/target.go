@@ -74,6 +74,10 @@ type MatrixShape struct {
 	SubgroupSize int
 	M, N, K      int
 	In, Acc      string // tensor-language type names, e.g. "f16", "f32"
+	// Emulated: the operands use the engine's fragment layout but the
+	// product is computed through local memory (the emulated profile),
+	// so the layout code runs where the engine does not exist.
+	Emulated bool
 }
 
 // Target is one capability profile.
@@ -175,22 +179,37 @@ func Nvidia() *Target {
 }
 
 // Emulated is a test profile for OpenCL devices without subgroup builtins
-// (PoCL 3.1): subgroups of 4 or 8 lanes whose shuffles go through local
-// memory, one subgroup per work-group. It runs the rows-over-lanes code of
-// the intel and nvidia targets where no GPU is at hand; it is slow by
-// design and never chosen from a device.
+// (PoCL 3.1): subgroups of 4 to 32 lanes whose shuffles go through local
+// memory, one subgroup per work-group, and the fragment layouts of mma.sync
+// and DPAS with the products computed through local memory. It runs the
+// code of the intel and nvidia targets where no GPU is at hand; it is slow
+// by design and never chosen from a device.
 func Emulated() *Target {
 	return &Target{
 		Name:                "emulated",
-		SubgroupSizes:       []int{4, 8},
+		SubgroupSizes:       []int{4, 8, 16, 32},
 		DefaultSubgroupSize: 4,
-		MaxWorkGroupSize:    8,
+		MaxWorkGroupSize:    32,
 		LocalMemBytes:       32 << 10,
 		F64:                 true,
 		Coopmatrix:          CoopBroadcast,
 		Shuffle:             ShuffleLocal,
 		OneSubgroupPerGroup: true,
+		MMA:                 emulatedEngines(),
 	}
+}
+
+// emulatedEngines are the fragment layouts of mma.sync (32 lanes) and DPAS
+// (8 and 16 lanes) for f16 and bf16 into f32, computed through local memory.
+func emulatedEngines() []MatrixShape {
+	var shapes []MatrixShape
+	for _, in := range []string{"f16", "bf16"} {
+		shapes = append(shapes,
+			MatrixShape{Engine: EnginePTX, SubgroupSize: 32, M: 16, N: 8, K: 16, In: in, Acc: "f32", Emulated: true},
+			MatrixShape{Engine: EngineDPAS, SubgroupSize: 8, M: 8, N: 8, K: 16, In: in, Acc: "f32", Emulated: true},
+			MatrixShape{Engine: EngineDPAS, SubgroupSize: 16, M: 8, N: 16, K: 16, In: in, Acc: "f32", Emulated: true})
+	}
+	return shapes
 }
 
 // Device is what the compiler needs to know about a device to pick a

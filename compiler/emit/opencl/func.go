@@ -25,8 +25,9 @@ type fn struct {
 	frag   map[*ir.Value]bool      // coopmatrix values in the matrix engine's fragment layout
 	engine *target.MatrixShape     // the matrix engine the fragments are for (nil: none)
 	frags  map[ir.MatrixUse]fragment
-	// scratch: the local array of emulated shuffles is declared.
-	scratch bool
+	// scratch, tiles: the local arrays of emulated shuffles and of the
+	// emulated matrix engine are declared.
+	scratch, tiles bool
 }
 
 func (u *unit) emitFunc(out *strings.Builder, f *ir.Func, l Launch) (*Kernel, error) {
