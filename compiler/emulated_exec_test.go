@@ -71,15 +71,15 @@ func TestEmulatedDifferentialOnDevice(t *testing.T) {
 }
 
 // TestEmulatedEnginesAreUsed: the f16/bf16 cases above really run the
-// fragment layouts (the helper of the emulated engine is called).
+// fragment layouts (A elements go to the local tile by the engine's rows).
 func TestEmulatedEnginesAreUsed(t *testing.T) {
 	for _, tc := range []struct {
 		p    tuning.Params
 		want string
 	}{
-		{tuning.Params{}, "tl_emulated_ptx_sg32("},
-		{sg(16, 16, 32, 8, 16, 16, 1, 2, false), "tl_emulated_dpas_sg16("},
-		{sg(8, 8, 16, 8, 8, 16, 1, 1, true), "tl_emulated_dpas_sg8("},
+		{tuning.Params{}, "tl_sa[((tl_lane >> 2) + 8 * ((tl_i >> 1) & 1)) * 16"},
+		{sg(16, 16, 32, 8, 16, 16, 1, 2, false), "tl_sa[(tl_i) * 16 + (tl_lane)]"},
+		{sg(8, 8, 16, 8, 8, 16, 1, 1, true), "tl_sa[((tl_i >> 1)) * 16 + (2 * tl_lane + (tl_i & 1))]"},
 	} {
 		src, err := newRecipe(t, kernels.Spec{Op: kernels.GEMMOp, M: 19, N: 40, K: 33, DType: kernels.F16, Acc: kernels.F32,
 			Alpha: 1, Beta: 1}).Source(tc.p)
@@ -91,7 +91,7 @@ func TestEmulatedEnginesAreUsed(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !strings.Contains(res.OpenCL, tc.want) {
-			t.Errorf("%v: no call of %s", tc.p, tc.want)
+			t.Errorf("%v: no %s in the kernel", tc.p, tc.want)
 		}
 	}
 }

@@ -199,27 +199,34 @@ func (e *fn) mmaMulAdd(in *ir.Inst) {
 	bk := int(av.Type.Cols()) / fa.bc
 	bn := int(cv.Type.Cols()) / fc.bc
 	in16 := av.Type.Elem()
-	var h, extra string
+	acc := e.fresh("acc")
+	typ, _ := e.coopType(cv)
+	e.line("%s %s = %s;", typ, acc, c)
+	defer func() { e.names[in.Result()] = acc }()
+	var h string
 	switch {
 	case e.engine.Emulated:
-		h, extra = e.emulatedEngine(in16), ", tl_sa, tl_sb, tl_lane"
+		for ni := range bn {
+			for mi := range bm {
+				for ki := range bk {
+					e.emulatedBlock(acc, (mi+ni*bm)*fc.per, a, (mi+ki*bm)*fa.per, b, (ki+ni*bk)*fb.per)
+				}
+			}
+		}
+		return
 	case e.engine.Engine == target.EngineDPAS:
 		h = e.dpas(in16, e.launch.SubgroupSize)
 	default:
 		h = e.u.helpers.mma(in16.String())
 	}
-	acc := e.fresh("acc")
-	typ, _ := e.coopType(cv)
-	e.line("%s %s = %s;", typ, acc, c)
 	for ni := range bn {
 		for mi := range bm {
 			for ki := range bk {
-				e.line("%s(&%s.v[%d], &%s.v[%d], &%s.v[%d]%s);", h,
-					acc, (mi+ni*bm)*fc.per, a, (mi+ki*bm)*fa.per, b, (ki+ni*bk)*fb.per, extra)
+				e.line("%s(&%s.v[%d], &%s.v[%d], &%s.v[%d]);", h,
+					acc, (mi+ni*bm)*fc.per, a, (mi+ki*bm)*fa.per, b, (ki+ni*bk)*fb.per)
 			}
 		}
 	}
-	e.names[in.Result()] = acc
 }
 
 // mma returns the helper that issues one mma.sync.m16n8k16 on fragments
@@ -288,35 +295,29 @@ func (e *fn) dpas(in *ir.Type, sgs int) string {
 }`, name, reg, in, a, pairs("b", 16)))
 }
 
-// emulatedEngine returns the helper that multiplies one block of fragments
-// the way the engine would, through local memory: every lane stores its A
-// and B elements at their (row, column) in local tiles, and after a barrier
-// computes its accumulator elements. It exercises the fragment layouts
-// (loads, stores, block indexing) on devices without the engine.
-func (e *fn) emulatedEngine(in *ir.Type) string {
+// emulatedBlock multiplies one block of fragments the way the engine
+// would, through local memory, written inline (PoCL mishandles private
+// arrays passed by pointer into functions with barriers): every lane
+// stores its A and B elements at their (row, column) in local tiles, and
+// after a barrier computes its accumulator elements. It exercises the
+// fragment layouts (loads, stores, block indexing) without the engine.
+func (e *fn) emulatedBlock(acc string, offC int, a string, offA int, b string, offB int) {
 	fa, fb, fc := e.frags[ir.MatrixA], e.frags[ir.MatrixB], e.frags[ir.MatrixAcc]
 	if !e.tiles {
 		e.tiles = true
 		fmt.Fprintf(&e.locals, "    local float tl_sa[%d];\n    local float tl_sb[%d];\n", fa.br*fa.bc, fb.br*fb.bc)
 	}
-	kind := "ptx"
-	if e.engine.Engine == target.EngineDPAS {
-		kind = "dpas"
-	}
-	name := fmt.Sprintf("tl_emulated_%s_sg%d", kind, e.launch.SubgroupSize)
 	k := fa.bc
-	return e.u.helpers.add(name, fmt.Sprintf(`static inline void %[1]s(private float* d, private const float* a, private const float* b,
-        local float* sa, local float* sb, int tl_lane) {
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int tl_i = 0; tl_i < %[2]d; ++tl_i) sa[(%[3]s) * %[4]d + (%[5]s)] = a[tl_i];
-    for (int tl_i = 0; tl_i < %[6]d; ++tl_i) sb[(%[7]s) * %[8]d + (%[9]s)] = b[tl_i];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int tl_i = 0; tl_i < %[10]d; ++tl_i) {
-        const int r = %[11]s, c = %[12]s;
-        float s = d[tl_i];
-        for (int k = 0; k < %[4]d; ++k) s += sa[r * %[4]d + k] * sb[k * %[8]d + c];
-        d[tl_i] = s;
-    }
-}`, name, fa.per, fa.row("tl_i"), k, fa.col("tl_i"), fb.per, fb.row("tl_i"), fb.bc, fb.col("tl_i"),
-		fc.per, fc.row("tl_i"), fc.col("tl_i")))
+	e.line("barrier(CLK_LOCAL_MEM_FENCE);")
+	e.line("for (int tl_i = 0; tl_i < %d; ++tl_i) tl_sa[(%s) * %d + (%s)] = %s.v[%d + tl_i];", fa.per, fa.row("tl_i"), k, fa.col("tl_i"), a, offA)
+	e.line("for (int tl_i = 0; tl_i < %d; ++tl_i) tl_sb[(%s) * %d + (%s)] = %s.v[%d + tl_i];", fb.per, fb.row("tl_i"), fb.bc, fb.col("tl_i"), b, offB)
+	e.line("barrier(CLK_LOCAL_MEM_FENCE);")
+	e.line("for (int tl_i = 0; tl_i < %d; ++tl_i) {", fc.per)
+	e.indent++
+	e.line("const int r = %s, c = %s;", fc.row("tl_i"), fc.col("tl_i"))
+	e.line("float s = %s.v[%d + tl_i];", acc, offC)
+	e.line("for (int k = 0; k < %d; ++k) s += tl_sa[r * %d + k] * tl_sb[k * %d + c];", k, k, fb.bc)
+	e.line("%s.v[%d + tl_i] = s;", acc, offC)
+	e.indent--
+	e.line("}")
 }
