@@ -6,7 +6,12 @@
 //   - Collectives replaces gemm, gemv, ger, axpby, sum, hadamard_product and
 //     cumsum by parallel regions (GEMM through cooperative matrices, the
 //     others through per-work-item loops);
-//   - Foreach replaces foreach by parallel regions with strided loops.
+//   - Foreach replaces foreach by parallel regions with strided loops;
+//   - Choose picks the configuration: each parameter from the function's
+//     attributes (subgroup_size, work_group_size and the "tltune.params"
+//     dictionary kernels/ writes), else the tuning table, else a
+//     heuristic, and says which in Choice.Explain; Validate rejects
+//     configurations a target cannot run before anything is generated.
 //
 // The result is still tensor language (it prints, verifies and interprets),
 // so every pass can be checked against the reference interpreter.
