@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"time"
 
 	"tltune/compiler/tuning"
 	"tltune/kernels"
@@ -181,10 +182,17 @@ func (s *sweep) loadStored() error {
 	return nil
 }
 
-// shape tunes or re-measures case i.
+// shape tunes or re-measures case i, and says how long that took.
 func (s *sweep) shape(ctx stdctx.Context, c *context, i int) (sweepShape, error) {
-	recipe := s.recipes[i]
-	out := newSweepShape(recipe.Spec())
+	start := time.Now()
+	out, err := s.evaluateCase(ctx, c, i)
+	out.Seconds = time.Since(start).Seconds()
+	return out, err
+}
+
+// evaluateCase tunes case i, or re-measures its stored best.
+func (s *sweep) evaluateCase(ctx stdctx.Context, c *context, i int) (sweepShape, error) {
+	out := newSweepShape(s.recipes[i].Spec())
 	if !s.flags.remeasure {
 		return s.tune(ctx, c, i, out)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
@@ -50,6 +51,7 @@ type sweepShape struct {
 	Counts  map[string]int `json:"outcomes,omitempty"`
 	Stop    string         `json:"stop,omitempty"`
 	Problem string         `json:"problem,omitempty"` // why there is no best
+	Seconds float64        `json:"seconds"`           // spent on the shape
 }
 
 // storedBest is the stored best configuration a --remeasure timed again.
@@ -111,14 +113,14 @@ func (s *sweepShape) storedNote() string {
 	return fmt.Sprintf(" (stored %s in run %d)", formatNs(s.Stored.MedianNs), s.Stored.Run)
 }
 
-// outcomes counts the evaluations in the taxonomy's order, and says why a
-// search stopped.
+// outcomes counts the evaluations in the taxonomy's order, says why a
+// search stopped, and how long the shape took.
 func (s *sweepShape) outcomes() string {
 	line := outcomeLine(s.Counts)
 	if s.Action == actionTuned {
 		line += "; stopped: " + s.Stop
 	}
-	return line
+	return line + "; " + time.Duration(s.Seconds*float64(time.Second)).Round(100*time.Millisecond).String()
 }
 
 func (r *sweepReport) write(w io.Writer, asJSON bool) error {
@@ -129,7 +131,12 @@ func (r *sweepReport) write(w io.Writer, asJSON bool) error {
 	if err := r.writeTable(w); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "stored as run %d in %s ('tltune regress --baseline TAG|RUN' compares it)\n", r.Run, r.Database)
+	total := 0.0
+	for _, s := range r.Shapes {
+		total += s.Seconds
+	}
+	_, err := fmt.Fprintf(w, "%d shape(s) in %s, stored as run %d in %s ('tltune regress --baseline TAG|RUN' compares it)\n",
+		len(r.Shapes), time.Duration(total*float64(time.Second)).Round(time.Second), r.Run, r.Database)
 	return err
 }
 

@@ -144,7 +144,7 @@ func (r *tuneReport) write(w io.Writer) error {
 			return err
 		}
 	}
-	fmt.Fprintf(w, "\noutcomes: %s (stopped: %s)\n", r.outcomeLine(), r.Stop)
+	fmt.Fprintf(w, "\noutcomes: %s (stopped: %s)\n", outcomeLine(r.Counts), r.Stop)
 	if len(r.PrunedBy) > 0 {
 		fmt.Fprintf(w, "pruned by rule: %s\n", countsLine(r.PrunedBy, nil))
 	}
@@ -175,13 +175,13 @@ func (r *tuneReport) writeTop(w io.Writer) error {
 	return t.Render()
 }
 
-// outcomeLine lists the outcome counts in the taxonomy's order.
-func (r *tuneReport) outcomeLine() string {
+// outcomeLine lists outcome counts in the taxonomy's order.
+func outcomeLine(counts map[string]int) string {
 	order := make([]string, len(tuner.Kinds))
 	for i, k := range tuner.Kinds {
 		order[i] = string(k)
 	}
-	return countsLine(r.Counts, order)
+	return countsLine(counts, order)
 }
 
 // countsLine formats counts as "a 3, b 1", in order (else by name), skipping
