@@ -43,6 +43,12 @@ func TestGemmTypesOnDevice(t *testing.T) {
 	staged := tuning.Params{SubgroupSize: 1, WorkGroupSize: [2]int{3, 2}, Tile: [2]int{4, 4}, Coopmatrix: [3]int{2, 2, 4}, Unroll: 2, BatchPerGroup: 2, StageLocal: true}
 	for name, s := range cases {
 		for ci, p := range []tuning.Params{{}, staged} {
+			if name == "f16" && ci == 0 {
+				// The heuristic's tiles make an f16 kernel that PoCL takes
+				// about a minute to compile (the OpenCL C one half that);
+				// the staged configuration covers f16 accumulation.
+				continue
+			}
 			t.Run(fmt.Sprintf("%s/cfg%d", name, ci), func(t *testing.T) { runRecipe(t, d, s, p, 4) })
 		}
 	}

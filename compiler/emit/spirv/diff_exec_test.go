@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -32,25 +31,6 @@ func TestDifferentialOnDevice(t *testing.T) {
 	d := openDevice(t)
 	diffFiles(t, func(t *testing.T, src string) { diffProgram(t, d, src) })
 }
-
-// TestBatchedDifferentialOnDevice runs the same kernels with three logical
-// work-groups per work-group (a loop around the body, barriers inside it).
-func TestBatchedDifferentialOnDevice(t *testing.T) {
-	d := openDevice(t)
-	diffFiles(t, func(t *testing.T, src string) {
-		name := t.Name()[strings.LastIndexByte(t.Name(), '/')+1:]
-		if slices.Contains(poclBatchBroken, name) && strings.Contains(d.Info().Platform, "Portable Computing Language") {
-			t.Skip("PoCL 3.1 computes this kernel wrong through cl_khr_spir when a loop holds its barriers; " +
-				"the OpenCL C back end's kernel compiled by clang -O0 and llvm-spirv fails the same way")
-		}
-		diffProgramOn(t, d, "generic", spirv.Options{}, src, 3)
-	})
-}
-
-// poclBatchBroken are the differential kernels that PoCL 3.1 miscompiles
-// with the batch loop: several parallel regions between barriers, the
-// region after the first barrier never writing (found 2026-11-21).
-var poclBatchBroken = []string{"axpby", "cumsum", "sum"}
 
 // diffFiles runs f on every differential test kernel.
 func diffFiles(t *testing.T, f func(t *testing.T, src string)) {

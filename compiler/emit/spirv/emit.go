@@ -103,6 +103,7 @@ func EmitWith(prog *ir.Program, t *target.Target, launch map[*ir.Func]opencl.Lau
 		}
 		out.Kernels = append(out.Kernels, *k)
 	}
+	u.defineHelpers()
 	out.Module = u.b.Bytes(spv.AddressingModelPhysical64, spv.MemoryModelOpenCL)
 	if slices.ContainsFunc(u.b.Capabilities(), func(c spv.Capability) bool { return slices.Contains(unknownToProfiles, c) }) {
 		out.Env = "spv" + spv.VersionString(u.b.Version())
@@ -127,8 +128,11 @@ type unit struct {
 	clStd  spv.ID                 // the OpenCL.std import
 	inputs map[spv.BuiltIn]spv.ID // built-in Input variables
 	opts   Options
-	ints   [5]spv.ID // integer types by width/16 (8, 16, 32, 64 bits)
-	boolID spv.ID
+	// roundHalfFn is the helper rounding f32 to half precision, allocated
+	// when a kernel first needs it and defined after the kernels.
+	roundHalfFn spv.ID
+	ints        [5]spv.ID // integer types by width/16 (8, 16, 32, 64 bits)
+	boolID      spv.ID
 }
 
 func newUnit(t *target.Target) *unit {

@@ -25,7 +25,6 @@ type fn struct {
 	sgid, lane spv.ID // i32: subgroup id and lane of the work-item
 	gid        spv.ID // i64: logical work-group id
 	numGroups  spv.ID // i64: the hidden "groups" argument
-	halfTmp    spv.ID // Function variable of type half, for rounding to half precision
 }
 
 // yieldSink collects the values a region yields and the block that yields

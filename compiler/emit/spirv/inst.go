@@ -2,6 +2,7 @@ package spirv
 
 import (
 	"fmt"
+	"math"
 
 	"tltune/compiler/emit/spirv/internal/spv"
 	"tltune/compiler/ir"
@@ -309,12 +310,7 @@ func (e *fn) roundTo(x spv.ID, t *ir.Type) spv.ID {
 	u := e.u
 	switch {
 	case u.halfway(t):
-		if e.halfTmp == 0 {
-			e.halfTmp = e.b.FunctionVariable(u.ptr(spv.StorageClassFunction, u.halfBuffer()))
-		}
-		zero := u.i64(0)
-		e.b.Emit(spv.OpExtInst, u.void(), uint32(u.clStd), uint32(spv.CLVstoreHalf), uint32(x), uint32(zero), uint32(e.halfTmp))
-		return e.ext(u.floatT(32), spv.CLVloadHalf, zero, e.halfTmp)
+		return e.roundHalf(x)
 	case t.Kind() == ir.KindBF16:
 		bits := e.op(spv.OpUConvert, u.intT(32), e.bf16Bits(x))
 		return e.op(spv.OpBitcast, u.floatT(32), e.op(spv.OpShiftLeftLogical, u.intT(32), bits, u.i32(16)))
@@ -371,4 +367,51 @@ func (e *fn) builtin(in *ir.Inst) {
 func (e *fn) complex(t, re, im spv.ID) spv.ID {
 	v := e.b.Emit(spv.OpCompositeInsert, t, uint32(re), uint32(e.b.Constant(spv.OpUndef, t)), 0)
 	return e.b.Emit(spv.OpCompositeInsert, t, uint32(im), uint32(v), 1)
+}
+
+// roundHalf rounds f32 x to half precision through the module's helper
+// function: inlined at every f16 operation it made GEMM kernels big enough
+// for PoCL to spend a minute compiling them.
+func (e *fn) roundHalf(x spv.ID) spv.ID {
+	u := e.u
+	if u.roundHalfFn == 0 {
+		u.roundHalfFn = u.b.NewID()
+	}
+	return e.op(spv.OpFunctionCall, u.floatT(32), u.roundHalfFn, x)
+}
+
+// defineHelpers writes the helper functions the kernels call.
+func (u *unit) defineHelpers() {
+	if u.roundHalfFn == 0 {
+		return
+	}
+	f32 := u.floatT(32)
+	e := &fn{u: u, b: u.b, block: u.b.NewID()}
+	params := u.b.BeginFunction(u.roundHalfFn, f32, u.b.Type(spv.OpTypeFunction, uint32(f32), uint32(f32)), []spv.ID{f32}, e.block)
+	u.b.Name(u.roundHalfFn, "tl_round_half")
+	u.b.Emit(spv.OpReturnValue, 0, uint32(e.roundHalfInline(params[0])))
+	u.b.EndFunction()
+}
+
+// roundHalfInline rounds f32 x to the nearest value of IEEE half precision
+// (ties to even), staying in f32 registers: no Float16 capability.
+//
+//	NaN              x itself
+//	|x| >= 65520     ±infinity (65520 is the tie between 65504 and 2^16)
+//	|x| < 2^-14      a multiple of 2^-24, the subnormal spacing: rint(x·2^24)·2^-24
+//	otherwise        the mantissa rounded to 10 bits on the bit pattern
+func (e *fn) roundHalfInline(x spv.ID) spv.ID {
+	u := e.u
+	f32, i32, b := u.floatT(32), u.intT(32), u.boolT()
+	c := func(v float32) spv.ID { return u.b.Constant(spv.OpConstant, f32, math.Float32bits(v)) }
+	bits := e.op(spv.OpBitcast, i32, x)
+	odd := e.op(spv.OpBitwiseAnd, i32, e.op(spv.OpShiftRightLogical, i32, bits, u.i32(13)), u.i32(1))
+	up := e.op(spv.OpIAdd, i32, e.op(spv.OpIAdd, i32, bits, u.i32(0x0fff)), odd)
+	normal := e.op(spv.OpBitcast, f32, e.op(spv.OpBitwiseAnd, i32, up, u.i32(^0x1fff)))
+	sub := e.op(spv.OpFMul, f32, e.ext(f32, spv.CLRint, e.op(spv.OpFMul, f32, x, c(1<<24))), c(1.0/(1<<24)))
+	abs := e.ext(f32, spv.CLFabs, x)
+	r := e.op(spv.OpSelect, f32, e.op(spv.OpFOrdLessThan, b, abs, c(1.0/(1<<14))), sub, normal)
+	inf := e.ext(f32, spv.CLCopysign, c(float32(math.Inf(1))), x)
+	r = e.op(spv.OpSelect, f32, e.op(spv.OpFOrdGreaterThanEqual, b, abs, c(65520)), inf, r)
+	return e.op(spv.OpSelect, f32, e.op(spv.OpIsNan, b, x), x, r)
 }
