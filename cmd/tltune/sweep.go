@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,7 +23,7 @@ func init() {
 	register(&command{
 		name:    "sweep",
 		summary: "tune the shapes of a suite in one run, or re-time their stored best configurations (--remeasure, the nightly job)",
-		usage:   "SUITE.toml|NAME [--retune | --remeasure [--tune-missing]] [--tag NAME] [--resume RUN|last] [--device D] [--db PATH] [--json] [tuning flags]",
+		usage:   "SUITE.toml|NAME [--retune | --remeasure [--tune-missing]] [--tag NAME] [--resume RUN|last] [--device D] [--db PATH] [--json] [tuning flags: --budget, --strategy and --time override the suite's]",
 		run:     sweepCmd,
 	})
 }
@@ -109,20 +110,11 @@ type sweep struct {
 func (s *sweep) ops() []kernels.Op {
 	var ops []kernels.Op
 	for _, r := range s.recipes {
-		if op := r.Spec().Op; !containsOp(ops, op) {
+		if op := r.Spec().Op; !slices.Contains(ops, op) {
 			ops = append(ops, op)
 		}
 	}
 	return ops
-}
-
-func containsOp(ops []kernels.Op, op kernels.Op) bool {
-	for _, o := range ops {
-		if o == op {
-			return true
-		}
-	}
-	return false
 }
 
 // execute goes through the shapes, printing a line per shape as it

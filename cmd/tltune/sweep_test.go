@@ -108,6 +108,28 @@ func TestSweepOnPoCL(t *testing.T) {
 	if status != exitOK || strings.Count(stdout, " strided ")+strings.Count(stdout, " group ") < 3 {
 		t.Errorf("regress --baseline tuned: status %d\n%s%s\nwant the three shapes compared and no regression (the threshold is wide: PoCL on a shared machine is noisy)", status, stdout, stderr)
 	}
+	checkTuneMissing(t, db, dev)
+}
+
+// checkTuneMissing re-measures a suite with one stored shape and one new
+// one: --tune-missing tunes the new one instead of skipping it.
+func checkTuneMissing(t *testing.T, db, dev string) {
+	t.Helper()
+	extra := writeSuite(t, t.TempDir(), "extra.toml", "[[recipe]]\nop = \"gemv\"\ntrans = \"t\"\nshapes = [[17, 17], [16, 8]]\n")
+	args := append(tinySweep(db, dev, "--remeasure", "--tune-missing", "--budget", "1", "--json"), extra)
+	args = slices.Delete(args, 1, 2) // the tiny suite
+	status, stdout, stderr := tltune(args...)
+	var rep sweepReport
+	if status != exitOK || json.Unmarshal([]byte(stdout), &rep) != nil {
+		t.Fatalf("--tune-missing: status %d\n%s%s", status, stdout, stderr)
+	}
+	var actions []string
+	for _, s := range rep.Shapes {
+		actions = append(actions, s.Action)
+	}
+	if want := []string{actionRemeasured, actionTuned}; !slices.Equal(actions, want) {
+		t.Errorf("--tune-missing: actions %v, want %v", actions, want)
+	}
 }
 
 func openResults(t *testing.T, db string) *results.Store {
