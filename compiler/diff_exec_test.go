@@ -46,7 +46,7 @@ func TestDifferentialOnDevice(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			diffKernel(t, d, src, "generic")
+			diffKernel(t, d, src, testTarget(d))
 		})
 	}
 }

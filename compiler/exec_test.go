@@ -4,11 +4,14 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"testing"
 
 	"tltune/compiler"
 	"tltune/compiler/emit/opencl"
+	"tltune/compiler/hostcall/devcall"
+	"tltune/compiler/target"
 	"tltune/compiler/tuning"
 	"tltune/device"
 	"tltune/kernels"
@@ -24,11 +27,19 @@ var (
 	devErr  error
 )
 
+// The execution tests run on opencl:0 (PoCL in CI) for the generic target.
+// On a GPU machine TLTUNE_TEST_DEVICE names another device (any --device
+// spec), and TLTUNE_TEST_TARGET=device compiles for the target the device's
+// properties choose: that is how the intel target runs on PoCL 5 (which has
+// cl_intel_subgroups) and the nvidia target on an NVIDIA GPU, through the
+// same comparisons. Configurations written for subgroups of one work-item
+// are then left to the compiler.
+
 // openDevice returns the shared OpenCL device. Without an OpenCL runtime
 // the test is skipped with the reason; any other failure fails it.
 func openDevice(t *testing.T) device.Device {
 	t.Helper()
-	devOnce.Do(func() { dev, devErr = device.Open("opencl:0") })
+	devOnce.Do(func() { dev, devErr = device.Open(cmp.Or(os.Getenv("TLTUNE_TEST_DEVICE"), "opencl:0")) })
 	if errors.Is(devErr, device.ErrRuntimeMissing) {
 		t.Skipf("no OpenCL runtime: %v", devErr)
 	}
@@ -134,13 +145,22 @@ func bindArg(a compiler.Arg, in *kernels.Inputs, upload func(int, []byte) (devic
 	return device.Arg{}, fmt.Errorf("argument %s (%s) has no value in a recipe", a.Name, a.Role)
 }
 
+// testTarget is the target execution tests compile for on d: generic, or
+// with TLTUNE_TEST_TARGET=device the one d's properties choose.
+func testTarget(d device.Device) string {
+	if os.Getenv("TLTUNE_TEST_TARGET") != "device" {
+		return "generic"
+	}
+	return target.ForDevice(*devcall.TargetDevice(d.Info())).Name
+}
+
 // recipeCase is one recipe run: a spec, a configuration (zero fields:
 // compiler's choice) and a batch size.
 type recipeCase struct {
 	spec   kernels.Spec
 	params tuning.Params
 	batch  int
-	target string // "" means generic
+	target string // "" means testTarget
 }
 
 // runRecipe compiles, runs and verifies one case.
@@ -151,7 +171,12 @@ func runRecipe(t *testing.T, d device.Device, c recipeCase) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tgt := cmp.Or(c.target, "generic")
+	tgt := cmp.Or(c.target, testTarget(d))
+	if tgt != "generic" && c.params.SubgroupSize == 1 {
+		if src, err = r.Source(tuning.Params{}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	res, err := compiler.Compile([]byte(src), compiler.Options{Target: tgt})
 	if err != nil {
 		t.Fatalf("%s: %v\n%s", r.Name(), err, src)

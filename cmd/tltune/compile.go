@@ -8,6 +8,7 @@ import (
 
 	"tltune/compiler"
 	"tltune/compiler/diag"
+	"tltune/compiler/hostcall/devcall"
 	"tltune/compiler/target"
 	"tltune/compiler/tuning"
 	"tltune/device"
@@ -114,16 +115,7 @@ func (f *compileFlags) options(c *context) (compiler.Options, error) {
 }
 
 // targetDevice is what the compiler needs to know of a device.
-func targetDevice(info *device.Info) *target.Device {
-	return &target.Device{
-		Name:             info.Name,
-		Vendor:           info.Vendor,
-		Extensions:       info.Extensions,
-		SubgroupSizes:    info.SubgroupSizes,
-		MaxWorkGroupSize: info.MaxWorkGroupSize,
-		LocalMemBytes:    int(info.LocalMemBytes),
-	}
-}
+func targetDevice(info *device.Info) *target.Device { return devcall.TargetDevice(*info) }
 
 // parseInterleaved parses flags given before or after the positional
 // arguments (`tltune compile FILE --explain` and `tltune compile --explain
