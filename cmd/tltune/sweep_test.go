@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"tltune/compiler/tuning"
 	"tltune/results"
@@ -59,39 +60,34 @@ func writeSuite(t *testing.T, dir, name, src string) string {
 }
 
 // TestSweepOnPoCL is the nightly job in small: a re-measurement of nothing
-// fails with a line per shape; a sweep tunes every shape into one run; a
-// resumed sweep continues each shape where it stopped; a re-measurement
-// times the stored bests again into a new run; and regress compares the
-// two runs.
+// fails with a line per shape; a sweep tunes every shape into one run,
+// interrupted and resumed; a re-measurement times the stored bests again
+// into a new run; and regress compares the two runs.
 func TestSweepOnPoCL(t *testing.T) {
 	dev := poclDevice(t)
-	db := filepath.Join(t.TempDir(), "results.db")
+	dir := t.TempDir()
 
-	status, stdout, stderr := tltune(tinySweep(db, dev, "--remeasure")...)
+	status, stdout, stderr := tltune(tinySweep(filepath.Join(dir, "empty.db"), dev, "--remeasure")...)
 	if status != exitFail || strings.Count(stdout, "never tuned on") != 3 || strings.Count(stderr, "\n") != 1 {
 		t.Fatalf("remeasure of an empty store: status %d\n%s%s\nwant a skipped line per shape and one error line", status, stdout, stderr)
 	}
 
-	status, stdout, stderr = tltune(tinySweep(db, dev, "--tag", "tuned")...)
+	db := filepath.Join(dir, "results.db")
+	interruptSweep(t, db, dev)
+	st := openResults(t, db)
+	status, stdout, stderr = tltune(tinySweep(db, dev, "--resume", "1")...)
 	if status != exitOK {
-		t.Fatalf("sweep: status %d\n%s%s", status, stdout, stderr)
+		t.Fatalf("resumed sweep: status %d\n%s%s", status, stdout, stderr)
 	}
 	if n := strings.Count(stdout, "GFLOP/s, "); n != 3 {
 		t.Errorf("sweep printed %d shape lines, want 3:\n%s", n, stdout)
 	}
-	st := openResults(t, db)
 	tuned := lastRun(t, st)
-	if tuned.Op != "sweep" || tuned.Tag != "tuned" || tuned.Status != results.Done {
-		t.Errorf("sweep run %+v: want op sweep, tag tuned, done", tuned)
+	if tuned.ID != 1 || tuned.Op != "sweep" || tuned.Tag != "tuned" || tuned.Status != results.Done {
+		t.Errorf("sweep run %+v: want run 1, op sweep, tag tuned, done", tuned)
 	}
+	// Each shape saw only its own measurements when the run resumed.
 	checkEvaluations(t, st, tuned.ID, 2) // the suite's budget
-
-	// Resuming with a larger budget adds one evaluation to each shape:
-	// each shape sees only its own measurements of the run.
-	if status, stdout, stderr := tltune(tinySweep(db, dev, "--resume", "last", "--budget", "3")...); status != exitOK {
-		t.Fatalf("resumed sweep: status %d\n%s%s", status, stdout, stderr)
-	}
-	checkEvaluations(t, st, tuned.ID, 3)
 
 	status, stdout, stderr = tltune(tinySweep(db, dev, "--remeasure", "--tag", "nightly", "--json")...)
 	if status != exitOK {
@@ -109,6 +105,30 @@ func TestSweepOnPoCL(t *testing.T) {
 		t.Errorf("regress --baseline tuned: status %d\n%s%s\nwant the three shapes compared and no regression (the threshold is wide: PoCL on a shared machine is noisy)", status, stdout, stderr)
 	}
 	checkTuneMissing(t, db, dev)
+}
+
+// interruptSweep starts sweeping the tiny suite into db as run 1 and
+// interrupts it (Ctrl-C) once an evaluation is stored: the run is left
+// interrupted, and the sweep says how to resume it.
+func interruptSweep(t *testing.T, db, dev string) {
+	t.Helper()
+	child := tltuneProcess(t, tinySweep(db, dev, "--tag", "tuned")...)
+	var stderr bytes.Buffer
+	child.Stderr = &stderr
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitForEvaluations(t, db, 1, time.Minute)
+	if err := child.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err := child.Wait()
+	st := openResults(t, db)
+	r, rerr := st.Run(stdctx.Background(), 1)
+	if rerr != nil || r.Status != results.Interrupted || child.ProcessState.ExitCode() != exitFail ||
+		!strings.Contains(stderr.String(), "interrupted; continue with --resume 1") {
+		t.Fatalf("interrupted sweep: %v, run %+v (%v), stderr %q; want exit 1, the run interrupted and how to resume it", err, r, rerr, stderr.String())
+	}
 }
 
 // checkTuneMissing re-measures a suite with one stored shape and one new
