@@ -100,9 +100,13 @@ func TestSweepOnPoCL(t *testing.T) {
 	nightly := lastRun(t, st)
 	checkRemeasured(t, st, rep, tuned.ID, nightly.ID)
 
-	status, stdout, stderr = tltune("regress", "--db", db, "--baseline", "tuned", "--threshold", "50%")
-	if status != exitOK || strings.Count(stdout, " strided ")+strings.Count(stdout, " group ") < 3 {
-		t.Errorf("regress --baseline tuned: status %d\n%s%s\nwant the three shapes compared and no regression (the threshold is wide: PoCL on a shared machine is noisy)", status, stdout, stderr)
+	// The verdicts are PoCL's business: on two cores shared with other
+	// jobs a median moves by 2x between runs seconds apart, so a confirmed
+	// "regression" (exit 1) is a possible, correct answer. What the sweep
+	// owes regress is two runs whose shapes match one to one.
+	status, stdout, stderr = tltune("regress", "--db", db, "--baseline", "tuned")
+	if (status != exitOK && status != exitFail) || !strings.Contains(stdout, ": 3 shapes, ") || strings.Contains(stdout+stderr, "only in run") {
+		t.Errorf("regress --baseline tuned: status %d\n%s%s\nwant the three shapes of both runs compared", status, stdout, stderr)
 	}
 	checkTuneMissing(t, db, dev)
 }
