@@ -46,7 +46,7 @@ func TestDifferentialOnDevice(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			diffKernel(t, d, src, testTarget(d))
+			diffKernel(t, d, src, testOptions(d))
 		})
 	}
 }
@@ -139,10 +139,10 @@ func recipeSources(t *testing.T) map[string][]byte {
 	return out
 }
 
-func diffKernel(t *testing.T, d device.Device, src []byte, tgt string) {
-	res, err := compiler.Compile(src, compiler.Options{Target: tgt})
+func diffKernel(t *testing.T, d device.Device, src []byte, opts compiler.Options) {
+	res, err := compiler.Compile(src, opts)
 	var cerr *compiler.Error
-	if tgt != "generic" && errors.As(err, &cerr) && len(cerr.Diags) > 0 {
+	if tgt := targetName(opts); tgt != "generic" && errors.As(err, &cerr) && len(cerr.Diags) > 0 {
 		t.Skipf("kernel attributes exceed what %s supports: %v", tgt, err)
 	}
 	if err != nil {

@@ -65,7 +65,7 @@ func TestEmulatedDifferentialOnDevice(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Run(filepath.Base(name), func(t *testing.T) {
-			diffKernel(t, d, src, "emulated")
+			diffKernel(t, d, src, compiler.Options{Target: "emulated"})
 		})
 	}
 }

@@ -145,13 +145,30 @@ func bindArg(a compiler.Arg, in *kernels.Inputs, upload func(int, []byte) (devic
 	return device.Arg{}, fmt.Errorf("argument %s (%s) has no value in a recipe", a.Name, a.Role)
 }
 
-// testTarget is the target execution tests compile for on d: generic, or
-// with TLTUNE_TEST_TARGET=device the one d's properties choose.
-func testTarget(d device.Device) string {
+// testOptions are the compiler options of the execution tests on d: the
+// generic target, or with TLTUNE_TEST_TARGET=device the options for d.
+func testOptions(d device.Device) compiler.Options {
 	if os.Getenv("TLTUNE_TEST_TARGET") != "device" {
-		return "generic"
+		return compiler.Options{Target: "generic"}
 	}
-	return target.ForDevice(*devcall.TargetDevice(d.Info())).Name
+	return deviceOptions(d.Info())
+}
+
+// deviceOptions compile for the device itself, not for the name of the
+// profile it selects: the profile is then narrowed to what the device
+// has (cl_khr_fp16, subgroup sizes, local memory), as `tltune run` does.
+// PoCL 5 selects intel but has no cl_khr_fp16, so the intel profile by
+// name would declare half variables it cannot compile.
+func deviceOptions(info device.Info) compiler.Options {
+	return compiler.Options{Device: devcall.TargetDevice(info)}
+}
+
+// targetName is the profile o compiles for.
+func targetName(o compiler.Options) string {
+	if o.Target != "" {
+		return o.Target
+	}
+	return target.ForDevice(*o.Device).Name
 }
 
 // recipeCase is one recipe run: a spec, a configuration (zero fields:
@@ -160,7 +177,7 @@ type recipeCase struct {
 	spec   kernels.Spec
 	params tuning.Params
 	batch  int
-	target string // "" means testTarget
+	target string // "" means testOptions
 }
 
 // runRecipe compiles, runs and verifies one case.
@@ -171,13 +188,16 @@ func runRecipe(t *testing.T, d device.Device, c recipeCase) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tgt := cmp.Or(c.target, testTarget(d))
-	if tgt != "generic" && c.params.SubgroupSize == 1 {
+	opts := testOptions(d)
+	if c.target != "" {
+		opts = compiler.Options{Target: c.target}
+	}
+	if targetName(opts) != "generic" && c.params.SubgroupSize == 1 {
 		if src, err = r.Source(tuning.Params{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	res, err := compiler.Compile([]byte(src), compiler.Options{Target: tgt})
+	res, err := compiler.Compile([]byte(src), opts)
 	if err != nil {
 		t.Fatalf("%s: %v\n%s", r.Name(), err, src)
 	}

@@ -11,6 +11,7 @@ import (
 	"tltune/compiler"
 	"tltune/compiler/target"
 	"tltune/compiler/tuning"
+	"tltune/device"
 	"tltune/kernels"
 )
 
@@ -22,6 +23,9 @@ import (
 
 // clangTargets are the clang invocations per target, after "clang-15".
 var clangTargets = map[string][]string{
+	"generic": {"-target", "spir64", "-c", "-emit-llvm",
+		"-Xclang", "-cl-ext=+cl_khr_fp64,+cl_khr_int64_base_atomics",
+		"-include", "opencl-c.h"},
 	"intel": {"-target", "spir64", "-c", "-emit-llvm",
 		"-Xclang", "-cl-ext=+cl_intel_subgroups,+cl_khr_fp16,+cl_khr_fp64,+cl_khr_int64_base_atomics",
 		"-include", "opencl-c.h"},
@@ -106,6 +110,59 @@ func TestTargetsCompileWithClang(t *testing.T) {
 				clangCompile(t, tgt, res.OpenCL)
 			})
 		}
+	}
+}
+
+// noHalfDevices are devices without cl_khr_fp16, one per target, as the
+// runtime describes them: PoCL 5 on a CPU (cl_intel_subgroups: intel),
+// NVIDIA's OpenCL (nvidia) and PoCL 3.1 (generic).
+var noHalfDevices = []device.Info{
+	{Name: "cpu-x86-64", Vendor: "AuthenticAMD", MaxWorkGroupSize: 4096, LocalMemBytes: 4 << 20,
+		SubgroupSizes: []int{1, 2, 4, 8, 16, 32, 64, 128, 256, 512},
+		Extensions:    []string{"cl_khr_fp64", "cl_khr_int64_base_atomics", "cl_intel_subgroups", "cl_khr_subgroups"}},
+	{Name: "NVIDIA H200", Vendor: "NVIDIA Corporation", MaxWorkGroupSize: 1024, LocalMemBytes: 48 << 10,
+		Extensions: []string{"cl_khr_fp64", "cl_khr_int64_base_atomics"}},
+	{Name: "pthread-cpu", Vendor: "GenuineIntel", MaxWorkGroupSize: 4096, LocalMemBytes: 4 << 20,
+		Extensions: []string{"cl_khr_fp64", "cl_khr_int64_base_atomics"}},
+}
+
+// TestHalfWithoutFP16CompilesWithClang: for a device without cl_khr_fp16,
+// the f16 kernels of every target compile with clang-15 told that the
+// extension is absent, through the options the execution tests use
+// (deviceOptions): f16 lives in memory only, no half value, variable or
+// cast appears.
+func TestHalfWithoutFP16CompilesWithClang(t *testing.T) {
+	specs := []kernels.Spec{
+		{Op: kernels.GEMMOp, M: 13, N: 6, K: 9, DType: kernels.F16, Acc: kernels.F16, Alpha: 1, Beta: 0},
+		{Op: kernels.GEMMOp, M: 13, N: 6, K: 9, DType: kernels.F16, Acc: kernels.F32, Alpha: 1, Beta: 1},
+		{Op: kernels.GEMVOp, M: 20, N: 7, DType: kernels.F16, Acc: kernels.F16, TransA: true, Alpha: 1.5, Beta: 0.5},
+		{Op: kernels.GEROp, M: 1, N: 1, DType: kernels.F16, Acc: kernels.F32, Alpha: 1, Beta: 0, Layout: kernels.Group},
+	}
+	coop, err := os.ReadFile("testdata/exec/coop.tl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, info := range noHalfDevices {
+		opts := deviceOptions(info)
+		tgt := targetName(opts)
+		compile := func(t *testing.T, src []byte) {
+			res, err := compiler.Compile(src, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			clangCompile(t, tgt, res.OpenCL, "-Xclang", "-cl-ext=-cl_khr_fp16")
+		}
+		for _, s := range specs {
+			r := newRecipe(t, s)
+			t.Run(tgt+"/"+r.Name(), func(t *testing.T) {
+				src, err := r.Source(tuning.Params{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				compile(t, []byte(src))
+			})
+		}
+		t.Run(tgt+"/exec/coop", func(t *testing.T) { compile(t, coop) })
 	}
 }
 
