@@ -18,8 +18,10 @@
 //	out, err := spirv.Emit(res.Lowered, res.Target, launch)
 //	// out.Module: the binary; spirv.Disassemble(out.Module): the text.
 //
-// Emit refuses the nvidia target (its shuffles are inline PTX). EmitWith
-// takes Options for devices with known gaps (NoBlockIO).
+// Emit refuses the nvidia and emulated targets (their shuffles are inline
+// PTX and local memory). Matrix engines (t.MMA) are not used: cooperative
+// matrices are multiplied with FMAs and shuffles. EmitWith takes Options for
+// devices with known gaps (NoBlockIO).
 //
 // The module is a Kernel-model module with Physical64 addressing and the
 // OpenCL memory model; capabilities, extensions and the SPIR-V version are
@@ -83,8 +85,10 @@ func Emit(prog *ir.Program, t *target.Target, launch map[*ir.Func]opencl.Launch)
 
 // EmitWith is Emit with options.
 func EmitWith(prog *ir.Program, t *target.Target, launch map[*ir.Func]opencl.Launch, o Options) (*Output, error) {
-	if t.Shuffle == target.ShufflePTX {
-		return nil, fmt.Errorf("spirv: target %s has no SPIR-V path (its subgroup shuffles are inline PTX)", t.Name)
+	if t.Shuffle != target.ShuffleNone && t.Shuffle != target.ShuffleIntel {
+		// nvidia shuffles with inline PTX, emulated through local memory
+		// laid out by the OpenCL C back end.
+		return nil, fmt.Errorf("spirv: target %s has no SPIR-V path; use generic or intel", t.Name)
 	}
 	u := newUnit(t)
 	u.opts = o

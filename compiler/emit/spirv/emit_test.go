@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"tltune/compiler"
 	"tltune/compiler/emit/spirv"
 	"tltune/compiler/emit/spirv/internal/spvtest"
 	"tltune/compiler/tuning"
@@ -125,6 +126,22 @@ func TestRecipesValidate(t *testing.T) {
 					t.Errorf("module does not start with the SPIR-V magic number")
 				}
 			})
+		}
+	}
+}
+
+// TestTargetsWithoutSPIRV: nvidia and emulated kernels are refused with
+// one line naming the targets that work.
+func TestTargetsWithoutSPIRV(t *testing.T) {
+	src := "func @k(%x: memref<f32x8>) {\n}\n"
+	for _, name := range []string{"nvidia", "emulated"} {
+		res, err := compiler.Compile([]byte(src), compiler.Options{Target: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = spirv.Emit(res.Lowered, res.Target, launches(res))
+		if err == nil || !strings.Contains(err.Error(), "use generic or intel") {
+			t.Errorf("%s: error %v, want a refusal naming generic and intel", name, err)
 		}
 	}
 }
