@@ -106,10 +106,15 @@ func (e *fn) shuffleScan(in *ir.Inst, op ir.ArithOp, x, ident string) {
 	comb := func(a, b string) string { s, _ := e.binary(op, t, a, b); return s }
 	e.line("for (int tl_o = 1; tl_o < %d; tl_o <<= 1) {", sgs)
 	e.indent++
+	// The shuffled value is always bound to a variable before it is
+	// combined: a shuffle inside max(a, b) or a ?: would run only on the
+	// lanes that evaluate it where max is a macro (NVIDIA's OpenCL), and
+	// shfl.sync and the barriers of local shuffles need every lane.
+	other := e.fresh("up")
 	if in.Scan == ir.Reduce {
-		e.line("%s = %s;", acc, comb(acc, e.broadcast(acc, t, "tl_lane ^ tl_o")))
+		e.line("const %s %s = %s;", reg, other, e.broadcast(acc, t, "tl_lane ^ tl_o"))
+		e.line("%s = %s;", acc, comb(acc, other))
 	} else {
-		other := e.fresh("up")
 		e.line("const %s %s = %s;", reg, other, e.broadcast(acc, t, "max(tl_lane - tl_o, 0)"))
 		e.line("if (tl_lane >= tl_o) %s = %s;", acc, comb(acc, other))
 	}
