@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -100,8 +101,11 @@ func (s *sweepShape) writeLine(w io.Writer) {
 // problem says why the shape has no best; a stored best that failed says
 // which configuration it was.
 func (s *sweepShape) problem() string {
-	if s.Stored != nil {
+	switch {
+	case s.Stored != nil:
 		return fmt.Sprintf("the stored best %s (run %d) failed: %s", s.Stored.Params, s.Stored.Run, s.Problem)
+	case s.Action == actionTuned:
+		return "no configuration ran correctly; " + s.Problem
 	}
 	return s.Problem
 }
@@ -120,7 +124,7 @@ func (s *sweepShape) outcomes() string {
 	if s.Action == actionTuned {
 		line += "; stopped: " + s.Stop
 	}
-	return line + "; " + time.Duration(s.Seconds*float64(time.Second)).Round(100*time.Millisecond).String()
+	return line + "; " + seconds(s.Seconds).String()
 }
 
 func (r *sweepReport) write(w io.Writer, asJSON bool) error {
@@ -136,31 +140,50 @@ func (r *sweepReport) write(w io.Writer, asJSON bool) error {
 		total += s.Seconds
 	}
 	_, err := fmt.Fprintf(w, "%d shape(s) in %s, stored as run %d in %s ('tltune regress --baseline TAG|RUN' compares it)\n",
-		len(r.Shapes), time.Duration(total*float64(time.Second)).Round(time.Second), r.Run, r.Database)
+		len(r.Shapes), seconds(total).Round(time.Second), r.Run, r.Database)
 	return err
 }
 
+// writeTable prints a row per shape; the stored median is shown where
+// the sweep re-measured.
 func (r *sweepReport) writeTable(w io.Writer) error {
+	const storedColumn = 4
+	header := []string{"shape", "action", "best configuration", "median", "stored", "GFLOP/s", "GB/s", "time"}
+	align := []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight}
+	drop := func(row []string) []string { return row }
+	if r.Mode != "remeasure" {
+		drop = func(row []string) []string { return slices.Delete(row, storedColumn, storedColumn+1) }
+		align = slices.Delete(align, storedColumn, storedColumn+1)
+	}
 	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: []tw.Align{
-			tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight}}))
-	t.Header([]string{"shape", "action", "best configuration", "median", "stored", "GFLOP/s", "GB/s"})
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}))
+	t.Header(drop(header))
 	for _, s := range r.Shapes {
-		row := []string{s.Shape, s.Action, "-", "-", "-", "-", "-"}
-		if s.failed() {
-			row[2] = "none correct"
-		}
-		if s.Stored != nil {
-			row[4] = formatNs(s.Stored.MedianNs)
-		}
-		if b := s.Best; b != nil {
-			row[2], row[3], row[5], row[6] = b.Params.String(), formatNs(b.MedianNs), fmt.Sprintf("%.1f", b.GFLOPs), fmt.Sprintf("%.1f", b.GBs)
-		}
-		if err := t.Append(row); err != nil {
+		if err := t.Append(drop(s.row())); err != nil {
 			return err
 		}
 	}
 	return t.Render()
+}
+
+// row is the shape's row of the final table.
+func (s *sweepShape) row() []string {
+	row := []string{s.Shape, s.Action, "-", "-", "-", "-", "-", seconds(s.Seconds).String()}
+	if s.failed() {
+		row[2] = "none correct"
+	}
+	if s.Stored != nil {
+		row[4] = formatNs(s.Stored.MedianNs)
+	}
+	if b := s.Best; b != nil {
+		row[2], row[3], row[5], row[6] = b.Params.String(), formatNs(b.MedianNs), fmt.Sprintf("%.1f", b.GFLOPs), fmt.Sprintf("%.1f", b.GBs)
+	}
+	return row
+}
+
+// seconds is a duration in seconds, rounded for reading.
+func seconds(s float64) time.Duration {
+	return time.Duration(s * float64(time.Second)).Round(100 * time.Millisecond)
 }
 
 // measuredAny reports whether the sweep evaluated a shape, or had none to

@@ -255,11 +255,38 @@ func TestSweepVerdict(t *testing.T) {
 			t.Errorf("shapes %v: status %d, stderr %q, measured %v; want %d, %q, %v", tc.shapes, status, stderr.String(), r.measuredAny(), tc.status, tc.stderr, tc.measured)
 		}
 	}
-	var line bytes.Buffer
-	wrong.writeLine(&line)
-	if want := "gemm b: the stored best sg0 wg0x0 t0x0 cm0x0x0 u0 b0 (run 1) failed: wrong_result: relative error 0.5 exceeds tolerance 1e-05\n"; line.String() != want {
-		t.Errorf("line %q, want %q", line.String(), want)
+}
+
+// TestSweepReportGolden pins the per-shape lines and the final table of a
+// tuning sweep and of a re-measurement with every kind of shape.
+func TestSweepReportGolden(t *testing.T) {
+	best := func(median float64) *rankedConfig {
+		return &rankedConfig{Params: tuning.Params{SubgroupSize: 16, WorkGroupSize: [2]int{32, 2}, Tile: [2]int{16, 8},
+			Coopmatrix: [3]int{8, 8, 8}, Unroll: 2, BatchPerGroup: 1}, MedianNs: median, GFLOPs: 2 * 64 * 64 * 64 / median, GBs: 3 * 4 * 64 * 64 / median}
 	}
+	tuned := sweepShape{Shape: "gemm.nn f32/f32 64x64x64 strided alpha=1 beta=0", Action: actionTuned, Best: best(5100),
+		Counts: map[string]int{"ok": 20, "pruned": 300, "compile_error": 4}, Stop: "budget", Seconds: 12.34}
+	failed := sweepShape{Shape: "gemv.n f32/f32 32x32 strided alpha=1 beta=0", Action: actionTuned,
+		Counts: map[string]int{"launch_error": 2}, Stop: "exhausted", Problem: "launch_error: out of resources", Seconds: 0.5}
+	stored := &storedBest{Run: 3, MedianNs: 5000, Params: best(0).Params}
+	remeasured := tuned
+	remeasured.Action, remeasured.Stored, remeasured.Counts, remeasured.Seconds = actionRemeasured, stored, map[string]int{"ok": 1}, 1.2
+	wrong := sweepShape{Shape: "gemm.nn f16/f32 16x16x16 strided alpha=1 beta=0", Action: actionRemeasured, Stored: stored,
+		Counts: map[string]int{"wrong_result": 1}, Problem: "wrong_result: relative error 0.5 exceeds tolerance 0.001", Seconds: 0.8}
+	skipped := sweepShape{Shape: "ger f32/f32 32x32 strided alpha=1 beta=1", Action: actionSkipped, Problem: "never tuned on GPU; skipped (--tune-missing tunes it)"}
+	var out bytes.Buffer
+	for _, r := range []sweepReport{
+		{Run: 3, Database: "results.db", Device: "GPU", Driver: "1.0", Suite: "nightly.toml", Mode: "retune", Shapes: []sweepShape{tuned, failed}},
+		{Run: 4, Database: "results.db", Device: "GPU", Driver: "1.0", Suite: "nightly.toml", Mode: "remeasure", Shapes: []sweepShape{remeasured, wrong, skipped}},
+	} {
+		for _, s := range r.Shapes {
+			s.writeLine(&out)
+		}
+		if err := r.write(&out, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkGolden(t, "sweep-report.stdout", out.Bytes())
 }
 
 // TestOnePoint checks that the space a re-measurement searches holds the
