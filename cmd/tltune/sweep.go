@@ -52,19 +52,10 @@ func sweepCmd(c *context, args []string) int {
 	if err := f.check(pos); err != nil {
 		return c.usageError("%v", err)
 	}
-	s, err := suite.Load(pos[0])
-	if err != nil {
-		fmt.Fprintf(c.stderr, "tltune sweep: %v%s\n", err, shippedHint(err))
+	sw, err := newSweep(&f, pos[0])
+	if err != nil { // a bad suite is bad input, as a bad flag is
+		fmt.Fprintf(c.stderr, "tltune sweep: %v\n", err)
 		return exitUsage
-	}
-	sw := &sweep{flags: &f, suite: s}
-	for _, cs := range s.Cases {
-		r, err := kernels.New(cs.Spec)
-		if err != nil { // suite.Parse validated the spec; a recipe may still refuse it
-			fmt.Fprintf(c.stderr, "tltune sweep: %s: recipe %d: %v\n", s.Name, cs.Recipe, err)
-			return exitUsage
-		}
-		sw.recipes = append(sw.recipes, r)
 	}
 	run, status := f.open(c, "sweep", sw.ops())
 	if run == nil {
@@ -88,12 +79,25 @@ func (f *sweepFlags) check(pos []string) error {
 	return f.tuneFlags.check()
 }
 
-// shippedHint lists the shipped suites when the file was not found.
-func shippedHint(err error) string {
-	if !errors.Is(err, os.ErrNotExist) {
-		return ""
+// newSweep reads the suite at path and makes its recipes. A missing file
+// is an error that lists the shipped suites.
+func newSweep(f *sweepFlags, path string) (*sweep, error) {
+	s, err := suite.Load(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%v (shipped suites: %s)", err, strings.Join(suite.Shipped(), ", "))
 	}
-	return fmt.Sprintf(" (shipped suites: %s)", strings.Join(suite.Shipped(), ", "))
+	if err != nil {
+		return nil, err
+	}
+	sw := &sweep{flags: f, suite: s}
+	for _, cs := range s.Cases {
+		r, err := kernels.New(cs.Spec)
+		if err != nil { // suite.Parse validated the spec; a recipe may still refuse it
+			return nil, fmt.Errorf("%s: recipe %d: %v", s.Name, cs.Recipe, err)
+		}
+		sw.recipes = append(sw.recipes, r)
+	}
+	return sw, nil
 }
 
 // sweep is one `tltune sweep`: the suite's shapes, each tuned or
