@@ -136,6 +136,8 @@ type unit struct {
 	// when a kernel first needs it and defined after the kernels.
 	roundHalfFn spv.ID
 	ints        [5]spv.ID // integer types by width/16 (8, 16, 32, 64 bits)
+	floats      [3]spv.ID // float types by width/32 (16, 32, 64 bits)
+	i64s        map[int64]spv.ID
 	boolID      spv.ID
 }
 
@@ -144,7 +146,7 @@ func newUnit(t *target.Target) *unit {
 	b.Capability(spv.CapabilityAddresses)
 	b.Capability(spv.CapabilityKernel)
 	b.Capability(spv.CapabilityInt64) // size_t, ids and index arithmetic are 64-bit
-	return &unit{b: b, target: t, clStd: b.ImportExtInst("OpenCL.std"), inputs: map[spv.BuiltIn]spv.ID{}}
+	return &unit{b: b, target: t, clStd: b.ImportExtInst("OpenCL.std"), inputs: map[spv.BuiltIn]spv.ID{}, i64s: map[int64]spv.ID{}}
 }
 
 // builtinVector returns the Input variable of a built-in of type size_t3

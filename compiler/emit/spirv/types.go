@@ -15,27 +15,42 @@ import (
 // without native half (register and argument f32, memory half) and bf16
 // (register and argument f32, memory i16).
 
-func (u *unit) void() spv.ID  { return u.b.Type(spv.OpTypeVoid) }
-func (u *unit) boolT() spv.ID { return u.b.Type(spv.OpTypeBool) }
-
-func (u *unit) intT(bits int) spv.ID {
-	switch bits {
-	case 8:
-		u.b.Capability(spv.CapabilityInt8)
-	case 16:
-		u.b.Capability(spv.CapabilityInt16)
+func (u *unit) void() spv.ID { return u.b.Type(spv.OpTypeVoid) }
+func (u *unit) boolT() spv.ID {
+	if u.boolID == 0 {
+		u.boolID = u.b.Type(spv.OpTypeBool)
 	}
-	return u.b.Type(spv.OpTypeInt, uint32(bits), 0) // OpenCL: signedness 0
+	return u.boolID
+}
+
+// intT and floatT are the scalar types of a width; the ids are cached
+// because index arithmetic asks for them all the time.
+func (u *unit) intT(bits int) spv.ID {
+	slot := &u.ints[bits/16]
+	if *slot == 0 {
+		switch bits {
+		case 8:
+			u.b.Capability(spv.CapabilityInt8)
+		case 16:
+			u.b.Capability(spv.CapabilityInt16)
+		}
+		*slot = u.b.Type(spv.OpTypeInt, uint32(bits), 0) // OpenCL: signedness 0
+	}
+	return *slot
 }
 
 func (u *unit) floatT(bits int) spv.ID {
-	switch bits {
-	case 16:
-		u.b.Capability(spv.CapabilityFloat16)
-	case 64:
-		u.b.Capability(spv.CapabilityFloat64)
+	slot := &u.floats[bits/32]
+	if *slot == 0 {
+		switch bits {
+		case 16:
+			u.b.Capability(spv.CapabilityFloat16)
+		case 64:
+			u.b.Capability(spv.CapabilityFloat64)
+		}
+		*slot = u.b.Type(spv.OpTypeFloat, uint32(bits))
 	}
-	return u.b.Type(spv.OpTypeFloat, uint32(bits))
+	return *slot
 }
 
 // halfBuffer is the half type on targets that only load and store it.
@@ -97,7 +112,16 @@ func (u *unit) arg(t *ir.Type) spv.ID {
 // halfway reports whether t lives in memory as half but is computed in f32.
 func (u *unit) halfway(t *ir.Type) bool { return t.Kind() == ir.KindF16 && !u.target.NativeF16 }
 
-func (u *unit) i64(v int64) spv.ID { return u.constInt(64, v) }
+// i64 is an index constant; index arithmetic makes many, so they have their
+// own cache.
+func (u *unit) i64(v int64) spv.ID {
+	id, ok := u.i64s[v]
+	if !ok {
+		id = u.constInt(64, v)
+		u.i64s[v] = id
+	}
+	return id
+}
 func (u *unit) i32(v int64) spv.ID { return u.constInt(32, v) }
 
 func (u *unit) constInt(bits int, v int64) spv.ID {

@@ -30,6 +30,7 @@ type Builder struct {
 	imports, entries, modes, names, annotations, globals []uint32
 	code                                                 []uint32
 	dedup                                                map[dedupKey]ID
+	dedupLong                                            map[string]ID
 
 	seen [1 << 16 / 64]uint64 // opcodes whose requirements are recorded
 
@@ -40,7 +41,7 @@ type Builder struct {
 // NewBuilder returns a builder for a module of at least SPIR-V version
 // minVersion (encoded as in the header, e.g. 0x10000 for 1.0).
 func NewBuilder(minVersion uint32) *Builder {
-	return &Builder{next: 1, minVer: minVersion, version: minVersion, dedup: map[dedupKey]ID{},
+	return &Builder{next: 1, minVer: minVersion, version: minVersion, dedup: map[dedupKey]ID{}, dedupLong: map[string]ID{},
 		code: make([]uint32, 0, 1<<14)}
 }
 
@@ -155,27 +156,43 @@ func (b *Builder) Constant(op Op, t ID, operands ...uint32) ID {
 	return b.unique(op, t, operands)
 }
 
-// dedupKey identifies a type or constant by its opcode, type and operands.
-// Short operand lists (all but function types) are stored inline, longer
-// ones spelled out in long: lookups are frequent, so they must not allocate.
+// dedupKey identifies a type or constant by its opcode, type and up to
+// four operand words (all but function types): plain memory, so lookups,
+// which are frequent, neither allocate nor hash strings.
 type dedupKey struct {
-	op   Op
-	n    uint8
-	t    ID
-	w    [4]uint32
-	long string
+	op Op
+	n  uint8
+	t  ID
+	w  [4]uint32
 }
 
 func (b *Builder) unique(op Op, t ID, operands []uint32) ID {
-	key := dedupKey{op: op, n: uint8(len(operands)), t: t}
-	if len(operands) <= len(key.w) {
-		copy(key.w[:], operands)
-	} else {
-		key.long = spell(operands)
+	if len(operands) > 4 {
+		return b.uniqueLong(op, t, operands)
 	}
+	key := dedupKey{op: op, n: uint8(len(operands)), t: t}
+	copy(key.w[:], operands)
 	if id, ok := b.dedup[key]; ok {
 		return id
 	}
+	id := b.define(op, t, operands)
+	b.dedup[key] = id
+	return id
+}
+
+// uniqueLong is unique for longer operand lists, keyed by their spelling.
+func (b *Builder) uniqueLong(op Op, t ID, operands []uint32) ID {
+	key := fmt.Sprint(op, t, spell(operands))
+	if id, ok := b.dedupLong[key]; ok {
+		return id
+	}
+	id := b.define(op, t, operands)
+	b.dedupLong[key] = id
+	return id
+}
+
+// define writes a type or constant to the global section.
+func (b *Builder) define(op Op, t ID, operands []uint32) ID {
 	id := b.NewID()
 	head := [2]uint32{uint32(t), uint32(id)}
 	if t != 0 {
@@ -183,7 +200,6 @@ func (b *Builder) unique(op Op, t ID, operands []uint32) ID {
 	} else {
 		b.globals = b.encodeWith(b.globals, op, head[1:], operands)
 	}
-	b.dedup[key] = id
 	return id
 }
 
