@@ -81,6 +81,12 @@ func idWords(ids []spv.ID) []uint32 {
 // end, a physical work-group runs BatchPerGroup logical work-groups one
 // after the other, stopping at the hidden argument "groups"; the bounds are
 // uniform over the work-group, so barriers inside stay legal.
+//
+// Known runtime problem: PoCL 3.1, through cl_khr_spir, computes some
+// kernels with several barrier-separated regions wrongly (or aborts
+// compiling them) when that loop exists (BatchPerGroup > 1); the OpenCL C
+// back end's kernel does the same when compiled by clang -O0 to SPIR-V, so
+// the fault is the runtime's SPIR path. The GEMM, GEMV and GER recipes run.
 func (e *fn) body() error {
 	u, l := e.u, e.launch
 	local := e.loadBuiltin(spv.BuiltInLocalInvocationId)
