@@ -115,8 +115,9 @@ func TestLoweringForSubgroups(t *testing.T) {
 	}
 }
 
-// recipeSources are GEMM kernels from kernels/ with configurations for
-// subgroups of 16 and 32 lanes (ragged shapes, staging, unroll, batches).
+// recipeSources are GEMM and gemv.t kernels from kernels/ with
+// configurations for subgroups of 16 and 32 lanes (ragged shapes, staging,
+// unroll, batches, several subgroups per work-group).
 func recipeSources(t *testing.T) map[string][]byte {
 	out := map[string][]byte{}
 	for i, c := range []struct {
@@ -129,6 +130,14 @@ func recipeSources(t *testing.T) map[string][]byte {
 			tuning.Params{WorkGroupSize: [2]int{32, 2}, Tile: [2]int{32, 8}, Coopmatrix: [3]int{16, 4, 8}, Unroll: 2, BatchPerGroup: 2, StageLocal: true}},
 		{kernels.Spec{Op: kernels.GEMVOp, M: 53, N: 23, DType: kernels.F64, Acc: kernels.F64, TransA: true, Alpha: 2, Beta: 0, Atomic: true},
 			tuning.Params{Unroll: 3}},
+		// Several subgroups per work-group: tiles and results past the
+		// edge are masked, not skipped (uniform loops).
+		{kernels.Spec{Op: kernels.GEMVOp, M: 53, N: 23, DType: kernels.F64, Acc: kernels.F64, TransA: true, Alpha: 1, Beta: 0},
+			tuning.Params{}},
+		{kernels.Spec{Op: kernels.GEMMOp, M: 7, N: 33, K: 3, DType: kernels.F32, Acc: kernels.F32, Alpha: 1, Beta: 0},
+			tuning.Params{}},
+		{kernels.Spec{Op: kernels.GEMMOp, M: 53, N: 23, K: 56, DType: kernels.F64, Acc: kernels.F64, TransA: true, Alpha: 1.5, Beta: 0.5},
+			tuning.Params{WorkGroupSize: [2]int{64, 2}, Tile: [2]int{16, 8}, Coopmatrix: [3]int{16, 8, 4}, Unroll: 2, BatchPerGroup: 1}},
 	} {
 		src, err := newRecipe(t, c.spec).Source(c.p)
 		if err != nil {

@@ -124,6 +124,11 @@ func lowerGemv(g *gen, in *ir.Inst, p tuning.Params) {
 // stride across lanes. Instead each subgroup takes a result i, its lanes
 // read column i of A contiguously (k = lane, lane + sgs, ...), and a
 // subgroup reduction sums the partial products; lane 0 writes.
+//
+// The loop over results steps the whole work-group from 0, so every
+// subgroup reaches the reduction equally often (PoCL implements subgroup
+// reductions with work-group barriers); a subgroup whose i is past the end
+// contributes zeros and writes nothing.
 func lowerGemvRowsPerSubgroup(g *gen, in *ir.Inst, p tuning.Params, K *ir.Value) {
 	alpha, ins, beta, c := in.BLASOperands()
 	a, b := ins[0], ins[1]
@@ -132,16 +137,23 @@ func lowerGemvRowsPerSubgroup(g *gen, in *ir.Inst, p tuning.Params, K *ir.Value)
 	sg := g.Cast(g.Builtin(ir.SubgroupID), ir.Index)
 	lane32 := g.Builtin(ir.SubgroupLocalID)
 	lane := g.Cast(lane32, ir.Index)
-	loop, gr := g.forLoop(sg, g.size(c, 0), g.index(int64(p.Subgroups())))
-	i := loop.Body().Args[0]
-	part, gk := gr.forLoop(lane, K, gr.index(sgs), gr.zero(t))
+	n := g.size(c, 0)
+	loop, gr := g.forLoop(g.index(0), n, g.index(int64(p.Subgroups())))
+	i := gr.add(loop.Body().Args[0], sg)
+	inside := gr.Cmp(ir.Lt, i, n)
+	sel := gr.If(inside, t)
+	gt, ge := gr.at(sel.Regions[0]), gr.at(sel.Regions[1])
+	part, gk := gt.forLoop(lane, K, gt.index(sgs), gt.zero(t))
 	k, sum := part.Body().Args[0], part.Body().Args[1]
 	x := gk.convert(gk.Load(a, k, i), t)
 	gk.Yield(gk.add(sum, gk.mul(x, gk.convert(gk.Load(b, k), t))))
-	red := ir.NewInst(ir.OpSubgroupAdd, []*ir.Value{part.Result()}, t)
+	gt.Yield(part.Result())
+	ge.Yield(ge.zero(t))
+	red := ir.NewInst(ir.OpSubgroupAdd, []*ir.Value{sel.Result()}, t)
 	red.Scan = ir.Reduce
 	total := gr.Insert(red).Result()
-	first := gr.If(gr.Cmp(ir.Eq, lane32, gr.IntConst(0, ir.I32)))
+	writer := gr.Arith(ir.And, gr.Cmp(ir.Eq, lane32, gr.IntConst(0, ir.I32)), inside)
+	first := gr.If(writer)
 	gw := gr.at(first.Regions[0])
 	scalarUpdate(gw, beta, in.Atomic != ir.NotAtomic, gw.scaled(alpha, total, t), c, []*ir.Value{i})
 }

@@ -62,13 +62,43 @@ func lowerGemm(g *gen, in *ir.Inst, p tuning.Params) error {
 		return nil
 	}
 	sx, sy, M, N, K := pl.prologue(g)
-	mLoop, gm := g.forLoop(g.mul(sx, g.index(pl.tm)), M, g.index(pl.gx*pl.tm))
-	nLoop, gn := gm.forLoop(gm.mul(sy, gm.index(pl.tn)), N, gm.index(pl.gy*pl.tn))
-	m0, n0 := mLoop.Body().Args[0], nLoop.Body().Args[0]
+	// mul_add shuffles between lanes when subgroups have several.
+	gn, _, _, m0, n0 := pl.tileLoops(g, sx, sy, M, N, pl.p.SubgroupSize > 1)
 	acc := pl.zeroAccs(gn)
 	acc = pl.kLoops(gn, gn.index(0), K, acc, pl.loadGlobal(m0, n0))
 	pl.epilogue(gn, m0, n0, acc)
 	return nil
+}
+
+// tileLoops opens the loops over the C tiles of subgroup (sx, sy) and
+// returns the generator inside them, the origin (bm, bn) of the
+// work-group's block of (gx·tm) × (gy·tn) and the subgroup's tile origin
+// (m0, n0) = (bm + sx·tm, bn + sy·tn).
+//
+// uniform: the block loops start at 0 for every subgroup, so the whole
+// work-group takes the same trip count, and tiles past C's edge are masked
+// by the bounds checks (loads read zeros, stores are skipped). Cross-lane
+// operations in the loops need that: barriers everywhere, and shuffles and
+// subgroup reductions on PoCL, which implements them with work-group
+// barriers. Otherwise each subgroup starts at its own tile and stops at
+// the edge, with no masked tiles.
+func (pl *gemmPlan) tileLoops(g *gen, sx, sy, M, N *ir.Value, uniform bool) (gn *gen, bm, bn, m0, n0 *ir.Value) {
+	pm, pn := pl.gx*pl.tm, pl.gy*pl.tn
+	offM, offN := g.mul(sx, g.index(pl.tm)), g.mul(sy, g.index(pl.tn))
+	fromM, fromN := offM, offN
+	if uniform {
+		fromM, fromN = g.index(0), g.index(0)
+		m, n := pl.c.Type.Shape()[0], pl.c.Type.Shape()[1]
+		pl.checkM = pl.checkM || m%pm != 0
+		pl.checkN = pl.checkN || n%pn != 0
+	}
+	mLoop, gm := g.forLoop(fromM, M, g.index(pm))
+	nLoop, gn := gm.forLoop(fromN, N, gm.index(pn))
+	bm, bn = mLoop.Body().Args[0], nLoop.Body().Args[0]
+	if !uniform {
+		return gn, bm, bn, bm, bn
+	}
+	return gn, bm, bn, gn.add(bm, offM), gn.add(bn, offN)
 }
 
 // prologue emits the subgroup's grid position (sx, sy) and the sizes M, N

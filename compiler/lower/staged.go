@@ -18,19 +18,10 @@ func (pl *gemmPlan) emitStaged(g *gen, in *ir.Inst) {
 	panelA := cb.alloca(ir.Memref(pl.a.Type.Elem(), []int64{pm, kb}, nil, ir.Local))
 	panelB := cb.alloca(ir.Memref(pl.b.Type.Elem(), []int64{kb, pn}, nil, ir.Local))
 
-	m, n := pl.c.Type.Shape()[0], pl.c.Type.Shape()[1]
-	pl.checkM = m == ir.Dynamic || m%pm != 0
-	pl.checkN = n == ir.Dynamic || n%pn != 0
-
 	sx, sy, M, N, K := pl.prologue(g)
 	lin := g.linearID(pl.p.SubgroupSize)
 	threads := g.index(int64(pl.p.WorkGroupSize[0] * pl.p.WorkGroupSize[1]))
-
-	bmLoop, gm := g.forLoop(g.index(0), M, g.index(pm))
-	bnLoop, gn := gm.forLoop(gm.index(0), N, gm.index(pn))
-	bm, bn := bmLoop.Body().Args[0], bnLoop.Body().Args[0]
-	m0 := gn.add(bm, gn.mul(sx, gn.index(pl.tm)))
-	n0 := gn.add(bn, gn.mul(sy, gn.index(pl.tn)))
+	gn, bm, bn, m0, n0 := pl.tileLoops(g, sx, sy, M, N, true)
 
 	kLoop, gk := gn.forLoop(gn.index(0), K, gn.index(kb), pl.zeroAccs(gn)...)
 	k := kLoop.Body().Args[0]
