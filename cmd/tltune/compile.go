@@ -8,6 +8,7 @@ import (
 
 	"tltune/compiler"
 	"tltune/compiler/diag"
+	"tltune/compiler/emit/spirv"
 	"tltune/compiler/hostcall/devcall"
 	"tltune/compiler/target"
 	"tltune/compiler/tuning"
@@ -17,8 +18,8 @@ import (
 func init() {
 	register(&command{
 		name:    "compile",
-		summary: "compile a tensor-language file to OpenCL C for a target",
-		usage:   "FILE [--emit=opencl] [-o FILE] [--target generic|intel|nvidia | --device D] [--tuning FILE] [--explain] [--debug-passes]",
+		summary: "compile a tensor-language file to OpenCL C or SPIR-V for a target",
+		usage:   "FILE [--emit=opencl|spirv|spirv-asm] [-o FILE] [--target generic|intel|nvidia | --device D] [--tuning FILE] [--explain] [--debug-passes]",
 		run:     compileCmd,
 	})
 }
@@ -31,7 +32,7 @@ type compileFlags struct {
 func compileCmd(c *context, args []string) int {
 	var f compileFlags
 	fs := c.flags()
-	fs.StringVar(&f.emit, "emit", "opencl", "what to write: opencl (OpenCL C)")
+	fs.StringVar(&f.emit, "emit", "opencl", "what to write: opencl (OpenCL C), spirv (a SPIR-V binary) or spirv-asm (its disassembly)")
 	fs.StringVar(&f.out, "o", "", "write the output to this file instead of standard output")
 	fs.StringVar(&f.target, "target", "", "force a target profile: generic, intel, nvidia, or emulated (subgroups through local memory, for testing on PoCL); default: from --device, else generic")
 	fs.StringVar(&f.device, "device", "", "choose the target from this device's properties: "+deviceUsage)
@@ -45,8 +46,10 @@ func compileCmd(c *context, args []string) int {
 	switch {
 	case len(files) != 1:
 		return c.usageError("want exactly one input file, got %d", len(files))
-	case f.emit != "opencl":
-		return c.usageError("--emit=%s is not supported; the OpenCL C back end is --emit=opencl", f.emit)
+	case emitters[f.emit] == nil:
+		return c.usageError("--emit=%s: use opencl, spirv or spirv-asm", f.emit)
+	case f.emit == "spirv" && f.out == "":
+		return c.usageError("--emit=spirv writes a binary: give -o FILE")
 	case f.target != "" && f.device != "":
 		return c.usageError("--target and --device both choose the target; give one")
 	}
@@ -73,14 +76,39 @@ func compileCmd(c *context, args []string) int {
 	if f.explain {
 		fmt.Fprint(c.stderr, res.Explain)
 	}
-	if f.out == "" {
-		fmt.Fprint(c.stdout, res.OpenCL)
-		return exitOK
+	out, err := emitters[f.emit](res)
+	if err != nil {
+		return c.fail(fmt.Errorf("%s: %w", file, err))
 	}
-	if err := os.WriteFile(f.out, []byte(res.OpenCL), 0o644); err != nil {
+	if f.out == "" {
+		_, err = c.stdout.Write(out)
+	} else {
+		err = os.WriteFile(f.out, out, 0o644)
+	}
+	if err != nil {
 		return c.fail(err)
 	}
 	return exitOK
+}
+
+// emitters turn a compiled program into what --emit names.
+var emitters = map[string]func(*compiler.Result) ([]byte, error){
+	"opencl": func(r *compiler.Result) ([]byte, error) { return []byte(r.OpenCL), nil },
+	"spirv": func(r *compiler.Result) ([]byte, error) {
+		out, err := r.SPIRV()
+		if err != nil {
+			return nil, err
+		}
+		return out.Module, nil
+	},
+	"spirv-asm": func(r *compiler.Result) ([]byte, error) {
+		out, err := r.SPIRV()
+		if err != nil {
+			return nil, err
+		}
+		text, err := spirv.Disassemble(out.Module)
+		return []byte(text), err
+	},
 }
 
 // options turns the flags into compiler options.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,6 +19,7 @@ func TestCompileGolden(t *testing.T) {
 		{"compile-nvidia.stdout", []string{"compile", "testdata/compile/gemm.tl", "--device", "NVIDIA"}},
 		{"compile-tuned.stdout", []string{"compile", "testdata/compile/gemm.tl", "--device", "0", "--tuning", "testdata/compile/tuning.json"}},
 		{"compile-attrs.stdout", []string{"compile", "testdata/compile/attrs.tl"}},
+		{"compile-intel.spvasm", []string{"compile", "--emit=spirv-asm", "--target", "intel", "testdata/compile/gemm.tl"}},
 	} {
 		status, stdout, stderr := tltune(tc.args...)
 		if status != exitOK || stderr != "" {
@@ -92,7 +94,9 @@ func TestCompileErrors(t *testing.T) {
 	}{
 		{[]string{"compile"}, exitUsage, "want exactly one input file, got 0"},
 		{[]string{"compile", "a.tl", "b.tl"}, exitUsage, "want exactly one input file, got 2"},
-		{[]string{"compile", "testdata/compile/gemm.tl", "--emit=spirv"}, exitUsage, "--emit=spirv is not supported"},
+		{[]string{"compile", "testdata/compile/gemm.tl", "--emit=ptx"}, exitUsage, "--emit=ptx: use opencl, spirv or spirv-asm"},
+		{[]string{"compile", "testdata/compile/gemm.tl", "--emit=spirv"}, exitUsage, "--emit=spirv writes a binary: give -o FILE"},
+		{[]string{"compile", "testdata/compile/gemm.tl", "--emit=spirv-asm", "--target", "nvidia"}, exitFail, "target nvidia has no SPIR-V path"},
 		{[]string{"compile", "testdata/compile/gemm.tl", "--target", "amd"}, exitUsage, `unknown target "amd"`},
 		{[]string{"compile", "testdata/compile/gemm.tl", "--target", "intel", "--device", "0"}, exitUsage, "give one"},
 		{[]string{"compile", "testdata/compile/gemm.tl", "--device", "9"}, exitUsage, "no device matches"},
@@ -107,6 +111,28 @@ func TestCompileErrors(t *testing.T) {
 		}
 		if tc.status == exitUsage && strings.Count(stderr, "\n") != 1 {
 			t.Errorf("tltune %v: usage error is not one line: %q", tc.args, stderr)
+		}
+	}
+}
+
+// TestCompileSPIRV writes the binary for each target that has a SPIR-V path
+// and checks that spirv-val accepts it in the module's environment.
+func TestCompileSPIRV(t *testing.T) {
+	val, err := exec.LookPath("spirv-val")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("spirv-val missing, and CI=true: run `make setup` (spirv-tools)")
+		}
+		t.Skip("spirv-val missing (install spirv-tools)")
+	}
+	for tgt, env := range map[string]string{"generic": "opencl1.2", "intel": "opencl2.2"} {
+		out := filepath.Join(t.TempDir(), tgt+".spv")
+		status, _, stderr := tltune("compile", "--emit=spirv", "--target", tgt, "-o", out, "testdata/compile/gemm.tl")
+		if status != exitOK {
+			t.Fatalf("%s: status %d: %s", tgt, status, stderr)
+		}
+		if msg, err := exec.Command(val, "--target-env", env, out).CombinedOutput(); err != nil {
+			t.Errorf("%s: spirv-val --target-env %s: %v\n%s", tgt, env, err, msg)
 		}
 	}
 }

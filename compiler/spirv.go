@@ -1,0 +1,20 @@
+package compiler
+
+import (
+	"tltune/compiler/emit/opencl"
+	"tltune/compiler/emit/spirv"
+	"tltune/compiler/ir"
+)
+
+// SPIRV emits the compiled program as a SPIR-V module: the same lowered
+// program, launch configuration and kernel ABI as the OpenCL C in r. It is
+// the path of devices that take SPIR-V (Level Zero, OpenCL devices listing a
+// SPIR-V IL); the nvidia target has no SPIR-V form (its subgroup operations
+// are inline PTX).
+func (r *Result) SPIRV() (*spirv.Output, error) {
+	launch := make(map[*ir.Func]opencl.Launch, len(r.Kernels))
+	for i, f := range r.Lowered.Funcs {
+		launch[f] = r.Kernels[i].Launch
+	}
+	return spirv.Emit(r.Lowered, r.Target, launch)
+}
