@@ -55,7 +55,7 @@ func runCompiled(c *context, f *runFlags, src []byte, fn *ir.Func, b *argBinder,
 	if err != nil {
 		return c.fail(err)
 	}
-	if err := runOn(info, res.OpenCL, k, got, b.groups); err != nil {
+	if err := runOn(info, res, k, got, b.groups); err != nil {
 		return c.fail(fmt.Errorf("%s on %s: %w", f.file, info.Name, err))
 	}
 	afterDeviceRun(got)
@@ -81,9 +81,10 @@ func kernelOf(res *compiler.Result, name string) (*compiler.Kernel, error) {
 	return nil, fmt.Errorf("the compiled program has no kernel @%s", name)
 }
 
-// runOn runs kernel k of the OpenCL C program src on the device with the
-// arguments a, and leaves the device's results in a's buffers.
-func runOn(info *device.Info, src string, k *compiler.Kernel, a *boundArgs, groups int) error {
+// runOn runs kernel k of the compiled program res (SPIR-V or OpenCL C, as
+// the device takes it) on the device with the arguments a, and leaves the
+// device's results in a's buffers.
+func runOn(info *device.Info, res *compiler.Result, k *compiler.Kernel, a *boundArgs, groups int) error {
 	x, err := hostcall.FromInterp(a.args)
 	if err != nil {
 		return err
@@ -97,7 +98,7 @@ func runOn(info *device.Info, src string, k *compiler.Kernel, a *boundArgs, grou
 		return err
 	}
 	defer d.Close()
-	kern, release, err := devcall.Build(d, src, k.Name)
+	kern, release, _, err := devcall.BuildResult(d, res, k.Name)
 	if err != nil {
 		return err
 	}

@@ -100,13 +100,14 @@ type Kernel struct {
 	release func()
 }
 
-// Build builds the first kernel of res on the device.
+// Build builds the first kernel of res on the device, from SPIR-V or from
+// OpenCL C as the device's properties choose (devcall.ChoosePath).
 func (s *Session) Build(res *compiler.Result) (*Kernel, error) {
 	if len(res.Kernels) == 0 {
 		return nil, errors.New("the program has no kernel")
 	}
 	abi := &res.Kernels[0]
-	kern, release, err := devcall.Build(s.dev, res.OpenCL, abi.Name)
+	kern, release, _, err := devcall.BuildResult(s.dev, res, abi.Name)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,9 @@ package devcall
 import (
 	"fmt"
 
+	"tltune/compiler"
+	"tltune/compiler/emit/spirv"
+
 	"tltune/compiler/hostcall"
 	"tltune/device"
 )
@@ -146,6 +149,51 @@ func Build(d device.Device, src, name string) (device.Kernel, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	return kernelOf(prog, name)
+}
+
+// Path names how a compiled program reaches a device.
+type Path string
+
+const (
+	PathOpenCLC Path = "opencl-c" // OpenCL C source, built by the driver
+	PathSPIRV   Path = "spirv"    // tltune's SPIR-V module (clCreateProgramWithIL, zeModuleCreate)
+)
+
+// ChoosePath is the path d takes for res: SPIR-V where the device accepts
+// it (Level Zero; OpenCL devices listing a SPIR-V IL) and the target has a
+// SPIR-V form, else OpenCL C (PoCL 3.1 and NVIDIA list no IL; the nvidia
+// target's inline PTX exists only in OpenCL C).
+func ChoosePath(info device.Info, res *compiler.Result) Path {
+	if info.AcceptsSPIRV() && res.Target.Name != "nvidia" && res.Target.Name != "emulated" {
+		return PathSPIRV
+	}
+	return PathOpenCLC
+}
+
+// BuildResult builds kernel name of res on d by the path ChoosePath picks.
+func BuildResult(d device.Device, res *compiler.Result, name string) (device.Kernel, func(), Path, error) {
+	path := ChoosePath(d.Info(), res)
+	var prog device.Program
+	var err error
+	if path == PathSPIRV {
+		var out *spirv.Output
+		if out, err = res.SPIRV(); err == nil {
+			prog, err = d.BuildSPIRV(out.Module, "")
+		}
+	} else {
+		prog, err = d.BuildSource(res.OpenCL, "")
+	}
+	if err != nil {
+		return nil, nil, path, err
+	}
+	k, release, err := kernelOf(prog, name)
+	return k, release, path, err
+}
+
+// kernelOf looks kernel name up in prog and returns it with a function
+// that releases both.
+func kernelOf(prog device.Program, name string) (device.Kernel, func(), error) {
 	k, err := prog.Kernel(name)
 	if err != nil {
 		prog.Release()
