@@ -80,6 +80,13 @@ func recordCeilings(db string, info device.Info, p device.Peak) (string, error) 
 		return "", err
 	}
 	defer st.Close()
+	_, err = storeCeilings(st, info, p)
+	return st.Path(), err
+}
+
+// storeCeilings records p in st for the device's environment and returns
+// the ceilings as stored.
+func storeCeilings(st *results.Store, info device.Info, p device.Peak) (results.Ceilings, error) {
 	var c results.Ceilings
 	fields := map[string]*float64{"copy": &c.CopyGBS, "fma_f32": &c.F32GFLOPS, "fma_f64": &c.F64GFLOPS, "fma_f16": &c.F16GFLOPS}
 	for _, m := range p.Ceilings {
@@ -87,10 +94,7 @@ func recordCeilings(db string, info device.Info, p device.Peak) (string, error) 
 			*f = m.Value
 		}
 	}
-	if err := st.RecordCeilings(stdctx.Background(), environment(info), c); err != nil {
-		return "", err
-	}
-	return st.Path(), nil
+	return c, st.RecordCeilings(stdctx.Background(), environment(info), c)
 }
 
 func writePeakTable(w io.Writer, p device.Peak) error {

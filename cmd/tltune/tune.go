@@ -343,12 +343,32 @@ func (f *tuneFlags) batchGoal(info device.Info, p *profile.Profile, r kernels.Re
 	}
 }
 
+// loadCeilings reads the device's ceilings from the store, measuring and
+// storing them first when tltune peak never ran in this environment: the
+// report gives every configuration's bandwidth as a share of the measured
+// copy bandwidth.
+func (r *tuneRun) loadCeilings(env results.Environment) error {
+	c, err := r.store.Ceilings(stdctx.Background(), env)
+	if err == nil && c.CopyGBS > 0 {
+		r.ceilings = c
+		return nil
+	}
+	p, err := device.MeasurePeak(r.dev, device.PeakOptions{})
+	if err != nil {
+		return fmt.Errorf("measuring the device's ceilings (tltune peak): %w", err)
+	}
+	r.ceilings, err = storeCeilings(r.store, r.info, p)
+	return err
+}
+
 // beginRun starts a new run of op in the store, or reopens the
 // interrupted one --resume names.
 func (r *tuneRun) beginRun(op string) error {
 	ctx := stdctx.Background()
 	env := environment(r.info)
-	r.ceilings, _ = r.store.Ceilings(ctx, env) // zero when tltune peak never ran here
+	if err := r.loadCeilings(env); err != nil {
+		return err
+	}
 	var err error
 	if r.flags.resume == "" {
 		r.stored, err = r.store.BeginRun(ctx, env, results.Run{
