@@ -2,147 +2,40 @@ package compiler_test
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"os"
-	"sync"
 	"testing"
 
 	"tltune/compiler"
-	"tltune/compiler/emit/opencl"
 	"tltune/compiler/hostcall/devcall"
+	"tltune/compiler/internal/exectest"
 	"tltune/compiler/target"
 	"tltune/compiler/tuning"
 	"tltune/device"
+	"tltune/internal/devtest"
 	"tltune/kernels"
 )
 
-// The execution tests compile recipes from kernels/ for the generic target,
-// run them on the default OpenCL device (PoCL in CI) and compare with the
-// recipes' float64 host references.
-
-var (
-	devOnce sync.Once
-	dev     device.Device
-	devErr  error
-)
-
-// The execution tests run on opencl:0 (PoCL in CI) for the generic target.
-// On a GPU machine TLTUNE_TEST_DEVICE names another device (any --device
+// The execution tests compile recipes from kernels/ and the differential
+// test kernels for the generic target, run them on opencl:0 (PoCL in CI) and
+// compare with the recipes' float64 host references and the reference
+// interpreter (compiler/internal/exectest). On a GPU machine TLTUNE_TEST_DEVICE names another device (any --device
 // spec), and TLTUNE_TEST_TARGET=device compiles for the target the device's
 // properties choose: that is how the intel target runs on PoCL 5 (which has
 // cl_intel_subgroups) and the nvidia target on an NVIDIA GPU, through the
 // same comparisons. Configurations written for subgroups of one work-item
 // are then left to the compiler.
 
-// openDevice returns the shared OpenCL device. Without an OpenCL runtime
-// the test is skipped with the reason; any other failure fails it.
+// openDevice opens the device of the execution tests; where it is missing
+// the test fails in CI and is skipped elsewhere (internal/devtest).
 func openDevice(t *testing.T) device.Device {
 	t.Helper()
-	devOnce.Do(func() { dev, devErr = device.Open(cmp.Or(os.Getenv("TLTUNE_TEST_DEVICE"), "opencl:0")) })
-	if errors.Is(devErr, device.ErrRuntimeMissing) {
-		t.Skipf("no OpenCL runtime: %v", devErr)
-	}
-	if devErr != nil {
-		t.Fatalf("open OpenCL device: %v", devErr)
-	}
-	return dev
+	return devtest.Open(t, cmp.Or(os.Getenv("TLTUNE_TEST_DEVICE"), "opencl:0"))
 }
 
-// execute builds src on d, binds kernel k's arguments with bind, runs
-// groups logical work-groups and waits for them.
-func execute(d device.Device, src string, k *compiler.Kernel, groups int64, bind func(compiler.Arg) (device.Arg, error)) error {
-	prog, err := d.BuildSource(src, "")
-	if err != nil {
-		return err
-	}
-	defer prog.Release()
-	kern, err := prog.Kernel(k.Name)
-	if err != nil {
-		return err
-	}
-	defer kern.Release()
-	var args []device.Arg
-	for _, a := range k.Args {
-		arg, err := bind(a)
-		if err != nil {
-			return err
-		}
-		args = append(args, arg)
-	}
-	if err := kern.SetArgs(args...); err != nil {
-		return err
-	}
-	g, l := k.GlobalSize(groups), k.LocalSize()
-	ev, err := kern.Launch([]int{int(g[0]), int(g[1])}, []int{int(l[0]), int(l[1])})
-	if err != nil {
-		return err
-	}
-	defer ev.Release()
-	return ev.Wait()
-}
-
-// launch binds in to kernel k of res following the ABI, runs in.Batch
-// logical work-groups and reads the output back into in.Output().
-func launch(d device.Device, res *compiler.Result, k *compiler.Kernel, in *kernels.Inputs) error {
-	bufs := map[int]device.Buffer{}
-	defer func() {
-		for _, b := range bufs {
-			b.Release()
-		}
-	}()
-	upload := func(key int, data []byte) (device.Buffer, error) {
-		if b, ok := bufs[key]; ok {
-			return b, nil
-		}
-		b, err := d.Alloc(int64(max(len(data), 8)))
-		if err == nil {
-			bufs[key] = b
-			err = b.Write(data)
-		}
-		return b, err
-	}
-	bind := func(a compiler.Arg) (device.Arg, error) { return bindArg(a, in, upload) }
-	if err := execute(d, res.OpenCL, k, int64(in.Batch), bind); err != nil {
-		return err
-	}
-	return bufs[len(in.Args)-1].Read(in.Output().Data)
-}
-
-// groupOffsetsKey keys the offsets buffer of parameter p in the upload cache.
-func groupOffsetsKey(p int) int { return 1000 + p }
-
-func bindArg(a compiler.Arg, in *kernels.Inputs, upload func(int, []byte) (device.Buffer, error)) (device.Arg, error) {
-	if a.Role == opencl.RoleGroups {
-		return device.I64(int64(in.Batch)), nil
-	}
-	buf := in.Args[a.Param]
-	full := append(append([]int{}, buf.Shape...), in.Batch) // strided layout: batch is the last mode
-	switch a.Role {
-	case opencl.RoleData, opencl.RoleGroupBase:
-		b, err := upload(a.Param, buf.Data)
-		return device.Buf(b), err
-	case opencl.RoleShape:
-		return device.I64(int64(full[a.Mode])), nil
-	case opencl.RoleStride:
-		s := 1
-		for _, n := range full[:a.Mode] {
-			s *= n
-		}
-		return device.I64(int64(s)), nil
-	case opencl.RoleGroupOffset:
-		offs := make([]int64, in.Batch)
-		for e := range offs {
-			offs[e] = int64(e * buf.EntryElements())
-		}
-		b, err := upload(groupOffsetsKey(a.Param), device.Bytes(offs))
-		return device.Buf(b), err
-	case opencl.RoleGroupSize:
-		return device.I64(int64(in.Batch)), nil
-	case opencl.RoleGroupElemOf:
-		return device.I64(0), nil
-	}
-	return device.Arg{}, fmt.Errorf("argument %s (%s) has no value in a recipe", a.Name, a.Role)
+// openCL builds kernels from the OpenCL C of res.
+func openCL(d device.Device, res *compiler.Result) exectest.Build {
+	return func(name string) (device.Kernel, func(), error) { return devcall.Build(d, res.OpenCL, name) }
 }
 
 // testOptions are the compiler options of the execution tests on d: the
@@ -201,36 +94,12 @@ func runRecipe(t *testing.T, d device.Device, c recipeCase) {
 	if err != nil {
 		t.Fatalf("%s: %v\n%s", r.Name(), err, src)
 	}
-	in, err := r.Inputs(7, c.batch)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := r.Reference(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := launch(d, res, &res.Kernels[0], in); err != nil {
-		t.Fatalf("%s %v: %v", r.Name(), c.params, err)
-	}
-	v, err := want.Check(in.Output())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !v.OK {
-		t.Errorf("%s [%v]: %v", r.Name(), res.Kernels[0].Launch, v)
-	}
+	k := &res.Kernels[0]
+	exectest.CheckRecipe(t, r, c.batch, fmt.Sprintf("%v [%v]", c.params, k.Launch), func(in *kernels.Inputs) error {
+		return exectest.RunInputs(d, openCL(d, res), k, in)
+	})
 }
 
 // newRecipe returns the recipe of s, with the strided layout unless s
 // names one.
-func newRecipe(t *testing.T, s kernels.Spec) kernels.Recipe {
-	t.Helper()
-	if s.Layout == 0 {
-		s.Layout = kernels.Strided
-	}
-	r, err := kernels.New(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
+func newRecipe(t *testing.T, s kernels.Spec) kernels.Recipe { return exectest.NewRecipe(t, s) }

@@ -16,7 +16,14 @@ import (
 // OpenCL opens the first OpenCL device and closes it when the test ends.
 func OpenCL(t testing.TB) device.Device {
 	t.Helper()
-	d, err := device.Open("opencl:0")
+	return Open(t, "opencl:0")
+}
+
+// Open opens the device spec names (any --device spec) and closes it when
+// the test ends.
+func Open(t testing.TB, spec string) device.Device {
+	t.Helper()
+	d, err := device.Open(spec)
 	if err != nil {
 		absent(t, err.Error())
 	}

@@ -6,7 +6,8 @@ import (
 	"math"
 	"testing"
 
-	"tltune/compiler/emit/opencl"
+	"tltune/compiler/hostcall"
+	"tltune/compiler/internal/exectest"
 	"tltune/device"
 )
 
@@ -36,30 +37,18 @@ func TestHalfRoundingOnDevice(t *testing.T) {
     }
 }`, len(in))
 	_, out := emit(t, src, "generic")
-	got := make([]float32, len(in))
-	bufs := map[int][]float32{0: in, 1: got}
-	var read device.Buffer
-	bind := func(a opencl.Arg) (device.Arg, error) {
-		if a.Role != opencl.RoleData {
-			return device.I64(1), nil
-		}
-		b, err := d.Alloc(int64(4 * len(in)))
-		if err != nil {
-			return device.Arg{}, err
-		}
-		t.Cleanup(func() { b.Release() })
-		if a.Param == 1 {
-			read = b
-		}
-		return device.Buf(b), b.Write(device.Bytes(bufs[a.Param]))
+	memref := func(data []byte) *hostcall.Memref {
+		return &hostcall.Memref{Data: &hostcall.Blob{Data: data}, Shape: []int64{int64(len(in))}, Stride: []int64{1}}
 	}
-	if err := run(d, out.Module, &out.Kernels[0], 1, bind); err != nil {
-		t.Fatal(detail(err))
-	}
-	raw := make([]byte, 4*len(in))
-	if err := read.Read(raw); err != nil {
+	y := memref(make([]byte, 4*len(in)))
+	call, err := hostcall.Bind(&out.Kernels[0], []hostcall.Param{{Memref: memref(device.Bytes(in))}, {Memref: y}}, 1)
+	if err != nil {
 		t.Fatal(err)
 	}
+	if err := exectest.Run(d, fromModule(d, out.Module), call); err != nil {
+		t.Fatal(exectest.Detail(err))
+	}
+	raw := y.Data.Data
 	for i := range in {
 		g := math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
 		same := g == want[i] && math.Signbit(float64(g)) == math.Signbit(float64(want[i])) || g != g && want[i] != want[i]

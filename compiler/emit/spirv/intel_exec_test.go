@@ -3,11 +3,11 @@ package spirv_test
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"tltune/compiler/emit/spirv"
+	"tltune/compiler/internal/exectest"
 	"tltune/compiler/tuning"
 	"tltune/device"
 	"tltune/kernels"
@@ -91,20 +91,12 @@ func TestIntelGemmOnDevice(t *testing.T) {
 // for the intel target against the interpreter with the same subgroup size.
 func TestIntelDifferentialOnDevice(t *testing.T) {
 	d, o := openIntelDevice(t)
-	files, err := filepath.Glob("../../testdata/exec/*.tl")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no differential test kernels in compiler/testdata/exec: %v", err)
-	}
-	for _, file := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(file), ".tl"), func(t *testing.T) {
-			src, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if strings.Contains(string(src), "subgroup_size=1}") {
+	for _, k := range exectest.Sources(t, "../../testdata/exec") {
+		t.Run(k.Name, func(t *testing.T) {
+			if strings.Contains(string(k.Src), "subgroup_size=1}") {
 				t.Skip("the kernel pins subgroup size 1, which the intel target does not have")
 			}
-			diffProgramOn(t, d, "intel", o, string(src), 0)
+			diffProgramOn(t, d, "intel", o, string(k.Src))
 		})
 	}
 }

@@ -149,7 +149,7 @@ func Build(d device.Device, src, name string) (device.Kernel, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return kernelOf(prog, name)
+	return KernelOf(prog, name)
 }
 
 // Path names how a compiled program reaches a device.
@@ -187,13 +187,14 @@ func BuildResult(d device.Device, res *compiler.Result, name string) (device.Ker
 	if err != nil {
 		return nil, nil, path, err
 	}
-	k, release, err := kernelOf(prog, name)
+	k, release, err := KernelOf(prog, name)
 	return k, release, path, err
 }
 
-// kernelOf looks kernel name up in prog and returns it with a function
-// that releases both.
-func kernelOf(prog device.Program, name string) (device.Kernel, func(), error) {
+// KernelOf looks kernel name up in prog and returns it with a function
+// that releases both (prog is released on failure too): the last step of
+// every build, whichever form the program was built from.
+func KernelOf(prog device.Program, name string) (device.Kernel, func(), error) {
 	k, err := prog.Kernel(name)
 	if err != nil {
 		prog.Release()
