@@ -241,6 +241,9 @@ func (j *shapeJob) close() { j.session.Close() }
 // newShape prepares the recipe's inputs on the device and wires a tuner
 // that searches sp with opts and records into the run.
 func (r *tuneRun) newShape(recipe kernels.Recipe, sp *space.Space, opts tuner.Options) (*shapeJob, error) {
+	if err := deviceSupports(r.info, recipe.Spec()); err != nil {
+		return nil, err
+	}
 	goal := r.flags.batchGoal(r.info, r.prof, recipe)
 	session, err := bench.NewSession(r.dev, recipe, bench.Options{Seed: r.flags.seed, Goal: goal})
 	if err != nil {
@@ -249,6 +252,19 @@ func (r *tuneRun) newShape(recipe kernels.Recipe, sp *space.Space, opts tuner.Op
 	j := &shapeJob{run: r, recipe: recipe, session: session}
 	j.tuner = j.newTuner(sp, opts)
 	return j, nil
+}
+
+// deviceSupports says why the device cannot run a recipe's element types: every
+// configuration would fail to build, so the shape is refused up front.
+// Half precision needs nothing (without cl_khr_fp16 it is stored as half
+// and computed in f32); double precision needs cl_khr_fp64.
+func deviceSupports(info device.Info, s kernels.Spec) error {
+	for _, t := range []kernels.DType{s.DType, s.Acc} {
+		if (t == kernels.F64 || t == kernels.C64) && !info.FP64 {
+			return fmt.Errorf("%s has no double precision (cl_khr_fp64), which %s needs: choose another --dtype/--acc or device", info.Name, t)
+		}
+	}
+	return nil
 }
 
 // searchOptions are the tuner's options from the flags, with the best of

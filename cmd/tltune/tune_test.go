@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"tltune/device"
+	"tltune/kernels"
 	"tltune/results"
 )
 
@@ -233,5 +235,23 @@ func TestTunedTableFeedsCompiler(t *testing.T) {
 	}
 	if want := "chosen: " + p.String() + "\n"; !strings.Contains(explain, want) {
 		t.Errorf("compile did not choose the tuning run's best %q:\n%s", p.String(), explain)
+	}
+}
+
+func TestDeviceSupports(t *testing.T) {
+	noFP64 := device.Info{Name: "NoDouble GPU"}
+	f64 := kernels.Spec{Op: kernels.GEMMOp, DType: kernels.F64, Acc: kernels.F64}
+	c32to64 := kernels.Spec{Op: kernels.GEMMOp, DType: kernels.C32, Acc: kernels.C64}
+	half := kernels.Spec{Op: kernels.GEMMOp, DType: kernels.F16, Acc: kernels.F32}
+	for _, s := range []kernels.Spec{f64, c32to64} {
+		if err := deviceSupports(noFP64, s); err == nil || !strings.Contains(err.Error(), "cl_khr_fp64") {
+			t.Errorf("%v/%v on a device without fp64: %v, want an error naming cl_khr_fp64", s.DType, s.Acc, err)
+		}
+		if err := deviceSupports(device.Info{FP64: true}, s); err != nil {
+			t.Errorf("%v/%v on a device with fp64: %v", s.DType, s.Acc, err)
+		}
+	}
+	if err := deviceSupports(noFP64, half); err != nil {
+		t.Errorf("f16 needs no cl_khr_fp16 (stored as half, computed in f32): %v", err)
 	}
 }
