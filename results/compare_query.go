@@ -98,7 +98,8 @@ func (s *Store) bestOfRun(ctx context.Context, id int64) ([]Measurement, error) 
 // ResolveBaseline finds the baseline a user named for comparison with
 // cur: "last" is RunBefore(cur), a number is that run, and a tag is the
 // latest run with the tag other than cur, so that a nightly job can name
-// its own tag as the baseline.
+// its own tag as the baseline. A tag skips failed runs and runs on other
+// devices: a nightly job that broke, or ran elsewhere, is no baseline.
 func (s *Store) ResolveBaseline(ctx context.Context, ref string, cur Run) (Run, error) {
 	if ref == "last" {
 		return s.RunBefore(ctx, cur)
@@ -111,7 +112,7 @@ func (s *Store) ResolveBaseline(ctx context.Context, ref string, cur Run) (Run, 
 		return Run{}, err
 	}
 	for _, r := range runs {
-		if r.ID != cur.ID {
+		if r.ID != cur.ID && r.Status != Failed && r.Env.Device == cur.Env.Device {
 			return r, nil
 		}
 	}

@@ -1,6 +1,8 @@
 package results
 
 import (
+	"time"
+
 	"errors"
 	"testing"
 )
@@ -81,12 +83,19 @@ func TestRunBefore(t *testing.T) {
 func TestResolveBaseline(t *testing.T) {
 	s := openTemp(t)
 	first, second, third := begin(t, s, h200, "nightly"), begin(t, s, h200, "nightly"), begin(t, s, h200, "weekly")
+	broken := begin(t, s, h200, "nightly")
+	if err := s.FinishRun(ctx, broken.ID, Failed, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	pvc := h200
+	pvc.Device = "Intel(R) Data Center GPU Max 1550"
+	begin(t, s, pvc, "nightly")
 	for _, tc := range []struct {
 		ref  string
 		cur  Run
 		want int64
 	}{
-		{"nightly", third, second.ID}, // the tag's latest run
+		{"nightly", third, second.ID}, // the tag's latest run on the device that did not fail
 		{"nightly", second, first.ID}, // not the current run itself
 		{"last", third, second.ID},    // the run before
 		{"1", third, first.ID},        // an id
