@@ -1,16 +1,13 @@
 package kernels
 
 import (
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"tltune/compiler/tuning"
+	"tltune/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // tuned is a full configuration, as the tuner would pass it.
 var tuned = tuning.Params{SubgroupSize: 32, WorkGroupSize: [2]int{64, 2}, Tile: [2]int{32, 32},
@@ -40,25 +37,8 @@ func TestSourceGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, filepath.Join("testdata", c.file+".ir"), got)
+			golden.Check(t, filepath.Join("testdata", c.file+".ir"), []byte(got))
 		})
-	}
-}
-
-func golden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from the generated source (go test -update rewrites it):\n--- got\n%s--- want\n%s", path, got, want)
 	}
 }
 

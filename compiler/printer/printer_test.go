@@ -1,7 +1,6 @@
 package printer_test
 
 import (
-	"flag"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -12,9 +11,8 @@ import (
 	"tltune/compiler/ir"
 	"tltune/compiler/printer"
 	"tltune/compiler/syntax"
+	"tltune/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // roundTrip prints p, parses the text and reports any difference.
 func roundTrip(t *testing.T, p *ir.Program) string {
@@ -84,20 +82,7 @@ func TestGolden(t *testing.T) {
 			t.Fatalf("%s: %v", name, errs)
 		}
 		got := printer.String(p)
-		golden := filepath.Join("testdata", strings.TrimSuffix(filepath.Base(name), ".tl")+".golden")
-		if *update {
-			if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(golden)
-		if err != nil {
-			t.Fatalf("%v (run go test -update)", err)
-		}
-		if got != string(want) {
-			t.Errorf("%s: canonical form changed:\n%s", name, got)
-		}
+		golden.Check(t, filepath.Join("testdata", strings.TrimSuffix(filepath.Base(name), ".tl")+".golden"), []byte(got))
 	}
 }
 

@@ -2,15 +2,14 @@ package tuning
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"testing/fstest"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+	"tltune/internal/golden"
+)
 
 func gemmEntry(device string, m, n, k int, sg int) Entry {
 	return Entry{
@@ -43,7 +42,7 @@ func TestRoundTrip(t *testing.T) {
 	if err := os.WriteFile(path, got, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	checkGolden(t, "testdata/table.golden.json", got)
+	golden.Check(t, "testdata/table.golden.json", got)
 
 	back, err := ReadFile(path)
 	if err != nil {
@@ -66,22 +65,6 @@ func TestRoundTrip(t *testing.T) {
 	}
 	if !bytes.Equal(again.Bytes(), got) {
 		t.Error("re-encoding a read table changed it")
-	}
-}
-
-func checkGolden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("output differs from %s (run with -update if intended):\n%s", path, got)
 	}
 }
 

@@ -13,12 +13,11 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"tltune/internal/golden"
 )
 
-var (
-	update  = flag.Bool("update", false, "rewrite the golden SVG files in testdata")
-	preview = flag.String("preview", "", "also write PNG renderings of the golden charts into this directory, to look at")
-)
+var preview = flag.String("preview", "", "also write PNG renderings of the golden charts into this directory, to look at")
 
 // h200Roofline is a roofline shaped like a nightly run on an H200: batched
 // GEMM f16 and f32 16…256, GEMV and GER 32…256. The numbers are made up but
@@ -100,18 +99,18 @@ func TestGolden(t *testing.T) {
 // text diff of two SVGs says little, a look at the picture says all.
 func checkGolden(t *testing.T, name string, c Chart) {
 	t.Helper()
-	golden := filepath.Join("testdata", name+".svg")
+	path := filepath.Join("testdata", name+".svg")
 	got := renderSVG(t, c)
 	if again := renderSVG(t, c); !bytes.Equal(got, again) {
 		t.Fatal("two renderings of the same chart differ: the golden test would be flaky")
 	}
-	if *update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
+	if golden.Update() {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
 	}
-	want, err := os.ReadFile(golden)
+	want, err := os.ReadFile(path)
 	if err == nil && bytes.Equal(got, want) {
 		return
 	}
@@ -119,7 +118,7 @@ func checkGolden(t *testing.T, name string, c Chart) {
 	if err != nil {
 		t.Fatalf("%v; the rendering is in %s: look at it, then run go test -update", err, kept)
 	}
-	t.Errorf("%s does not match the rendering in %s (and its .png): look at it, then run go test -update", golden, kept)
+	t.Errorf("%s does not match the rendering in %s (and its .png): look at it, then run go test -update", path, kept)
 }
 
 // keep writes a rendering that failed its golden check, as SVG and PNG,

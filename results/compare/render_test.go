@@ -3,16 +3,14 @@ package compare
 import (
 	"bytes"
 	"encoding/xml"
-	"flag"
 	"io"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+	"tltune/internal/golden"
+)
 
 // goldenReport is one report with every verdict, an environment change on
 // some shapes and a benchmath warning, from seeded synthetic samples.
@@ -75,7 +73,7 @@ func TestRenderGolden(t *testing.T) {
 			if err := r.write(&buf, rep); err != nil {
 				t.Fatal(err)
 			}
-			checkGolden(t, filepath.Join("testdata", r.file), buf.Bytes())
+			golden.Check(t, filepath.Join("testdata", r.file), buf.Bytes())
 		})
 	}
 }
@@ -87,23 +85,6 @@ func hasVerdict(rep *Report, v Verdict) bool {
 		}
 	}
 	return false
-}
-
-func checkGolden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("output differs from %s (run go test -update after checking):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
 }
 
 // TestJUnitFailuresMatchExitRule parses the XML back: the failures are

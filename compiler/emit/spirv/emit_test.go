@@ -2,7 +2,6 @@ package spirv_test
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,10 +11,9 @@ import (
 	"tltune/compiler/emit/spirv"
 	"tltune/compiler/emit/spirv/internal/spvtest"
 	"tltune/compiler/tuning"
+	"tltune/internal/golden"
 	"tltune/kernels"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden disassembly files")
 
 // TestGolden emits the kernels of testdata for the targets their attributes
 // allow, validates them and compares the disassembly with testdata/NAME.TARGET.spvasm.
@@ -35,19 +33,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden := filepath.Join("testdata", strings.TrimSuffix(c.file, ".tl")+"."+c.target+".spvasm")
-			if *update {
-				if err := os.WriteFile(golden, []byte(text), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update)", err)
-			}
-			if text != string(want) {
-				t.Errorf("disassembly differs from %s (run with -update and review the diff):\n%s", golden, text)
-			}
+			golden.Check(t, filepath.Join("testdata", strings.TrimSuffix(c.file, ".tl")+"."+c.target+".spvasm"), []byte(text))
 		})
 	}
 }
