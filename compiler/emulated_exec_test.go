@@ -81,15 +81,8 @@ func TestEmulatedEnginesAreUsed(t *testing.T) {
 		{sg(16, 16, 32, 8, 16, 16, 1, 2, false), "tl_sa[(tl_i) * 16 + (tl_lane)]"},
 		{sg(8, 8, 16, 8, 8, 16, 1, 1, true), "tl_sa[((tl_i >> 1)) * 16 + (2 * tl_lane + (tl_i & 1))]"},
 	} {
-		src, err := newRecipe(t, kernels.Spec{Op: kernels.GEMMOp, M: 19, N: 40, K: 33, DType: kernels.F16, Acc: kernels.F32,
-			Alpha: 1, Beta: 1}).Source(tc.p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := compiler.Compile([]byte(src), compiler.Options{Target: "emulated"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := newRecipe(t, kernels.Spec{Op: kernels.GEMMOp, M: 19, N: 40, K: 33, DType: kernels.F16, Acc: kernels.F32, Alpha: 1, Beta: 1})
+		res := compileRecipe(t, r, tc.p, compiler.Options{Target: "emulated"})
 		if !strings.Contains(res.OpenCL, tc.want) {
 			t.Errorf("%v: no %s in the kernel", tc.p, tc.want)
 		}

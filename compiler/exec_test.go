@@ -77,27 +77,33 @@ type recipeCase struct {
 func runRecipe(t *testing.T, d device.Device, c recipeCase) {
 	t.Helper()
 	r := newRecipe(t, c.spec)
-	src, err := r.Source(c.params)
-	if err != nil {
-		t.Fatal(err)
-	}
 	opts := testOptions(d)
 	if c.target != "" {
 		opts = compiler.Options{Target: c.target}
 	}
-	if targetName(opts) != "generic" && c.params.SubgroupSize == 1 {
-		if src, err = r.Source(tuning.Params{}); err != nil {
-			t.Fatal(err)
-		}
+	p := c.params
+	if targetName(opts) != "generic" && p.SubgroupSize == 1 {
+		p = tuning.Params{}
+	}
+	res := compileRecipe(t, r, p, opts)
+	k := &res.Kernels[0]
+	exectest.CheckRecipe(t, r, c.batch, fmt.Sprintf("%v [%v]", c.params, k.Launch), func(in *kernels.Inputs) error {
+		return exectest.RunInputs(d, openCL(d, res), k, in)
+	})
+}
+
+// compileRecipe compiles r's source for configuration p with opts.
+func compileRecipe(t *testing.T, r kernels.Recipe, p tuning.Params, opts compiler.Options) *compiler.Result {
+	t.Helper()
+	src, err := r.Source(p)
+	if err != nil {
+		t.Fatal(err)
 	}
 	res, err := compiler.Compile([]byte(src), opts)
 	if err != nil {
 		t.Fatalf("%s: %v\n%s", r.Name(), err, src)
 	}
-	k := &res.Kernels[0]
-	exectest.CheckRecipe(t, r, c.batch, fmt.Sprintf("%v [%v]", c.params, k.Launch), func(in *kernels.Inputs) error {
-		return exectest.RunInputs(d, openCL(d, res), k, in)
-	})
+	return res
 }
 
 // newRecipe returns the recipe of s, with the strided layout unless s

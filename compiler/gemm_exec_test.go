@@ -49,14 +49,7 @@ func TestConfigsChangeCode(t *testing.T) {
 	}
 	seen := map[string]int{}
 	for ci, p := range gemmConfigs {
-		src, err := r.Source(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := compiler.Compile([]byte(src), compiler.Options{Target: "generic"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := compileRecipe(t, r, p, compiler.Options{Target: "generic"})
 		if prev, dup := seen[res.OpenCL]; dup {
 			t.Errorf("configurations %d and %d produce the same OpenCL C", prev, ci)
 		}

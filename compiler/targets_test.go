@@ -80,14 +80,7 @@ func TestTargetsCompileWithClang(t *testing.T) {
 			r := newRecipe(t, s)
 			for ci, p := range cfgs {
 				t.Run(fmt.Sprintf("%s/%s/cfg%d", tgt, r.Name(), ci), func(t *testing.T) {
-					src, err := r.Source(p)
-					if err != nil {
-						t.Fatal(err)
-					}
-					res, err := compiler.Compile([]byte(src), compiler.Options{Target: tgt})
-					if err != nil {
-						t.Fatal(err)
-					}
+					res := compileRecipe(t, r, p, compiler.Options{Target: tgt})
 					clangCompile(t, tgt, res.OpenCL)
 				})
 			}
@@ -181,14 +174,7 @@ func TestNvidiaUsesMMA(t *testing.T) {
 	} {
 		r := newRecipe(t, kernels.Spec{Op: kernels.GEMMOp, M: 40, N: 24, K: 48, DType: tc.dtype, Acc: kernels.F32,
 			Alpha: 1, Beta: 1, TransA: true})
-		src, err := r.Source(tc.p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := compiler.Compile([]byte(src), compiler.Options{Target: "nvidia"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := compileRecipe(t, r, tc.p, compiler.Options{Target: "nvidia"})
 		if got := strings.Contains(res.OpenCL, "mma.sync.aligned.m16n8k16.row.col.f32."+tc.dtype.String()); got != tc.mma {
 			t.Errorf("%s %v: mma.sync used = %v, want %v", tc.dtype, tc.p, got, tc.mma)
 		}
@@ -220,14 +206,7 @@ func TestIntelUsesDPAS(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRecipe(t, kernels.Spec{Op: kernels.GEMMOp, M: 40, N: 40, K: 48, DType: tc.dtype, Acc: kernels.F32,
 				Alpha: 1, Beta: 1, TransB: true})
-			src, err := r.Source(tuning.Params{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := compiler.Compile([]byte(src), compiler.Options{Device: &tc.dev})
-			if err != nil {
-				t.Fatal(err)
-			}
+			res := compileRecipe(t, r, tuning.Params{}, compiler.Options{Device: &tc.dev})
 			used := strings.Contains(res.OpenCL, "matrix_mad_k16(")
 			if tc.want == "" && used || tc.want != "" && !strings.Contains(res.OpenCL, tc.want) {
 				t.Errorf("DPAS call %q: used = %v\n%s", tc.want, used, res.OpenCL)

@@ -121,14 +121,7 @@ func TestCrossLaneOpsInUniformControlFlow(t *testing.T) {
 				if p.WorkGroupSize[0] != 0 {
 					p.SubgroupSize = map[string]int{"intel": 16, "nvidia": 32}[tgt]
 				}
-				src, err := r.Source(p)
-				if err != nil {
-					t.Fatal(err)
-				}
-				res, err := compiler.Compile([]byte(src), compiler.Options{Target: tgt})
-				if err != nil {
-					t.Fatal(err)
-				}
+				res := compileRecipe(t, r, p, compiler.Options{Target: tgt})
 				k := res.Kernels[0]
 				if k.WorkGroupSize[0]*k.WorkGroupSize[1] == k.SubgroupSize {
 					t.Fatalf("launch %v has one subgroup per work-group: nothing to check", k.Launch)
