@@ -97,6 +97,16 @@ func arithBool(op ir.ArithOp, a, b value) value {
 }
 
 func arithInt(op ir.ArithOp, t *ir.Type, a, b int64) (value, error) {
+	r, err := ArithInt(op, t, a, b)
+	return intVal(r), err
+}
+
+// ArithInt is the language's integer arithmetic in type t: two's-complement
+// wrap-around, shift counts modulo the width (as OpenCL C takes them),
+// division and remainder truncating, and an error for a division by zero.
+// Constant folding uses it so that folded code computes what the reference
+// computes.
+func ArithInt(op ir.ArithOp, t *ir.Type, a, b int64) (int64, error) {
 	var r int64
 	bits := int64(t.Bits())
 	switch op {
@@ -108,7 +118,7 @@ func arithInt(op ir.ArithOp, t *ir.Type, a, b int64) (value, error) {
 		r = a * b
 	case ir.Div, ir.Rem:
 		if b == 0 {
-			return value{}, fmt.Errorf("integer %s by zero", op)
+			return 0, fmt.Errorf("integer %s by zero", op)
 		}
 		// Go defines MinInt64 / -1 = MinInt64 (wrap-around) without a panic.
 		if op == ir.Div {
@@ -132,7 +142,7 @@ func arithInt(op ir.ArithOp, t *ir.Type, a, b int64) (value, error) {
 	case ir.Xor:
 		r = a ^ b
 	}
-	return intVal(wrap(t, r)), nil
+	return wrap(t, r), nil
 }
 
 func arithFloat(op ir.ArithOp, a, b float64) float64 {

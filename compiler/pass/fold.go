@@ -1,7 +1,9 @@
 package pass
 
 import (
+	"tltune/compiler/interp"
 	"tltune/compiler/ir"
+	"tltune/compiler/numeric"
 )
 
 // foldConstants replaces integer arith and integer-to-integer casts whose
@@ -38,7 +40,7 @@ func foldInt(in *ir.Inst) (int64, bool) {
 	switch in.Op {
 	case ir.OpCast:
 		x, ok := intConst(in.Operands[0])
-		return wrap(x, t), ok && in.Operands[0].Type.IsInteger()
+		return numeric.Wrap(x, t.Bits()), ok && in.Operands[0].Type.IsInteger()
 	case ir.OpArith:
 	default:
 		return 0, false
@@ -48,48 +50,17 @@ func foldInt(in *ir.Inst) (int64, bool) {
 	if !okx || !oky {
 		return 0, false
 	}
-	var r int64
-	switch in.Arith {
-	case ir.Add:
-		r = x + y
-	case ir.Sub:
-		r = x - y
-	case ir.Mul:
-		r = x * y
-	case ir.Div, ir.Rem:
-		if y == 0 || (y == -1 && x == -1<<63) {
-			return 0, false
-		}
-		if in.Arith == ir.Div {
-			r = x / y
-		} else {
-			r = x % y
-		}
-	case ir.Min:
-		r = min(x, y)
-	case ir.Max:
-		r = max(x, y)
-	default:
-		return 0, false
+	if (in.Arith == ir.Div || in.Arith == ir.Rem) && y == -1 && x == -1<<63 {
+		return 0, false // overflows: undefined in OpenCL C, so left to the device
 	}
-	r = wrap(r, t)
+	r, err := interp.ArithInt(in.Arith, t, x, y)
+	if err != nil {
+		return 0, false // division by zero: not folded, the program keeps its fault
+	}
 	if r == ir.Dynamic { // not a representable constant of the language
 		return 0, false
 	}
 	return r, true
-}
-
-// wrap truncates x to the width of integer type t (sign-extending).
-func wrap(x int64, t *ir.Type) int64 {
-	switch t.Bits() {
-	case 8:
-		return int64(int8(x))
-	case 16:
-		return int64(int16(x))
-	case 32:
-		return int64(int32(x))
-	}
-	return x
 }
 
 // deadCode deletes instructions without effects whose results are unused,

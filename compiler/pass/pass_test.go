@@ -60,6 +60,8 @@ func TestFoldAndDeadCode(t *testing.T) {
 	zero := b.IntConst(0, ir.Index)
 	div := b.Arith(ir.Div, two, zero)
 	small := b.Arith(ir.Mul, b.IntConst(100, ir.I8), b.IntConst(3, ir.I8))
+	shifted := b.Arith(ir.Shl, b.IntConst(1, ir.I32), b.IntConst(33, ir.I32))
+	b.Store(ir.NotAtomic, b.Cast(shifted, ir.Index), f.Params[0], two)
 	b.Store(ir.NotAtomic, prod, f.Params[0], two)
 	b.Store(ir.NotAtomic, div, f.Params[0], zero)
 	b.Store(ir.NotAtomic, b.Cast(small, ir.Index), f.Params[0], three)
@@ -75,6 +77,9 @@ func TestFoldAndDeadCode(t *testing.T) {
 	if c, ok := intConst(small); !ok || c != 44 {
 		t.Errorf("100*3 in i8 folded to %v, %v; want 44 (wrapped)", c, ok)
 	}
+	if c, ok := intConst(shifted); !ok || c != 2 {
+		t.Errorf("1 << 33 in i32 folded to %v, %v; want 2 (the count modulo the width, as the interpreter and OpenCL C take it)", c, ok)
+	}
 	if div.Def.Op != ir.OpArith {
 		t.Error("division by zero was folded")
 	}
@@ -83,8 +88,8 @@ func TestFoldAndDeadCode(t *testing.T) {
 			t.Error("unused subtraction survived dead-code elimination")
 		}
 	}
-	if n := len(f.Body.Uses(f.Params[0])); n != 3 {
-		t.Errorf("%d stores left, want 3", n)
+	if n := len(f.Body.Uses(f.Params[0])); n != 4 {
+		t.Errorf("%d stores left, want 4", n)
 	}
 }
 
