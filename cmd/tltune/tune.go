@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -132,7 +133,7 @@ func tuneCmd(c *context, op kernels.Op, args []string) int {
 // check rejects flag values no run can use.
 func (f *tuneFlags) check() error {
 	switch {
-	case !containsString(search.Names, f.strategy):
+	case !slices.Contains(search.Names, f.strategy):
 		return fmt.Errorf("--strategy %q: use one of %s", f.strategy, strings.Join(search.Names, ", "))
 	case f.budget < 0:
 		return fmt.Errorf("--budget %d must be ≥ 0", f.budget)
@@ -150,15 +151,6 @@ func (f *tuneFlags) check() error {
 		}
 	}
 	return nil
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // tuneRun is what a tuning run holds open across the shapes it tunes:
@@ -317,20 +309,11 @@ func subgroupSizesOf(info device.Info, targetName string) []int {
 	}
 	var both []int
 	for _, s := range t.SubgroupSizes {
-		if containsInt(info.SubgroupSizes, s) {
+		if slices.Contains(info.SubgroupSizes, s) {
 			both = append(both, s)
 		}
 	}
 	return both
-}
-
-func containsInt(list []int, x int) bool {
-	for _, y := range list {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // batchGoal sizes the timed launches: several times the device cache per
