@@ -185,7 +185,7 @@ func classify(path string, err error) error {
 	if errors.As(err, &se) && (se.Code == sqlite3.ErrNotADB || se.Code == sqlite3.ErrCorrupt) {
 		return notDatabase(path, "damaged: "+se.Error())
 	}
-	return fmt.Errorf("results database %s: %v", path, err)
+	return fmt.Errorf("results database %s: %w", path, err)
 }
 
 // describe adds the store's path to errors that do not name it yet.

@@ -409,3 +409,16 @@ func TestCeilings(t *testing.T) {
 		t.Errorf("Ceilings of an unmeasured device: %v", err)
 	}
 }
+
+// TestCancelledQueryKeepsTheCause checks that a query stopped by a
+// cancelled context still says so to errors.Is, so a command interrupted
+// while it reads the store records the run as interrupted, not failed.
+func TestCancelledQueryKeepsTheCause(t *testing.T) {
+	s := openTemp(t)
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := s.Runs(cancelled, "")
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Runs with a cancelled context: %v; want an error wrapping context.Canceled", err)
+	}
+}
