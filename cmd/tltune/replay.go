@@ -11,6 +11,7 @@ import (
 
 	"tltune/compiler/tuning"
 	"tltune/results"
+	"tltune/results/compare"
 	"tltune/tuner/search"
 )
 
@@ -33,7 +34,7 @@ func replayCmd(c *context, args []string) int {
 	if status, ok := c.parse(fs, args); !ok {
 		return status
 	}
-	tol, err := parsePercent(*tolText)
+	tol, err := compare.ParseFraction(*tolText)
 	if err != nil {
 		return c.usageError("--tolerance: %v", err)
 	}
@@ -60,22 +61,6 @@ func replayCmd(c *context, args []string) int {
 		return c.fail(err)
 	}
 	return writeReplay(c, run, costs, names, tol, *trials)
-}
-
-// parsePercent reads "5%" or "0.05".
-func parsePercent(s string) (float64, error) {
-	var v float64
-	var err error
-	if p, ok := strings.CutSuffix(s, "%"); ok {
-		_, err = fmt.Sscan(p, &v)
-		v /= 100
-	} else {
-		_, err = fmt.Sscan(s, &v)
-	}
-	if err != nil || !(v > 0 && v < 1) {
-		return 0, fmt.Errorf("%q is not a fraction in (0, 1) or a percentage", s)
-	}
-	return v, nil
 }
 
 // replayCosts are the evaluated configurations of one stored shape, in

@@ -308,16 +308,35 @@ func warnings(lists ...[]error) []string {
 // ParseThreshold reads a threshold as the command line gives it: a percent
 // ("5%") or a fraction ("0.05").
 func ParseThreshold(s string) (float64, error) {
-	num, percent := strings.CutSuffix(strings.TrimSpace(s), "%")
-	v, err := strconv.ParseFloat(num, 64)
-	if err != nil {
+	v, ok := percentOrFraction(s)
+	if !ok {
 		return 0, fmt.Errorf("threshold %q is not a number: give a percent like 5%% or a fraction like 0.05", s)
-	}
-	if percent {
-		v /= 100
 	}
 	if err := (Options{Threshold: v, Alpha: DefaultOptions.Alpha}).validate(); err != nil {
 		return 0, err
 	}
 	return v, nil
+}
+
+// ParseFraction reads a fraction of (0, 1) given as a percent ("5%") or as
+// a fraction ("0.05"), as tolerances on the command line are.
+func ParseFraction(s string) (float64, error) {
+	v, ok := percentOrFraction(s)
+	if !ok || !(v > 0 && v < 1) {
+		return 0, fmt.Errorf("%q is not a fraction between 0 and 1: give a percent like 5%% or a fraction like 0.05", s)
+	}
+	return v, nil
+}
+
+// percentOrFraction reads "5%" or "0.05" as 0.05.
+func percentOrFraction(s string) (float64, bool) {
+	num, percent := strings.CutSuffix(strings.TrimSpace(s), "%")
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil {
+		return 0, false
+	}
+	if percent {
+		v /= 100
+	}
+	return v, true
 }

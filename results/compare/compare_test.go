@@ -274,3 +274,16 @@ func TestParseThreshold(t *testing.T) {
 		}
 	}
 }
+
+func TestParseFraction(t *testing.T) {
+	for in, want := range map[string]float64{"5%": 0.05, "0.2": 0.2, " 90% ": 0.9} {
+		if got, err := ParseFraction(in); err != nil || math.Abs(got-want) > 1e-12 {
+			t.Errorf("ParseFraction(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"150%", "0", "1", "-5%", "five"} {
+		if _, err := ParseFraction(in); err == nil {
+			t.Errorf("ParseFraction(%q) accepted", in)
+		}
+	}
+}
