@@ -3,6 +3,7 @@ package main
 import (
 	stdctx "context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -112,7 +113,7 @@ func (rc *replayCosts) cost(p tuning.Params) (float64, bool) {
 func writeReplay(c *context, run results.Run, rc *replayCosts, names []string, tol float64, trials int) int {
 	sh := rc.shape
 	fmt.Fprintf(c.stdout, "run %d: %s %s %s/%s %dx%dx%d %s, %d configurations evaluated (%d failed); optimum %s; within %.3g%% counts as found\n",
-		run.ID, sh.Op, sh.Trans, sh.Dtype, sh.Acc, sh.M, sh.N, sh.K, sh.Layout, len(rc.candidates), rc.failed, formatNs(slices.Min(mapValues(rc.median))), 100*tol)
+		run.ID, sh.Op, sh.Trans, sh.Dtype, sh.Acc, sh.M, sh.N, sh.K, sh.Layout, len(rc.candidates), rc.failed, formatNs(slices.Min(slices.Collect(maps.Values(rc.median)))), 100*tol)
 	fmt.Fprintln(c.stdout, "(the run must have been exhaustive — --strategy exhaustive --budget 0 — for its optimum to be the space's)")
 	t := tablewriter.NewTable(c.stdout, tablewriter.WithHeaderAutoFormat(tw.Off))
 	t.Header([]string{"strategy", "mean evaluations", "min", "max", "% of the space", "trials"})
@@ -131,12 +132,4 @@ func writeReplay(c *context, run results.Run, rc *replayCosts, names []string, t
 		return c.fail(err)
 	}
 	return exitOK
-}
-
-func mapValues(m map[tuning.Params]float64) []float64 {
-	out := make([]float64, 0, len(m))
-	for _, v := range m {
-		out = append(out, v)
-	}
-	return out
 }

@@ -25,7 +25,7 @@ type scalarInfo struct {
 	bf16    bool   // memory is bfloat16 stored as ushort
 }
 
-// scalarTypes maps type names to their C view for a target with native f16
+// lookupScalar maps a type name to its C view for a target with native f16
 // (nativeF16) or without.
 func lookupScalar(name string, nativeF16 bool) (scalarInfo, error) {
 	switch name {
