@@ -96,6 +96,22 @@ CREATE TABLE ceilings (
 	f16_gflops     REAL
 );
 `,
+	// 2: where the wall time of a run went (tuning throughput). Each tuned
+	// shape adds its seconds and evaluations, so the shapes of a sweep and
+	// the processes of a resumed run add up.
+	`
+CREATE TABLE run_throughput (
+	run_id      INTEGER PRIMARY KEY REFERENCES runs(id),
+	evaluations INTEGER NOT NULL,   -- evaluated by the processes whose time is below
+	wall_s      REAL NOT NULL
+);
+CREATE TABLE run_time_split (
+	run_id  INTEGER NOT NULL REFERENCES runs(id),
+	phase   TEXT NOT NULL,          -- setup, propose, compile, build, verify, time, record, idle
+	seconds REAL NOT NULL,          -- wall time: the phases of a run add up to its wall_s
+	PRIMARY KEY (run_id, phase)
+);
+`,
 }
 
 // SchemaVersion is the schema version this build writes.

@@ -48,6 +48,7 @@ type run struct {
 	planned  int
 	best     *Outcome
 	fatal    error // a recorder failure: stop, the store is not keeping up
+	clock    *phaseClock
 }
 
 func (o Options) withDefaults() Options {
@@ -72,26 +73,12 @@ func (t *Tuner) Run(ctx context.Context) (*Report, error) {
 	if err := t.Problem.Validate(); err != nil {
 		return nil, err
 	}
-	r := &run{t: t, opts: t.Options.withDefaults(), start: time.Now(),
+	r := &run{t: t, opts: t.Options.withDefaults(), start: time.Now(), clock: newPhaseClock(time.Now),
 		rep: &Report{PrunedByRule: map[string]int{}, Counts: map[Kind]int{}}}
-	keep, pruned := prune.Split(t.Space.All(), t.Device, t.Problem)
-	r.rep.Candidates = len(keep)
-	strategy, err := search.New(r.opts.Strategy, keep, r.opts.Seed)
-	if err != nil {
+	defer func() { r.rep.Split = r.clock.stop() }()
+	ctx = r.clock.newLane(ctx)
+	if err := r.prepare(ctx); err != nil {
 		return nil, err
-	}
-	r.strategy = strategy
-	prev, err := t.Recorder.Previous(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("reading the interrupted run: %w", err)
-	}
-	if err := r.recordPruned(ctx, pruned, prev); err != nil {
-		return nil, err
-	}
-	recipeRefused := r.resume(prev)
-	r.planned = len(keep) - recipeRefused + len(r.warmStart(keep, prev))
-	if r.opts.Budget > 0 {
-		r.planned = min(r.planned, r.opts.Budget)
 	}
 	r.cache = newCompileCache(r.opts.CacheSize)
 	defer r.cache.close()
@@ -104,6 +91,37 @@ func (t *Tuner) Run(ctx context.Context) (*Report, error) {
 		return r.rep, ctx.Err()
 	}
 	return r.rep, nil
+}
+
+// prepare prunes the space, starts the strategy and feeds it what an
+// interrupted run recorded.
+func (r *run) prepare(ctx context.Context) error {
+	t := r.t
+	endPropose := Track(ctx, PhasePropose)
+	keep, pruned := prune.Split(t.Space.All(), t.Device, t.Problem)
+	r.rep.Candidates = len(keep)
+	strategy, err := search.New(r.opts.Strategy, keep, r.opts.Seed)
+	endPropose()
+	if err != nil {
+		return err
+	}
+	r.strategy = strategy
+	endRecord := Track(ctx, PhaseRecord)
+	prev, err := t.Recorder.Previous(ctx)
+	endRecord()
+	if err != nil {
+		return fmt.Errorf("reading the interrupted run: %w", err)
+	}
+	if err := r.recordPruned(ctx, pruned, prev); err != nil {
+		return err
+	}
+	defer Track(ctx, PhasePropose)()
+	recipeRefused := r.resume(prev)
+	r.planned = len(keep) - recipeRefused + len(r.warmStart(keep, prev))
+	if r.opts.Budget > 0 {
+		r.planned = min(r.planned, r.opts.Budget)
+	}
+	return nil
 }
 
 // recordPruned records the configurations pruning rejected, except those a
@@ -126,6 +144,7 @@ func (r *run) recordPruned(ctx context.Context, pruned []prune.Pruned, prev []Ou
 	if len(fresh) == 0 {
 		return nil
 	}
+	defer Track(ctx, PhaseRecord)()
 	if err := r.t.Recorder.Record(ctx, fresh...); err != nil {
 		return fmt.Errorf("recording pruned configurations: %w", err)
 	}
@@ -212,15 +231,17 @@ func (r *run) pipeline(ctx context.Context) {
 	results := make(chan *job, depth)
 	var wg sync.WaitGroup
 	for range r.opts.CompileWorkers {
+		wctx := r.clock.newLane(ctx)
 		wg.Go(func() {
 			for j := range compileQ {
-				r.compile(ctx, j)
+				r.compile(wctx, j)
 			}
 		})
 	}
+	dctx := r.clock.newLane(ctx)
 	wg.Go(func() {
 		for j := range deviceQ {
-			r.measure(ctx, j)
+			r.measure(dctx, j)
 			results <- j
 		}
 	})
@@ -267,6 +288,8 @@ func (r *run) mayPropose(ctx context.Context) bool {
 // It returns nil when the recipe refused it (pruned, recorded here) or the
 // strategy has nothing left (Stop set).
 func (r *run) dispatch(ctx context.Context) *job {
+	endPropose := Track(ctx, PhasePropose)
+	defer func() { endPropose() }()
 	p, ok := r.strategy.Next()
 	if !ok {
 		r.rep.Stop = StopExhausted
@@ -278,6 +301,8 @@ func (r *run) dispatch(ctx context.Context) *job {
 		r.rep.PrunedByRule["recipe"]++
 		r.rep.Counts[Pruned]++
 		o := Outcome{Params: p, Kind: Pruned, Message: "recipe: " + err.Error()}
+		endPropose()
+		endPropose = Track(ctx, PhaseRecord)
 		if err := r.t.Recorder.Record(context.WithoutCancel(ctx), o); err != nil {
 			r.fatal = fmt.Errorf("recording %v: %w", p, err)
 		}
@@ -309,7 +334,9 @@ func (r *run) compile(ctx context.Context, j *job) {
 	cctx, cancel := r.configContext(ctx)
 	defer cancel()
 	start := time.Now()
+	endCompile := Track(cctx, PhaseCompile)
 	art, err := protect(func() (Artifact, error) { return r.t.Compiler.Compile(cctx, j.out.Source) })
+	endCompile()
 	var kind Kind
 	if err != nil {
 		kind = classify(err, cctx, CompileError)
@@ -335,7 +362,9 @@ func (r *run) measure(ctx context.Context, j *job) {
 	mctx, cancel := r.configContext(ctx)
 	defer cancel()
 	start := time.Now()
+	endTime := Track(mctx, PhaseTime)
 	m, err := protect(func() (Measurement, error) { return r.t.Measurer.Measure(mctx, j.entry.art, o.Params) })
+	endTime()
 	o.MeasureTime = time.Since(start)
 	if ctx.Err() != nil {
 		return
@@ -363,11 +392,16 @@ func (r *run) finish(ctx context.Context, j *job) {
 	o := &j.out
 	// Record even when ctx was cancelled meanwhile: the work is done and
 	// losing it would mean measuring it again.
-	if err := r.t.Recorder.Record(context.WithoutCancel(ctx), *o); err != nil {
+	endRecord := Track(ctx, PhaseRecord)
+	err := r.t.Recorder.Record(context.WithoutCancel(ctx), *o)
+	endRecord()
+	if err != nil {
 		r.fatal = fmt.Errorf("recording %v: %w", o.Params, err)
 		return
 	}
+	endPropose := Track(ctx, PhasePropose)
 	r.strategy.Observe(o.Params, o.Median(), o.Kind == OK)
+	endPropose()
 	r.account(o)
 	if r.opts.Progress != nil {
 		r.opts.Progress(Progress{Done: r.rep.Evaluations, Planned: r.planned, Last: o, Best: r.best})

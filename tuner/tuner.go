@@ -3,7 +3,7 @@
 // evaluate, compiles configurations in parallel (cached by source hash)
 // while a single device worker verifies and times them, and records every
 // outcome as it happens, so that an interrupted run resumes where it
-// stopped.
+// stopped. It accounts for where each run's wall time goes (Split, Track).
 //
 // The loop is written against small interfaces — Generator (recipes),
 // Compiler, Measurer (device), Recorder (store) — that the command line
@@ -172,7 +172,12 @@ type Report struct {
 	CacheHits    int
 	Stop         Stop
 	Outcomes     []Outcome // every evaluation, in order; resumed ones first
+	Split        Split     // where the wall time of this Run went
 }
+
+// Evaluated is the number of evaluations this Run made itself (resumed
+// ones were made by an earlier process).
+func (r *Report) Evaluated() int { return r.Evaluations - r.Resumed }
 
 // Stop says why a run ended.
 type Stop string

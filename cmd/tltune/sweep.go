@@ -108,6 +108,7 @@ type sweep struct {
 	recipes []kernels.Recipe // one per case
 	run     *tuneRun
 	stored  map[results.Shape]results.Best // --remeasure: the best stored on this device
+	tally   throughput                     // of every shape evaluated so far
 }
 
 // ops are the operations of the suite, for the search spaces to load.
@@ -144,6 +145,7 @@ func (s *sweep) execute(c *context) int {
 		// the next night's baseline: the run is recorded as failed.
 		err = fmt.Errorf("no shape of %s has a stored best on %s; tune the suite first (drop --remeasure) or add --tune-missing", s.suite.Name, s.run.info.Name)
 	}
+	rep.throughput = s.tally
 	status, err := s.run.finish(err)
 	if werr := rep.write(c.stdout, s.flags.asJSON); werr != nil && err == nil {
 		err = werr
@@ -269,6 +271,7 @@ func (s *sweep) evaluate(ctx stdctx.Context, c *context, recipe kernels.Recipe, 
 	if rep == nil {
 		return out, err
 	}
+	s.tally.add(rep)
 	out.Counts, out.Stop = outcomeCounts(rep), string(rep.Stop)
 	if b := rep.Best(); b != nil {
 		ranked := j.ranked(*b)

@@ -32,6 +32,8 @@ type sweepReport struct {
 	Mode     string       `json:"mode"` // "retune" or "remeasure"
 	CopyGBs  float64      `json:"copy_ceiling_gbs,omitempty"`
 	Shapes   []sweepShape `json:"shapes"`
+	// Every shape's evaluations and time.
+	throughput
 }
 
 // sweepShape is what became of one shape of the suite.
@@ -138,6 +140,9 @@ func (r *sweepReport) write(w io.Writer, asJSON bool) error {
 	total := 0.0
 	for _, s := range r.Shapes {
 		total += s.Seconds
+	}
+	if r.TimeSplit != nil {
+		r.throughput.write(w)
 	}
 	_, err := fmt.Fprintf(w, "%d shape(s) in %s, stored as run %d in %s ('tltune regress --baseline TAG|RUN' compares it)\n",
 		len(r.Shapes), seconds(total).Round(time.Second), r.Run, r.Database)

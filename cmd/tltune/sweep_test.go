@@ -276,7 +276,9 @@ func TestSweepReportGolden(t *testing.T) {
 	skipped := sweepShape{Shape: "ger f32/f32 32x32 strided alpha=1 beta=1", Action: actionSkipped, Problem: "never tuned on GPU; skipped (--tune-missing tunes it)"}
 	var out bytes.Buffer
 	for _, r := range []sweepReport{
-		{Run: 3, Database: "results.db", Device: "GPU", Driver: "1.0", Suite: "nightly.toml", Mode: "retune", Shapes: []sweepShape{tuned, failed}},
+		{Run: 3, Database: "results.db", Device: "GPU", Driver: "1.0", Suite: "nightly.toml", Mode: "retune", Shapes: []sweepShape{tuned, failed},
+			throughput: throughput{Evaluated: 26, WallSeconds: 12.84, EvaluationsPerSecond: 26 / 12.84, TimeSplit: map[string]float64{
+				"setup": 0.5, "propose": 0.04, "compile": 0.3, "build": 2, "verify": 1, "time": 8.5, "record": 0.5}}},
 		{Run: 4, Database: "results.db", Device: "GPU", Driver: "1.0", Suite: "nightly.toml", Mode: "remeasure", Shapes: []sweepShape{remeasured, wrong, skipped}},
 	} {
 		for _, s := range r.Shapes {

@@ -225,6 +225,7 @@ type shapeJob struct {
 	run     *tuneRun
 	recipe  kernels.Recipe
 	session *bench.Session
+	setup   time.Duration // preparing the session
 	tuner   *tuner.Tuner
 }
 
@@ -237,11 +238,12 @@ func (r *tuneRun) newShape(recipe kernels.Recipe, sp *space.Space, opts tuner.Op
 		return nil, err
 	}
 	goal := r.flags.batchGoal(r.info, r.prof, recipe)
+	start := time.Now()
 	session, err := bench.NewSession(r.dev, recipe, bench.Options{Seed: r.flags.seed, Goal: goal})
 	if err != nil {
 		return nil, fmt.Errorf("preparing the inputs of %s on %s: %w", recipe.Name(), r.info.Name, err)
 	}
-	j := &shapeJob{run: r, recipe: recipe, session: session}
+	j := &shapeJob{run: r, recipe: recipe, session: session, setup: time.Since(start)}
 	j.tuner = j.newTuner(sp, opts)
 	return j, nil
 }
@@ -466,12 +468,22 @@ func (r *tuneRun) tuneOne(c *context, recipe kernels.Recipe) int {
 	return exitOK
 }
 
-// tune runs the shape's tuner with a progress bar on a terminal.
+// tune runs the shape's tuner with a progress bar on a terminal, and
+// stores where its time went, the session's preparation included.
 func (j *shapeJob) tune(ctx stdctx.Context, stderr io.Writer, what string) (*tuner.Report, error) {
 	bar := newProgress(stderr, j.run.flags.quiet, j.tuner.Options.Budget, what)
 	j.tuner.Options.Progress = bar.update
-	defer bar.finish()
-	return j.tuner.Run(ctx)
+	rep, err := j.tuner.Run(ctx)
+	bar.finish()
+	if rep == nil {
+		return nil, err
+	}
+	rep.Split.Add(tuner.PhaseSetup, j.setup)
+	t := results.Throughput{Evaluations: rep.Evaluated(), WallSeconds: rep.Split.Wall.Seconds(), Phases: rep.Split.Seconds()}
+	if serr := j.run.store.AddThroughput(stdctx.Background(), j.run.stored.ID, t); serr != nil && err == nil {
+		err = serr
+	}
+	return rep, err
 }
 
 // finish records how the run ended, from the error that ended it: a

@@ -79,6 +79,7 @@ type tuneReport struct {
 	PrunedBy   map[string]int `json:"pruned_by_rule"`
 	CopyGBs    float64        `json:"copy_ceiling_gbs,omitempty"`
 	Top        []rankedConfig `json:"top"`
+	throughput
 }
 
 // rankedConfig is one of the fastest correct configurations.
@@ -104,6 +105,7 @@ func (j *shapeJob) report(c *context, rep *tuner.Report) error {
 	for _, o := range rep.Top(run.flags.top) {
 		r.Top = append(r.Top, j.ranked(o))
 	}
+	r.add(rep)
 	if run.flags.asJSON {
 		return writeJSON(c.stdout, r)
 	}
@@ -148,6 +150,7 @@ func (r *tuneReport) write(w io.Writer) error {
 	if len(r.PrunedBy) > 0 {
 		fmt.Fprintf(w, "pruned by rule: %s\n", countsLine(r.PrunedBy, nil))
 	}
+	r.throughput.write(w)
 	if r.CopyGBs == 0 {
 		fmt.Fprintf(w, "no bandwidth ceiling stored for this device: run 'tltune peak --device %q' for %% of peak\n", r.Device)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	stdctx "context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,7 +59,7 @@ func TestTuneOnPoCL(t *testing.T) {
 		if status != exitOK {
 			t.Fatalf("tltune %v: status %d\n%s%s", args, status, stdout, stderr)
 		}
-		for _, want := range []string{"GFLOP/s", "% copy BW", "outcomes: ok", "stored as run", db} {
+		for _, want := range []string{"GFLOP/s", "% copy BW", "outcomes: ok", "throughput: ", "evaluations/s; wall time: setup", "stored as run", db} {
 			if !strings.Contains(stdout, want) {
 				t.Errorf("tltune %s: report lacks %q:\n%s", args[0], want, stdout)
 			}
@@ -80,6 +81,10 @@ func TestTuneOnPoCL(t *testing.T) {
 		evaluated := evaluatedConfigs(t, st, r.ID)
 		if len(evaluated) == 0 {
 			t.Errorf("run %d (%s) stored no evaluation", r.ID, r.Op)
+		}
+		if tp, err := st.Throughput(stdctx.Background(), r.ID); err != nil || tp.Evaluations != len(evaluated) ||
+			!(tp.Phases["time"] > 0 && tp.Phases["verify"] > 0 && tp.Phases["setup"] > 0) {
+			t.Errorf("run %d (%s) stored throughput %+v, %v; want %d evaluations and the time of each phase", r.ID, r.Op, tp, err, len(evaluated))
 		}
 	}
 	best, err := st.BestPerShape(stdctx.Background(), results.Filter{})
@@ -128,6 +133,28 @@ func TestTuneJSON(t *testing.T) {
 	}
 	if rep.Run != 1 || rep.Database != db || len(rep.Top) != 1 || rep.Top[0].MedianNs <= 0 || rep.Counts["ok"] == 0 {
 		t.Errorf("--json report: %+v", rep)
+	}
+	var fields struct {
+		EvaluationsPerSecond float64            `json:"evaluations_per_second"`
+		TimeSplit            map[string]float64 `json:"time_split"`
+		WallSeconds          float64            `json:"wall_seconds"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &fields); err != nil {
+		t.Fatal(err)
+	}
+	sum := 0.0
+	for _, s := range fields.TimeSplit {
+		sum += s
+	}
+	want := []string{"setup", "propose", "compile", "build", "verify", "time", "record", "idle"}
+	if !(fields.EvaluationsPerSecond > 0) || len(fields.TimeSplit) != len(want) || math.Abs(sum-fields.WallSeconds) > 1e-6*fields.WallSeconds {
+		t.Errorf("--json: evaluations_per_second %g, time_split %v (sum %g, wall %g); want a rate and the phases %v adding up to the wall time",
+			fields.EvaluationsPerSecond, fields.TimeSplit, sum, fields.WallSeconds, want)
+	}
+	for _, phase := range want {
+		if _, ok := fields.TimeSplit[phase]; !ok {
+			t.Errorf("--json time_split lacks %q", phase)
+		}
 	}
 }
 

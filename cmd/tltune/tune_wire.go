@@ -39,12 +39,14 @@ func (b builtKernel) Close() error {
 	return nil
 }
 
-func (c kernelCompiler) Compile(_ stdctx.Context, src string) (tuner.Artifact, error) {
+func (c kernelCompiler) Compile(ctx stdctx.Context, src string) (tuner.Artifact, error) {
 	res, err := compiler.Compile([]byte(src), c.opts)
 	if err != nil || c.session == nil {
 		return res, err
 	}
+	endBuild := tuner.Track(ctx, tuner.PhaseBuild)
 	k, err := c.session.Build(res)
+	endBuild()
 	if err != nil {
 		return nil, classifyDeviceError(err, tuner.CompileError)
 	}
@@ -64,13 +66,18 @@ func (m *deviceMeasurer) Measure(ctx stdctx.Context, a tuner.Artifact, _ tuning.
 	case builtKernel:
 		k = a.Kernel
 	case *compiler.Result:
+		endBuild := tuner.Track(ctx, tuner.PhaseBuild)
 		var err error
-		if k, err = m.session.Build(a); err != nil {
+		k, err = m.session.Build(a)
+		endBuild()
+		if err != nil {
 			return tuner.Measurement{}, classifyDeviceError(err, tuner.CompileError)
 		}
 		defer k.Release()
 	}
+	endVerify := tuner.Track(ctx, tuner.PhaseVerify)
 	v, err := m.session.Verify(k)
+	endVerify()
 	if err != nil {
 		return tuner.Measurement{}, classifyDeviceError(err, tuner.LaunchError)
 	}

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"tltune/tuner"
+)
+
+// throughput is how fast a tuning command evaluated configurations and
+// where its wall time went, as printed and as --json (seconds per phase;
+// the phases add up to the wall time).
+type throughput struct {
+	Evaluated            int                `json:"evaluated"` // by this process; resumed ones are not counted
+	WallSeconds          float64            `json:"wall_seconds"`
+	EvaluationsPerSecond float64            `json:"evaluations_per_second"`
+	TimeSplit            map[string]float64 `json:"time_split"`
+	// BusySeconds is the time spent in each phase summed over threads:
+	// above the wall split where work overlaps (builds while timing).
+	BusySeconds map[string]float64 `json:"busy_seconds"`
+}
+
+// add accounts for one tuned shape.
+func (t *throughput) add(rep *tuner.Report) {
+	if t.TimeSplit == nil {
+		t.TimeSplit, t.BusySeconds = map[string]float64{}, map[string]float64{}
+	}
+	t.Evaluated += rep.Evaluated()
+	t.WallSeconds += rep.Split.Wall.Seconds()
+	for phase, s := range rep.Split.Seconds() {
+		t.TimeSplit[phase] += s
+	}
+	for phase, s := range rep.Split.BusySeconds() {
+		t.BusySeconds[phase] += s
+	}
+	t.EvaluationsPerSecond = 0
+	if t.WallSeconds > 0 {
+		t.EvaluationsPerSecond = float64(t.Evaluated) / t.WallSeconds
+	}
+}
+
+// write prints the rate and the split in one line, phases in pipeline
+// order, those that took no time left out.
+func (t *throughput) write(w io.Writer) {
+	var parts []string
+	for _, p := range tuner.Phases {
+		if s := t.TimeSplit[p.String()]; s > 0 {
+			parts = append(parts, fmt.Sprintf("%s %s (%.0f%%)", p, formatNs(s*1e9), 100*s/t.WallSeconds))
+		}
+	}
+	fmt.Fprintf(w, "throughput: %d evaluations in %s, %.1f evaluations/s; wall time: %s\n",
+		t.Evaluated, formatNs(t.WallSeconds*1e9), t.EvaluationsPerSecond, strings.Join(parts, ", "))
+}
