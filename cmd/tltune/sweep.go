@@ -23,7 +23,7 @@ func init() {
 	register(&command{
 		name:    "sweep",
 		summary: "tune the shapes of a suite in one run, or re-time their stored best configurations (--remeasure, the nightly job)",
-		usage:   "SUITE.toml|NAME [--retune | --remeasure [--tune-missing]] [--tag NAME] [--resume RUN|last] [--device D] [--db PATH] [--json] [tuning flags: --budget, --strategy and --time override the suite's]",
+		usage:   "SUITE.toml|NAME [--retune | --remeasure [--tune-missing]] [--shard I/N] [--tag NAME] [--resume RUN|last] [--device D] [--db PATH] [--json] [tuning flags: --budget, --strategy and --time override the suite's]",
 		run:     sweepCmd,
 	})
 }
@@ -33,6 +33,7 @@ func init() {
 type sweepFlags struct {
 	tuneFlags
 	retune, remeasure, tuneMissing bool
+	shard                          string          // I/N: this task's share of the suite
 	given                          map[string]bool // flags set on the command line, over the suite's settings
 }
 
@@ -44,6 +45,7 @@ func sweepCmd(c *context, args []string) int {
 	fs.BoolVar(&f.retune, "retune", false, "search every shape again (the default)")
 	fs.BoolVar(&f.remeasure, "remeasure", false, "do not search: verify and time the stored best configuration of each shape on this device again")
 	fs.BoolVar(&f.tuneMissing, "tune-missing", false, "with --remeasure: tune the shapes that have no stored best instead of skipping them")
+	fs.StringVar(&f.shard, "shard", "", "I/N: sweep only the I-th of N shares of the suite (a job array's task); the split is balanced by estimated cost and does not depend on the order of the suite file")
 	pos, status, ok := parseInterleaved(c, fs, args)
 	if !ok {
 		return status
@@ -75,6 +77,10 @@ func (f *sweepFlags) check(pos []string) error {
 		return errors.New("--retune and --remeasure exclude each other")
 	case f.tuneMissing && !f.remeasure:
 		return errors.New("--tune-missing goes with --remeasure")
+	case f.shard != "":
+		if _, err := suite.ParseShard(f.shard); err != nil {
+			return fmt.Errorf("--%v", err)
+		}
 	}
 	return f.tuneFlags.check()
 }
@@ -88,6 +94,10 @@ func newSweep(f *sweepFlags, path string) (*sweep, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if f.shard != "" {
+		sh, _ := suite.ParseShard(f.shard) // checked with the flags
+		s, f.shard = s.Shard(sh), sh.String()
 	}
 	sw := &sweep{flags: f, suite: s}
 	for _, cs := range s.Cases {

@@ -29,6 +29,7 @@ type sweepReport struct {
 	Device   string       `json:"device"`
 	Driver   string       `json:"driver"`
 	Suite    string       `json:"suite"`
+	Shard    string       `json:"shard,omitempty"` // I/N when the sweep ran one share of the suite
 	Mode     string       `json:"mode"` // "retune" or "remeasure"
 	CopyGBs  float64      `json:"copy_ceiling_gbs,omitempty"`
 	Shapes   []sweepShape `json:"shapes"`
@@ -86,7 +87,7 @@ func (s *sweep) newReport() *sweepReport {
 	}
 	r := s.run
 	return &sweepReport{Run: r.stored.ID, Database: r.store.Path(), Device: r.info.Name, Driver: r.info.Driver,
-		Suite: s.suite.Name, Mode: mode, CopyGBs: r.ceilings.CopyGBS}
+		Suite: s.suite.Name, Shard: s.flags.shard, Mode: mode, CopyGBs: r.ceilings.CopyGBS}
 }
 
 // writeLine prints the one-line summary of the shape.
@@ -133,7 +134,11 @@ func (r *sweepReport) write(w io.Writer, asJSON bool) error {
 	if asJSON {
 		return writeJSON(w, r)
 	}
-	fmt.Fprintf(w, "\n%s, %s on %s (driver %s):\n", r.Suite, r.Mode, r.Device, r.Driver)
+	suite := r.Suite
+	if r.Shard != "" {
+		suite += " shard " + r.Shard
+	}
+	fmt.Fprintf(w, "\n%s, %s on %s (driver %s):\n", suite, r.Mode, r.Device, r.Driver)
 	if err := r.writeTable(w); err != nil {
 		return err
 	}

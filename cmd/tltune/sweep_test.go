@@ -39,6 +39,7 @@ func TestSweepUsageErrors(t *testing.T) {
 		{[]string{"sweep", tinySuite, "--retune", "--remeasure"}, "exclude each other"},
 		{[]string{"sweep", tinySuite, "--tune-missing"}, "--tune-missing goes with --remeasure"},
 		{[]string{"sweep", tinySuite, "--budget", "-1"}, "--budget -1"},
+		{[]string{"sweep", tinySuite, "--shard", "3/2"}, `--shard "3/2": want I/N with 1 ≤ I ≤ N`},
 		{[]string{"sweep", filepath.Join(dir, "none.toml")}, "shipped suites: nightly"},
 		{[]string{"sweep", unknownKey}, `unknown.toml: unknown key "recipe.dtypes"`},
 		{[]string{"sweep", badShape, "--remeasure"}, "bad.toml: recipe 1 (gemv): shapes[0] = [32 32 32]: want 2 numbers (m, n)"},
