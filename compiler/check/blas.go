@@ -22,6 +22,7 @@ func init() {
 		ir.OpFuse: (*checker).fuse, ir.OpIf: (*checker).ifElse, ir.OpLifetimeStop: (*checker).lifetimeStop,
 		ir.OpLoad: (*checker).load, ir.OpMath: (*checker).math, ir.OpSize: (*checker).size,
 		ir.OpStore: (*checker).store, ir.OpSubview: (*checker).subview, ir.OpYield: (*checker).yield,
+		ir.OpVectorLoad: (*checker).vectorLoad, ir.OpVectorStore: (*checker).vectorStore,
 		ir.OpCoopMatrixLoad: (*checker).coopLoad, ir.OpCoopMatrixMulAdd: (*checker).coopMulAdd,
 		ir.OpCoopMatrixScale: (*checker).coopScale, ir.OpCoopMatrixStore: (*checker).coopStore,
 		ir.OpSubgroupBroadcast: (*checker).broadcast, ir.OpSubgroupAdd: (*checker).subgroupOp,

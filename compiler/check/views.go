@@ -49,6 +49,55 @@ func (c *checker) store(in *ir.Inst, _ ir.RegionKind) {
 	c.indices(in, 2)
 }
 
+func (c *checker) vectorLoad(in *ir.Inst, _ ir.RegionKind) {
+	if len(in.Operands) < 1 || len(in.Results) < 1 {
+		c.count(in, 1, 2)
+		return
+	}
+	if !c.want(in, 0, "a memref", isMemref) {
+		return
+	}
+	m := in.Operands[0]
+	c.vectorAccess(in, m, len(in.Operands)-1, len(in.Results))
+	for _, r := range in.Results {
+		if r.Type != m.Type.Elem() {
+			c.errorf(typePos(in), "vector_load from %s returns %s, not %s", name(m), m.Type.Elem(), r.Type)
+			break
+		}
+	}
+	c.indices(in, 1)
+}
+
+func (c *checker) vectorStore(in *ir.Inst, _ ir.RegionKind) {
+	xs, m, _ := in.VectorStoreOperands()
+	if m == nil || len(in.Results) != 0 {
+		c.count(in, 3, 0)
+		return
+	}
+	c.vectorAccess(in, m, len(in.Operands)-len(xs)-1, len(xs))
+	for i, x := range xs {
+		if x.Type != m.Type.Elem() {
+			c.errorf(operandPos(in, i), "vector_store: %s has type %s, but the element type of %s is %s", name(x), x.Type, name(m), m.Type.Elem())
+		}
+	}
+	c.indices(in, len(xs)+1)
+}
+
+// vectorAccess checks what vector_load and vector_store share: one index
+// per mode, a valid width and a memref contiguous in mode 0.
+func (c *checker) vectorAccess(in *ir.Inst, m *ir.Value, indices, width int) {
+	t := m.Type
+	if indices != t.Order() {
+		c.errorf(in.OpPos, "%s on %s (order %d) needs %d indices, found %d", in.Op, name(m), t.Order(), t.Order(), indices)
+	}
+	if err := ir.ValidVectorWidth(width, t.Elem()); err != nil {
+		c.errorf(in.OpPos, "%s: %v", in.Op, err)
+	}
+	if t.Order() == 0 || t.Stride()[0] != 1 {
+		c.errorf(in.OpPos, "%s needs a memref whose mode 0 has the static stride 1; %s is %s", in.Op, name(m), t)
+	}
+}
+
 func (c *checker) size(in *ir.Inst, _ ir.RegionKind) {
 	if !c.count(in, 1, 1) {
 		return

@@ -87,6 +87,10 @@ func (e *exec) inst(in *ir.Inst, env *env) error {
 		return e.load(in, env)
 	case ir.OpStore:
 		return e.store(in, env)
+	case ir.OpVectorLoad:
+		return e.vectorLoad(in, env)
+	case ir.OpVectorStore:
+		return e.vectorStore(in, env)
 	case ir.OpSubview:
 		return e.subview(in, env)
 	case ir.OpExpand:
@@ -94,7 +98,7 @@ func (e *exec) inst(in *ir.Inst, env *env) error {
 	case ir.OpFuse:
 		return e.fuse(in, env)
 	case ir.OpAlloca:
-		return def(value{ref: alloca(in.Result().Type)})
+		return def(value{ref: alloca(in)})
 	case ir.OpFor:
 		return e.forLoop(in, env)
 	case ir.OpIf:
@@ -239,14 +243,45 @@ func (e *exec) store(in *ir.Inst, env *env) error {
 	return m.set(x, idx...)
 }
 
+func (e *exec) vectorLoad(in *ir.Inst, env *env) error {
+	m := env.get(in.Operands[0]).ref.(*Memref)
+	a, err := m.vectorAddr(indices(in, env, 1), len(in.Results))
+	if err != nil {
+		return err
+	}
+	for k, r := range in.Results {
+		env.set(r, m.Buf.load(a+int64(k)))
+	}
+	return nil
+}
+
+func (e *exec) vectorStore(in *ir.Inst, env *env) error {
+	xs, mv, _ := in.VectorStoreOperands()
+	m := env.get(mv).ref.(*Memref)
+	a, err := m.vectorAddr(indices(in, env, len(xs)+1), len(xs))
+	if err != nil {
+		return err
+	}
+	for k, x := range xs {
+		m.Buf.store(a+int64(k), env.get(x))
+	}
+	return nil
+}
+
 // alloca returns a fresh local buffer filled with 0xff bytes: NaN for every
 // floating type and -1 for integers, so that reading memory before writing
-// it shows in the result.
-func alloca(t *ir.Type) *Memref {
+// it shows in the result. It is aligned as its alignment attribute says, or
+// to its element size, as a back end declares it.
+func alloca(in *ir.Inst) *Memref {
+	t := in.Result().Type
 	m := NewMemref(t.Elem(), append([]int64(nil), t.Shape()...)...)
 	m.Stride = append([]int64(nil), t.Stride()...)
 	lo, hi := m.span()
 	m.Buf = NewBuffer(t.Elem(), int(max(hi-lo+1, 0)))
+	m.Buf.Align = t.Elem().Size()
+	if a, ok := in.Attrs.Int(ir.AttrAlignment); ok {
+		m.Buf.Align = a
+	}
 	for i := range m.Buf.Data {
 		m.Buf.Data[i] = 0xff
 	}

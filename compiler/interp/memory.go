@@ -15,6 +15,21 @@ import (
 type Buffer struct {
 	Elem *ir.Type
 	Data []byte
+	// Align is the alignment in bytes of the buffer's first element; 0
+	// means DeviceAlignment. Only vector accesses depend on it.
+	Align int64
+}
+
+// DeviceAlignment is the alignment of a buffer handed to a kernel: OpenCL
+// guarantees CL_DEVICE_MEM_BASE_ADDR_ALIGN, at least the 128 bytes of
+// long16, for every allocation.
+const DeviceAlignment = 128
+
+func (b *Buffer) alignment() int64 {
+	if b.Align == 0 {
+		return DeviceAlignment
+	}
+	return b.Align
 }
 
 // NewBuffer returns a zeroed buffer of n elements of the scalar type elem.
@@ -195,6 +210,30 @@ func (m *Memref) set(v value, idx ...int64) error {
 	}
 	m.Buf.store(a, v)
 	return nil
+}
+
+// vectorAddr returns the buffer position of element idx, the first of n
+// that a vector access reads or writes along mode 0 (whose stride the
+// verifier fixed to 1), after checking that all n are in bounds and that
+// the first one's address is a multiple of the n elements' size. Both are
+// undefined behaviour in the language; the reference reports them.
+func (m *Memref) vectorAddr(idx []int64, n int) (int64, error) {
+	a, err := m.addr(idx)
+	if err != nil {
+		return 0, err
+	}
+	last := append([]int64(nil), idx...)
+	last[0] += int64(n - 1)
+	if _, err := m.addr(last); err != nil {
+		return 0, fmt.Errorf("vector of %d elements from %v: %w", n, idx, err)
+	}
+	size := m.Buf.Elem.Size()
+	bytes := int64(n) * size
+	if m.Buf.alignment()%bytes != 0 || a*size%bytes != 0 {
+		return 0, fmt.Errorf("vector of %d bytes from index %v starts at byte %d of a buffer aligned to %d bytes: not %d-byte aligned",
+			bytes, idx, a*size, m.Buf.alignment(), bytes)
+	}
+	return a, nil
 }
 
 // span returns the lowest and highest buffer element the memref can reach

@@ -192,6 +192,17 @@ func TestErrors(t *testing.T) {
       barrier
     }
   }`, "barrier not reached by every work-item: work-item 2 is finished"},
+		{"vector out of bounds", `
+  %c2 = constant 2 : index
+  %x0, %x1, %x2, %x3 = vector_load %A[%c2] : f32`, "3:3: vector_load: vector of 4 elements from [2]: index [5] out of bounds"},
+		{"misaligned vector", `
+  %c1 = constant 1 : index
+  %x0, %x1 = vector_load %A[%c1] : f32`, "vector of 8 bytes from index [1] starts at byte 4 of a buffer aligned to 128 bytes: not 8-byte aligned"},
+		{"misaligned local vector", `
+  %c0 = constant 0 : index
+  %x0, %x1 = vector_load %A[%c0] : f32
+  %tmp = alloca {alignment=4} : memref<f32x4, local>
+  vector_store %x0, %x1, %tmp[%c0]`, "aligned to 4 bytes: not 8-byte aligned"},
 		{"non-uniform broadcast index", `
   parallel {
     %lane = builtin.subgroup_local_id : i32
@@ -206,6 +217,32 @@ func TestErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Vector accesses move consecutive elements of mode 0, also in local
+// memory aligned by its attribute.
+func TestVectorAccess(t *testing.T) {
+	fn := parseFunc(t, `func @t(%A: memref<f32x4x2>, %B: memref<c32x4>) {
+  %c0 = constant 0 : index
+  %c1 = constant 1 : index
+  %c2 = constant 2 : index
+  %x0, %x1, %x2, %x3 = vector_load %A[%c0, %c1] : f32
+  %tmp = alloca {alignment=16} : memref<f32x8, local>
+  vector_store %x3, %x2, %x1, %x0, %tmp[%c0]
+  %y0, %y1 = vector_load %tmp[%c2] : f32
+  vector_store %y0, %y1, %A[%c2, %c0]
+  %z0, %z1 = vector_load %B[%c2] : c32
+  vector_store %z1, %z0, %B[%c0]
+}`)
+	a, b := NewMemref(ir.F32, 4, 2), vec(ir.C32, 1i, 2i, 3i, 4i)
+	for i := range 8 {
+		a.Buf.SetFloat(i, float64(i))
+	}
+	if err := Run(fn, []Arg{{Memref: a}, {Memref: b}}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	checkBuffer(t, "A", a.Buf, 0.0, 1.0, 5.0, 4.0, 4.0, 5.0, 6.0, 7.0)
+	checkBuffer(t, "B", b.Buf, 4i, 3i, 3i, 4i)
 }
 
 func TestArgumentChecks(t *testing.T) {

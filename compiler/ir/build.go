@@ -171,6 +171,23 @@ func (b *Builder) Store(atomic AtomicMode, x, m *Value, index ...*Value) *Inst {
 	return b.Insert(in)
 }
 
+// VectorLoad emits a vector_load of n consecutive elements of m from index
+// on along mode 0 and returns the n results.
+func (b *Builder) VectorLoad(n int, m *Value, index ...*Value) []*Value {
+	types := make([]*Type, n)
+	for i := range types {
+		types[i] = m.Type.Elem()
+	}
+	return b.Insert(NewInst(OpVectorLoad, append([]*Value{m}, index...), types...)).Results
+}
+
+// VectorStore emits a vector_store of xs into consecutive elements of m
+// from index on along mode 0.
+func (b *Builder) VectorStore(xs []*Value, m *Value, index ...*Value) *Inst {
+	ops := append(append(slices.Clone(xs), m), index...)
+	return b.Insert(NewInst(OpVectorStore, ops))
+}
+
 // Yield emits a yield of vs.
 func (b *Builder) Yield(vs ...*Value) *Inst { return b.Insert(NewInst(OpYield, vs)) }
 

@@ -102,6 +102,8 @@
 //	                                                         attrs: Offsets, Sizes (Dynamic = next operand,
 //	                                                         offset before size; size 0 drops the mode); see SubviewSlices
 //	OpYield            (values...)
+//	OpVectorLoad       (M, indices...) -> N elements         see VectorWidth
+//	OpVectorStore      (x_1..x_N, M, indices...)             see VectorStoreOperands
 //
 // SPMD instructions (only in SPMD regions):
 //
@@ -113,4 +115,26 @@
 //	OpSubgroupAdd, OpSubgroupMax, OpSubgroupMin (x) -> x's type  attrs: Scan
 //
 // Modes (cumsum, size, expand, fuse) are numbered from 0.
+//
+// # Vector memory access (a tltune extension)
+//
+// vector_load and vector_store move N consecutive elements of mode 0 in one
+// memory access, so a back end can issue one 128-bit load or store where a
+// scalar loop would issue N:
+//
+//	%x0, %x1, %x2, %x3 = vector_load %M[%i, %j] : f32
+//	vector_store %x0, %x1, %x2, %x3, %M[%i, %j]
+//
+// They access M[i+k, j, ...] for k = 0..N-1. The width N is the number of
+// results (load) or of stored values (store); it is 2, 4, 8 or 16 with
+// N·size(element) at most MaxVectorBytes, and mode 0 of M has the static
+// stride 1 (ValidVectorWidth, VectorWidthOK). What the verifier cannot see is
+// undefined behaviour, reported by the interpreter: an element out of bounds,
+// or a first element whose address is not a multiple of N·size(element)
+// bytes. Buffers passed to a kernel start at an address aligned for every
+// vector (device allocations are), local memory (alloca) at its alignment
+// attribute; a lowering proves alignment from the alignment attribute of a
+// parameter and the static offsets and strides of the views derived from it.
+// There are no vector values: the results are N scalars, which keeps every
+// other instruction as it is.
 package ir

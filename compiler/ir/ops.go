@@ -39,6 +39,8 @@ const (
 	OpStore
 	OpSubview
 	OpYield
+	OpVectorLoad  // tltune extension: N consecutive elements in one access
+	OpVectorStore // tltune extension: N consecutive elements in one access
 
 	// SPMD instructions.
 	OpCoopMatrixLoad
@@ -82,6 +84,7 @@ var opNames = [numOps]string{
 	OpCast: "cast", OpCmp: "cmp", OpConstant: "constant", OpExpand: "expand", OpFor: "for",
 	OpFuse: "fuse", OpIf: "if", OpLifetimeStop: "lifetime_stop", OpLoad: "load",
 	OpMath: "math", OpSize: "size", OpStore: "store", OpSubview: "subview", OpYield: "yield",
+	OpVectorLoad: "vector_load", OpVectorStore: "vector_store",
 	OpCoopMatrixLoad: "cooperative_matrix_load", OpCoopMatrixMulAdd: "cooperative_matrix_mul_add",
 	OpCoopMatrixScale: "cooperative_matrix_scale", OpCoopMatrixStore: "cooperative_matrix_store",
 	OpSubgroupBroadcast: "subgroup_broadcast", OpSubgroupAdd: "subgroup_add",

@@ -110,7 +110,7 @@ func unused(in *ir.Inst, uses map[*ir.Value]int) bool {
 func pure(in *ir.Inst) bool {
 	switch in.Op {
 	case ir.OpConstant, ir.OpArith, ir.OpArithUnary, ir.OpCmp, ir.OpCast, ir.OpBuiltin,
-		ir.OpSize, ir.OpSubview, ir.OpExpand, ir.OpFuse, ir.OpLoad, ir.OpMath,
+		ir.OpSize, ir.OpSubview, ir.OpExpand, ir.OpFuse, ir.OpLoad, ir.OpVectorLoad, ir.OpMath,
 		ir.OpCoopMatrixLoad, ir.OpCoopMatrixMulAdd, ir.OpCoopMatrixScale, ir.OpAlloca:
 		return true
 	}

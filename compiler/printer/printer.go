@@ -276,6 +276,20 @@ func (p *printer) operandsOf(in *ir.Inst) {
 		p.operand(in, 0)
 		p.b.WriteString("[" + strconv.FormatInt(in.Mode, 10) + "]")
 		p.typeSuffix(in)
+	case ir.OpVectorLoad:
+		p.b.WriteByte(' ')
+		p.indexed(in, 0, 1)
+		if len(in.Results) > 0 {
+			p.b.WriteString(" : " + in.Results[0].Type.String())
+		}
+	case ir.OpVectorStore:
+		xs, _, _ := in.VectorStoreOperands()
+		p.b.WriteByte(' ')
+		for i := range xs {
+			p.operand(in, i)
+			p.b.WriteString(", ")
+		}
+		p.indexed(in, len(xs), len(xs)+1)
 	case ir.OpStore, ir.OpCoopMatrixStore:
 		p.b.WriteByte(' ')
 		p.operand(in, 0)

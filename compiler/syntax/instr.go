@@ -161,6 +161,7 @@ func (p *parser) instruction() *ir.Inst {
 		p.fail(p.pos, "expected instruction, found %s", p.describe())
 	}
 	in.OpPos = p.pos
+	p.results = len(names)
 	var m modifiers
 	m.init(p, p.lit, p.pos)
 	p.next()
@@ -348,6 +349,24 @@ func (p *parser) instructionBody(in *ir.Inst, m *modifiers) (types []*ir.Type, m
 		p.operand(in)
 		p.indexList(in)
 		return p.resultType(in), false
+	case "vector_load":
+		in.Op = ir.OpVectorLoad
+		p.operand(in)
+		p.indexList(in)
+		t := p.resultType(in)[0]
+		types := make([]*ir.Type, max(p.results, 1)) // no names: bindResults says so
+		for i := range types {
+			types[i] = t
+		}
+		return types, false
+	case "vector_store":
+		in.Op = ir.OpVectorStore
+		p.operand(in)
+		for p.tok != tLBrack {
+			p.expect(tComma, "between the stored values and the memref")
+			p.operand(in)
+		}
+		p.indexList(in)
 	case "size":
 		in.Op = ir.OpSize
 		p.operand(in)

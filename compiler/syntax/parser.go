@@ -57,6 +57,10 @@ type parser struct {
 	// times.
 	typeCache map[string]*ir.Type
 
+	// results is the number of names left of the '=' of the instruction
+	// being parsed: vector_load has one result per name.
+	results int
+
 	// Allocation slabs for the objects of the IR.
 	insts     slab[ir.Inst]
 	values    slab[ir.Value]

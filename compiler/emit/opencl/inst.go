@@ -32,6 +32,10 @@ func (e *fn) inst(in *ir.Inst) error {
 	case ir.OpStore:
 		m := e.memref(in.Operands[1])
 		return e.storeElem(m, m.offset(e.index(in.Operands[2:])), e.value(in.Operands[0]), in.Atomic)
+	case ir.OpVectorLoad:
+		e.vectorLoad(in)
+	case ir.OpVectorStore:
+		e.vectorStore(in)
 	case ir.OpSubview:
 		e.subview(in)
 	case ir.OpExpand:

@@ -32,6 +32,10 @@ func (e *fn) inst(in *ir.Inst) error {
 	case ir.OpStore:
 		m := e.memref(in.Operands[1])
 		e.storeElem(m, e.offset(m, e.indices(in.Operands[2:])), e.value(in.Operands[0]), in.Atomic)
+	case ir.OpVectorLoad:
+		e.vectorLoad(in)
+	case ir.OpVectorStore:
+		e.vectorStore(in)
 	case ir.OpSubview:
 		e.subview(in)
 	case ir.OpExpand:
@@ -364,9 +368,16 @@ func (e *fn) builtin(in *ir.Inst) {
 // vector rather than using OpCompositeConstruct, which llvm-spirv 15 only
 // reads back correctly when every constituent is a constant (it crashes
 // otherwise).
-func (e *fn) complex(t, re, im spv.ID) spv.ID {
-	v := e.b.Emit(spv.OpCompositeInsert, t, uint32(re), uint32(e.b.Constant(spv.OpUndef, t)), 0)
-	return e.b.Emit(spv.OpCompositeInsert, t, uint32(im), uint32(v), 1)
+func (e *fn) complex(t, re, im spv.ID) spv.ID { return e.compose(t, re, im) }
+
+// compose builds the vector of type t whose components are parts, by
+// insertion (see complex).
+func (e *fn) compose(t spv.ID, parts ...spv.ID) spv.ID {
+	v := e.b.Constant(spv.OpUndef, t)
+	for i, x := range parts {
+		v = e.b.Emit(spv.OpCompositeInsert, t, uint32(x), uint32(v), uint32(i))
+	}
+	return v
 }
 
 // roundHalf rounds f32 x to half precision through the module's helper

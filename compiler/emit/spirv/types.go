@@ -60,6 +60,9 @@ func (u *unit) halfBuffer() spv.ID {
 }
 
 func (u *unit) vec(elem spv.ID, n int) spv.ID {
+	if n > 4 {
+		u.b.Capability(spv.CapabilityVector16)
+	}
 	return u.b.Type(spv.OpTypeVector, uint32(elem), uint32(n))
 }
 

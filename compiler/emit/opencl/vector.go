@@ -1,0 +1,98 @@
+package opencl
+
+import (
+	"fmt"
+	"strings"
+
+	"tltune/compiler/ir"
+)
+
+// Vector memory access. vector_load and vector_store become one access of
+// an OpenCL vector type through a cast pointer, not vloadn/vstoren: those
+// only require element alignment, so a compiler must split them, whereas
+// the cast promises the vector's alignment (which the instruction's
+// semantics guarantee) and becomes one 128-bit load or store. The elements
+// travel as the memory's own bits (ushort for f16 without cl_khr_fp16 and
+// for bf16, two components per complex element) and are converted
+// component by component, as scalar loads and stores convert them.
+
+// rawVector is the OpenCL vector type holding n elements as they are in
+// memory, and the number of its components per element.
+func rawVector(si scalarInfo, n int) (typ string, per int) {
+	comp := si.mem
+	per = 1
+	switch {
+	case si.halfway:
+		comp = "ushort"
+	case si.kind == kindComplex:
+		comp, per = realOf(si.mem), 2
+	}
+	return fmt.Sprintf("%s%d", comp, n*per), per
+}
+
+// components names components [k·per, (k+1)·per) of a vector: ".s3",
+// ".s45", ".sab".
+func components(k, per int) string {
+	var b strings.Builder
+	b.WriteString(".s")
+	for i := k * per; i < (k+1)*per; i++ {
+		b.WriteByte("0123456789abcdef"[i])
+	}
+	return b.String()
+}
+
+// vectorPtr is the cast pointer to the vector of type raw at the indices
+// of a vector_load or vector_store.
+func vectorPtr(m *memref, raw string, idx []string, const_ bool) string {
+	q := m.space
+	if const_ {
+		q += " const"
+	}
+	return fmt.Sprintf("(%s %s*)(%s + %s)", q, raw, m.ptr, m.offset(idx))
+}
+
+func (e *fn) vectorLoad(in *ir.Inst) {
+	m := e.memref(in.Operands[0])
+	si := e.u.scalar(m.typ.Elem())
+	raw, per := rawVector(si, len(in.Results))
+	bits := e.fresh("vec")
+	e.line("const %s %s = *%s;", raw, bits, vectorPtr(m, raw, e.index(in.Operands[1:]), true))
+	for k, r := range in.Results {
+		c := bits + components(k, per)
+		switch {
+		case si.halfway:
+			e.define(r, fmt.Sprintf("vload_half(%d, (const private half*)&%s)", k, bits))
+		case si.bf16:
+			e.define(r, e.u.helpers.bf16Load()+"("+c+")")
+		default:
+			e.names[r] = c
+		}
+	}
+}
+
+func (e *fn) vectorStore(in *ir.Inst) {
+	xs, mv, idx := in.VectorStoreOperands()
+	m := e.memref(mv)
+	si := e.u.scalar(m.typ.Elem())
+	raw, _ := rawVector(si, len(xs))
+	var val string
+	if si.halfway {
+		// Without cl_khr_fp16 no half variable may exist: the bits are
+		// written into a ushort vector.
+		val = e.fresh("vec")
+		e.line("%s %s;", raw, val)
+		for k, x := range xs {
+			e.line("vstore_half_rte(%s, %d, (private half*)&%s);", e.value(x), k, val)
+		}
+	} else {
+		parts := make([]string, len(xs))
+		for k, x := range xs {
+			parts[k] = e.value(x)
+			if si.bf16 {
+				parts[k] = e.u.helpers.bf16Store() + "(" + parts[k] + ")"
+			}
+		}
+		val = "(" + raw + ")(" + joinArgs(parts...) + ")"
+	}
+	e.line("*%s = %s;", vectorPtr(m, raw, e.index(idx), false), val)
+}
