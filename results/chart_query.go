@@ -34,8 +34,7 @@ func (s *Store) ShapeHistory(ctx context.Context, q ShapeQuery) ([]RunBest, erro
 			ORDER BY m.median_ns, m.id) AS rank
 		FROM measurements m
 		JOIN configs c ON c.id = m.config_id
-		JOIN runs r ON r.id = m.run_id
-		JOIN environments e ON e.id = r.environment_id
+		JOIN environments e ON e.id = m.environment_id
 		WHERE m.outcome = 'ok'
 		  AND c.op = ?1 AND c.m = ?2 AND c.n = ?3 AND c.k = ?4
 		  AND (?5 = '' OR c.trans = ?5) AND (?6 = '' OR c.dtype = ?6)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"tltune/compiler/tuning"
@@ -17,13 +18,16 @@ import (
 const envFields = `e.device, e.vendor, e.driver, e.runtime, e.host, e.tltune_version, e.git_commit,
 	e.compiler_version, coalesce(e.core_clock_mhz, 0), coalesce(e.memory_clock_mhz, 0)`
 
+// measurementEnvFields are envFields of a measurement's environment, me.
+var measurementEnvFields = strings.ReplaceAll(envFields, "e.", "me.")
+
 func envDest(e *Environment) []any {
 	return []any{&e.Device, &e.Vendor, &e.Driver, &e.Runtime, &e.Host, &e.Version, &e.Commit,
 		&e.CompilerVersion, &e.CoreClockMHz, &e.MemoryClockMHz}
 }
 
 // runColumns selects a run with its environment; scanRun reads them.
-const runColumns = `SELECT r.id, r.started_at, r.finished_at, r.command_line, r.tag, r.op, r.status, ` +
+const runColumns = `SELECT r.id, r.uuid, r.started_at, r.finished_at, r.command_line, r.tag, r.op, r.status, ` +
 	envFields + ` FROM runs r JOIN environments e ON e.id = r.environment_id`
 
 type scanner interface{ Scan(dest ...any) error }
@@ -32,7 +36,7 @@ func scanRun(row scanner) (Run, error) {
 	var r Run
 	var started string
 	var finished sql.NullString
-	dest := append([]any{&r.ID, &started, &finished, &r.CommandLine, &r.Tag, &r.Op, &r.Status}, envDest(&r.Env)...)
+	dest := append([]any{&r.ID, &r.UUID, &started, &finished, &r.CommandLine, &r.Tag, &r.Op, &r.Status}, envDest(&r.Env)...)
 	if err := row.Scan(dest...); err != nil {
 		return r, err
 	}
@@ -53,6 +57,15 @@ func (s *Store) Run(ctx context.Context, id int64) (Run, error) {
 	r, err := scanRun(s.db.QueryRowContext(ctx, runColumns+` WHERE r.id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, fmt.Errorf("%w %d in %s", ErrNoRun, id, s.path)
+	}
+	return r, s.describe(err)
+}
+
+// RunByUUID returns the run with this UUID, or an error wrapping ErrNoRun.
+func (s *Store) RunByUUID(ctx context.Context, uuid string) (Run, error) {
+	r, err := scanRun(s.db.QueryRowContext(ctx, runColumns+` WHERE r.uuid = ?`, uuid))
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, fmt.Errorf("%w %s in %s", ErrNoRun, uuid, s.path)
 	}
 	return r, s.describe(err)
 }
@@ -109,15 +122,16 @@ func (s *Store) ResolveRun(ctx context.Context, ref string) (Run, error) {
 	return runs[0], nil
 }
 
-// measurementFields are a measurement's columns with its configuration's,
-// from measurementFrom; scanMeasurement reads them.
-const measurementFields = `m.id, m.run_id, c.op, c.m, c.n, c.k, c.dtype, c.acc, c.trans, c.layout,
+// measurementFields are a measurement's columns with its configuration's
+// and environment's, from measurementFrom; scanMeasurement reads them.
+var measurementFields = `m.id, m.run_id, c.op, c.m, c.n, c.k, c.dtype, c.acc, c.trans, c.layout,
 	c.params, c.source_hash, m.outcome, m.message, m.samples_ns,
 	coalesce(m.median_ns, 0), coalesce(m.min_ns, 0), coalesce(m.max_ns, 0), coalesce(m.iqr_ns, 0),
 	coalesce(m.ci_low_ns, 0), coalesce(m.ci_high_ns, 0), coalesce(m.gflops, 0), coalesce(m.gbs, 0),
-	m.verified, m.verify_error, m.seed, m.measured_at`
+	m.verified, m.verify_error, m.seed, m.measured_at, m.device, ` + measurementEnvFields
 
-const measurementFrom = ` FROM measurements m JOIN configs c ON c.id = m.config_id`
+const measurementFrom = ` FROM measurements m JOIN configs c ON c.id = m.config_id
+	JOIN environments me ON me.id = m.environment_id`
 
 func scanMeasurement(row scanner) (Measurement, error) {
 	var m Measurement
@@ -128,7 +142,8 @@ func scanMeasurement(row scanner) (Measurement, error) {
 	dest := []any{&m.ID, &m.RunID, &c.Op, &c.M, &c.N, &c.K, &c.Dtype, &c.Acc, &c.Trans, &c.Layout,
 		&params, &c.SourceHash, &m.Outcome, &m.Message, &samples,
 		&m.MedianNS, &m.MinNS, &m.MaxNS, &m.IQRNS, &m.CILowNS, &m.CIHighNS, &m.GFLOPS, &m.GBS,
-		&m.Verified, &verifyErr, &m.Seed, &measured}
+		&m.Verified, &verifyErr, &m.Seed, &measured, &m.Device}
+	dest = append(dest, envDest(&m.Env)...)
 	if err := row.Scan(dest...); err != nil {
 		return m, err
 	}
@@ -175,7 +190,7 @@ type Filter struct {
 
 // A Best is the fastest ok measurement of one shape on one device.
 type Best struct {
-	Env Environment
+	Env Environment // the measurement's
 	Measurement
 }
 
@@ -184,41 +199,27 @@ type Best struct {
 // and shape. Other outcomes — wrong results above all — are never chosen.
 func (s *Store) BestPerShape(ctx context.Context, f Filter) ([]Best, error) {
 	return collect(ctx, s, scanBest, `WITH ranked AS (
-		SELECT m.id AS id, e.id AS env_id, row_number() OVER (
+		SELECT m.id AS id, row_number() OVER (
 			PARTITION BY e.device, c.op, c.trans, c.dtype, c.acc, c.m, c.n, c.k, c.layout
 			ORDER BY m.median_ns, m.id) AS rank
 		FROM measurements m
 		JOIN configs c ON c.id = m.config_id
-		JOIN runs r ON r.id = m.run_id
-		JOIN environments e ON e.id = r.environment_id
+		JOIN environments e ON e.id = m.environment_id
 		WHERE m.outcome = 'ok'
 		  AND (?1 = 0 OR m.run_id = ?1)
 		  AND instr(lower(e.device), lower(?2)) > 0
 		  AND (?3 = '' OR c.op = ?3))
-	SELECT `+envFields+", "+measurementFields+measurementFrom+`
+	SELECT `+measurementFields+measurementFrom+`
 		JOIN ranked ON ranked.id = m.id AND ranked.rank = 1
-		JOIN environments e ON e.id = ranked.env_id
-		ORDER BY e.device, c.op, c.trans, c.dtype, c.acc, c.m, c.n, c.k, c.layout`,
+		ORDER BY me.device, c.op, c.trans, c.dtype, c.acc, c.m, c.n, c.k, c.layout`,
 		f.RunID, f.Device, f.Op)
 }
 
-// scanBest reads the environment columns BestPerShape puts in front of the
-// measurement's.
+// scanBest reads a measurement with its environment.
 func scanBest(row scanner) (Best, error) {
-	var b Best
-	var err error
-	b.Measurement, err = scanMeasurement(prefixed{row, envDest(&b.Env)})
-	return b, err
+	m, err := scanMeasurement(row)
+	return Best{Env: m.Env, Measurement: m}, err
 }
-
-// prefixed scans the first len(head) columns into head and the rest into
-// the destinations the caller passes.
-type prefixed struct {
-	row  scanner
-	head []any
-}
-
-func (p prefixed) Scan(dest ...any) error { return p.row.Scan(append(p.head, dest...)...) }
 
 // TuningTable builds the tuning table from the best measurements: one entry
 // per device and table key. The table has no batch layout (the compiler's

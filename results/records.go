@@ -2,6 +2,8 @@ package results
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/sha1"
 	"crypto/sha256"
 	"database/sql"
 	"encoding/binary"
@@ -51,9 +53,11 @@ const (
 	Interrupted RunStatus = "interrupted" // stopped by the user; resumable
 )
 
-// A Run is one invocation of a tuning command.
+// A Run is one invocation of a tuning command, or the shards of one
+// campaign, which share its UUID.
 type Run struct {
-	ID          int64
+	ID          int64  // this store's number for it
+	UUID        string // the same in every store (merge), and in every shard of a campaign
 	Env         Environment
 	StartedAt   time.Time
 	FinishedAt  time.Time // zero while running or when the run was killed
@@ -114,6 +118,11 @@ type Measurement struct {
 	VerifyError float64 // ‖out−ref‖/‖ref‖; NaN when not verified or the output held NaN
 	Seed        int64   // seed of the random inputs
 	MeasuredAt  time.Time
+	// Env is where it was measured; Record takes the run's when it is
+	// zero. Device is the device on Env's host, as the runtime numbers it
+	// (e.g. opencl:1): a run may time on several devices, and hosts.
+	Env    Environment
+	Device string
 }
 
 // ErrAlreadyMeasured is returned by Record for a configuration the run has
@@ -124,11 +133,14 @@ var ErrAlreadyMeasured = errors.New("configuration already measured in this run"
 var ErrNoRun = errors.New("no such run")
 
 // BeginRun records a new run in env with status Running. r supplies the
-// command line, tag, op and start time (zero: now); the stored run is
-// returned.
+// command line, tag, op, start time (zero: now) and UUID (empty: a new
+// random one); the stored run is returned.
 func (s *Store) BeginRun(ctx context.Context, env Environment, r Run) (Run, error) {
 	if r.StartedAt.IsZero() {
 		r.StartedAt = time.Now()
+	}
+	if r.UUID == "" {
+		r.UUID = NewUUID()
 	}
 	r.Env, r.Status, r.FinishedAt = env, Running, time.Time{}
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
@@ -136,15 +148,53 @@ func (s *Store) BeginRun(ctx context.Context, env Environment, r Run) (Run, erro
 		if err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO runs (environment_id, started_at, command_line, tag, op, status)
-			VALUES (?, ?, ?, ?, ?, ?)`, envID, formatTime(r.StartedAt), r.CommandLine, r.Tag, r.Op, r.Status)
+		res, err := tx.ExecContext(ctx, `INSERT INTO runs (environment_id, started_at, command_line, tag, op, status, uuid)
+			VALUES (?, ?, ?, ?, ?, ?, ?)`, envID, formatTime(r.StartedAt), r.CommandLine, r.Tag, r.Op, r.Status, r.UUID)
 		if err != nil {
 			return err
 		}
-		r.ID, err = res.LastInsertId()
+		if r.ID, err = res.LastInsertId(); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO run_parts (run_id, part) VALUES (?, ?)`, r.ID, NewUUID())
 		return err
 	})
+	var se sqlite3.Error
+	if errors.As(err, &se) && se.ExtendedCode == sqlite3.ErrConstraintUnique {
+		return r, fmt.Errorf("%s already holds run %s; resume it instead of beginning it again", s.path, r.UUID)
+	}
 	return r, s.describe(err)
+}
+
+// NewUUID returns a random RFC 4122 (version 4) UUID.
+func NewUUID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("crypto/rand: " + err.Error()) // never fails on Linux
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return formatUUID(b)
+}
+
+// NameUUID returns the name-based (version 5, SHA-1) UUID of name in
+// tltune's namespace: every shard of a campaign derives the same run UUID
+// from the campaign's name.
+func NameUUID(name string) string {
+	sum := sha1.Sum(append(slices.Clip(uuidNamespace[:]), name...))
+	var b [16]byte
+	copy(b[:], sum[:])
+	b[6] = b[6]&0x0f | 0x50
+	b[8] = b[8]&0x3f | 0x80
+	return formatUUID(b)
+}
+
+// uuidNamespace is tltune's UUID namespace (itself a random UUID).
+var uuidNamespace = [16]byte{0x6b, 0x1e, 0x7f, 0x3a, 0x52, 0x94, 0x4c, 0x0d, 0x9b, 0x61, 0x2e, 0xa8, 0x40, 0x17, 0xc5, 0xd3}
+
+func formatUUID(b [16]byte) string {
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
 }
 
 // environmentID returns the row of env, inserting it when new.
@@ -206,14 +256,20 @@ func (s *Store) Record(ctx context.Context, runID int64, m Measurement) (int64, 
 	}
 	var id int64
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		if err := requireRunning(ctx, tx, runID); err != nil {
+		envID, err := requireRunning(ctx, tx, runID)
+		if err != nil {
 			return err
+		}
+		if m.Env != (Environment{}) {
+			if envID, err = environmentID(ctx, tx, m.Env); err != nil {
+				return err
+			}
 		}
 		configID, err := configID(ctx, tx, m.Config)
 		if err != nil {
 			return err
 		}
-		id, err = insertMeasurement(ctx, tx, runID, configID, &m)
+		id, err = insertMeasurement(ctx, tx, runID, configID, envID, &m)
 		return err
 	})
 	var se sqlite3.Error
@@ -233,16 +289,18 @@ func (m *Measurement) validate() error {
 	return nil
 }
 
-func requireRunning(ctx context.Context, tx *sql.Tx, runID int64) error {
+// requireRunning checks that the run is running and returns its
+// environment.
+func requireRunning(ctx context.Context, tx *sql.Tx, runID int64) (envID int64, err error) {
 	var status RunStatus
-	err := tx.QueryRowContext(ctx, `SELECT status FROM runs WHERE id = ?`, runID).Scan(&status)
+	err = tx.QueryRowContext(ctx, `SELECT status, environment_id FROM runs WHERE id = ?`, runID).Scan(&status, &envID)
 	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("%w %d", ErrNoRun, runID)
+		return 0, fmt.Errorf("%w %d", ErrNoRun, runID)
 	}
 	if err == nil && status != Running {
-		return fmt.Errorf("run %d is %s; resume it before recording", runID, status)
+		return 0, fmt.Errorf("run %d is %s; resume it before recording", runID, status)
 	}
-	return err
+	return envID, err
 }
 
 // configID returns the row of c, inserting it when new.
@@ -261,17 +319,17 @@ func configID(ctx context.Context, tx *sql.Tx, c Config) (int64, error) {
 	return id, err
 }
 
-func insertMeasurement(ctx context.Context, tx *sql.Tx, runID, configID int64, m *Measurement) (int64, error) {
+func insertMeasurement(ctx context.Context, tx *sql.Tx, runID, configID, envID int64, m *Measurement) (int64, error) {
 	timed := m.MedianNS > 0
 	res, err := tx.ExecContext(ctx, `INSERT INTO measurements (run_id, config_id, outcome, message, samples_ns,
 			median_ns, min_ns, max_ns, iqr_ns, ci_low_ns, ci_high_ns, gflops, gbs,
-			verified, verify_error, seed, measured_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			verified, verify_error, seed, measured_at, environment_id, device)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		runID, configID, m.Outcome, m.Message, encodeSamples(m.SamplesNS),
 		nullIf(timed, m.MedianNS), nullIf(timed, m.MinNS), nullIf(timed, m.MaxNS), nullIf(timed, m.IQRNS),
 		nullIf(timed, m.CILowNS), nullIf(timed, m.CIHighNS), nullIf(timed, m.GFLOPS), nullIf(timed, m.GBS),
 		m.Verified, nullIf(m.Verified && !math.IsNaN(m.VerifyError), m.VerifyError), m.Seed,
-		formatTime(m.MeasuredAt))
+		formatTime(m.MeasuredAt), envID, m.Device)
 	if err != nil {
 		return 0, err
 	}

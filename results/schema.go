@@ -112,6 +112,29 @@ CREATE TABLE run_time_split (
 	PRIMARY KEY (run_id, phase)
 );
 `,
+	// 3: scale-out. A run has a globally unique id, so that merged stores
+	// keep their runs apart, and the shards of one campaign, which share it,
+	// together; run_parts lists the stores a run was recorded in (a merge
+	// adds a shard's totals to a run only once). A merged run may span
+	// hosts and devices, so each measurement records its environment and
+	// the device it ran on.
+	`
+ALTER TABLE runs ADD COLUMN uuid TEXT;
+UPDATE runs SET uuid = lower(printf('%s-%s-4%s-%s%s-%s', hex(randomblob(4)), hex(randomblob(2)),  -- random (version 4)
+	substr(hex(randomblob(2)), 2), substr('89ab', 1 + abs(random()) % 4, 1), substr(hex(randomblob(2)), 2), hex(randomblob(6))));
+CREATE UNIQUE INDEX runs_by_uuid ON runs(uuid);
+
+CREATE TABLE run_parts (
+	run_id INTEGER NOT NULL REFERENCES runs(id),
+	part   TEXT NOT NULL,               -- random, one per store the run was begun in
+	PRIMARY KEY (run_id, part)
+);
+INSERT INTO run_parts (run_id, part) SELECT id, lower(hex(randomblob(16))) FROM runs;
+
+ALTER TABLE measurements ADD COLUMN environment_id INTEGER REFERENCES environments(id);
+ALTER TABLE measurements ADD COLUMN device TEXT NOT NULL DEFAULT '';  -- e.g. opencl:1, on the environment's host
+UPDATE measurements SET environment_id = (SELECT r.environment_id FROM runs r WHERE r.id = measurements.run_id);
+`,
 }
 
 // SchemaVersion is the schema version this build writes.

@@ -23,7 +23,7 @@ func init() {
 	register(&command{
 		name:    "sweep",
 		summary: "tune the shapes of a suite in one run, or re-time their stored best configurations (--remeasure, the nightly job)",
-		usage:   "SUITE.toml|NAME [--retune | --remeasure [--tune-missing]] [--shard I/N] [--tag NAME] [--resume RUN|last] [--device D] [--db PATH] [--json] [tuning flags: --budget, --strategy and --time override the suite's]",
+		usage:   "SUITE.toml|NAME [--retune | --remeasure [--tune-missing]] [--shard I/N [--campaign NAME]] [--tag NAME] [--resume RUN|last] [--device D] [--db PATH] [--json] [tuning flags: --budget, --strategy and --time override the suite's]",
 		run:     sweepCmd,
 	})
 }
@@ -45,6 +45,7 @@ func sweepCmd(c *context, args []string) int {
 	fs.BoolVar(&f.retune, "retune", false, "search every shape again (the default)")
 	fs.BoolVar(&f.remeasure, "remeasure", false, "do not search: verify and time the stored best configuration of each shape on this device again")
 	fs.BoolVar(&f.tuneMissing, "tune-missing", false, "with --remeasure: tune the shapes that have no stored best instead of skipping them")
+	fs.StringVar(&f.campaign, "campaign", "", "record the run as part of the named campaign: the shards of one campaign (e.g. the tasks of a job array, given the same name) merge into one run, and a shard started again resumes its part")
 	fs.StringVar(&f.shard, "shard", "", "I/N: sweep only the I-th of N shares of the suite (a job array's task); the split is balanced by estimated cost and does not depend on the order of the suite file")
 	pos, status, ok := parseInterleaved(c, fs, args)
 	if !ok {

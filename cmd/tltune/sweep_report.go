@@ -30,7 +30,7 @@ type sweepReport struct {
 	Driver   string       `json:"driver"`
 	Suite    string       `json:"suite"`
 	Shard    string       `json:"shard,omitempty"` // I/N when the sweep ran one share of the suite
-	Mode     string       `json:"mode"` // "retune" or "remeasure"
+	Mode     string       `json:"mode"`            // "retune" or "remeasure"
 	CopyGBs  float64      `json:"copy_ceiling_gbs,omitempty"`
 	Shapes   []sweepShape `json:"shapes"`
 	// Every shape's evaluations and time.

@@ -57,6 +57,7 @@ type tuneFlags struct {
 	target    string
 	tag       string
 	resume    string
+	campaign  string // sweep --campaign: the name every shard of a campaign shares
 	strategy  string
 	budget    int
 	time      time.Duration
@@ -370,21 +371,52 @@ func (r *tuneRun) beginRun(op string) error {
 	if err := r.loadCeilings(env); err != nil {
 		return err
 	}
-	var err error
-	if r.flags.resume == "" {
-		r.stored, err = r.store.BeginRun(ctx, env, results.Run{
+	prev, named, err := r.previousRun(ctx)
+	if err != nil {
+		return err
+	}
+	if named == "" {
+		r.stored, err = r.store.BeginRun(ctx, env, results.Run{UUID: campaignUUID(r.flags.campaign),
 			CommandLine: strings.Join(os.Args, " "), Tag: r.flags.tag, Op: op})
 		return err
 	}
-	prev, err := r.store.ResolveRun(ctx, r.flags.resume)
-	if err != nil {
-		return fmt.Errorf("--resume %s: %w", r.flags.resume, err)
-	}
 	if prev.Op != op || prev.Env.Device != env.Device {
-		return fmt.Errorf("--resume %s: run %d is a %s run on %s, not %s on %s", r.flags.resume, prev.ID, prev.Op, prev.Env.Device, op, env.Device)
+		return fmt.Errorf("%s: run %d is a %s run on %s, not %s on %s", named, prev.ID, prev.Op, prev.Env.Device, op, env.Device)
 	}
 	r.stored, err = r.store.ResumeRun(ctx, prev.ID)
 	return err
+}
+
+// previousRun finds the run to continue: the one --resume names, or this
+// store's part of the --campaign's run (a task of a job array that Slurm
+// started again resumes it). named is the flag that named it, or empty
+// when there is none.
+func (r *tuneRun) previousRun(ctx stdctx.Context) (prev results.Run, named string, err error) {
+	switch f := r.flags; {
+	case f.resume != "":
+		named = "--resume " + f.resume
+		if prev, err = r.store.ResolveRun(ctx, f.resume); err != nil {
+			err = fmt.Errorf("%s: %w", named, err)
+		}
+	case f.campaign != "":
+		prev, err = r.store.RunByUUID(ctx, campaignUUID(f.campaign))
+		switch {
+		case errors.Is(err, results.ErrNoRun):
+			err = nil
+		case err == nil:
+			named = "--campaign " + f.campaign
+		}
+	}
+	return prev, named, err
+}
+
+// campaignUUID is the run UUID every shard of the named campaign records,
+// so that merging the shards makes one run; no campaign: a new UUID.
+func campaignUUID(campaign string) string {
+	if campaign == "" {
+		return ""
+	}
+	return results.NameUUID("campaign " + campaign)
 }
 
 // newTuner wires the tuner to the recipe, compiler, device session and store.
@@ -399,7 +431,7 @@ func (j *shapeJob) newTuner(sp *space.Space, opts tuner.Options) *tuner.Tuner {
 		Generate: j.recipe.Source,
 		Compiler: j.compiler(),
 		Measurer: &deviceMeasurer{session: j.session, protocol: measure.Protocol{Target: r.flags.ciTarget, MaxTime: r.flags.perConfig}},
-		Recorder: &storeRecorder{store: r.store, runID: r.stored.ID, recipe: j.recipe, key: key,
+		Recorder: &storeRecorder{store: r.store, runID: r.stored.ID, device: r.info.ID, recipe: j.recipe, key: key,
 			layout: layoutName(spec.Layout), seed: r.flags.seed, batch: batch},
 		Options: opts,
 	}

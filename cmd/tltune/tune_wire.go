@@ -122,6 +122,7 @@ func classifyDeviceError(err error, fallback tuner.Kind) error {
 type storeRecorder struct {
 	store  *results.Store
 	runID  int64
+	device string // the device's id on this host, e.g. opencl:1
 	recipe kernels.Recipe
 	key    tuning.Key // op, trans, dtypes and shape as the table names them
 	layout string
@@ -154,6 +155,7 @@ func (r *storeRecorder) measurement(o tuner.Outcome) results.Measurement {
 		Outcome:     results.Outcome(o.Kind),
 		Message:     o.Message,
 		Seed:        int64(r.seed),
+		Device:      r.device,
 		Verified:    o.Verify.Tolerance > 0,
 		VerifyError: o.Verify.RelErr,
 		MeasuredAt:  time.Now(),

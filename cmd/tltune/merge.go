@@ -1,0 +1,116 @@
+package main
+
+import (
+	stdctx "context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+
+	"tltune/results"
+)
+
+func init() {
+	register(&command{
+		name:    "merge",
+		summary: "merge results stores (the shards of a campaign, other machines' stores) into one; merging twice changes nothing",
+		usage:   "OUT.db IN.db... [--json]",
+		run:     mergeCmd,
+	})
+}
+
+func mergeCmd(c *context, args []string) int {
+	fs := c.flags()
+	asJSON := fs.Bool("json", false, "print what each merge added as JSON")
+	pos, status, ok := parseInterleaved(c, fs, args)
+	if !ok {
+		return status
+	}
+	if len(pos) < 2 {
+		return c.usageError("name the store to merge into and at least one store to merge (tltune merge OUT.db IN.db...)")
+	}
+	out, inputs := pos[0], pos[1:]
+	// Every input is checked before anything is written, so that a typo in
+	// the last one does not leave the others merged.
+	for _, in := range inputs {
+		if err := results.CheckMergeable(in); err != nil {
+			fmt.Fprintf(c.stderr, "tltune merge: %v\n", err)
+			return exitUsage
+		}
+	}
+	store, err := openStore(out, true)
+	if err != nil {
+		return c.fail(err)
+	}
+	defer store.Close()
+	var reports []results.MergeReport
+	for _, in := range inputs {
+		rep, err := store.Merge(stdctx.Background(), in)
+		if errors.Is(err, results.ErrMergeSchema) {
+			fmt.Fprintf(c.stderr, "tltune merge: %v\n", err)
+			return exitUsage
+		}
+		if err != nil {
+			return c.fail(err)
+		}
+		reports = append(reports, rep)
+		if !*asJSON {
+			writeMergeLine(c.stdout, rep)
+		}
+	}
+	if *asJSON {
+		err = writeJSON(c.stdout, reports)
+	} else {
+		err = writeMergeTotal(c.stdout, store.Path(), reports)
+	}
+	if err != nil {
+		return c.fail(err)
+	}
+	return exitOK
+}
+
+// writeMergeLine says what merging one store did: where each of its runs
+// went, and the rows it added.
+func writeMergeLine(w io.Writer, rep results.MergeReport) {
+	runs := make([]string, len(rep.Runs))
+	for i, r := range rep.Runs {
+		runs[i] = fmt.Sprintf("run %d → %d %s", r.From, r.Into, r.Result)
+	}
+	if len(runs) == 0 {
+		runs = []string{"no runs"}
+	}
+	fmt.Fprintf(w, "%s: %s; added %s\n", rep.Source, strings.Join(runs, ", "), addedRows(rep.Added))
+}
+
+// addedRows lists the nonzero counts of added rows by table, or says that
+// nothing was new.
+func addedRows(added map[string]int) string {
+	var parts []string
+	for _, table := range slices.Sorted(maps.Keys(added)) {
+		if n := added[table]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", table, n))
+		}
+	}
+	if len(parts) == 0 {
+		return "nothing (everything was merged before)"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func writeMergeTotal(w io.Writer, out string, reports []results.MergeReport) error {
+	total := map[string]int{}
+	runs := map[int]bool{}
+	for _, rep := range reports {
+		for table, n := range rep.Added {
+			total[table] += n
+		}
+		for _, r := range rep.Runs {
+			runs[int(r.Into)] = true
+		}
+	}
+	ids := slices.Sorted(maps.Keys(runs))
+	_, err := fmt.Fprintf(w, "merged %d store(s) into %s: runs %s; added %s\n", len(reports), out, intsString(ids), addedRows(total))
+	return err
+}
