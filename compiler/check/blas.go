@@ -27,6 +27,7 @@ func init() {
 		ir.OpCoopMatrixScale: (*checker).coopScale, ir.OpCoopMatrixStore: (*checker).coopStore,
 		ir.OpSubgroupBroadcast: (*checker).broadcast, ir.OpSubgroupAdd: (*checker).subgroupOp,
 		ir.OpSubgroupMax: (*checker).subgroupOp, ir.OpSubgroupMin: (*checker).subgroupOp,
+		ir.OpSubgroupShuffleXor: (*checker).broadcast,
 	}
 }
 

@@ -121,7 +121,7 @@ func (e *exec) inst(in *ir.Inst, env *env) error {
 			return v
 		})})
 	case ir.OpCoopMatrixLoad, ir.OpCoopMatrixStore, ir.OpSubgroupBroadcast,
-		ir.OpSubgroupAdd, ir.OpSubgroupMax, ir.OpSubgroupMin:
+		ir.OpSubgroupAdd, ir.OpSubgroupMax, ir.OpSubgroupMin, ir.OpSubgroupShuffleXor:
 		return e.subgroupOp(in, env)
 	}
 	return fmt.Errorf("the interpreter does not implement %s", in.Mnemonic())

@@ -203,6 +203,17 @@ func TestErrors(t *testing.T) {
   %x0, %x1 = vector_load %A[%c0] : f32
   %tmp = alloca {alignment=4} : memref<f32x4, local>
   vector_store %x0, %x1, %tmp[%c0]`, "aligned to 4 bytes: not 8-byte aligned"},
+		{"non-uniform shuffle mask", `
+  parallel {
+    %lane = builtin.subgroup_local_id : i32
+    %s = subgroup_shuffle_xor %lane, %lane : i32
+  }`, "the mask is not dynamically uniform"},
+		{"shuffle partner outside the subgroup", `
+  parallel {
+    %lane = builtin.subgroup_local_id : i32
+    %m = constant 4 : i32
+    %s = subgroup_shuffle_xor %lane, %m : i32
+  }`, "lane 0 XOR mask 4 is lane 4, outside the subgroup of 4"},
 		{"non-uniform broadcast index", `
   parallel {
     %lane = builtin.subgroup_local_id : i32

@@ -188,6 +188,8 @@ func (s *scheduler) perform(in *ir.Inst, lanes []*workItem) error {
 	switch in.Op {
 	case ir.OpSubgroupBroadcast:
 		return broadcast(lanes)
+	case ir.OpSubgroupShuffleXor:
+		return shuffleXor(lanes)
 	case ir.OpSubgroupAdd, ir.OpSubgroupMax, ir.OpSubgroupMin:
 		scan(in, lanes)
 		return nil
@@ -272,6 +274,22 @@ func broadcast(lanes []*workItem) error {
 		return fmt.Errorf("lane index %d outside the subgroup of %d", src, len(lanes))
 	}
 	for _, w := range lanes {
+		w.result = lanes[src].args[0]
+	}
+	return nil
+}
+
+// shuffleXor gives each lane the value of lane (its lane XOR the mask).
+func shuffleXor(lanes []*workItem) error {
+	if err := uniform(lanes, 1, "the mask"); err != nil {
+		return err
+	}
+	mask := lanes[0].args[1].i
+	for i, w := range lanes {
+		src := int64(i) ^ mask
+		if src < 0 || src >= int64(len(lanes)) {
+			return fmt.Errorf("lane %d XOR mask %d is lane %d, outside the subgroup of %d", i, mask, src, len(lanes))
+		}
 		w.result = lanes[src].args[0]
 	}
 	return nil

@@ -69,6 +69,34 @@ func TestSubgroupOperations(t *testing.T) {
 	checkBuffer(t, "out", out.Buf, want...)
 }
 
+// subgroup_shuffle_xor swaps values between partner lanes: mask 1 swaps
+// neighbours, mask 2 pairs lanes two apart; two steps add up a subgroup.
+func TestShuffleXor(t *testing.T) {
+	fn := parseFunc(t, strings.Replace(spmdKernel, "BODY", `
+    %c0 = constant 0 : index
+    %c1 = constant 1 : index
+    %c2 = constant 2 : index
+    %two = constant 2 : i32
+    %y = load %in[%id] : i32
+    %r0 = subgroup_shuffle_xor %y, %one : i32
+    %r1 = subgroup_shuffle_xor %y, %two : i32
+    %s1 = arith.add %y, %r0 : i32
+    %s2 = subgroup_shuffle_xor %s1, %two : i32
+    %r2 = arith.add %s1, %s2 : i32
+    store %r0, %out[%id, %c0]
+    store %r1, %out[%id, %c1]
+    store %r2, %out[%id, %c2]`, 1))
+	out := NewMemref(ir.I32, 8, 3)
+	in := vec(ir.I32, 3, -1, 7, 2, -5, -9, -2, -7)
+	if err := Run(fn, []Arg{{Memref: out}, {Memref: in}}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	checkBuffer(t, "out", out.Buf,
+		-1, 3, 2, 7, -9, -5, -7, -2,
+		7, 2, 3, -1, -2, -7, -5, -9,
+		11, 11, 11, 11, -23, -23, -23, -23)
+}
+
 // Each work-item writes its input to local memory, then reads its right
 // neighbour's. Without the barrier the neighbour has not written yet (work-
 // items run one after another until they must meet), so the result differs.

@@ -188,6 +188,11 @@ func (b *Builder) VectorStore(xs []*Value, m *Value, index ...*Value) *Inst {
 	return b.Insert(NewInst(OpVectorStore, ops))
 }
 
+// ShuffleXor emits a subgroup_shuffle_xor of x with mask (an i32).
+func (b *Builder) ShuffleXor(x, mask *Value) *Value {
+	return b.Insert(NewInst(OpSubgroupShuffleXor, []*Value{x, mask}, x.Type)).Result()
+}
+
 // Yield emits a yield of vs.
 func (b *Builder) Yield(vs ...*Value) *Inst { return b.Insert(NewInst(OpYield, vs)) }
 

@@ -113,6 +113,7 @@
 //	OpCoopMatrixStore  (A, M, x, y)                          attrs: Checked, Atomic (Atomic or AtomicAdd)
 //	OpSubgroupBroadcast (x, lane i32) -> x's type
 //	OpSubgroupAdd, OpSubgroupMax, OpSubgroupMin (x) -> x's type  attrs: Scan
+//	OpSubgroupShuffleXor (x, mask i32) -> x's type           (tltune extension, below)
 //
 // Modes (cumsum, size, expand, fuse) are numbered from 0.
 //
@@ -137,4 +138,18 @@
 // parameter and the static offsets and strides of the views derived from it.
 // There are no vector values: the results are N scalars, which keeps every
 // other instruction as it is.
+//
+// # Lane exchange (a tltune extension)
+//
+// subgroup_shuffle_xor gives each lane the value x of lane (its own lane
+// XOR mask), the step of a butterfly: a reduction over the lanes that
+// differ only in some bits of the lane index (a cluster of neighbouring
+// lanes, or lanes a fixed distance apart) is a sequence of shuffles with
+// the masks of those bits, each followed by an add.
+//
+//	%y = subgroup_shuffle_xor %x, %mask : f32
+//
+// The mask is an i32 that must be dynamically uniform, and every lane's
+// partner must exist (lane XOR mask < subgroup size); the interpreter
+// reports either violation, as it does for subgroup_broadcast.
 package ir

@@ -48,9 +48,10 @@ const (
 	OpCoopMatrixScale
 	OpCoopMatrixStore
 	OpSubgroupBroadcast
-	OpSubgroupAdd // the operation is Inst.Scan
-	OpSubgroupMax // the operation is Inst.Scan
-	OpSubgroupMin // the operation is Inst.Scan
+	OpSubgroupAdd        // the operation is Inst.Scan
+	OpSubgroupMax        // the operation is Inst.Scan
+	OpSubgroupMin        // the operation is Inst.Scan
+	OpSubgroupShuffleXor // tltune extension: the value of lane (own lane XOR mask)
 
 	numOps
 )
@@ -89,6 +90,7 @@ var opNames = [numOps]string{
 	OpCoopMatrixScale: "cooperative_matrix_scale", OpCoopMatrixStore: "cooperative_matrix_store",
 	OpSubgroupBroadcast: "subgroup_broadcast", OpSubgroupAdd: "subgroup_add",
 	OpSubgroupMax: "subgroup_max", OpSubgroupMin: "subgroup_min",
+	OpSubgroupShuffleXor: "subgroup_shuffle_xor",
 }
 
 // String returns the mnemonic of op without modifiers ("gemm", "arith",
@@ -106,7 +108,7 @@ func (op Op) Class() Class {
 	switch {
 	case op >= OpAlloca && op <= OpSum:
 		return Collective
-	case op >= OpCoopMatrixLoad && op <= OpSubgroupMin:
+	case op >= OpCoopMatrixLoad && op <= OpSubgroupShuffleXor:
 		return SPMD
 	}
 	return Mixed

@@ -130,6 +130,7 @@ var opByName = map[string]ir.Op{
 	"axpby": ir.OpAxpby, "sum": ir.OpSum, "ger": ir.OpGer, "hadamard_product": ir.OpHadamardProduct,
 	"subgroup_add": ir.OpSubgroupAdd, "subgroup_max": ir.OpSubgroupMax, "subgroup_min": ir.OpSubgroupMin,
 	"cooperative_matrix_scale": ir.OpCoopMatrixScale, "subgroup_broadcast": ir.OpSubgroupBroadcast,
+	"subgroup_shuffle_xor": ir.OpSubgroupShuffleXor,
 }
 
 // resultName is a name on the left of "=".
@@ -406,7 +407,7 @@ func (p *parser) instructionBody(in *ir.Inst, m *modifiers) (types []*ir.Type, m
 		in.Op = ir.OpCoopMatrixMulAdd
 		p.operandList(in, 3)
 		return p.resultType(in), false
-	case "cooperative_matrix_scale", "subgroup_broadcast":
+	case "cooperative_matrix_scale", "subgroup_broadcast", "subgroup_shuffle_xor":
 		in.Op = opByName[m.name]
 		p.operandList(in, 2)
 		return p.resultType(in), false

@@ -63,6 +63,8 @@ func (e *fn) inst(in *ir.Inst) error {
 		return err
 	case ir.OpSubgroupBroadcast:
 		e.define(in.Result(), e.broadcast(e.value(in.Operands[0]), in.Result().Type, e.value(in.Operands[1])))
+	case ir.OpSubgroupShuffleXor:
+		e.define(in.Result(), e.broadcast(e.value(in.Operands[0]), in.Result().Type, "tl_lane ^ ("+e.value(in.Operands[1])+")"))
 	case ir.OpSubgroupAdd, ir.OpSubgroupMax, ir.OpSubgroupMin:
 		return e.subgroupOp(in)
 	case ir.OpCoopMatrixLoad:

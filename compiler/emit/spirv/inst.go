@@ -58,6 +58,9 @@ func (e *fn) inst(in *ir.Inst) error {
 		return e.region(in.Body())
 	case ir.OpSubgroupBroadcast:
 		e.vals[in.Result()] = e.broadcast(e.value(in.Operands[0]), in.Result().Type, e.value(in.Operands[1]))
+	case ir.OpSubgroupShuffleXor:
+		lane := e.op(spv.OpBitwiseXor, e.u.intT(32), e.lane, e.value(in.Operands[1]))
+		e.vals[in.Result()] = e.broadcast(e.value(in.Operands[0]), in.Result().Type, lane)
 	case ir.OpSubgroupAdd, ir.OpSubgroupMax, ir.OpSubgroupMin:
 		return e.subgroupOp(in)
 	case ir.OpCoopMatrixLoad:
