@@ -58,8 +58,12 @@ type Arg struct {
 
 // Kernel describes one emitted kernel.
 type Kernel struct {
-	Name string
-	Args []Arg
+	Name string // the function's name, without "@": how hosts and reports name the kernel
+	// Symbol is the kernel's name in the compiled program, the one to look
+	// up (clCreateKernel, zeKernelCreate): Name, unless Name is reserved
+	// in OpenCL C (KernelSymbol; docs/abi.md).
+	Symbol string
+	Args   []Arg
 	Launch
 }
 
@@ -88,12 +92,13 @@ func Emit(prog *ir.Program, t *target.Target, launch map[*ir.Func]Launch) (*Outp
 	u := &unit{target: t, helpers: &helperSet{}}
 	var body strings.Builder
 	out := &Output{}
+	symbols := kernelSymbols(prog)
 	for _, f := range prog.Funcs {
 		l, ok := launch[f]
 		if !ok {
 			return nil, fmt.Errorf("opencl: no launch configuration for @%s", f.Name)
 		}
-		k, err := u.emitFunc(&body, f, l)
+		k, err := u.emitFunc(&body, f, symbols[f], l)
 		if err != nil {
 			return nil, fmt.Errorf("@%s: %w", f.Name, err)
 		}

@@ -30,7 +30,7 @@ type fn struct {
 	scratch, tiles bool
 }
 
-func (u *unit) emitFunc(out *strings.Builder, f *ir.Func, l Launch) (*Kernel, error) {
+func (u *unit) emitFunc(out *strings.Builder, f *ir.Func, symbol string, l Launch) (*Kernel, error) {
 	if l.SubgroupSize < 1 || l.WorkGroupSize[0]%l.SubgroupSize != 0 {
 		return nil, fmt.Errorf("opencl: work-group size %v is not a multiple of subgroup size %d", l.WorkGroupSize, l.SubgroupSize)
 	}
@@ -43,7 +43,7 @@ func (u *unit) emitFunc(out *strings.Builder, f *ir.Func, l Launch) (*Kernel, er
 		e.frags = fragmentsOf(e.engine)
 	}
 	e.body.Grow(32 << 10) // typical kernels are tens of KiB; avoid regrowing
-	k := &Kernel{Name: f.Name, Launch: l}
+	k := &Kernel{Name: f.Name, Symbol: symbol, Launch: l}
 	params := e.params(k)
 	if err := e.emitKernelBody(); err != nil {
 		return nil, err
@@ -52,7 +52,7 @@ func (u *unit) emitFunc(out *strings.Builder, f *ir.Func, l Launch) (*Kernel, er
 	if u.target.ReqdSubgroupSize {
 		fmt.Fprintf(out, "__attribute__((intel_reqd_sub_group_size(%d)))\n", l.SubgroupSize)
 	}
-	fmt.Fprintf(out, "kernel void %s(%s) {\n", f.Name, strings.Join(params, ", "))
+	fmt.Fprintf(out, "kernel void %s(%s) {\n", symbol, strings.Join(params, ", "))
 	out.WriteString(e.locals.String())
 	out.WriteString(e.body.String())
 	out.WriteString("}\n\n")

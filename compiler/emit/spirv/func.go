@@ -45,7 +45,8 @@ func (u *unit) emitFunc(f *ir.Func, l opencl.Launch) (*opencl.Kernel, error) {
 	e := &fn{u: u, b: u.b, f: f, launch: l,
 		vals: map[*ir.Value]spv.ID{}, coops: map[*ir.Value][]spv.ID{},
 		mems: map[*ir.Value]*memref{}, groups: map[*ir.Value]*group{}, yields: map[*ir.Region]*yieldSink{}}
-	k := &opencl.Kernel{Name: f.Name, Launch: l}
+	// SPIR-V entry points are free strings: every kernel keeps its name.
+	k := &opencl.Kernel{Name: f.Name, Symbol: f.Name, Launch: l}
 	sig := e.signature(k)
 	id := u.b.NewID()
 	u.b.Name(id, f.Name)

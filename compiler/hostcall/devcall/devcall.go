@@ -13,6 +13,7 @@ package devcall
 
 import (
 	"fmt"
+	"slices"
 
 	"tltune/compiler"
 	"tltune/compiler/emit/spirv"
@@ -142,14 +143,14 @@ func Run(d device.Device, k device.Kernel, c *hostcall.Call) error {
 	return b.ReadBack(c.Written()...)
 }
 
-// Build builds OpenCL C source on d and returns its kernel name, with a
-// function that releases both.
-func Build(d device.Device, src, name string) (device.Kernel, func(), error) {
+// Build builds OpenCL C source on d and returns its kernel symbol (a
+// compiler.Kernel's Symbol), with a function that releases both.
+func Build(d device.Device, src, symbol string) (device.Kernel, func(), error) {
 	prog, err := d.BuildSource(src, "")
 	if err != nil {
 		return nil, nil, err
 	}
-	return KernelOf(prog, name)
+	return KernelOf(prog, symbol)
 }
 
 // Path names how a compiled program reaches a device.
@@ -171,14 +172,22 @@ func ChoosePath(info device.Info, res *compiler.Result) Path {
 	return PathOpenCLC
 }
 
-// BuildResult builds kernel name of res on d by the path ChoosePath picks.
+// BuildResult builds the kernel of res that the host calls name (a
+// compiler.Kernel's Name) on d by the path ChoosePath picks, looking it up
+// by its symbol in the program of that path.
 func BuildResult(d device.Device, res *compiler.Result, name string) (device.Kernel, func(), Path, error) {
+	i := slices.IndexFunc(res.Kernels, func(k compiler.Kernel) bool { return k.Name == name })
+	if i < 0 {
+		return nil, nil, "", fmt.Errorf("the compiled program has no kernel @%s", name)
+	}
 	path := ChoosePath(d.Info(), res)
 	var prog device.Program
 	var err error
+	symbol := res.Kernels[i].Symbol
 	if path == PathSPIRV {
 		var out *spirv.Output
 		if out, err = res.SPIRV(); err == nil {
+			symbol = out.Kernels[i].Symbol
 			prog, err = d.BuildSPIRV(out.Module, "")
 		}
 	} else {
@@ -187,15 +196,15 @@ func BuildResult(d device.Device, res *compiler.Result, name string) (device.Ker
 	if err != nil {
 		return nil, nil, path, err
 	}
-	k, release, err := KernelOf(prog, name)
+	k, release, err := KernelOf(prog, symbol)
 	return k, release, path, err
 }
 
-// KernelOf looks kernel name up in prog and returns it with a function
+// KernelOf looks kernel symbol up in prog and returns it with a function
 // that releases both (prog is released on failure too): the last step of
 // every build, whichever form the program was built from.
-func KernelOf(prog device.Program, name string) (device.Kernel, func(), error) {
-	k, err := prog.Kernel(name)
+func KernelOf(prog device.Program, symbol string) (device.Kernel, func(), error) {
+	k, err := prog.Kernel(symbol)
 	if err != nil {
 		prog.Release()
 		return nil, nil, err

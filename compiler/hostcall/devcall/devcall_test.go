@@ -92,7 +92,7 @@ func TestRunAgreesWithInterpreter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kern, release, err := Build(d, res.OpenCL, k.Name)
+	kern, release, err := Build(d, res.OpenCL, k.Symbol)
 	if err != nil {
 		t.Fatal(err)
 	}

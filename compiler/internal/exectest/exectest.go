@@ -139,13 +139,13 @@ func Interpret(f *ir.Func, k *compiler.Kernel) ([]interp.Arg, error) {
 	return args, interp.Run(f, args, InterpOptions(k))
 }
 
-// Build builds kernel name on a device and returns it with a function that
+// Build builds the kernel called symbol in the program on a device and returns it with a function that
 // releases it: devcall.Build of OpenCL C, or a build of a SPIR-V module.
-type Build func(name string) (device.Kernel, func(), error)
+type Build func(symbol string) (device.Kernel, func(), error)
 
 // Run builds c's kernel with build and performs c on d (devcall.Run).
 func Run(d device.Device, build Build, c *hostcall.Call) error {
-	kern, release, err := build(c.Kernel.Name)
+	kern, release, err := build(c.Kernel.Symbol)
 	if err != nil {
 		return err
 	}
