@@ -7,8 +7,7 @@
 // strides, and the group offset) — and Bind expands them, by the roles of
 // compiler.Kernel.Args, into the ordered kernel arguments: scalars encoded
 // in their C type, and buffers named by their Blob, so that a blob used by
-// several arguments is uploaded once and read back once. The hidden trailing
-// `groups` argument is bound too.
+// several arguments is uploaded once and read back once.
 //
 // The package is pure Go: it knows the ABI, not a runtime. Running a Call
 // on a device is compiler/hostcall/devcall's job; converting interpreter
@@ -122,7 +121,7 @@ func Bind(k *compiler.Kernel, params []Param, groups int64) (*Call, error) {
 	c := &Call{Kernel: k, Groups: groups}
 	seen := map[*Blob]bool{}
 	for _, a := range k.Args {
-		arg, err := bindArg(a, params, groups)
+		arg, err := bindArg(a, params)
 		if err != nil {
 			return nil, fmt.Errorf("kernel %s argument %s: %w", k.Name, a.Name, err)
 		}
@@ -135,10 +134,7 @@ func Bind(k *compiler.Kernel, params []Param, groups int64) (*Call, error) {
 	return c, nil
 }
 
-func bindArg(a compiler.Arg, params []Param, groups int64) (Arg, error) {
-	if a.Role == opencl.RoleGroups {
-		return scalar(a, Param{Int: groups})
-	}
+func bindArg(a compiler.Arg, params []Param) (Arg, error) {
 	if a.Param < 0 || a.Param >= len(params) {
 		return Arg{}, fmt.Errorf("parameter %d has no value (%d given)", a.Param, len(params))
 	}

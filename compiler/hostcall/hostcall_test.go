@@ -111,9 +111,8 @@ func TestBindEveryRole(t *testing.T) {
 	check(opencl.RoleGroupStride, []int64{7, 2})
 	check(opencl.RoleGroupSize, int64(2))
 	check(opencl.RoleGroupElemOf, int64(2))
-	check(opencl.RoleGroups, int64(3))
-	if last := call.Args[len(call.Args)-1]; last.Role != opencl.RoleGroups {
-		t.Errorf("last argument %s (%s), want the hidden groups", last.Name, last.Role)
+	if last := call.Args[len(call.Args)-1]; last.Role != opencl.RoleGroupElemOf {
+		t.Errorf("last argument %s (%s), want the group's offset: the tinytc arguments end there", last.Name, last.Role)
 	}
 	if len(call.Blobs) != 5 || call.Blobs[0] != data || call.Blobs[1] != base {
 		t.Errorf("blobs %d, want data, base, offsets, shape and stride arrays in order", len(call.Blobs))
@@ -166,8 +165,7 @@ func TestBindRoundsToDeclaredType(t *testing.T) {
 		{"half", "f16", Param{Float: 3 + 1.0/2048}, 3},
 		{"double", "f64", Param{Float: 1 + 1.0/4096}, 1 + 1.0/4096},
 	} {
-		k := &compiler.Kernel{Name: "k", Args: []compiler.Arg{{Name: "x", CType: c.ctype, Role: opencl.RoleScalar, Elem: c.elem},
-			{Name: "groups", CType: "long", Role: opencl.RoleGroups, Param: -1}}}
+		k := &compiler.Kernel{Name: "k", Args: []compiler.Arg{{Name: "x", CType: c.ctype, Role: opencl.RoleScalar, Elem: c.elem}}}
 		call, err := Bind(k, []Param{c.in}, 1)
 		if err != nil {
 			t.Fatal(err)

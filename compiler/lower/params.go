@@ -17,7 +17,11 @@ const ParamsAttr = "tltune.params"
 
 // Choice is the configuration chosen for one function and why.
 type Choice struct {
-	Params  tuning.Params
+	Params tuning.Params
+	// Batch is the argument extent holding the number of batch entries
+	// (ir.Func.BatchExtent); nil when the function has none, and then
+	// Params.BatchPerGroup is 1 (docs/abi.md).
+	Batch   *ir.BatchExtent
 	Key     *tuning.Key // the tuning-table key of the function's main collective, if any
 	Explain []string    // one line per source that contributed, in precedence order
 }
@@ -49,6 +53,12 @@ func Choose(f *ir.Func, t *target.Target, table *tuning.Table, device string) (*
 	heur := heuristic(f, main, t)
 	ch.Params = merge(attr, fromTable, heur)
 	ch.Explain = append(ch.Explain, "heuristic for target "+t.Name+": "+heur.String()+" (fills what the sources above leave unset)")
+	if x, ok := f.BatchExtent(); ok {
+		ch.Batch = &x
+	} else if ch.Params.BatchPerGroup > 1 {
+		ch.Explain = append(ch.Explain, fmt.Sprintf("batch_per_group %d needs the batch size from an argument (a parameter indexed by builtin.group_id); the function has none, so 1", ch.Params.BatchPerGroup))
+		ch.Params.BatchPerGroup = 1
+	}
 	ch.Explain = append(ch.Explain, "chosen: "+ch.Params.String())
 	if err := Validate(ch.Params, t, main); err != nil {
 		return nil, fmt.Errorf("@%s: %w", f.Name, err)

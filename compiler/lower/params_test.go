@@ -79,3 +79,34 @@ func TestChooseRejectsImpossibleConfigs(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchPerGroupNeedsAnExtent: several batch entries per work-group need
+// the number of entries from an argument (the drop-in ABI has no argument
+// for it); a function that indexes nothing by the group id runs one.
+func TestBatchPerGroupNeedsAnExtent(t *testing.T) {
+	attrs := `attributes {"tltune.params"={"batch_per_group"=4}}`
+	ch, err := Choose(parseFunc(t, attrs), target.Generic(), nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch.Params.BatchPerGroup != 1 || ch.Batch != nil {
+		t.Errorf("no batch extent: batch_per_group %d, extent %v; want 1 and none", ch.Params.BatchPerGroup, ch.Batch)
+	}
+	if !strings.Contains(strings.Join(ch.Explain, "\n"), "batch_per_group 4 needs the batch size from an argument") {
+		t.Errorf("the explanation does not say why batch_per_group is 1:\n%s", strings.Join(ch.Explain, "\n"))
+	}
+	prog, errs := syntax.Parse([]byte(`func @k(%x: f32, %A: memref<f32x8x?>) attributes {"tltune.params"={"batch_per_group"=4}} {
+    %g = builtin.group_id : index
+    %a = subview %A[0:8, %g] : memref<f32x8>
+}`))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	ch, err = Choose(prog.Funcs[0], target.Generic(), nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch.Params.BatchPerGroup != 4 || ch.Batch == nil || *ch.Batch != (ir.BatchExtent{Param: 1, Mode: 1}) {
+		t.Errorf("batch_per_group %d, extent %v; want 4 and mode 1 of parameter 1", ch.Params.BatchPerGroup, ch.Batch)
+	}
+}

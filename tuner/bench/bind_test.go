@@ -56,7 +56,7 @@ func TestRecipeParamsBind(t *testing.T) {
 			case opencl.RoleGroupOffset:
 				n := int64(in.Args[a.Param].EntryElements())
 				want = []int64{0, n, 2 * n}
-			case opencl.RoleGroupSize, opencl.RoleGroups:
+			case opencl.RoleGroupSize:
 				want = []int64{batch}
 			case opencl.RoleData, opencl.RoleGroupBase:
 				if &a.Blob.Data[0] != &in.Args[a.Param].Data[0] {

@@ -26,6 +26,10 @@ type Launch struct {
 	SubgroupSize  int
 	WorkGroupSize [2]int // [wx, wy]
 	BatchPerGroup int    // logical work-groups per physical work-group (≥ 1)
+	// Batch is the argument extent holding the number of logical
+	// work-groups, which a kernel with BatchPerGroup > 1 needs; nil means
+	// the launch gives it (BatchPerGroup times the number of work-groups).
+	Batch *ir.BatchExtent
 }
 
 // ArgRole says what an OpenCL kernel argument carries.
@@ -43,7 +47,6 @@ const (
 	RoleGroupStride ArgRole = "group_stride"  // per-entry dynamic stride entry Mode (array of long)
 	RoleGroupSize   ArgRole = "group_size"    // dynamic number of group entries
 	RoleGroupElemOf ArgRole = "group_offset"  // dynamic element offset applied to every entry
-	RoleGroups      ArgRole = "groups"        // hidden: number of logical work-groups
 )
 
 // Arg is one OpenCL kernel argument.
@@ -51,7 +54,7 @@ type Arg struct {
 	Name  string  // C parameter name
 	CType string  // C type as declared, e.g. "global float*", "long"
 	Role  ArgRole // what it carries
-	Param int     // index of the tensor-language parameter (-1 for the hidden argument)
+	Param int     // index of the tensor-language parameter
 	Mode  int     // shape/stride mode for the shape and stride roles
 	Elem  string  // element type name for pointers to tensor data ("f32", ...), scalar type name for scalars
 }
@@ -68,7 +71,7 @@ type Kernel struct {
 }
 
 // GlobalSize returns the OpenCL global work size for groups logical
-// work-groups.
+// work-groups (batch entries): ceil(groups / BatchPerGroup) work-groups.
 func (k *Kernel) GlobalSize(groups int64) [3]int64 {
 	b := int64(max(k.BatchPerGroup, 1))
 	phys := (groups + b - 1) / b

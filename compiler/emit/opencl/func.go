@@ -59,10 +59,10 @@ func (u *unit) emitFunc(out *strings.Builder, f *ir.Func, symbol string, l Launc
 	return k, nil
 }
 
-// emitKernelBody writes the prologue (logical group id, subgroup ids) and
-// the function body. A physical work-group runs BatchPerGroup logical
-// work-groups one after the other. The loop has one exit and a bound that
-// is uniform across the work-group, so barriers inside stay legal (PoCL
+// emitKernelBody writes the prologue (logical group id and count, subgroup
+// ids) and the function body. A physical work-group runs BatchPerGroup
+// logical work-groups one after the other. The loop has one exit and a bound
+// that is uniform across the work-group, so barriers inside stay legal (PoCL
 // miscompiles barriers in loops left by a break).
 func (e *fn) emitKernelBody() error {
 	l := e.launch
@@ -70,12 +70,15 @@ func (e *fn) emitKernelBody() error {
 	e.indent = 1
 	e.line("const int tl_sgid = (int)(get_local_id(0) / %d + get_local_id(1) * %d);", sgs, wx/sgs)
 	e.line("const int tl_lane = (int)(get_local_id(0) %% %d);", sgs)
+	if b > 1 || e.f.UsesBuiltin(ir.GroupSize) {
+		e.line("const long tl_groups = %s;", e.logicalGroups())
+	}
 	if b == 1 {
 		e.line("const long tl_gid = (long)get_group_id(0);")
 		return e.region(e.f.Body)
 	}
 	e.line("const long tl_first = (long)get_group_id(0) * %d;", b)
-	e.line("const long tl_count = min((long)%d, groups - tl_first);", b)
+	e.line("const long tl_count = min((long)%d, tl_groups - tl_first);", b)
 	e.line("for (long tl_j = 0; tl_j < tl_count; ++tl_j) {")
 	e.indent++
 	e.line("const long tl_gid = tl_first + tl_j;")
@@ -91,6 +94,24 @@ func (e *fn) emitKernelBody() error {
 	e.indent--
 	e.line("}")
 	return nil
+}
+
+// logicalGroups is the C expression of the number of logical work-groups
+// (builtin.group_size): the launch's work-groups with one per work-group,
+// else the batch extent of the arguments, else the launch's work-groups
+// times BatchPerGroup (docs/abi.md).
+func (e *fn) logicalGroups() string {
+	l := e.launch
+	switch x := l.Batch; {
+	case l.BatchPerGroup == 1:
+	case x != nil && x.Mode == ir.GroupSizeMode:
+		return "(long)" + e.groups[e.f.Params[x.Param]].size
+	case x != nil:
+		return "(long)" + e.mems[e.f.Params[x.Param]].shape[x.Mode]
+	default:
+		return fmt.Sprintf("(long)get_num_groups(0) * %d", l.BatchPerGroup)
+	}
+	return "(long)get_num_groups(0)"
 }
 
 // line writes one indented line of C.
@@ -142,7 +163,6 @@ func (e *fn) params(k *Kernel) []string {
 			e.names[p] = e.fromArg(name, p.Type, si)
 		}
 	}
-	add(Arg{Name: "groups", CType: "long", Role: RoleGroups, Param: -1})
 	return decl
 }
 

@@ -339,7 +339,7 @@ func (e *fn) builtin(in *ir.Inst) {
 	case ir.GroupID:
 		expr = "tl_gid"
 	case ir.GroupSize:
-		expr = "groups"
+		expr = "tl_groups"
 	case ir.NumSubgroups:
 		expr = strconv.Itoa(l.WorkGroupSize[0] / l.SubgroupSize * l.WorkGroupSize[1])
 	case ir.SubgroupSize:

@@ -41,5 +41,5 @@ func ExampleEmit() {
 	// OpCapability Kernel
 	// OpCapability Int64
 	// OpMemoryModel Physical64 OpenCL
-	// scale 3 arguments, validates as opencl1.2
+	// scale 2 arguments, validates as opencl1.2
 }

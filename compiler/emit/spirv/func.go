@@ -24,7 +24,7 @@ type fn struct {
 
 	sgid, lane spv.ID // i32: subgroup id and lane of the work-item
 	gid        spv.ID // i64: logical work-group id
-	numGroups  spv.ID // i64: the hidden "groups" argument
+	numGroups  spv.ID // i64: the number of logical work-groups (builtin.group_size)
 }
 
 // yieldSink collects the values a region yields and the block that yields
@@ -59,8 +59,10 @@ func (u *unit) emitFunc(f *ir.Func, l opencl.Launch) (*opencl.Kernel, error) {
 	}
 	u.b.EndFunction()
 	var iface []spv.ID
-	for _, bi := range []spv.BuiltIn{spv.BuiltInLocalInvocationId, spv.BuiltInWorkgroupId} {
-		iface = append(iface, u.inputs[bi])
+	for _, bi := range []spv.BuiltIn{spv.BuiltInLocalInvocationId, spv.BuiltInWorkgroupId, spv.BuiltInNumWorkgroups} {
+		if v, ok := u.inputs[bi]; ok {
+			iface = append(iface, v)
+		}
 	}
 	u.b.EntryPoint(spv.ExecutionModelKernel, id, f.Name, iface)
 	u.b.ExecutionMode(id, spv.ExecutionModeLocalSize, uint32(l.WorkGroupSize[0]), uint32(l.WorkGroupSize[1]), 1)
@@ -80,8 +82,8 @@ func idWords(ids []spv.ID) []uint32 {
 
 // body writes the prologue and the function body. As in the OpenCL C back
 // end, a physical work-group runs BatchPerGroup logical work-groups one
-// after the other, stopping at the hidden argument "groups"; the bounds are
-// uniform over the work-group, so barriers inside stay legal.
+// after the other, stopping at the number of logical work-groups; the bounds
+// are uniform over the work-group, so barriers inside stay legal.
 //
 // Known runtime problem: PoCL 3.1, through cl_khr_spir, computes some
 // kernels with several barrier-separated regions wrongly (or aborts
@@ -97,6 +99,9 @@ func (e *fn) body() error {
 	e.sgid = e.op(spv.OpIAdd, u.intT(32), e.op(spv.OpUDiv, u.intT(32), lx, sgs), e.op(spv.OpIMul, u.intT(32), ly, u.i32(int64(l.WorkGroupSize[0]/l.SubgroupSize))))
 	e.lane = e.op(spv.OpUMod, u.intT(32), lx, sgs)
 	group := e.extract(u.intT(64), e.loadBuiltin(spv.BuiltInWorkgroupId), 0)
+	if l.BatchPerGroup > 1 || e.f.UsesBuiltin(ir.GroupSize) {
+		e.numGroups = e.logicalGroups()
+	}
 	if l.BatchPerGroup == 1 {
 		// One logical group per work-group: the launch never has more
 		// work-groups than groups, so there is nothing to skip.
@@ -126,6 +131,26 @@ func (e *fn) body() error {
 	}
 	e.b.Emit(spv.OpReturn, 0)
 	return nil
+}
+
+// logicalGroups is the number of logical work-groups as in the OpenCL C
+// back end: the launch's work-groups with one per work-group, else the
+// batch extent of the arguments, else the launch's work-groups times
+// BatchPerGroup (docs/abi.md).
+func (e *fn) logicalGroups() spv.ID {
+	u, l := e.u, e.launch
+	x := l.Batch
+	switch {
+	case l.BatchPerGroup > 1 && x != nil && x.Mode == ir.GroupSizeMode:
+		return e.dimID(e.groups[e.f.Params[x.Param]].size)
+	case l.BatchPerGroup > 1 && x != nil:
+		return e.dimID(e.mems[e.f.Params[x.Param]].shape[x.Mode])
+	}
+	launched := e.extract(u.intT(64), e.loadBuiltin(spv.BuiltInNumWorkgroups), 0)
+	if l.BatchPerGroup > 1 {
+		return e.op(spv.OpIMul, u.intT(64), launched, u.i64(int64(l.BatchPerGroup)))
+	}
+	return launched
 }
 
 func (e *fn) loadBuiltin(bi spv.BuiltIn) spv.ID {

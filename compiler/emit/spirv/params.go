@@ -42,7 +42,6 @@ func (e *fn) signature(k *opencl.Kernel) *signature {
 			add(a, e.u.arg(p.Type), func(id spv.ID) { e.vals[p] = e.fromArg(id, p.Type) })
 		}
 	}
-	add(opencl.Arg{Role: opencl.RoleGroups, Param: -1, CType: "long"}, e.u.intT(64), func(id spv.ID) { e.numGroups = id })
 	return s
 }
 
