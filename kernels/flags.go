@@ -53,7 +53,7 @@ func (f *Flags) Spec(op Op) (Spec, error) {
 	if s.Alpha, err = ParseScalar(f.Alpha); err != nil {
 		return Spec{}, fmt.Errorf("--alpha: %v", err)
 	}
-	if s.Beta, s.Atomic, err = parseBeta(f.Beta); err != nil {
+	if s.Beta, s.Atomic, err = ParseBeta(f.Beta); err != nil {
 		return Spec{}, fmt.Errorf("--beta: %v", err)
 	}
 	if err := s.Validate(); err != nil {
@@ -100,7 +100,9 @@ func ParseScalar(s string) (complex128, error) {
 	return z, nil
 }
 
-func parseBeta(s string) (beta complex128, atomic bool, err error) {
+// ParseBeta reads --beta: a number, or "atomic" / "atomic:1" (β = 1 with
+// an atomic update of C) or "atomic:0" (an atomic store).
+func ParseBeta(s string) (beta complex128, atomic bool, err error) {
 	switch s {
 	case "atomic", "atomic:1":
 		return 1, true, nil

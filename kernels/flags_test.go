@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"tltune/compiler/tuning"
+	"tltune/internal/speak"
 )
 
 func parseFlags(t *testing.T, op Op, args string) (Spec, error) {
@@ -100,7 +101,8 @@ func TestTableKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := tuning.Key{Device: "PoCL", Op: "gemv", Trans: "t", Dtype: "f16", Acc: "f32", M: 64, N: 32}
+	want := tuning.Key{Device: "PoCL", Problem: speak.Problem{Op: "gemv", Trans: "t", Dtype: "f16", Acc: "f32", M: 64, N: 32,
+		Alpha: "1", Beta: "0", Layout: "strided"}}
 	if got := s.TableKey("PoCL"); got != want {
 		t.Errorf("key %+v, want %+v", got, want)
 	}

@@ -2,10 +2,10 @@ package kernels
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"tltune/compiler/tuning"
+	"tltune/internal/speak"
 )
 
 // Op is the collective operation a recipe wraps.
@@ -191,7 +191,7 @@ func (s Spec) validateScalars() error {
 		z    complex128
 		t    DType
 	}{{"alpha", s.Alpha, s.DType}, {"beta", s.Beta, s.Acc}} {
-		z := formatScalar(v.z)
+		z := speak.FormatScalar(v.z)
 		switch {
 		case !isFinite(v.z):
 			return &fieldError{v.name, "must be finite, got " + z}
@@ -202,7 +202,7 @@ func (s Spec) validateScalars() error {
 		}
 	}
 	if s.Atomic && s.Beta != 0 && s.Beta != 1 {
-		return &fieldError{"beta", "must be 0 or 1 for an atomic update, got " + formatScalar(s.Beta)}
+		return &fieldError{"beta", "must be 0 or 1 for an atomic update, got " + speak.FormatScalar(s.Beta)}
 	}
 	return nil
 }
@@ -235,43 +235,20 @@ func (s Spec) contraction() (m, n, k int) {
 	return s.M, s.N, s.K
 }
 
-// Name identifies the recipe in logs and tables, e.g.
-// "gemm.nt f16/f32 64x64x32 strided alpha=1 beta=0".
-func (s Spec) Name() string {
-	var b strings.Builder
-	b.WriteString(s.Op.String())
-	if t := s.transName(); t != "" {
-		b.WriteString("." + t)
-	}
-	fmt.Fprintf(&b, " %v/%v %s %v alpha=%s beta=%s", s.DType, s.Acc, s.shapeName(), s.Layout,
-		formatScalar(s.Alpha), formatScalar(s.Beta))
-	if s.Atomic {
-		b.WriteString(" atomic")
-	}
-	return b.String()
+// Name identifies the recipe in logs and tables: its problem's one
+// spelling (speak.Problem.String), e.g. "gemm.nt f16/f32 64x64x32" or
+// "ger f32 32x32 beta=1".
+func (s Spec) Name() string { return s.Problem().String() }
+
+// Problem is the identity of s as the store, the reports and the tuning
+// table key it: α and β rounded to their types, as the kernel has them.
+func (s Spec) Problem() speak.Problem {
+	return speak.Problem{Op: s.Op.String(), Trans: s.transName(), Dtype: s.DType.String(), Acc: s.Acc.String(),
+		M: s.M, N: s.N, K: s.K, Alpha: speak.FormatScalar(s.DType.Round(s.Alpha)), Beta: speak.FormatScalar(s.Acc.Round(s.Beta)),
+		Atomic: s.Atomic, Layout: s.Layout.String()}
 }
 
-func (s Spec) shapeName() string {
-	if s.Op == GEMMOp {
-		return fmt.Sprintf("%dx%dx%d", s.M, s.N, s.K)
-	}
-	return fmt.Sprintf("%dx%d", s.M, s.N)
-}
-
-// formatScalar prints a real number as Go does ("1", "0.5") and a complex
-// one as "(re+imi)", the form ParseScalar reads back.
-func formatScalar(z complex128) string {
-	if imag(z) == 0 {
-		return strconv.FormatFloat(real(z), 'g', -1, 64)
-	}
-	return strconv.FormatComplex(z, 'g', -1, 128)
-}
-
-// TableKey is the tuning-table key of s on device: the operation, its
-// transposes ("nn" for gemm, "t" for gemv, "" for ger), element and
-// accumulation types, and the shape as Spec defines it (K = 0 for gemv and
-// ger).
+// TableKey is the tuning-table key of s on device.
 func (s Spec) TableKey(device string) tuning.Key {
-	return tuning.Key{Device: device, Op: s.Op.String(), Trans: s.transName(),
-		Dtype: s.DType.String(), Acc: s.Acc.String(), M: s.M, N: s.N, K: s.K}
+	return tuning.Key{Device: device, Problem: s.Problem()}
 }

@@ -6,37 +6,25 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"tltune/internal/speak"
 )
 
-// A Shape is one problem as regression checks and charts see it: every
-// field of a Config except the tuning parameters and the generated source.
-// Two measurements of one Shape are two ways of computing the same thing.
-type Shape struct {
-	Op, Trans  string
-	Dtype, Acc string
-	M, N, K    int
-	Layout     string
-}
-
-// Shape is the problem c is a configuration of.
-func (c Config) Shape() Shape {
-	return Shape{Op: c.Op, Trans: c.Trans, Dtype: c.Dtype, Acc: c.Acc, M: c.M, N: c.N, K: c.K, Layout: c.Layout}
-}
-
-// A Match is one shape's best ok measurement in each of two runs.
+// A Match is one problem's best ok measurement in each of two runs.
 type Match struct {
-	Shape             Shape
+	Problem           speak.Problem
 	Baseline, Current Measurement
 }
 
-// A RunMatch pairs the shapes of two runs.
+// A RunMatch pairs the problems of two runs.
 type RunMatch struct {
-	Matched []Match       // shapes both runs measured, in the current run's shape order
-	Gone    []Measurement // best of shapes only the baseline measured
-	New     []Measurement // best of shapes only the current run measured
+	Matched []Match       // problems both runs measured, in the current run's order
+	Gone    []Measurement // best of problems only the baseline measured
+	New     []Measurement // best of problems only the current run measured
 }
 
-// MatchRuns pairs two runs shape by shape. Each side of a pair is the
+// MatchRuns pairs two runs problem by problem (speak.Problem: a ger with
+// β = 0 is never compared with one with β = 1). Each side of a pair is the
 // run's best ok measurement of the shape (BestPerShape), not one fixed
 // configuration: a regression check asks whether the shape got slower as
 // the tuning table would serve it, and a run that searched again may have
@@ -54,23 +42,23 @@ func (s *Store) MatchRuns(ctx context.Context, baseline, current int64) (RunMatc
 	if err != nil {
 		return RunMatch{}, err
 	}
-	byShape := make(map[Shape]Measurement, len(old))
+	byProblem := make(map[speak.Problem]Measurement, len(old))
 	for _, m := range old {
-		byShape[m.Config.Shape()] = m
+		byProblem[m.Config.Problem] = m
 	}
 	var rm RunMatch
 	for _, m := range cur {
-		shape := m.Config.Shape()
-		b, ok := byShape[shape]
+		p := m.Config.Problem
+		b, ok := byProblem[p]
 		if !ok {
 			rm.New = append(rm.New, m)
 			continue
 		}
-		rm.Matched = append(rm.Matched, Match{Shape: shape, Baseline: b, Current: m})
-		delete(byShape, shape)
+		rm.Matched = append(rm.Matched, Match{Problem: p, Baseline: b, Current: m})
+		delete(byProblem, p)
 	}
 	for _, m := range old { // in the baseline's order, not the map's
-		if _, gone := byShape[m.Config.Shape()]; gone {
+		if _, gone := byProblem[m.Config.Problem]; gone {
 			rm.Gone = append(rm.Gone, m)
 		}
 	}

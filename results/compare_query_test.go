@@ -1,17 +1,18 @@
 package results
 
 import (
-	"time"
-
 	"errors"
 	"testing"
+	"time"
+
+	"tltune/internal/speak"
 )
 
 // shapes lists the shapes of measurements, for messages and comparisons.
-func shapes(ms []Measurement) []Shape {
-	out := make([]Shape, len(ms))
+func shapes(ms []Measurement) []speak.Problem {
+	out := make([]speak.Problem, len(ms))
 	for i, m := range ms {
-		out[i] = m.Config.Shape()
+		out[i] = m.Config.Problem
 	}
 	return out
 }
@@ -47,14 +48,14 @@ func TestMatchRuns(t *testing.T) {
 		t.Fatalf("matched %d shapes, want 2: %+v", len(rm.Matched), rm.Matched)
 	}
 	m := rm.Matched[0] // in shape order: 64x64x32, then 128x128x128
-	if m.Shape != gemm(64, 64, 32, 0).Shape() || m.Baseline.MedianNS != 200 || m.Current.MedianNS != 250 ||
+	if m.Problem != gemm(64, 64, 32, 0).Problem || m.Baseline.MedianNS != 200 || m.Current.MedianNS != 250 ||
 		m.Baseline.RunID != old.ID || m.Current.RunID != cur.ID {
 		t.Errorf("64x64x32 matched as %+v", m)
 	}
-	if got := shapes(rm.Gone); len(got) != 1 || got[0] != gemm(16, 16, 16, 0).Shape() {
+	if got := shapes(rm.Gone); len(got) != 1 || got[0] != gemm(16, 16, 16, 0).Problem {
 		t.Errorf("gone = %+v, want 16x16x16", got)
 	}
-	if got := shapes(rm.New); len(got) != 2 || got[0] != gemm(32, 32, 32, 0).Shape() || got[1] != grouped.Shape() {
+	if got := shapes(rm.New); len(got) != 2 || got[0] != gemm(32, 32, 32, 0).Problem || got[1] != grouped.Problem {
 		t.Errorf("new = %+v, want 32x32x32 and the group layout of 64x64x32", got)
 	}
 	if _, err := s.MatchRuns(ctx, old.ID, 99); !errors.Is(err, ErrNoRun) {

@@ -9,6 +9,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"tltune/internal/speak"
 )
 
 // ExportFormats are the formats Export writes.
@@ -36,7 +38,7 @@ func (s *Store) Export(ctx context.Context, w io.Writer, runID int64, format str
 }
 
 var csvHeader = []string{
-	"run", "measurement", "op", "m", "n", "k", "dtype", "acc", "trans", "layout",
+	"run", "measurement", "op", "trans", "dtype", "acc", "m", "n", "k", "alpha", "beta", "atomic", "layout",
 	"subgroup_size", "wg_x", "wg_y", "tile_m", "tile_n", "cm", "cn", "ck", "unroll", "batch_per_group", "stage_local",
 	"source_hash", "outcome", "message", "median_ns", "min_ns", "max_ns", "iqr_ns", "ci_low_ns", "ci_high_ns",
 	"gflops", "gbs", "verify_error", "seed", "measured_at", "samples", "samples_ns",
@@ -56,7 +58,8 @@ func writeCSV(w io.Writer, ms []Measurement) error {
 			samples[i] = formatFloat(v)
 		}
 		cw.Write([]string{
-			itoa(m.RunID), itoa(m.ID), c.Op, itoa(c.M), itoa(c.N), itoa(c.K), c.Dtype, c.Acc, c.Trans, c.Layout,
+			itoa(m.RunID), itoa(m.ID), c.Op, c.Trans, c.Dtype, c.Acc, itoa(c.M), itoa(c.N), itoa(c.K),
+			c.Alpha, c.Beta, strconv.FormatBool(c.Atomic), c.Layout,
 			itoa(p.SubgroupSize), itoa(p.WorkGroupSize[0]), itoa(p.WorkGroupSize[1]), itoa(p.Tile[0]), itoa(p.Tile[1]),
 			itoa(p.Coopmatrix[0]), itoa(p.Coopmatrix[1]), itoa(p.Coopmatrix[2]), itoa(p.Unroll), itoa(p.BatchPerGroup),
 			strconv.FormatBool(p.StageLocal), c.SourceHash, string(m.Outcome), m.Message,
@@ -96,15 +99,8 @@ type jsonRun struct {
 }
 
 type jsonMeasurement struct {
-	ID          int64     `json:"id"`
-	Op          string    `json:"op"`
-	M           int       `json:"m"`
-	N           int       `json:"n"`
-	K           int       `json:"k"`
-	Dtype       string    `json:"dtype"`
-	Acc         string    `json:"acc"`
-	Trans       string    `json:"trans"`
-	Layout      string    `json:"layout"`
+	ID int64 `json:"id"`
+	speak.Problem
 	Params      any       `json:"params"`
 	SourceHash  string    `json:"source_hash"`
 	Outcome     Outcome   `json:"outcome"`
@@ -163,8 +159,7 @@ func optionalTime(r Run) string {
 func toJSON(m Measurement) jsonMeasurement {
 	c := m.Config
 	j := jsonMeasurement{
-		ID: m.ID, Op: c.Op, M: c.M, N: c.N, K: c.K, Dtype: c.Dtype, Acc: c.Acc, Trans: c.Trans,
-		Layout: c.Layout, Params: c.Params, SourceHash: c.SourceHash, Outcome: m.Outcome, Message: m.Message,
+		ID: m.ID, Problem: c.Problem, Params: c.Params, SourceHash: c.SourceHash, Outcome: m.Outcome, Message: m.Message,
 		Verified: m.Verified, Seed: m.Seed, MeasuredAt: formatTime(m.MeasuredAt), SamplesNS: m.SamplesNS,
 	}
 	if j.SamplesNS == nil {

@@ -59,6 +59,9 @@ var mergeRules = map[string]mergeRule{
 	"ceilings":       {},
 	"run_throughput": {kind: runTotals},
 	"run_time_split": {kind: runTotals},
+	// One run's count of one rule for one problem: shards of a campaign
+	// tune different problems, so their rows never share a key.
+	"pruned": {key: []string{"run_id", "op", "trans", "dtype", "acc", "m", "n", "k", "alpha", "beta", "atomic", "layout", "rule"}},
 }
 
 // A MergeReport says what one merge did.

@@ -62,7 +62,8 @@ var pocl = Environment{Device: "pthread-cpu", Vendor: "GenuineIntel", Driver: "3
 	Host: "ci", Version: "v0.1.0", Commit: "abc123", CompilerVersion: "tltune-cc 0.1"}
 
 // campaignShard writes shard i of a campaign to path: a run whose UUID is
-// the campaign's, with its own shape, a ceiling, and throughput totals.
+// the campaign's, with its own shape, a count of pruned configurations, a
+// ceiling, and throughput totals.
 func campaignShard(t *testing.T, path, campaign string, i int) string {
 	t.Helper()
 	s, err := Open(path)
@@ -81,6 +82,10 @@ func campaignShard(t *testing.T, path, campaign string, i int) string {
 		m := ok(gemm(64*(i+1), 64, 32, sg), float64(1000*(i+1)+sg))
 		m.Device = fmt.Sprintf("opencl:%d", i)
 		record(t, s, r.ID, m)
+	}
+	pruned := PrunedCount{Problem: gemm(64*(i+1), 64, 32, 0).Problem, Rule: "work-group", Count: 5, Example: "work-group: 2048 > 1024"}
+	if err := s.RecordPruned(ctx, r.ID, []PrunedCount{pruned}); err != nil {
+		t.Fatal(err)
 	}
 	if err := s.AddThroughput(ctx, r.ID, Throughput{Evaluations: 2, WallSeconds: 10, Phases: map[string]float64{"time": 6, "compile": 4}}); err != nil {
 		t.Fatal(err)
@@ -317,7 +322,7 @@ func TestMergeRefuses(t *testing.T) {
 func TestMergeOlderSchema(t *testing.T) {
 	old := filepath.Join(t.TempDir(), "old.db")
 	execRaw(t, old, `CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL);
-		INSERT INTO schema_version VALUES (1, 'then');`+migrations[0]+`
+		INSERT INTO schema_version VALUES (1, 'then');`+migrations[0].sql+`
 		INSERT INTO environments (fingerprint, device, vendor, driver, runtime, host, tltune_version, git_commit, compiler_version)
 			VALUES ('f', 'Old GPU', 'v', 'd', 'opencl', 'h', 'v0', 'c', 'cc');
 		INSERT INTO runs (environment_id, started_at, command_line, tag, op, status) VALUES (1, '2026-01-01T00:00:00.000000000Z', 'tltune gemm', 'old', 'gemm', 'done');

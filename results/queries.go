@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"tltune/compiler/tuning"
+	"tltune/internal/speak"
 )
 
 // envFields are an environment's columns; envDest scans them.
@@ -122,9 +123,18 @@ func (s *Store) ResolveRun(ctx context.Context, ref string) (Run, error) {
 	return runs[0], nil
 }
 
+// problemFields are a configuration's problem key, in the order of
+// speak.Problem; problemDest scans them. Queries also partition and sort
+// by them.
+const problemFields = `c.op, c.trans, c.dtype, c.acc, c.m, c.n, c.k, c.alpha, c.beta, c.atomic, c.layout`
+
+func problemDest(p *speak.Problem) []any {
+	return []any{&p.Op, &p.Trans, &p.Dtype, &p.Acc, &p.M, &p.N, &p.K, &p.Alpha, &p.Beta, &p.Atomic, &p.Layout}
+}
+
 // measurementFields are a measurement's columns with its configuration's
 // and environment's, from measurementFrom; scanMeasurement reads them.
-var measurementFields = `m.id, m.run_id, c.op, c.m, c.n, c.k, c.dtype, c.acc, c.trans, c.layout,
+var measurementFields = `m.id, m.run_id, ` + problemFields + `,
 	c.params, c.source_hash, m.outcome, m.message, m.samples_ns,
 	coalesce(m.median_ns, 0), coalesce(m.min_ns, 0), coalesce(m.max_ns, 0), coalesce(m.iqr_ns, 0),
 	coalesce(m.ci_low_ns, 0), coalesce(m.ci_high_ns, 0), coalesce(m.gflops, 0), coalesce(m.gbs, 0),
@@ -139,10 +149,10 @@ func scanMeasurement(row scanner) (Measurement, error) {
 	var samples []byte
 	var verifyErr sql.NullFloat64
 	c := &m.Config
-	dest := []any{&m.ID, &m.RunID, &c.Op, &c.M, &c.N, &c.K, &c.Dtype, &c.Acc, &c.Trans, &c.Layout,
-		&params, &c.SourceHash, &m.Outcome, &m.Message, &samples,
+	dest := append([]any{&m.ID, &m.RunID}, problemDest(&c.Problem)...)
+	dest = append(dest, &params, &c.SourceHash, &m.Outcome, &m.Message, &samples,
 		&m.MedianNS, &m.MinNS, &m.MaxNS, &m.IQRNS, &m.CILowNS, &m.CIHighNS, &m.GFLOPS, &m.GBS,
-		&m.Verified, &verifyErr, &m.Seed, &measured, &m.Device}
+		&m.Verified, &verifyErr, &m.Seed, &measured, &m.Device)
 	dest = append(dest, envDest(&m.Env)...)
 	if err := row.Scan(dest...); err != nil {
 		return m, err
@@ -181,6 +191,30 @@ func (s *Store) MeasuredConfigs(ctx context.Context, runID int64) (map[Config]Ou
 	return done, nil
 }
 
+// PrunedCounts returns what pruning rejected in a run, per problem and
+// rule: the rules' counts and the configurations the recipe refused
+// (stored as measurements, rule RecipeRule), in problem and rule order.
+func (s *Store) PrunedCounts(ctx context.Context, runID int64) ([]PrunedCount, error) {
+	return collect(ctx, s, scanPrunedCount, `SELECT `+problemFields+`, c.rule, c.count, c.example
+		FROM pruned c WHERE c.run_id = ?1
+		UNION ALL
+		SELECT `+problemFields+`, `+messageRule+`, count(*), min(m.message)
+		FROM measurements m JOIN configs c ON c.id = m.config_id
+		WHERE m.run_id = ?1 AND m.outcome = 'pruned'
+		GROUP BY `+problemFields+`, `+messageRule+`
+		ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12`, runID)
+}
+
+// messageRule is the rule of a pruned measurement: its message is
+// "rule: details".
+const messageRule = `substr(m.message, 1, instr(m.message, ':') - 1)`
+
+func scanPrunedCount(row scanner) (PrunedCount, error) {
+	var c PrunedCount
+	err := row.Scan(append(problemDest(&c.Problem), &c.Rule, &c.Count, &c.Example)...)
+	return c, err
+}
+
 // A Filter narrows BestPerShape and TuningTable. Zero fields match all.
 type Filter struct {
 	RunID  int64  // only this run
@@ -194,13 +228,14 @@ type Best struct {
 	Measurement
 }
 
-// BestPerShape returns, per device and shape (op, trans, dtype, acc, m, n,
-// k, layout), the ok measurement with the lowest median, sorted by device
-// and shape. Other outcomes — wrong results above all — are never chosen.
+// BestPerShape returns, per device and problem (speak.Problem: op, trans,
+// types, shape, α, β, atomic update, layout), the ok measurement with the
+// lowest median, sorted by device and problem. Other outcomes — wrong
+// results above all — are never chosen.
 func (s *Store) BestPerShape(ctx context.Context, f Filter) ([]Best, error) {
 	return collect(ctx, s, scanBest, `WITH ranked AS (
 		SELECT m.id AS id, row_number() OVER (
-			PARTITION BY e.device, c.op, c.trans, c.dtype, c.acc, c.m, c.n, c.k, c.layout
+			PARTITION BY e.device, `+problemFields+`
 			ORDER BY m.median_ns, m.id) AS rank
 		FROM measurements m
 		JOIN configs c ON c.id = m.config_id
@@ -211,7 +246,7 @@ func (s *Store) BestPerShape(ctx context.Context, f Filter) ([]Best, error) {
 		  AND (?3 = '' OR c.op = ?3))
 	SELECT `+measurementFields+measurementFrom+`
 		JOIN ranked ON ranked.id = m.id AND ranked.rank = 1
-		ORDER BY me.device, c.op, c.trans, c.dtype, c.acc, c.m, c.n, c.k, c.layout`,
+		ORDER BY me.device, `+problemFields,
 		f.RunID, f.Device, f.Op)
 }
 
@@ -222,26 +257,15 @@ func scanBest(row scanner) (Best, error) {
 }
 
 // TuningTable builds the tuning table from the best measurements: one entry
-// per device and table key. The table has no batch layout (the compiler's
-// collective lowering is the same for both), so the faster layout's
-// configuration is kept.
+// per device and problem.
 func (s *Store) TuningTable(ctx context.Context, f Filter) (*tuning.Table, error) {
 	best, err := s.BestPerShape(ctx, f)
 	if err != nil {
 		return nil, err
 	}
-	index := map[tuning.Key]int{}
-	t := &tuning.Table{}
-	for _, b := range best {
-		e := tableEntry(b)
-		i, seen := index[e.Key()]
-		switch {
-		case !seen:
-			index[e.Key()] = len(t.Entries)
-			t.Entries = append(t.Entries, e)
-		case e.MedianNS < t.Entries[i].MedianNS:
-			t.Entries[i] = e
-		}
+	t := &tuning.Table{Entries: make([]tuning.Entry, len(best))}
+	for i, b := range best {
+		t.Entries[i] = tableEntry(b)
 	}
 	t.Sort()
 	if err := t.Validate(); err != nil {
@@ -254,8 +278,7 @@ func tableEntry(b Best) tuning.Entry {
 	c := b.Config
 	return tuning.Entry{
 		Device: b.Env.Device, Driver: b.Env.Driver, Runtime: b.Env.Runtime,
-		Op: c.Op, Trans: c.Trans, Dtype: c.Dtype, Acc: c.Acc, M: c.M, N: c.N, K: c.K,
-		Params: c.Params, MedianNS: b.MedianNS, GFLOPS: b.GFLOPS, GBS: b.GBS, Run: b.RunID,
+		Problem: c.Problem, Params: c.Params, MedianNS: b.MedianNS, GFLOPS: b.GFLOPS, GBS: b.GBS, Run: b.RunID,
 	}
 }
 

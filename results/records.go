@@ -18,6 +18,7 @@ import (
 	"github.com/mattn/go-sqlite3"
 
 	"tltune/compiler/tuning"
+	"tltune/internal/speak"
 )
 
 // An Environment is where a run was measured. Two runs share an environment
@@ -67,15 +68,10 @@ type Run struct {
 	Status      RunStatus
 }
 
-// A Config is one configuration of a recipe for one shape, identified by
+// A Config is one configuration of a recipe for one problem, identified by
 // everything that went into its kernel source.
 type Config struct {
-	Op         string
-	M, N, K    int // K is 0 for gemv and ger
-	Dtype      string
-	Acc        string
-	Trans      string
-	Layout     string // batch layout, e.g. "strided" or "group"
+	speak.Problem
 	Params     tuning.Params
 	SourceHash string // empty when no source was generated (pruned)
 }
@@ -310,11 +306,12 @@ func configID(ctx context.Context, tx *sql.Tx, c Config) (int64, error) {
 		return 0, err
 	}
 	var id int64
-	err = tx.QueryRowContext(ctx, `INSERT INTO configs (op, m, n, k, dtype, acc, trans, layout, params, source_hash)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	err = tx.QueryRowContext(ctx, `INSERT INTO configs (op, trans, dtype, acc, m, n, k, alpha, beta, atomic, layout,
+			params, source_hash)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT DO UPDATE SET op = excluded.op
 		RETURNING id`,
-		c.Op, c.M, c.N, c.K, c.Dtype, c.Acc, c.Trans, c.Layout, string(params), c.SourceHash,
+		c.Op, c.Trans, c.Dtype, c.Acc, c.M, c.N, c.K, c.Alpha, c.Beta, c.Atomic, c.Layout, string(params), c.SourceHash,
 	).Scan(&id)
 	return id, err
 }
@@ -334,6 +331,36 @@ func insertMeasurement(ctx context.Context, tx *sql.Tx, runID, configID, envID i
 		return 0, err
 	}
 	return res.LastInsertId()
+}
+
+// A PrunedCount is how many configurations of a problem one pruning rule
+// rejected in a run.
+type PrunedCount struct {
+	Problem speak.Problem
+	Rule    string // the rule's short name, e.g. "registers"; RecipeRule for the generator's refusals
+	Count   int
+	Example string // one of the rule's messages, with its numbers
+}
+
+// RecordPruned stores how many configurations of each rule the run's
+// pruning rejected, replacing the counts stored before for the same
+// problem and rule: a resumed run prunes the same configurations again.
+func (s *Store) RecordPruned(ctx context.Context, runID int64, counts []PrunedCount) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := requireRunning(ctx, tx, runID); err != nil {
+			return err
+		}
+		for _, c := range counts {
+			if c.Count < 1 || c.Rule == "" {
+				return fmt.Errorf("pruned count %d for rule %q: want a rule and a positive count", c.Count, c.Rule)
+			}
+			if err := insertPruned(ctx, tx, runID, c.Problem, c.Rule, c.Count, c.Example); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return s.describe(err)
 }
 
 // Ceilings are the measured limits of a device from `tltune peak`; zero

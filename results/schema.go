@@ -3,14 +3,23 @@ package results
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"time"
 )
 
+// A migration takes the schema one version up: SQL, or a Go step for what
+// SQL alone cannot work out (apply runs after sql, in the same
+// transaction).
+type migration struct {
+	sql   string
+	apply func(ctx context.Context, tx *sql.Tx) error
+}
+
 // migrations[i] takes the schema from version i to version i+1. Released
 // steps are never edited: a change is a new step appended at the end.
-var migrations = []string{
+var migrations = []migration{
 	// 1: the first schema.
-	`
+	{sql: `
 -- One row per distinct environment; fingerprint hashes every field, so runs
 -- on the same machine, driver and build share a row.
 CREATE TABLE environments (
@@ -95,11 +104,11 @@ CREATE TABLE ceilings (
 	f64_gflops     REAL,
 	f16_gflops     REAL
 );
-`,
+`},
 	// 2: where the wall time of a run went (tuning throughput). Each tuned
 	// shape adds its seconds and evaluations, so the shapes of a sweep and
 	// the processes of a resumed run add up.
-	`
+	{sql: `
 CREATE TABLE run_throughput (
 	run_id      INTEGER PRIMARY KEY REFERENCES runs(id),
 	evaluations INTEGER NOT NULL,   -- evaluated by the processes whose time is below
@@ -111,14 +120,14 @@ CREATE TABLE run_time_split (
 	seconds REAL NOT NULL,          -- wall time: the phases of a run add up to its wall_s
 	PRIMARY KEY (run_id, phase)
 );
-`,
+`},
 	// 3: scale-out. A run has a globally unique id, so that merged stores
 	// keep their runs apart, and the shards of one campaign, which share it,
 	// together; run_parts lists the stores a run was recorded in (a merge
 	// adds a shard's totals to a run only once). A merged run may span
 	// hosts and devices, so each measurement records its environment and
 	// the device it ran on.
-	`
+	{sql: `
 ALTER TABLE runs ADD COLUMN uuid TEXT;
 UPDATE runs SET uuid = lower(printf('%s-%s-4%s-%s%s-%s', hex(randomblob(4)), hex(randomblob(2)),  -- random (version 4)
 	substr(hex(randomblob(2)), 2), substr('89ab', 1 + abs(random()) % 4, 1), substr(hex(randomblob(2)), 2), hex(randomblob(6))));
@@ -134,7 +143,11 @@ INSERT INTO run_parts (run_id, part) SELECT id, lower(hex(randomblob(16))) FROM 
 ALTER TABLE measurements ADD COLUMN environment_id INTEGER REFERENCES environments(id);
 ALTER TABLE measurements ADD COLUMN device TEXT NOT NULL DEFAULT '';  -- e.g. opencl:1, on the environment's host
 UPDATE measurements SET environment_id = (SELECT r.environment_id FROM runs r WHERE r.id = measurements.run_id);
-`,
+`},
+	// 4: the whole problem key (α, β, atomic update) in configs, and
+	// pruned configurations counted per rule instead of stored one row
+	// each (migrate_problem.go).
+	{sql: problemKeySchema, apply: keyOldRows},
 }
 
 // SchemaVersion is the schema version this build writes.
@@ -143,14 +156,28 @@ func SchemaVersion() int { return len(migrations) }
 // migrate applies the missing steps, each in its own transaction together
 // with its schema_version row. The transactions are immediate, so two
 // processes opening a new database at once apply each step once.
+//
+// A step may rebuild a table that others reference, which SQLite allows
+// only with foreign keys off (its documented ALTER TABLE procedure); the
+// connection that migrates turns them off, and each step checks every
+// reference with foreign_key_check before it commits.
 func (s *Store) migrate(ctx context.Context) error {
-	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (
 		version    INTEGER PRIMARY KEY,
 		applied_at TEXT NOT NULL)`); err != nil {
 		return err
 	}
+	if _, err := conn.ExecContext(ctx, `PRAGMA foreign_keys = OFF`); err != nil {
+		return err
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA foreign_keys = ON`)
 	for {
-		done, err := s.migrateStep(ctx)
+		done, err := s.migrateStep(ctx, conn)
 		if err != nil || done {
 			return err
 		}
@@ -159,8 +186,8 @@ func (s *Store) migrate(ctx context.Context) error {
 
 // migrateStep applies the next missing migration and reports whether the
 // schema was already current.
-func (s *Store) migrateStep(ctx context.Context) (done bool, err error) {
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
+func (s *Store) migrateStep(ctx context.Context, conn *sql.Conn) (done bool, err error) {
+	err = inTx(ctx, conn, func(tx *sql.Tx) error {
 		var version int
 		if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(version), 0) FROM schema_version`).Scan(&version); err != nil {
 			return err
@@ -172,8 +199,17 @@ func (s *Store) migrateStep(ctx context.Context) (done bool, err error) {
 			done = true
 			return nil
 		}
-		if _, err := tx.ExecContext(ctx, migrations[version]); err != nil {
+		m := migrations[version]
+		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
 			return err
+		}
+		if m.apply != nil {
+			if err := m.apply(ctx, tx); err != nil {
+				return fmt.Errorf("migrating to schema version %d: %w", version+1, err)
+			}
+		}
+		if err := checkForeignKeys(ctx, tx); err != nil {
+			return fmt.Errorf("migrating to schema version %d: %w", version+1, err)
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version, applied_at) VALUES (?, ?)`,
 			version+1, formatTime(time.Now()))
@@ -182,9 +218,39 @@ func (s *Store) migrateStep(ctx context.Context) (done bool, err error) {
 	return done, err
 }
 
-// inTx runs f in a transaction and commits it, or rolls it back when f fails.
+// checkForeignKeys fails when a row references a missing one.
+func checkForeignKeys(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, `PRAGMA foreign_key_check`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	if rows.Next() {
+		var table, parent string
+		var rowid sql.NullInt64
+		var fk int
+		if err := rows.Scan(&table, &rowid, &parent, &fk); err != nil {
+			return err
+		}
+		return fmt.Errorf("row %d of %s references a missing %s row", rowid.Int64, table, parent)
+	}
+	return rows.Err()
+}
+
+// beginner is what transactions start on: the pool, or the one
+// connection a migration holds.
+type beginner interface {
+	BeginTx(ctx context.Context, opts *sql.TxOptions) (*sql.Tx, error)
+}
+
+// inTx runs f in a transaction of the store and commits it, or rolls it
+// back when f fails.
 func (s *Store) inTx(ctx context.Context, f func(*sql.Tx) error) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+	return inTx(ctx, s.db, f)
+}
+
+func inTx(ctx context.Context, db beginner, f func(*sql.Tx) error) error {
+	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"tltune/compiler/tuning"
+	"tltune/internal/speak"
 )
 
 var ctx = context.Background()
@@ -42,7 +43,8 @@ func begin(t *testing.T, s *Store, env Environment, tag string) Run {
 }
 
 func gemm(m, n, k, sg int) Config {
-	return Config{Op: "gemm", M: m, N: n, K: k, Dtype: "f16", Acc: "f32", Trans: "nn", Layout: "strided",
+	return Config{Problem: speak.Problem{Op: "gemm", M: m, N: n, K: k, Dtype: "f16", Acc: "f32", Trans: "nn",
+		Alpha: "1", Beta: "0", Layout: "strided"},
 		Params:     tuning.Params{SubgroupSize: sg, WorkGroupSize: [2]int{sg, 1}, Tile: [2]int{16, 16}, Unroll: 1, BatchPerGroup: 1},
 		SourceHash: "h" + tuning.Params{SubgroupSize: sg}.String()}
 }
@@ -290,7 +292,7 @@ func TestBestPerShapeFilters(t *testing.T) {
 	pvc.Device, pvc.Vendor = "Intel(R) Data Center GPU Max 1550", "Intel"
 	r1, r2 := begin(t, s, h200, ""), begin(t, s, pvc, "")
 	record(t, s, r1.ID, ok(gemm(64, 64, 32, 32), 10))
-	gemv := Config{Op: "gemv", M: 64, N: 64, Dtype: "f32", Acc: "f32", Trans: "n", Layout: "strided"}
+	gemv := Config{Problem: speak.Problem{Op: "gemv", M: 64, N: 64, Dtype: "f32", Acc: "f32", Trans: "n", Alpha: "1", Beta: "0", Layout: "strided"}}
 	record(t, s, r1.ID, ok(gemv, 10))
 	record(t, s, r2.ID, ok(gemm(64, 64, 32, 16), 20))
 	count := func(f Filter) int {
@@ -326,8 +328,8 @@ func TestTuningTableRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(table.Entries) != 2 {
-		t.Fatalf("%d entries, want one per shape: %+v", len(table.Entries), table.Entries)
+	if len(table.Entries) != 3 {
+		t.Fatalf("%d entries, want one per problem (the group layout is a problem of its own): %+v", len(table.Entries), table.Entries)
 	}
 	var buf bytes.Buffer
 	if err := table.Encode(&buf); err != nil {
@@ -337,7 +339,7 @@ func TestTuningTableRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := tuning.Key{Device: "NVIDIA H200", Op: "gemm", Trans: "nn", Dtype: "f16", Acc: "f32", M: 64, N: 64, K: 32}
+	key := tuning.Key{Device: "NVIDIA H200", Problem: gemm(64, 64, 32, 0).Problem}
 	exact := back.Lookup(key)
 	if exact.How != tuning.Exact || exact.Entry.Params.SubgroupSize != 32 || exact.Entry.MedianNS != 200 ||
 		exact.Entry.Run != run.ID || exact.Entry.Driver != h200.Driver {

@@ -34,8 +34,9 @@ func (im *instantMeasurer) Measure(_ context.Context, _ Artifact, p tuning.Param
 
 type nullRecorder struct{}
 
-func (nullRecorder) Record(context.Context, ...Outcome) error    { return nil }
-func (nullRecorder) Previous(context.Context) ([]Outcome, error) { return nil, nil }
+func (nullRecorder) Record(context.Context, ...Outcome) error          { return nil }
+func (nullRecorder) RecordPruned(context.Context, []PrunedCount) error { return nil }
+func (nullRecorder) Previous(context.Context) ([]Outcome, error)       { return nil, nil }
 
 // BenchmarkOverheadPerEvaluation measures what the tuner itself costs per
 // evaluation — pruning (amortised), the strategy's proposal, source hashing,

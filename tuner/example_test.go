@@ -28,8 +28,9 @@ func (toyDevice) Measure(ctx context.Context, _ tuner.Artifact, p tuning.Params)
 // A store that keeps nothing.
 type discard struct{}
 
-func (discard) Record(context.Context, ...tuner.Outcome) error    { return nil }
-func (discard) Previous(context.Context) ([]tuner.Outcome, error) { return nil, nil }
+func (discard) Record(context.Context, ...tuner.Outcome) error          { return nil }
+func (discard) RecordPruned(context.Context, []tuner.PrunedCount) error { return nil }
+func (discard) Previous(context.Context) ([]tuner.Outcome, error)       { return nil, nil }
 
 func ExampleTuner_Run() {
 	devs, _ := profile.Shipped()

@@ -149,7 +149,8 @@ func samples(median float64) measure.Result {
 type memRecorder struct {
 	mu       sync.Mutex
 	outcomes []Outcome
-	failAt   int // fail the failAt-th Record call; 0: never
+	pruned   []PrunedCount // the last RecordPruned
+	failAt   int           // fail the failAt-th Record call; 0: never
 	calls    int
 	onRecord func(n int)
 }
@@ -167,6 +168,17 @@ func (r *memRecorder) Record(_ context.Context, os ...Outcome) error {
 	if r.onRecord != nil && os[0].Kind != Pruned {
 		r.onRecord(n)
 	}
+	return nil
+}
+
+func (r *memRecorder) RecordPruned(_ context.Context, counts []PrunedCount) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls++
+	if r.calls == r.failAt {
+		return errors.New("disk full")
+	}
+	r.pruned = counts
 	return nil
 }
 

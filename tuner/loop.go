@@ -112,7 +112,7 @@ func (r *run) prepare(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("reading the interrupted run: %w", err)
 	}
-	if err := r.recordPruned(ctx, pruned, prev); err != nil {
+	if err := r.recordPruned(ctx, pruned); err != nil {
 		return err
 	}
 	defer Track(ctx, PhasePropose)()
@@ -124,28 +124,27 @@ func (r *run) prepare(ctx context.Context) error {
 	return nil
 }
 
-// recordPruned records the configurations pruning rejected, except those a
-// resumed run recorded already, in one commit.
-func (r *run) recordPruned(ctx context.Context, pruned []prune.Pruned, prev []Outcome) error {
-	known := map[tuning.Params]bool{}
-	for _, o := range prev {
-		if o.Kind == Pruned {
-			known[o.Params] = true
-		}
-	}
-	var fresh []Outcome
+// recordPruned counts the configurations pruning rejected, per rule in
+// the order the rules first fired, and records the counts.
+func (r *run) recordPruned(ctx context.Context, pruned []prune.Pruned) error {
+	var counts []PrunedCount
+	index := map[string]int{}
 	for _, p := range pruned {
-		r.rep.PrunedByRule[p.Reason.Rule]++
-		if !known[p.Params] {
-			fresh = append(fresh, Outcome{Params: p.Params, Kind: Pruned, Message: p.Reason.String()})
+		rule := p.Reason.Rule
+		r.rep.PrunedByRule[rule]++
+		i, seen := index[rule]
+		if !seen {
+			i, index[rule] = len(counts), len(counts)
+			counts = append(counts, PrunedCount{Rule: rule, Example: p.Reason.String()})
 		}
+		counts[i].Count++
 	}
 	r.rep.Counts[Pruned] += len(pruned)
-	if len(fresh) == 0 {
+	if len(counts) == 0 {
 		return nil
 	}
 	defer Track(ctx, PhaseRecord)()
-	if err := r.t.Recorder.Record(ctx, fresh...); err != nil {
+	if err := r.t.Recorder.RecordPruned(ctx, counts); err != nil {
 		return fmt.Errorf("recording pruned configurations: %w", err)
 	}
 	return nil

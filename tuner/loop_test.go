@@ -41,9 +41,15 @@ func TestEveryOutcome(t *testing.T) {
 			t.Errorf("%q compiled %d times", src, n)
 		}
 	}
-	// Every outcome recorded once, with a message when it failed.
-	if len(rec.outcomes) != 64+128 {
-		t.Errorf("%d outcomes recorded, want 192", len(rec.outcomes))
+	// Every outcome recorded once, with a message when it failed; the
+	// configurations the rules pruned counted per rule, the recipe's
+	// refusals (proposed by the search) recorded one by one.
+	if len(rec.outcomes) != 64+32 {
+		t.Errorf("%d outcomes recorded, want 96", len(rec.outcomes))
+	}
+	if len(rec.pruned) != 1 || rec.pruned[0].Rule != "work-group" || rec.pruned[0].Count != 96 ||
+		!strings.HasPrefix(rec.pruned[0].Example, "work-group: ") {
+		t.Errorf("pruned counts %+v, want 96 by work-group with an example", rec.pruned)
 	}
 	seen := map[tuning.Params]bool{}
 	for _, o := range rec.outcomes {
@@ -168,8 +174,8 @@ func TestCancelAndResume(t *testing.T) {
 				t.Errorf("%s: %v recorded %d times", name, p, n)
 			}
 		}
-		if len(seen) != 192 {
-			t.Errorf("%s: %d configurations recorded, want 192", name, len(seen))
+		if len(seen) != 96 || len(rec.pruned) != 1 || rec.pruned[0].Count != 96 {
+			t.Errorf("%s: %d configurations recorded and pruned counts %+v, want 96 and 96 by one rule", name, len(seen), rec.pruned)
 		}
 		for p := range first {
 			if meas.calls[p] > 1 {

@@ -99,13 +99,26 @@ func (v Verification) Passed() bool { return v.RelErr <= v.Tolerance }
 // Recorder stores outcomes. Record must commit before it returns: an
 // outcome recorded is an outcome a resumed run will not repeat.
 type Recorder interface {
-	// Record commits outcomes (one, or all pruned configurations at once).
+	// Record commits outcomes, one at a time; a configuration the recipe
+	// refused is one with Kind Pruned.
 	Record(ctx context.Context, outcomes ...Outcome) error
+	// RecordPruned commits how many configurations each pruning rule
+	// rejected before the search, once per run: thousands of rejected
+	// configurations are counted, not recorded one by one. A resumed run
+	// prunes the same ones again, so a later call replaces an earlier one.
+	RecordPruned(ctx context.Context, counts []PrunedCount) error
 	// Previous returns the outcomes this run already recorded, when it is
 	// being resumed; none for a fresh run. The loop needs Params, Kind and
 	// Seq of each, and Result.Summary of the OK ones (to rank them and to
 	// teach the strategy); Source and raw samples may be left out.
 	Previous(ctx context.Context) ([]Outcome, error)
+}
+
+// A PrunedCount is how many configurations one pruning rule rejected.
+type PrunedCount struct {
+	Rule    string // prune.Reason.Rule
+	Count   int
+	Example string // the first rejection's reason, with its numbers
 }
 
 // Outcome is the result of one configuration.

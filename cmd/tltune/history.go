@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	stdcontext "context" // the package main type context is the command context
 	"fmt"
 	"io"
@@ -10,6 +11,8 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 
+	"tltune/internal/speak"
+	"tltune/kernels"
 	"tltune/results"
 	"tltune/results/chart"
 )
@@ -18,7 +21,7 @@ func init() {
 	register(&command{
 		name:    "history",
 		summary: "print (and chart) a shape's best median time in every run that measured it",
-		usage:   "--op gemm|gemv|ger --m M --n N [--k K] [--dtype T] [--trans T] [--acc T] [--layout L] [--device D] [-o FILE.svg|png|pdf] [--db PATH]",
+		usage:   "--op gemm|gemv|ger --m M --n N [--k K] [--dtype T] [--trans T] [--acc T] [--alpha A] [--beta B] [--layout L] [--device D] [-o FILE.svg|png|pdf] [--db PATH]",
 		run:     historyCmd,
 	})
 }
@@ -34,6 +37,8 @@ func historyCmd(c *context, args []string) int {
 	fs.StringVar(&q.Trans, "trans", "", "transposition, e.g. nn (default: the one measured)")
 	fs.StringVar(&q.Acc, "acc", "", "accumulation type (default: the one measured)")
 	fs.StringVar(&q.Layout, "layout", "", "batch layout: strided or group (default: the one measured)")
+	alpha := fs.String("alpha", "", "alpha, as the tuning commands take it (default: the one measured)")
+	beta := fs.String("beta", "", "beta, as the tuning commands take it, atomic forms included (default: the one measured)")
 	fs.StringVar(&q.Device, "device", "", "device name or part of it (default: the one that measured the shape)")
 	out := fs.String("o", "", "also chart the history into `FILE`; .svg, .png or .pdf picks the format")
 	db := dbFlag(fs)
@@ -44,6 +49,9 @@ func historyCmd(c *context, args []string) int {
 		return c.usageError("unexpected argument %q", fs.Arg(0))
 	}
 	if err := checkShapeQuery(q); err != nil {
+		return c.usageError("%v", err)
+	}
+	if err := queryScalars(&q, *alpha, *beta); err != nil {
 		return c.usageError("%v", err)
 	}
 	var format string
@@ -97,10 +105,34 @@ func checkShapeQuery(q results.ShapeQuery) error {
 	return nil
 }
 
-// describeQuery is the shape a query names, e.g. "gemm f16 64x64x32".
+// queryScalars puts --alpha and --beta into q, spelt as the store keys
+// them. They are not rounded to an element type the query may leave open:
+// a value the type cannot hold exactly (0.1 in f16) must be given as
+// stored.
+func queryScalars(q *results.ShapeQuery, alpha, beta string) error {
+	if alpha != "" {
+		z, err := kernels.ParseScalar(alpha)
+		if err != nil {
+			return fmt.Errorf("--alpha: %v", err)
+		}
+		q.Alpha = speak.FormatScalar(z)
+	}
+	if beta != "" {
+		z, atomic, err := kernels.ParseBeta(beta)
+		if err != nil {
+			return fmt.Errorf("--beta: %v", err)
+		}
+		q.Beta, q.Atomic = speak.FormatScalar(z), atomic
+	}
+	return nil
+}
+
+// describeQuery is the shape a query names, e.g. "gemm f16 64x64x32";
+// open scalars print as the defaults, that is not at all.
 func describeQuery(q results.ShapeQuery) string {
-	key := compareKey(results.Shape{Op: q.Op, Trans: q.Trans, Dtype: q.Dtype, Acc: q.Acc, M: q.M, N: q.N, K: q.K, Layout: q.Layout})
-	s := strings.Join(strings.Fields(key.String()), " ") // fields left open print as nothing
+	p := speak.Problem{Op: q.Op, Trans: q.Trans, Dtype: q.Dtype, Acc: q.Acc, M: q.M, N: q.N, K: q.K,
+		Alpha: cmp.Or(q.Alpha, speak.DefaultAlpha), Beta: cmp.Or(q.Beta, speak.DefaultBeta), Atomic: q.Atomic, Layout: q.Layout}
+	s := strings.Join(strings.Fields(p.String()), " ") // fields left open print as nothing
 	if q.Device != "" {
 		s += fmt.Sprintf(" on %q", q.Device)
 	}
@@ -120,6 +152,8 @@ func ambiguity(hist []results.RunBest) string {
 		{"--dtype", func(rb results.RunBest) string { return rb.Config.Dtype }},
 		{"--acc", func(rb results.RunBest) string { return rb.Config.Acc }},
 		{"--layout", func(rb results.RunBest) string { return rb.Config.Layout }},
+		{"--alpha", func(rb results.RunBest) string { return rb.Config.Alpha }},
+		{"--beta", func(rb results.RunBest) string { return betaFlag(rb.Config.Problem) }},
 		{"--device", func(rb results.RunBest) string { return fmt.Sprintf("%q", rb.Run.Env.Device) }},
 	}
 	var choices []string
@@ -138,9 +172,17 @@ func ambiguity(hist []results.RunBest) string {
 	return strings.Join(choices, " ")
 }
 
+// betaFlag is the --beta value that selects p's β and atomic flag.
+func betaFlag(p speak.Problem) string {
+	if p.Atomic {
+		return "atomic:" + p.Beta
+	}
+	return p.Beta
+}
+
 // historyTitle is the one shape and device of hist.
 func historyTitle(hist []results.RunBest) string {
-	return compareKey(hist[0].Config.Shape()).String() + " — " + hist[0].Run.Env.Device
+	return hist[0].Config.Problem.String() + " — " + hist[0].Run.Env.Device
 }
 
 // runLabel is a run's tick label: its id and the month and day it began.

@@ -137,7 +137,7 @@ func TestShardsMergeIntoOneRun(t *testing.T) {
 			t.Fatalf("shard %d/2: status %d\n%s%s", i+1, status, out, errOut)
 		}
 		for _, s := range rep.Shapes {
-			shapes[s.Shape]++
+			shapes[s.Name]++
 		}
 	}
 	if len(shapes) != 3 {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"tltune/internal/speak"
 	"tltune/results"
 	"tltune/results/compare"
 )
@@ -131,20 +132,19 @@ func compareRuns(ctx stdcontext.Context, store *results.Store, base, cur results
 // returns the shapes it had to leave out for want of raw samples (an ok
 // measurement from a store filled by hand or by an older tltune has
 // none) and a note for each shape whose best configuration changed.
-func pairUp(matched []results.Match, oldEnv, curEnv results.Environment) (pairs []compare.Pair, unsampled []results.Shape, changed []string) {
+func pairUp(matched []results.Match, oldEnv, curEnv results.Environment) (pairs []compare.Pair, unsampled []speak.Problem, changed []string) {
 	for _, m := range matched {
 		if len(m.Baseline.SamplesNS) == 0 || len(m.Current.SamplesNS) == 0 {
-			unsampled = append(unsampled, m.Shape)
+			unsampled = append(unsampled, m.Problem)
 			continue
 		}
-		key := compareKey(m.Shape)
 		pairs = append(pairs, compare.Pair{
-			Key:      key,
+			Problem:  m.Problem,
 			Baseline: compare.Side{Samples: m.Baseline.SamplesNS, Env: compareEnv(oldEnv)},
 			Current:  compare.Side{Samples: m.Current.SamplesNS, Env: compareEnv(curEnv)},
 		})
 		if old, now := m.Baseline.Config.Params, m.Current.Config.Params; old != now {
-			changed = append(changed, fmt.Sprintf("%s: best configuration changed from %v to %v", key, old, now))
+			changed = append(changed, fmt.Sprintf("%s: best configuration changed from %v to %v", m.Problem, old, now))
 		}
 	}
 	return pairs, unsampled, changed
@@ -159,31 +159,27 @@ func envNotes(old, cur results.Environment) []string {
 	return notes
 }
 
-func compareKey(s results.Shape) compare.Key {
-	return compare.Key{Op: s.Op, Trans: s.Trans, Dtype: s.Dtype, Acc: s.Acc, M: s.M, N: s.N, K: s.K, Layout: s.Layout}
-}
-
 func compareEnv(e results.Environment) compare.Env {
 	return compare.Env{Device: e.Device, Driver: e.Driver, Runtime: e.Runtime, Compiler: e.CompilerVersion,
 		Version: strings.TrimSpace(e.Version + " " + e.Commit)}
 }
 
-func measuredShapes(ms []results.Measurement) []results.Shape {
-	out := make([]results.Shape, len(ms))
+func measuredShapes(ms []results.Measurement) []speak.Problem {
+	out := make([]speak.Problem, len(ms))
 	for i, m := range ms {
-		out[i] = m.Config.Shape()
+		out[i] = m.Config.Problem
 	}
 	return out
 }
 
 // shapeNote is "what: shape, shape, ...", or empty for no shapes.
-func shapeNote(what string, shapes []results.Shape) string {
+func shapeNote(what string, shapes []speak.Problem) string {
 	if len(shapes) == 0 {
 		return ""
 	}
 	names := make([]string, len(shapes))
 	for i, s := range shapes {
-		names[i] = compareKey(s).String()
+		names[i] = s.String()
 	}
 	return what + ": " + strings.Join(names, ", ")
 }

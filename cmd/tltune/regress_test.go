@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"tltune/compiler/tuning"
+	"tltune/internal/speak"
 	"tltune/results"
 )
 
@@ -36,8 +37,13 @@ type synthShape struct {
 	m, n, k          int
 }
 
+func (s synthShape) problem() speak.Problem {
+	return speak.Problem{Op: s.op, Trans: s.trans, Dtype: s.dtype, Acc: "f32", M: s.m, N: s.n, K: s.k,
+		Alpha: "1", Beta: "0", Layout: "strided"}
+}
+
 func (s synthShape) config(sg int) results.Config {
-	return results.Config{Op: s.op, M: s.m, N: s.n, K: s.k, Dtype: s.dtype, Acc: "f32", Trans: s.trans, Layout: "strided",
+	return results.Config{Problem: s.problem(),
 		Params:     tuning.Params{SubgroupSize: sg, WorkGroupSize: [2]int{sg, 2}, Tile: [2]int{16, 16}, Unroll: 1, BatchPerGroup: 1},
 		SourceHash: "sha256:" + s.op + s.dtype + tuning.Params{SubgroupSize: sg}.String()}
 }
@@ -196,8 +202,8 @@ func TestRegressSlower(t *testing.T) {
 		t.Fatalf("status %d (want %d), stderr %q", status, exitFail, errOut)
 	}
 	for _, want := range []string{"slower", "REGRESSION CONFIRMED", `driver changed: "580.159.04" → "590.48.01"`,
-		"new (only in run 2): ger f32 64x64 strided", "gone (only in run 1): ger f32 32x32 strided",
-		"not compared (no raw samples): gemv n f32 512x512 strided"} {
+		"new (only in run 2): ger f32 64x64", "gone (only in run 1): ger f32 32x32",
+		"not compared (no raw samples): gemv.n f32 512x512"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q", want)
 		}
@@ -218,7 +224,7 @@ func TestRegressSame(t *testing.T) {
 			t.Fatalf("--baseline %s: status %d (want %d), stderr %q", baseline, status, exitOK, errOut)
 		}
 		if !strings.Contains(out, "no confirmed regression: 4 shapes, 0 slower") ||
-			!strings.Contains(out, "gemm nn f16/f32 64x64x32 strided: best configuration changed from sg16") {
+			!strings.Contains(out, "gemm.nn f16/f32 64x64x32: best configuration changed from sg16") {
 			t.Errorf("--baseline %s: identical distributions reported as a change:\n%s", baseline, out)
 		}
 		checkGolden(t, "regress-same.stdout", []byte(out))
@@ -247,7 +253,7 @@ func TestRegressNothingCompared(t *testing.T) {
 		t.Fatalf("status %d (want %d), stderr %q", status, exitOK, errOut)
 	}
 	for _, want := range []string{"baseline: run 3", "no confirmed regression: 0 shapes", `driver changed: "590.48.01" → "580.159.04"`,
-		"new (only in run 5): gemv n f32 512x512 strided", "gone (only in run 3): gemm nn f16/f32 64x64x32 strided, "} {
+		"new (only in run 5): gemv.n f32 512x512", "gone (only in run 3): gemm.nn f16/f32 64x64x32, "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
 		}
@@ -279,5 +285,63 @@ func TestRegressErrors(t *testing.T) {
 	for _, tc := range tests {
 		status, out, errOut := tltune(append([]string{"regress", "--db", db}, tc.args...)...)
 		checkOneLine(t, status, tc.status, out, errOut, tc.want)
+	}
+}
+
+// TestBetaIsPartOfTheProblem: ger 32×32 tuned with β = 0 and then, in a
+// nightly suite, with β = 1 (1.5× slower: it reads C) are two problems in
+// one database. The table has an entry for each, and regress compares
+// neither with the other: no false regression, both listed as new and gone.
+func TestBetaIsPartOfTheProblem(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "results.db")
+	s, err := results.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := stdcontext.Background()
+	rng := rand.New(rand.NewPCG(3, 4))
+	at := time.Date(2026, 11, 18, 2, 0, 0, 0, time.UTC)
+	withBeta := func(m results.Measurement, beta string) results.Measurement {
+		m.Config.Beta = beta
+		return m
+	}
+	for i, m := range []results.Measurement{
+		synth(rng, ger32, 16, 700, at),
+		withBeta(synth(rng, ger32, 32, 1050, at), "1"),
+	} {
+		run, err := s.BeginRun(ctx, nightlyOld, results.Run{CommandLine: "tltune ger", Op: "ger", Tag: "nightly", StartedAt: at.Add(time.Duration(i) * time.Hour)})
+		if err == nil {
+			_, err = s.Record(ctx, run.ID, m)
+		}
+		if err == nil {
+			err = s.FinishRun(ctx, run.ID, results.Done, time.Time{})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+
+	tablePath := filepath.Join(t.TempDir(), "tuning.json")
+	if status, out, errOut := tltune("table", "--db", path, "-o", tablePath); status != exitOK {
+		t.Fatalf("table: status %d, %s%s", status, out, errOut)
+	}
+	table, err := tuning.ReadFile(tablePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(table.Entries) != 2 || table.Entries[0].Beta != "0" || table.Entries[1].Beta != "1" ||
+		table.Entries[0].Params.SubgroupSize != 16 || table.Entries[1].Params.SubgroupSize != 32 {
+		t.Errorf("table entries %+v, want ger beta=0 (sg16) and beta=1 (sg32)", table.Entries)
+	}
+
+	status, out, errOut := tltune("regress", "--db", path, "--baseline", "1", "--run", "2")
+	if status != exitOK || errOut != "" {
+		t.Fatalf("regress: status %d (want %d), stderr %q\n%s", status, exitOK, errOut, out)
+	}
+	for _, want := range []string{"no confirmed regression: 0 shapes", "new (only in run 2): ger f32 32x32 beta=1", "gone (only in run 1): ger f32 32x32"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("regress output lacks %q:\n%s", want, out)
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"tltune/compiler/tuning"
+	"tltune/internal/speak"
 	"tltune/results"
 	"tltune/results/compare"
 	"tltune/tuner/search"
@@ -67,7 +68,7 @@ func replayCmd(c *context, args []string) int {
 // replayCosts are the evaluated configurations of one stored shape, in
 // enumeration order, with their medians (failures have none).
 type replayCosts struct {
-	shape      results.Shape
+	shape      speak.Problem
 	candidates []tuning.Params
 	median     map[tuning.Params]float64
 	failed     int
@@ -85,7 +86,7 @@ func storedCosts(st *results.Store, run int64) (*replayCosts, error) {
 		if m.Outcome == results.Pruned {
 			continue
 		}
-		shape := m.Config.Shape()
+		shape := m.Config.Problem
 		if rc == nil {
 			rc = &replayCosts{shape: shape, median: map[tuning.Params]float64{}}
 		}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"tltune/internal/speak"
 	"tltune/results"
 	"tltune/results/chart"
 )
@@ -120,11 +121,11 @@ func rooflinePoints(best []results.Best) ([]chart.Point, error) {
 	points := make([]chart.Point, 0, len(best))
 	for i, b := range best {
 		if !(b.GFLOPS > 0 && b.GBS > 0) {
-			return nil, fmt.Errorf("%s has no GFLOP/s or GB/s recorded; its intensity is unknown", compareKey(b.Config.Shape()))
+			return nil, fmt.Errorf("%s has no GFLOP/s or GB/s recorded; its intensity is unknown", b.Config.Problem)
 		}
 		points = append(points, chart.Point{
 			Label:     labels[i],
-			Group:     pointGroup(b.Config.Shape()),
+			Group:     pointGroup(b.Config.Problem),
 			Intensity: b.GFLOPS / b.GBS,
 			GFLOPs:    b.GFLOPS,
 		})
@@ -134,7 +135,7 @@ func rooflinePoints(best []results.Best) ([]chart.Point, error) {
 
 // pointGroup is a point's legend entry: one colour and marker per
 // operation and element type.
-func pointGroup(s results.Shape) string { return s.Op + " " + s.Dtype }
+func pointGroup(s speak.Problem) string { return s.Op + " " + s.Dtype }
 
 // pointLabels labels each point with its dimensions, e.g. "64×64×32", and
 // with those of transposition, accumulation type and layout that differ
@@ -143,7 +144,7 @@ func pointLabels(best []results.Best) []string {
 	type variant struct{ trans, acc, layout map[string]bool }
 	variants := map[string]*variant{}
 	for _, b := range best {
-		s := b.Config.Shape()
+		s := b.Config.Problem
 		v := variants[pointGroup(s)]
 		if v == nil {
 			v = &variant{map[string]bool{}, map[string]bool{}, map[string]bool{}}
@@ -153,7 +154,7 @@ func pointLabels(best []results.Best) []string {
 	}
 	labels := make([]string, len(best))
 	for i, b := range best {
-		s := b.Config.Shape()
+		s := b.Config.Problem
 		v := variants[pointGroup(s)]
 		label := dims(s)
 		for _, f := range []struct {
@@ -170,7 +171,7 @@ func pointLabels(best []results.Best) []string {
 }
 
 // dims is M×N, or M×N×K for a shape with a reduction dimension.
-func dims(s results.Shape) string {
+func dims(s speak.Problem) string {
 	d := fmt.Sprintf("%d×%d", s.M, s.N)
 	if s.K != 0 {
 		d += fmt.Sprintf("×%d", s.K)

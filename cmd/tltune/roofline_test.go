@@ -70,7 +70,7 @@ func TestRooflineErrors(t *testing.T) {
 		{[]string{"-o", svg, "--run", "2"}, exitFail,
 			`no measured ceilings for NVIDIA H200 (opencl, driver 590.48.01, host gpu-box), the device of run 2; run 'tltune peak --device "NVIDIA H200" --db "` + db + `"' there first`},
 		{[]string{"-o", svg, "--run", "4", "--op", "gemv"}, exitFail, "run 4: no shape has an ok measurement to chart"},
-		{[]string{"-o", svg, "--run", "5"}, exitFail, "run 5: gemm nn f16/f32 64x64x32 strided has no GFLOP/s or GB/s recorded"},
+		{[]string{"-o", svg, "--run", "5"}, exitFail, "run 5: gemm.nn f16/f32 64x64x32 has no GFLOP/s or GB/s recorded"},
 		{[]string{"-o", filepath.Join(dir, "missing", "r.svg"), "--run", "1"}, exitFail, "missing"},
 	}
 	for _, tc := range tests {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"tltune/compiler/tuning"
+	"tltune/internal/speak"
 	"tltune/results"
 )
 
@@ -75,14 +76,16 @@ func begin(t *testing.T, s *results.Store, env results.Environment, tag string, 
 }
 
 func gemmConfig(sg, wx int) results.Config {
-	return results.Config{Op: "gemm", M: 64, N: 64, K: 32, Dtype: "f16", Acc: "f32", Trans: "nn", Layout: "strided",
+	return results.Config{Problem: speak.Problem{Op: "gemm", M: 64, N: 64, K: 32, Dtype: "f16", Acc: "f32", Trans: "nn",
+		Alpha: "1", Beta: "0", Layout: "strided"},
 		Params: tuning.Params{SubgroupSize: sg, WorkGroupSize: [2]int{wx, 2}, Tile: [2]int{32, 32},
 			Coopmatrix: [3]int{16, 8, 16}, Unroll: 2, BatchPerGroup: 1},
 		SourceHash: fmt.Sprintf("sha256:%04x%04x", sg, wx)}
 }
 
 func gemvConfig() results.Config {
-	return results.Config{Op: "gemv", M: 64, N: 64, Dtype: "f32", Acc: "f32", Trans: "n", Layout: "strided",
+	return results.Config{Problem: speak.Problem{Op: "gemv", M: 64, N: 64, Dtype: "f32", Acc: "f32", Trans: "n",
+		Alpha: "1", Beta: "0", Layout: "strided"},
 		Params:     tuning.Params{SubgroupSize: 32, WorkGroupSize: [2]int{64, 1}, Tile: [2]int{2, 1}, BatchPerGroup: 4},
 		SourceHash: "sha256:cdcdcdcd"}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"tltune/compiler/tuning"
+	"tltune/internal/speak"
 	"tltune/kernels"
 	"tltune/results"
 	"tltune/tuner"
@@ -118,7 +119,7 @@ type sweep struct {
 	suite   *suite.Suite
 	recipes []kernels.Recipe // one per case
 	run     *tuneRun
-	stored  map[results.Shape]results.Best // --remeasure: the best stored on this device
+	stored  map[speak.Problem]results.Best // --remeasure: the best stored on this device
 	tally   throughput                     // of every shape evaluated so far
 }
 
@@ -182,10 +183,10 @@ func (s *sweep) loadStored() error {
 	if err != nil {
 		return err
 	}
-	s.stored = map[results.Shape]results.Best{}
+	s.stored = map[speak.Problem]results.Best{}
 	for _, b := range best {
 		if b.Env.Device == info.Name {
-			s.stored[b.Config.Shape()] = b
+			s.stored[b.Config.Problem] = b
 		}
 	}
 	return nil
@@ -205,7 +206,7 @@ func (s *sweep) evaluateCase(ctx stdctx.Context, c *context, i int) (sweepShape,
 	if !s.flags.remeasure {
 		return s.tune(ctx, c, i, out)
 	}
-	best, ok := s.stored[out.key()]
+	best, ok := s.stored[out.NamedProblem.Problem]
 	switch {
 	case ok:
 		return s.remeasure(ctx, c, i, out, best)
@@ -213,7 +214,7 @@ func (s *sweep) evaluateCase(ctx stdctx.Context, c *context, i int) (sweepShape,
 		return s.tune(ctx, c, i, out)
 	}
 	out.Action = actionSkipped
-	out.Problem = fmt.Sprintf("never tuned on %s; skipped (--tune-missing tunes it)", s.run.info.Name)
+	out.Why = fmt.Sprintf("never tuned on %s; skipped (--tune-missing tunes it)", s.run.info.Name)
 	return out, nil
 }
 
@@ -288,7 +289,7 @@ func (s *sweep) evaluate(ctx stdctx.Context, c *context, recipe kernels.Recipe, 
 		ranked := j.ranked(*b)
 		out.Best = &ranked
 	} else {
-		out.Problem = whyNothingRan(rep)
+		out.Why = whyNothingRan(rep)
 	}
 	return out, err
 }

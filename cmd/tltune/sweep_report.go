@@ -11,8 +11,8 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"tltune/compiler/tuning"
+	"tltune/internal/speak"
 	"tltune/kernels"
-	"tltune/results"
 )
 
 // What a sweep did with a shape.
@@ -39,23 +39,15 @@ type sweepReport struct {
 
 // sweepShape is what became of one shape of the suite.
 type sweepShape struct {
-	Shape  string `json:"shape"` // the recipe's name
-	Op     string `json:"op"`
-	Trans  string `json:"trans"`
-	Dtype  string `json:"dtype"`
-	Acc    string `json:"acc"`
-	M      int    `json:"m"`
-	N      int    `json:"n"`
-	K      int    `json:"k"`
-	Layout string `json:"layout"`
+	speak.NamedProblem
 
 	Action  string         `json:"action"` // tuned, remeasured or skipped
 	Best    *rankedConfig  `json:"best,omitempty"`
 	Stored  *storedBest    `json:"stored,omitempty"` // remeasured: what the store held
 	Counts  map[string]int `json:"outcomes,omitempty"`
 	Stop    string         `json:"stop,omitempty"`
-	Problem string         `json:"problem,omitempty"` // why there is no best
-	Seconds float64        `json:"seconds"`           // spent on the shape
+	Why     string         `json:"why,omitempty"` // why there is no best
+	Seconds float64        `json:"seconds"`       // spent on the shape
 }
 
 // storedBest is the stored best configuration a --remeasure timed again.
@@ -66,14 +58,7 @@ type storedBest struct {
 }
 
 func newSweepShape(spec kernels.Spec) sweepShape {
-	k := spec.TableKey("")
-	return sweepShape{Shape: spec.Name(), Op: k.Op, Trans: k.Trans, Dtype: k.Dtype, Acc: k.Acc,
-		M: k.M, N: k.N, K: k.K, Layout: layoutName(spec.Layout)}
-}
-
-// key is the shape as the store tells shapes apart.
-func (s *sweepShape) key() results.Shape {
-	return results.Shape{Op: s.Op, Trans: s.Trans, Dtype: s.Dtype, Acc: s.Acc, M: s.M, N: s.N, K: s.K, Layout: s.Layout}
+	return sweepShape{NamedProblem: speak.Named(spec.Problem())}
 }
 
 // failed reports whether the shape was evaluated and nothing ran
@@ -93,11 +78,11 @@ func (s *sweep) newReport() *sweepReport {
 // writeLine prints the one-line summary of the shape.
 func (s *sweepShape) writeLine(w io.Writer) {
 	if s.Best == nil {
-		fmt.Fprintf(w, "%s: %s\n", s.Shape, s.problem())
+		fmt.Fprintf(w, "%s: %s\n", s.Name, s.problem())
 		return
 	}
 	b := s.Best
-	fmt.Fprintf(w, "%s: %s, %s, %.1f GFLOP/s, %.1f GB/s%s [%s]\n", s.Shape, b.Params, formatNs(b.MedianNs),
+	fmt.Fprintf(w, "%s: %s, %s, %.1f GFLOP/s, %.1f GB/s%s [%s]\n", s.Name, b.Params, formatNs(b.MedianNs),
 		b.GFLOPs, b.GBs, s.storedNote(), s.outcomes())
 }
 
@@ -106,11 +91,11 @@ func (s *sweepShape) writeLine(w io.Writer) {
 func (s *sweepShape) problem() string {
 	switch {
 	case s.Stored != nil:
-		return fmt.Sprintf("the stored best %s (run %d) failed: %s", s.Stored.Params, s.Stored.Run, s.Problem)
+		return fmt.Sprintf("the stored best %s (run %d) failed: %s", s.Stored.Params, s.Stored.Run, s.Why)
 	case s.Action == actionTuned:
-		return "no configuration ran correctly; " + s.Problem
+		return "no configuration ran correctly; " + s.Why
 	}
-	return s.Problem
+	return s.Why
 }
 
 func (s *sweepShape) storedNote() string {
@@ -178,7 +163,7 @@ func (r *sweepReport) writeTable(w io.Writer) error {
 
 // row is the shape's row of the final table.
 func (s *sweepShape) row() []string {
-	row := []string{s.Shape, s.Action, "-", "-", "-", "-", "-", seconds(s.Seconds).String()}
+	row := []string{s.Name, s.Action, "-", "-", "-", "-", "-", seconds(s.Seconds).String()}
 	if s.failed() {
 		row[2] = "none correct"
 	}
@@ -213,7 +198,7 @@ func (r *sweepReport) verdict(c *context) int {
 	var failed []string
 	for _, s := range r.Shapes {
 		if s.failed() {
-			failed = append(failed, s.Shape)
+			failed = append(failed, s.Name)
 		}
 	}
 	switch {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"tltune/compiler/tuning"
+	"tltune/internal/speak"
 	"tltune/results"
 	"tltune/tuner/space"
 )
@@ -184,10 +185,10 @@ func checkEvaluations(t *testing.T, st *results.Store, run int64, want int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	perShape := map[results.Shape]int{}
+	perShape := map[speak.Problem]int{}
 	for _, m := range ms {
 		if m.Outcome != results.Pruned {
-			perShape[m.Config.Shape()]++
+			perShape[m.Config.Problem]++
 		}
 	}
 	evaluatedConfigs(t, st, run) // fails on a configuration measured twice
@@ -216,29 +217,32 @@ func checkRemeasured(t *testing.T, st *results.Store, rep sweepReport, tuned, ni
 		t.Fatalf("nightly run %d: %d measurements (%v), report of run %d with %d shapes; want one per stored best (%d)",
 			nightly, len(ms), err, rep.Run, len(rep.Shapes), len(stored))
 	}
-	want := map[results.Shape]tuning.Params{}
+	want := map[speak.Problem]tuning.Params{}
 	for _, b := range stored {
-		want[b.Config.Shape()] = b.Config.Params
+		want[b.Config.Problem] = b.Config.Params
 	}
 	for _, m := range ms {
-		if m.Outcome != results.OK || !m.Verified || want[m.Config.Shape()] != m.Config.Params {
-			t.Errorf("nightly measured %v %s: %s, verified %v; want the stored best %s, ok", m.Config.Shape(), m.Config.Params, m.Outcome, m.Verified, want[m.Config.Shape()])
+		if m.Outcome != results.OK || !m.Verified || want[m.Config.Problem] != m.Config.Params {
+			t.Errorf("nightly measured %v %s: %s, verified %v; want the stored best %s, ok", m.Config.Problem, m.Config.Params, m.Outcome, m.Verified, want[m.Config.Problem])
 		}
 	}
 	for _, s := range rep.Shapes {
 		if s.Action != actionRemeasured || s.Best == nil || s.Stored == nil || s.Stored.Params != s.Best.Params || s.Stored.Run != tuned {
-			t.Errorf("report of %s: %+v; want the stored best of run %d remeasured", s.Shape, s, tuned)
+			t.Errorf("report of %s: %+v; want the stored best of run %d remeasured", s.Name, s, tuned)
 		}
 	}
 }
 
+// named is a problem known by its name alone, for report tests.
+func named(name string) speak.NamedProblem { return speak.NamedProblem{Name: name} }
+
 // TestSweepVerdict checks the exit status of a re-measurement whose stored
 // best no longer computes the right result.
 func TestSweepVerdict(t *testing.T) {
-	ok := sweepShape{Shape: "gemm a", Action: actionRemeasured, Best: &rankedConfig{MedianNs: 1}}
-	wrong := sweepShape{Shape: "gemm b", Action: actionRemeasured, Stored: &storedBest{Run: 1},
-		Counts: map[string]int{"wrong_result": 1}, Problem: "wrong_result: relative error 0.5 exceeds tolerance 1e-05"}
-	skipped := sweepShape{Shape: "gemm c", Action: actionSkipped}
+	ok := sweepShape{NamedProblem: named("gemm a"), Action: actionRemeasured, Best: &rankedConfig{MedianNs: 1}}
+	wrong := sweepShape{NamedProblem: named("gemm b"), Action: actionRemeasured, Stored: &storedBest{Run: 1},
+		Counts: map[string]int{"wrong_result": 1}, Why: "wrong_result: relative error 0.5 exceeds tolerance 1e-05"}
+	skipped := sweepShape{NamedProblem: named("gemm c"), Action: actionSkipped}
 	for _, tc := range []struct {
 		shapes   []sweepShape
 		status   int
@@ -265,16 +269,16 @@ func TestSweepReportGolden(t *testing.T) {
 		return &rankedConfig{Params: tuning.Params{SubgroupSize: 16, WorkGroupSize: [2]int{32, 2}, Tile: [2]int{16, 8},
 			Coopmatrix: [3]int{8, 8, 8}, Unroll: 2, BatchPerGroup: 1}, MedianNs: median, GFLOPs: 2 * 64 * 64 * 64 / median, GBs: 3 * 4 * 64 * 64 / median}
 	}
-	tuned := sweepShape{Shape: "gemm.nn f32/f32 64x64x64 strided alpha=1 beta=0", Action: actionTuned, Best: best(5100),
+	tuned := sweepShape{NamedProblem: named("gemm.nn f32 64x64x64"), Action: actionTuned, Best: best(5100),
 		Counts: map[string]int{"ok": 20, "pruned": 300, "compile_error": 4}, Stop: "budget", Seconds: 12.34}
-	failed := sweepShape{Shape: "gemv.n f32/f32 32x32 strided alpha=1 beta=0", Action: actionTuned,
-		Counts: map[string]int{"launch_error": 2}, Stop: "exhausted", Problem: "launch_error: out of resources", Seconds: 0.5}
+	failed := sweepShape{NamedProblem: named("gemv.n f32 32x32"), Action: actionTuned,
+		Counts: map[string]int{"launch_error": 2}, Stop: "exhausted", Why: "launch_error: out of resources", Seconds: 0.5}
 	stored := &storedBest{Run: 3, MedianNs: 5000, Params: best(0).Params}
 	remeasured := tuned
 	remeasured.Action, remeasured.Stored, remeasured.Counts, remeasured.Seconds = actionRemeasured, stored, map[string]int{"ok": 1}, 1.2
-	wrong := sweepShape{Shape: "gemm.nn f16/f32 16x16x16 strided alpha=1 beta=0", Action: actionRemeasured, Stored: stored,
-		Counts: map[string]int{"wrong_result": 1}, Problem: "wrong_result: relative error 0.5 exceeds tolerance 0.001", Seconds: 0.8}
-	skipped := sweepShape{Shape: "ger f32/f32 32x32 strided alpha=1 beta=1", Action: actionSkipped, Problem: "never tuned on GPU; skipped (--tune-missing tunes it)"}
+	wrong := sweepShape{NamedProblem: named("gemm.nn f16/f32 16x16x16"), Action: actionRemeasured, Stored: stored,
+		Counts: map[string]int{"wrong_result": 1}, Why: "wrong_result: relative error 0.5 exceeds tolerance 0.001", Seconds: 0.8}
+	skipped := sweepShape{NamedProblem: named("ger f32 32x32 beta=1"), Action: actionSkipped, Why: "never tuned on GPU; skipped (--tune-missing tunes it)"}
 	var out bytes.Buffer
 	for _, r := range []sweepReport{
 		{Run: 3, Database: "results.db", Device: "GPU", Driver: "1.0", Suite: "nightly.toml", Mode: "retune", Shapes: []sweepShape{tuned, failed},

@@ -41,7 +41,7 @@ func TestTableFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := table.Lookup(tuning.Key{Device: "NVIDIA H200", Op: "gemm", Trans: "nn", Dtype: "f16", Acc: "f32", M: 64, N: 64, K: 32})
+	got := table.Lookup(tuning.Key{Device: "NVIDIA H200", Problem: gemmConfig(0, 0).Problem})
 	if got.How != tuning.Exact || got.Entry.Params.WorkGroupSize != [2]int{32, 2} || got.Entry.MedianNS != 1800 {
 		t.Errorf("lookup in the written table: %v", got)
 	}

@@ -431,8 +431,8 @@ func (j *shapeJob) newTuner(sp *space.Space, opts tuner.Options) *tuner.Tuner {
 		Generate: j.recipe.Source,
 		Compiler: j.compiler(),
 		Measurer: &deviceMeasurer{session: j.session, protocol: measure.Protocol{Target: r.flags.ciTarget, MaxTime: r.flags.perConfig}},
-		Recorder: &storeRecorder{store: r.store, runID: r.stored.ID, device: r.info.ID, recipe: j.recipe, key: key,
-			layout: layoutName(spec.Layout), seed: r.flags.seed, batch: batch},
+		Recorder: &storeRecorder{store: r.store, runID: r.stored.ID, device: r.info.ID, recipe: j.recipe, problem: spec.Problem(),
+			seed: r.flags.seed, batch: batch},
 		Options: opts,
 	}
 }
@@ -444,13 +444,6 @@ func (j *shapeJob) compiler() kernelCompiler {
 		return kernelCompiler{opts: j.run.copts}
 	}
 	return kernelCompiler{opts: j.run.copts, session: j.session}
-}
-
-func layoutName(l kernels.Layout) string {
-	if l == kernels.Group {
-		return "group"
-	}
-	return "strided"
 }
 
 // warmStart is the best configuration of the nearest shape tuned before on

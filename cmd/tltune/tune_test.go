@@ -243,9 +243,14 @@ func TestTunedTableFeedsCompiler(t *testing.T) {
 		t.Fatalf("best: %v %v", best, err)
 	}
 	kernel := filepath.Join(dir, "k.ir")
-	src := `func @k(%A: memref<f32x20x7>, %B: memref<f32x7x5>, %C: memref<f32x20x5>) {
+	// The tuned problem: β = 1 (smallGEMM), a strided batch.
+	src := `func @k(%A: memref<f32x20x7x?>, %B: memref<f32x7x5x?>, %C: memref<f32x20x5x?>) {
+  %g = builtin.group_id : index
   %one = constant 1.0 : f32
-  gemm.n.n %one, %A, %B, %one, %C
+  %a = subview %A[0:20, 0:7, %g] : memref<f32x20x7>
+  %b = subview %B[0:7, 0:5, %g] : memref<f32x7x5>
+  %c = subview %C[0:20, 0:5, %g] : memref<f32x20x5>
+  gemm.n.n %one, %a, %b, %one, %c
 }
 `
 	if err := os.WriteFile(kernel, []byte(src), 0o644); err != nil {

@@ -9,6 +9,7 @@ import (
 	"tltune/compiler"
 	"tltune/compiler/tuning"
 	"tltune/device"
+	"tltune/internal/speak"
 	"tltune/kernels"
 	"tltune/results"
 	"tltune/tuner"
@@ -120,22 +121,26 @@ func classifyDeviceError(err error, fallback tuner.Kind) error {
 // storeRecorder commits every outcome of one run to the results store as it
 // happens, so a killed run loses nothing and --resume continues it.
 type storeRecorder struct {
-	store  *results.Store
-	runID  int64
-	device string // the device's id on this host, e.g. opencl:1
-	recipe kernels.Recipe
-	key    tuning.Key // op, trans, dtypes and shape as the table names them
-	layout string
-	seed   uint64
-	batch  int // batch entries of one timed launch, for the rates
+	store   *results.Store
+	runID   int64
+	device  string // the device's id on this host, e.g. opencl:1
+	recipe  kernels.Recipe
+	problem speak.Problem
+	seed    uint64
+	batch   int // batch entries of one timed launch, for the rates
 }
 
 func (r *storeRecorder) config(o tuner.Outcome) results.Config {
-	return results.Config{
-		Op: r.key.Op, M: r.key.M, N: r.key.N, K: r.key.K,
-		Dtype: r.key.Dtype, Acc: r.key.Acc, Trans: r.key.Trans, Layout: r.layout,
-		Params: o.Params, SourceHash: o.SourceHash,
+	return results.Config{Problem: r.problem, Params: o.Params, SourceHash: o.SourceHash}
+}
+
+// RecordPruned stores the pruning rules' counts for the recipe's problem.
+func (r *storeRecorder) RecordPruned(ctx stdctx.Context, counts []tuner.PrunedCount) error {
+	stored := make([]results.PrunedCount, len(counts))
+	for i, c := range counts {
+		stored[i] = results.PrunedCount{Problem: r.problem, Rule: c.Rule, Count: c.Count, Example: c.Example}
 	}
+	return r.store.RecordPruned(ctx, r.runID, stored)
 }
 
 func (r *storeRecorder) Record(ctx stdctx.Context, outcomes ...tuner.Outcome) error {
@@ -192,10 +197,10 @@ func (r *storeRecorder) Previous(ctx stdctx.Context) ([]tuner.Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	shape := r.config(tuner.Outcome{}).Shape()
+	problem := r.problem
 	outs := make([]tuner.Outcome, 0, len(ms))
 	for _, m := range ms {
-		if m.Config.Shape() != shape {
+		if m.Config.Problem != problem {
 			continue
 		}
 		o := tuner.Outcome{Params: m.Config.Params, Kind: tuner.Kind(m.Outcome), Message: m.Message, SourceHash: m.Config.SourceHash}

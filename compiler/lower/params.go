@@ -7,6 +7,7 @@ import (
 	"tltune/compiler/ir"
 	"tltune/compiler/target"
 	"tltune/compiler/tuning"
+	"tltune/internal/speak"
 )
 
 // ParamsAttr is the function attribute (a dictionary with the JSON names of
@@ -139,17 +140,20 @@ func mainCollective(f *ir.Func) *ir.Inst {
 }
 
 // tableKey is the tuning-table key of a gemm, gemv or ger; dynamic sizes
-// count as 0, which the nearest-shape search treats as 1.
+// count as 0, which the nearest-shape search treats as 1, and an α or β
+// that is no constant as speak.DynamicScalar.
 func tableKey(in *ir.Inst, device string) tuning.Key {
-	_, ins, _, out := in.BLASOperands()
+	alpha, ins, beta, out := in.BLASOperands()
 	dim := func(v int64) int {
 		if v == ir.Dynamic {
 			return 0
 		}
 		return int(v)
 	}
-	k := tuning.Key{Device: device, Op: in.Op.String(),
-		Dtype: ins[0].Type.Elem().String(), Acc: out.Type.Elem().String()}
+	k := tuning.Key{Device: device, Problem: speak.Problem{Op: in.Op.String(),
+		Dtype: ins[0].Type.Elem().String(), Acc: out.Type.Elem().String(),
+		Alpha: scalarKey(alpha), Beta: scalarKey(beta), Atomic: in.Atomic != ir.NotAtomic,
+		Layout: batchLayout(out)}}
 	switch in.Op {
 	case ir.OpGemm:
 		k.Trans = in.TransA.String() + in.TransB.String()
@@ -166,6 +170,35 @@ func tableKey(in *ir.Inst, device string) tuning.Key {
 		k.M, k.N = dim(out.Type.Shape()[0]), dim(out.Type.Shape()[1])
 	}
 	return k
+}
+
+// scalarKey spells a constant α or β as the tuning table does.
+func scalarKey(v *ir.Value) string {
+	c, ok := constantOf(v)
+	switch {
+	case !ok:
+		return speak.DynamicScalar
+	case c.Kind == ir.ConstInt:
+		return speak.FormatScalar(complex(float64(c.Int), 0))
+	}
+	return speak.FormatScalar(complex(c.Float, c.Imag))
+}
+
+// batchLayout is how the batch reaches the collective's output: "group"
+// when the entry is loaded from a group (pointer array), "strided" when it
+// is a subview of a memref argument, "" when the kernel is not batched
+// that way.
+func batchLayout(out *ir.Value) string {
+	def := out.Def
+	switch {
+	case def == nil || len(def.Operands) == 0:
+		return ""
+	case def.Op == ir.OpLoad && def.Operands[0].Type.Kind() == ir.KindGroup:
+		return "group"
+	case def.Op == ir.OpSubview && def.Operands[0].Def == nil:
+		return "strided"
+	}
+	return ""
 }
 
 // merge takes each parameter from the first source that sets it.

@@ -8,6 +8,7 @@ import (
 	"tltune/compiler/syntax"
 	"tltune/compiler/target"
 	"tltune/compiler/tuning"
+	"tltune/internal/speak"
 )
 
 const gemmSrc = `func @k(%A: memref<f32x48x16>, %B: memref<f32x16x40>, %C: memref<f32x48x40>) ATTRS {
@@ -25,9 +26,10 @@ func parseFunc(t *testing.T, attrs string) *ir.Func {
 }
 
 func tunedTable() *tuning.Table {
-	return &tuning.Table{Entries: []tuning.Entry{{Device: "Arc", Op: "gemm", Trans: "nn", Dtype: "f32", Acc: "f32",
-		M: 48, N: 40, K: 16, Params: tuning.Params{SubgroupSize: 8, WorkGroupSize: [2]int{16, 2},
-			Tile: [2]int{16, 8}, Coopmatrix: [3]int{8, 8, 8}, Unroll: 2, BatchPerGroup: 1}}}}
+	// gemmSrc works on one unbatched C: its key has no batch layout.
+	problem := speak.Problem{Op: "gemm", Trans: "nn", Dtype: "f32", Acc: "f32", M: 48, N: 40, K: 16, Alpha: "1", Beta: "1"}
+	return &tuning.Table{Entries: []tuning.Entry{{Device: "Arc", Problem: problem, Params: tuning.Params{SubgroupSize: 8, WorkGroupSize: [2]int{16, 2},
+		Tile: [2]int{16, 8}, Coopmatrix: [3]int{8, 8, 8}, Unroll: 2, BatchPerGroup: 1}}}}
 }
 
 // TestChoosePrecedence: attributes win over the tuning table, the table
@@ -108,5 +110,42 @@ func TestBatchPerGroupNeedsAnExtent(t *testing.T) {
 	}
 	if ch.Params.BatchPerGroup != 4 || ch.Batch == nil || *ch.Batch != (ir.BatchExtent{Param: 1, Mode: 1}) {
 		t.Errorf("batch_per_group %d, extent %v; want 4 and mode 1 of parameter 1", ch.Params.BatchPerGroup, ch.Batch)
+	}
+}
+
+// TestTableKeyProblem: the compiler keys its lookup by the whole problem:
+// constant α and β as the table spells them, "?" for a dynamic one, the
+// atomic flag, and the batch layout read from how the entry is selected.
+func TestTableKeyProblem(t *testing.T) {
+	tests := []struct{ name, src, want string }{
+		{"strided", `func @k(%a: memref<f32x32x?>, %b: memref<f32x16x?>, %C: memref<f32x32x16x?>) {
+    %g = builtin.group_id : index
+    %one = constant 1.0 : f32
+    %half = constant 0.5 : f32
+    %ae = subview %a[0:32, %g] : memref<f32x32>
+    %be = subview %b[0:16, %g] : memref<f32x16>
+    %Ce = subview %C[0:32, 0:16, %g] : memref<f32x32x16>
+    ger %half, %ae, %be, %one, %Ce
+}`, "ger f32 32x16 alpha=0.5 beta=1"},
+		{"group, dynamic beta, atomic", `func @k(%A: group<memref<f32x32x8> x ?>, %x: group<memref<f32x8> x ?>, %y: group<memref<f32x32> x ?>, %beta: f32) {
+    %g = builtin.group_id : index
+    %one = constant 1.0 : f32
+    %Ae = load %A[%g] : memref<f32x32x8>
+    %xe = load %x[%g] : memref<f32x8>
+    %ye = load %y[%g] : memref<f32x32>
+    gemv.n.atomic %one, %Ae, %xe, %beta, %ye
+}`, "gemv.n f32 32x8 beta=? atomic group"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			prog, errs := syntax.Parse([]byte(tc.src))
+			if len(errs) > 0 {
+				t.Fatal(errs)
+			}
+			k := tableKey(mainCollective(prog.Funcs[0]), "D")
+			if got := k.Problem.String(); got != tc.want {
+				t.Errorf("key %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

@@ -4,6 +4,9 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"strings"
+
+	"tltune/internal/speak"
 )
 
 // How says how a lookup found its configuration.
@@ -11,8 +14,8 @@ type How int
 
 const (
 	NoMatch How = iota // nothing usable: the compiler falls back to its heuristic
-	Exact              // an entry for exactly this device, op, types and shape
-	Nearest            // the closest tuned shape of the same device, op, trans and dtype
+	Exact              // an entry for exactly this device and problem
+	Nearest            // the closest tuned problem of the same device, op, trans and dtype
 )
 
 var howNames = [...]string{NoMatch: "no match", Exact: "exact", Nearest: "nearest"}
@@ -47,12 +50,8 @@ func (m Match) String() string {
 		return fmt.Sprintf("tuning table: exact match for %s%s (run %d, median %.0f ns): %s",
 			m.Key, from, e.Run, e.MedianNS, e.Params)
 	case Nearest:
-		acc := ""
-		if e.Acc != m.Key.Acc {
-			acc = fmt.Sprintf(", tuned with acc %q", e.Acc)
-		}
 		return fmt.Sprintf("tuning table: no entry for %s; nearest tuned shape %s%s (log2 distance %.2f%s): %s",
-			m.Key, e.Key().shape(), from, m.Distance, acc, e.Params)
+			m.Key, e.Shape(), from, m.Distance, tunedFor(m.Key.Problem, e), e.Params)
 	}
 	return fmt.Sprintf("tuning table: no entry for %s %s %q %s among %d entries; using the heuristic",
 		m.Key.Device, m.Key.Op, m.Key.Trans, m.Key.Dtype, m.others)
@@ -86,10 +85,40 @@ func (t *Table) Lookup(k Key) Match {
 	return m
 }
 
-// nearer reports whether candidate a is a better nearest match for k than b.
+// tunedFor names what the entry was tuned for where it differs from the
+// asked problem apart from the shape, e.g. `, tuned with acc "f16", beta=1`.
+func tunedFor(asked speak.Problem, e *Entry) string {
+	var diffs []string
+	if e.Acc != asked.Acc {
+		diffs = append(diffs, fmt.Sprintf("acc %q", e.Acc))
+	}
+	if e.legacy {
+		diffs = append(diffs, "unknown alpha, beta and layout (a version 1 table)")
+		return ", tuned with " + strings.Join(diffs, ", ")
+	}
+	for _, f := range []struct{ name, asked, got string }{
+		{"alpha", asked.Alpha, e.Alpha}, {"beta", asked.Beta, e.Beta}, {"layout", asked.Layout, e.Layout},
+	} {
+		if f.asked != f.got {
+			diffs = append(diffs, f.name+"="+f.got)
+		}
+	}
+	if asked.Atomic != e.Atomic {
+		diffs = append(diffs, fmt.Sprintf("atomic=%v", e.Atomic))
+	}
+	if len(diffs) == 0 {
+		return ""
+	}
+	return ", tuned with " + strings.Join(diffs, ", ")
+}
+
+// nearer reports whether candidate a is a better nearest match for k than b:
+// the same accumulation type first, then the fewest differences in α, β,
+// atomic update and layout, then the shape.
 func nearer(k, a, b Key) bool {
 	return cmp.Or(
 		cmp.Compare(boolRank(a.Acc != k.Acc), boolRank(b.Acc != k.Acc)),
+		cmp.Compare(epilogueMismatch(k.Problem, a.Problem), epilogueMismatch(k.Problem, b.Problem)),
 		cmp.Compare(distance(k, a), distance(k, b)),
 		cmp.Compare(volume(a), volume(b)),
 		compareKeys(a, b),

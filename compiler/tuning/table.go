@@ -10,68 +10,47 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"tltune/internal/speak"
 )
 
 // Format and Version identify a tuning table file. A reader refuses any other
-// pair: guessing at a table written by a newer tltune could silently feed the
-// compiler wrong configurations.
+// format, and versions it does not know: guessing at a table written by a
+// newer tltune could silently feed the compiler wrong configurations.
+//
+// Version 2 keys entries by the whole Problem; version 1 files (no alpha,
+// beta, atomic or layout) are still read, their entries' scalars and layout
+// unknown, so they serve lookups only as nearest matches.
 const (
 	Format  = "tltune-tuning-table"
-	Version = 1
+	Version = 2
 )
 
+// legacyVersion is the oldest version Parse reads.
+const legacyVersion = 1
+
 // A Key is what the compiler knows when it lowers a collective: the device it
-// compiles for, the operation, the transposes, the element and accumulation
-// types and the shape. K is 0 for operations without a reduction dimension
-// (gemv, ger).
+// compiles for and the problem.
 type Key struct {
 	Device string
-	Op     string // "gemm", "gemv" or "ger"
-	Trans  string // e.g. "nn", "tn"; empty for ops without transposes
-	Dtype  string // element type of the operands
-	Acc    string // accumulation type
-	M, N   int
-	K      int
+	speak.Problem
 }
 
-// String is the key as messages print it, e.g. "NVIDIA H200 gemm nn f16->f32 64x64x32".
-func (k Key) String() string {
-	s := k.Device + " " + k.Op
-	if k.Trans != "" {
-		s += " " + k.Trans
-	}
-	s += " " + k.Dtype
-	if k.Acc != "" && k.Acc != k.Dtype {
-		s += "->" + k.Acc
-	}
-	return s + " " + k.shape()
-}
-
-func (k Key) shape() string {
-	if k.K == 0 {
-		return fmt.Sprintf("%dx%d", k.M, k.N)
-	}
-	return fmt.Sprintf("%dx%dx%d", k.M, k.N, k.K)
-}
+// String is the key as messages print it, e.g. "gemm.nn f16/f32 64x64x32 on NVIDIA H200".
+func (k Key) String() string { return k.Problem.String() + " on " + k.Device }
 
 // family is the part of a key that must agree for a nearest-shape match.
 type family struct{ device, op, trans, dtype string }
 
 func (k Key) family() family { return family{k.Device, k.Op, k.Trans, k.Dtype} }
 
-// An Entry is one tuned shape: its key, the configuration that won, where it
-// was measured (driver, runtime, results run) and how fast it was.
+// An Entry is one tuned problem: its key, the configuration that won, where
+// it was measured (driver, runtime, results run) and how fast it was.
 type Entry struct {
-	Device   string  `json:"device"`
-	Driver   string  `json:"driver"`
-	Runtime  string  `json:"runtime"`
-	Op       string  `json:"op"`
-	Trans    string  `json:"trans"`
-	Dtype    string  `json:"dtype"`
-	Acc      string  `json:"acc"`
-	M        int     `json:"m"`
-	N        int     `json:"n"`
-	K        int     `json:"k"`
+	Device  string `json:"device"`
+	Driver  string `json:"driver"`
+	Runtime string `json:"runtime"`
+	speak.Problem
 	Params   Params  `json:"params"`
 	MedianNS float64 `json:"median_ns"`
 	GFLOPS   float64 `json:"gflops"`
@@ -81,12 +60,13 @@ type Entry struct {
 	// Origin names the file the entry was read from, for explanations. It
 	// is not part of the format.
 	Origin string `json:"-"`
+	// legacy marks an entry of a version 1 file, whose scalars and layout
+	// are unknown.
+	legacy bool
 }
 
 // Key returns the lookup key the entry answers.
-func (e *Entry) Key() Key {
-	return Key{e.Device, e.Op, e.Trans, e.Dtype, e.Acc, e.M, e.N, e.K}
-}
+func (e *Entry) Key() Key { return Key{e.Device, e.Problem} }
 
 // A Table is a set of entries with at most one entry per key.
 type Table struct {
@@ -121,8 +101,8 @@ func Parse(name string, data []byte) (*Table, error) {
 	if f.Format != Format {
 		return nil, fmt.Errorf("%s: format is %q, want %q (is this a tuning table?)", name, f.Format, Format)
 	}
-	if f.Version != Version {
-		return nil, fmt.Errorf("%s: tuning table version %d is not supported (this tltune reads version %d); regenerate it with 'tltune table'", name, f.Version, Version)
+	if f.Version < legacyVersion || f.Version > Version {
+		return nil, fmt.Errorf("%s: tuning table version %d is not supported (this tltune reads versions %d to %d); regenerate it with 'tltune table'", name, f.Version, legacyVersion, Version)
 	}
 	t := &Table{}
 	if len(f.Entries) > 0 {
@@ -132,6 +112,7 @@ func Parse(name string, data []byte) (*Table, error) {
 	}
 	for i := range t.Entries {
 		t.Entries[i].Origin = name
+		t.Entries[i].legacy = f.Version == legacyVersion
 	}
 	if err := t.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %v", name, err)
@@ -171,27 +152,21 @@ func (t *Table) Validate() error {
 }
 
 var (
-	ops    = []string{"gemm", "gemv", "ger"}
-	dtypes = []string{"f16", "bf16", "f32", "f64", "c32", "c64"}
+	ops     = []string{"gemm", "gemv", "ger"}
+	dtypes  = []string{"f16", "bf16", "f32", "f64", "c32", "c64"}
+	layouts = []string{"strided", "group"}
 )
 
+func contains(list []string, s string) bool { return slices.Contains(list, s) }
+
 func (e *Entry) validate() error {
-	switch {
-	case strings.TrimSpace(e.Device) == "":
+	if strings.TrimSpace(e.Device) == "" {
 		return errors.New("device is empty")
-	case !slices.Contains(ops, e.Op):
-		return fmt.Errorf("op %q is not one of %s", e.Op, strings.Join(ops, ", "))
-	case strings.Trim(e.Trans, "ntc") != "" || len(e.Trans) > 2:
-		return fmt.Errorf("trans %q: want up to two of n, t, c (e.g. \"nn\")", e.Trans)
-	case !slices.Contains(dtypes, e.Dtype):
-		return fmt.Errorf("dtype %q is not one of %s", e.Dtype, strings.Join(dtypes, ", "))
-	case e.Acc != "" && !slices.Contains(dtypes, e.Acc):
-		return fmt.Errorf("acc %q is not one of %s", e.Acc, strings.Join(dtypes, ", "))
-	case e.M < 1 || e.N < 1 || e.K < 0:
-		return fmt.Errorf("shape m=%d n=%d k=%d: m and n must be positive, k non-negative", e.M, e.N, e.K)
-	case e.Op == "gemm" && e.K < 1:
-		return fmt.Errorf("gemm shape needs k >= 1, got %d", e.K)
-	case e.MedianNS < 0 || e.GFLOPS < 0 || e.GBS < 0 || e.Run < 0:
+	}
+	if err := validateProblem(e.Problem, e.legacy); err != nil {
+		return err
+	}
+	if e.MedianNS < 0 || e.GFLOPS < 0 || e.GBS < 0 || e.Run < 0 {
 		return errors.New("median_ns, gflops, gbs and run must not be negative")
 	}
 	if err := e.Params.Validate(); err != nil {
@@ -207,16 +182,7 @@ func (t *Table) Sort() {
 }
 
 func compareKeys(a, b Key) int {
-	return cmp.Or(
-		strings.Compare(a.Device, b.Device),
-		strings.Compare(a.Op, b.Op),
-		strings.Compare(a.Trans, b.Trans),
-		strings.Compare(a.Dtype, b.Dtype),
-		strings.Compare(a.Acc, b.Acc),
-		cmp.Compare(a.M, b.M),
-		cmp.Compare(a.N, b.N),
-		cmp.Compare(a.K, b.K),
-	)
+	return cmp.Or(strings.Compare(a.Device, b.Device), a.Problem.Compare(b.Problem))
 }
 
 // Encode writes the table as JSON, entries sorted by key and one entry per
@@ -225,6 +191,11 @@ func compareKeys(a, b Key) int {
 func (t *Table) Encode(w io.Writer) error {
 	if err := t.Validate(); err != nil {
 		return err
+	}
+	for i := range t.Entries {
+		if e := &t.Entries[i]; e.legacy {
+			return fmt.Errorf("entry %s from %s: a version 1 entry has no alpha, beta, atomic or layout and cannot be written as version %d; export the table again with 'tltune table'", e.Key(), e.Origin, Version)
+		}
 	}
 	sorted := Table{Entries: slices.Clone(t.Entries)}
 	sorted.Sort()

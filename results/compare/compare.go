@@ -4,7 +4,7 @@
 //
 // It owns the statistics of `tltune regress` and nothing else: the caller
 // (the command line, over the results store) pairs the raw samples of the two
-// runs by Key and hands them in; Compare returns one Result per pair and
+// runs by problem (speak.Problem) and hands them in; Compare returns one Result per pair and
 // Report.Regressed is the exit-status rule.
 //
 // Everything is distribution-free. Each side is summarised by its median
@@ -23,42 +23,9 @@ import (
 	"strings"
 
 	"golang.org/x/perf/benchmath"
+
+	"tltune/internal/speak"
 )
-
-// A Key names one measured shape: the unit that is compared.
-type Key struct {
-	Op    string // "gemm", "gemv", "ger"
-	Trans string // transposition of the operands, e.g. "nn"; empty when the op has none
-	Dtype string // element type, e.g. "f16"
-	M, N  int
-	K     int // 0 for ops without a reduction dimension (gemv, ger)
-	// Acc is the accumulation type when the store records one; a
-	// different Acc or Layout is a different kernel, hence a different key.
-	Acc    string
-	Layout string // batch layout, e.g. "strided"; empty when not recorded
-}
-
-// String is the shape as tables print it, e.g. "gemm nn f16 64x64x32", or
-// "gemm nn f16/f32 64x64x32 strided" with an accumulation type other than
-// the element type and a layout.
-func (k Key) String() string {
-	s := k.Op
-	if k.Trans != "" {
-		s += " " + k.Trans
-	}
-	s += " " + k.Dtype
-	if k.Acc != "" && k.Acc != k.Dtype {
-		s += "/" + k.Acc
-	}
-	s += fmt.Sprintf(" %dx%d", k.M, k.N)
-	if k.K != 0 {
-		s += fmt.Sprintf("x%d", k.K)
-	}
-	if k.Layout != "" {
-		s += " " + k.Layout
-	}
-	return s
-}
 
 // A Side is one run's measurement of a shape.
 type Side struct {
@@ -68,7 +35,7 @@ type Side struct {
 
 // A Pair is a shape measured in both the baseline and the current run.
 type Pair struct {
-	Key      Key
+	Problem  speak.Problem
 	Baseline Side
 	Current  Side
 }
@@ -124,7 +91,7 @@ type Summary struct {
 
 // A Result is the comparison of one shape.
 type Result struct {
-	Key               Key
+	Problem           speak.Problem
 	Baseline, Current Summary
 	// Ratio is the current median over the baseline median: above 1 means
 	// slower. [RatioLo, RatioHi] is its confidence interval at confidence
@@ -191,7 +158,7 @@ func Compare(pairs []Pair, opt Options) (*Report, error) {
 	for _, p := range pairs {
 		res, err := comparePair(p, opt)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", p.Key, err)
+			return nil, fmt.Errorf("%s: %w", p.Problem, err)
 		}
 		rep.Results = append(rep.Results, res)
 	}
@@ -218,7 +185,7 @@ func comparePair(p Pair, opt Options) (Result, error) {
 	cmp := benchmath.AssumeNothing.Compare(old, cur)
 
 	res := Result{
-		Key:        p.Key,
+		Problem:    p.Problem,
 		Baseline:   Summary{so.Center, so.Lo, so.Hi, len(old.Values)},
 		Current:    Summary{sc.Center, sc.Lo, sc.Hi, len(cur.Values)},
 		Ratio:      sc.Center / so.Center,

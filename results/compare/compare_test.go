@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"tltune/internal/speak"
 )
 
 // lognormal draws n kernel times around median with coefficient of
@@ -26,7 +28,7 @@ func trial(t *testing.T, seed uint64, n int, cv, ratio float64, opt Options) Res
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 0x746c74756e65))
 	pair := Pair{
-		Key:      Key{Op: "gemm", Trans: "nn", Dtype: "f32", M: 64, N: 64, K: 64},
+		Problem:  speak.Problem{Alpha: "1", Beta: "0", Op: "gemm", Trans: "nn", Dtype: "f32", M: 64, N: 64, K: 64},
 		Baseline: Side{Samples: lognormal(rng, n, 20000, cv)},
 		Current:  Side{Samples: lognormal(rng, n, 20000*ratio, cv)},
 	}
@@ -184,18 +186,18 @@ func TestCompareLeavesSamplesAlone(t *testing.T) {
 
 func TestCompareErrors(t *testing.T) {
 	good := []float64{1, 2, 3}
-	key := Key{Op: "ger", Dtype: "f32", M: 32, N: 32}
+	key := speak.Problem{Alpha: "1", Beta: "0", Op: "ger", Dtype: "f32", M: 32, N: 32}
 	tests := []struct {
 		name string
 		pair Pair
 		opt  Options
 		want string
 	}{
-		{"empty baseline", Pair{Key: key, Current: Side{Samples: good}}, DefaultOptions,
+		{"empty baseline", Pair{Problem: key, Current: Side{Samples: good}}, DefaultOptions,
 			"ger f32 32x32: baseline: no samples"},
-		{"negative time", Pair{Key: key, Baseline: Side{Samples: good}, Current: Side{Samples: []float64{1, -2}}}, DefaultOptions,
+		{"negative time", Pair{Problem: key, Baseline: Side{Samples: good}, Current: Side{Samples: []float64{1, -2}}}, DefaultOptions,
 			"ger f32 32x32: current run: sample -2 ns is not a positive time"},
-		{"NaN time", Pair{Key: key, Baseline: Side{Samples: []float64{math.NaN()}}, Current: Side{Samples: good}}, DefaultOptions,
+		{"NaN time", Pair{Problem: key, Baseline: Side{Samples: []float64{math.NaN()}}, Current: Side{Samples: good}}, DefaultOptions,
 			"ger f32 32x32: baseline: sample NaN ns is not a positive time"},
 		{"threshold as percent", Pair{}, Options{Threshold: 5, Alpha: 0.05},
 			"threshold 5 out of range: give a fraction between 0 and 1, e.g. 0.05 for 5%"},
@@ -210,7 +212,7 @@ func TestCompareErrors(t *testing.T) {
 			}
 		})
 	}
-	_, err := Compare([]Pair{{Key: key, Current: Side{Samples: good}}}, DefaultOptions)
+	_, err := Compare([]Pair{{Problem: key, Current: Side{Samples: good}}}, DefaultOptions)
 	if !errors.Is(err, errNoSamples) {
 		t.Errorf("error %v does not wrap errNoSamples", err)
 	}
@@ -229,21 +231,7 @@ func TestEnvDiff(t *testing.T) {
 	}
 }
 
-func TestKeyString(t *testing.T) {
-	for _, tt := range []struct {
-		key  Key
-		want string
-	}{
-		{Key{Op: "gemm", Trans: "nt", Dtype: "f16", M: 64, N: 64, K: 32}, "gemm nt f16 64x64x32"},
-		{Key{Op: "gemv", Trans: "n", Dtype: "f32", M: 128, N: 256}, "gemv n f32 128x256"},
-		{Key{Op: "ger", Dtype: "f64", M: 32, N: 32}, "ger f64 32x32"},
-		{Key{Op: "gemm", Trans: "nn", Dtype: "f16", Acc: "f32", M: 64, N: 64, K: 32, Layout: "group"}, "gemm nn f16/f32 64x64x32 group"},
-		{Key{Op: "gemv", Trans: "t", Dtype: "f32", Acc: "f32", M: 32, N: 32, Layout: "strided"}, "gemv t f32 32x32 strided"},
-	} {
-		if got := tt.key.String(); got != tt.want {
-			t.Errorf("%#v.String() = %q, want %q", tt.key, got, tt.want)
-		}
-	}
+func TestVerdictString(t *testing.T) {
 	if s := Slower.String(); !strings.EqualFold(s, "slower") {
 		t.Errorf("Slower.String() = %q", s)
 	}

@@ -80,7 +80,7 @@ func WriteJUnit(w io.Writer, rep *Report) error {
 }
 
 func junitCaseOf(r Result) junitCase {
-	c := junitCase{ClassName: r.Key.Op, Name: r.Key.String()}
+	c := junitCase{ClassName: r.Problem.Op, Name: r.Problem.String()}
 	// A failing case carries the details in its failure, which is what
 	// reporters show; a passing one in system-out.
 	if r.Verdict != Slower {

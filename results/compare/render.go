@@ -19,7 +19,7 @@ var numeric = []bool{false, true, true, true, true, true, true, false, false}
 // row formats one result as the cells of header.
 func row(r Result) []string {
 	return []string{
-		r.Key.String(),
+		r.Problem.String(),
 		formatSummary(r.Baseline),
 		formatSummary(r.Current),
 		fmt.Sprintf("%.3f", r.Ratio),
@@ -94,7 +94,7 @@ func notes(rep *Report) []string {
 	out = append(out, envNotes(rep.Results)...)
 	for _, r := range rep.Results {
 		for _, w := range r.Warnings {
-			out = append(out, fmt.Sprintf("%s: %s", r.Key, w))
+			out = append(out, fmt.Sprintf("%s: %s", r.Problem, w))
 		}
 	}
 	return out

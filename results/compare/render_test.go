@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"tltune/internal/golden"
+	"tltune/internal/speak"
 )
 
 // goldenReport is one report with every verdict, an environment change on
@@ -21,22 +22,22 @@ func goldenReport(t *testing.T) *Report {
 	newEnv := oldEnv
 	newEnv.Driver = "580.159.04"
 	shapes := []struct {
-		key          Key
+		key          speak.Problem
 		n            int
 		median, cv   float64
 		ratio        float64
 		driverChange bool
 	}{
-		{Key{Op: "gemm", Trans: "nn", Dtype: "f16", M: 64, N: 64, K: 32}, 30, 4100, 0.015, 1.06, true},
-		{Key{Op: "gemm", Trans: "nn", Dtype: "f32", M: 128, N: 128, K: 128}, 30, 52000, 0.01, 1.0, true},
-		{Key{Op: "gemv", Trans: "n", Dtype: "f32", M: 256, N: 256}, 30, 2300, 0.02, 0.92, true},
-		{Key{Op: "ger", Dtype: "f32", M: 64, N: 64}, 30, 950, 0.12, 1.05, false},
-		{Key{Op: "gemm", Trans: "nn", Dtype: "f16", M: 16, N: 16, K: 16}, 5, 1200, 0.02, 1.0, false},
+		{speak.Problem{Alpha: "1", Beta: "0", Op: "gemm", Trans: "nn", Dtype: "f16", M: 64, N: 64, K: 32}, 30, 4100, 0.015, 1.06, true},
+		{speak.Problem{Alpha: "1", Beta: "0", Op: "gemm", Trans: "nn", Dtype: "f32", M: 128, N: 128, K: 128}, 30, 52000, 0.01, 1.0, true},
+		{speak.Problem{Alpha: "1", Beta: "0", Op: "gemv", Trans: "n", Dtype: "f32", M: 256, N: 256}, 30, 2300, 0.02, 0.92, true},
+		{speak.Problem{Alpha: "1", Beta: "0", Op: "ger", Dtype: "f32", M: 64, N: 64}, 30, 950, 0.12, 1.05, false},
+		{speak.Problem{Alpha: "1", Beta: "0", Op: "gemm", Trans: "nn", Dtype: "f16", M: 16, N: 16, K: 16}, 5, 1200, 0.02, 1.0, false},
 	}
 	var pairs []Pair
 	for _, s := range shapes {
 		p := Pair{
-			Key:      s.key,
+			Problem:  s.key,
 			Baseline: Side{Samples: lognormal(rng, s.n, s.median, s.cv), Env: oldEnv},
 			Current:  Side{Samples: lognormal(rng, s.n, s.median*s.ratio, s.cv), Env: oldEnv},
 		}

@@ -43,6 +43,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"tltune/configs"
+	"tltune/internal/speak"
 	"tltune/kernels"
 	"tltune/tuner/search"
 	"tltune/tuner/space"
@@ -169,7 +170,7 @@ func Parse(name string, data []byte) (*Suite, error) {
 		return nil, fmt.Errorf("%s: no [[recipe]]; a suite lists at least one", name)
 	}
 	s := &Suite{Name: name, Description: f.Description}
-	seen := map[shapeKey]int{} // recipe of each shape
+	seen := map[speak.Problem]int{} // recipe of each problem
 	for i, r := range f.Recipe {
 		cases, err := r.expand(i+1, f.Tuning)
 		if err == nil {
@@ -186,24 +187,14 @@ func Parse(name string, data []byte) (*Suite, error) {
 	return s, nil
 }
 
-// shapeKey is what the results store tells shapes apart by (results.Shape):
-// a suite measuring one twice in a run would mix two recipes' timings.
-type shapeKey struct {
-	op, trans, dtype, acc string
-	m, n, k               int
-	layout                kernels.Layout
-}
-
-func keyOf(s kernels.Spec) shapeKey {
-	k := s.TableKey("")
-	return shapeKey{k.Op, k.Trans, k.Dtype, k.Acc, k.M, k.N, k.K, s.Layout}
-}
-
-func checkRepeats(cases []Case, seen map[shapeKey]int) error {
+// checkRepeats refuses a problem (what the results store tells apart,
+// speak.Problem) that an earlier recipe has: a suite measuring one twice in
+// a run would mix two recipes' timings.
+func checkRepeats(cases []Case, seen map[speak.Problem]int) error {
 	for _, c := range cases {
-		k := keyOf(c.Spec)
+		k := c.Spec.Problem()
 		if first, dup := seen[k]; dup {
-			return fmt.Errorf("%s is already in recipe %d; list each shape once (α and β do not tell shapes apart in the results)", c.Spec.Name(), first)
+			return fmt.Errorf("%s is already in recipe %d; list each problem once", c.Spec.Name(), first)
 		}
 		seen[k] = c.Recipe
 	}
