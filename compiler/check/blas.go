@@ -28,6 +28,8 @@ func init() {
 		ir.OpSubgroupBroadcast: (*checker).broadcast, ir.OpSubgroupAdd: (*checker).subgroupOp,
 		ir.OpSubgroupMax: (*checker).subgroupOp, ir.OpSubgroupMin: (*checker).subgroupOp,
 		ir.OpSubgroupShuffleXor: (*checker).broadcast,
+		ir.OpAsyncCopy:          (*checker).asyncCopy, ir.OpAsyncCommit: (*checker).asyncCommit,
+		ir.OpAsyncWait: (*checker).asyncWait,
 	}
 }
 

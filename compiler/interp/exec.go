@@ -91,6 +91,12 @@ func (e *exec) inst(in *ir.Inst, env *env) error {
 		return e.vectorLoad(in, env)
 	case ir.OpVectorStore:
 		return e.vectorStore(in, env)
+	case ir.OpAsyncCopy:
+		return e.asyncCopy(in, env)
+	case ir.OpAsyncCommit:
+		return e.asyncCommit()
+	case ir.OpAsyncWait:
+		return e.asyncWait(in)
 	case ir.OpSubview:
 		return e.subview(in, env)
 	case ir.OpExpand:

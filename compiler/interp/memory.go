@@ -106,6 +106,15 @@ func (b *Buffer) load(i int64) value {
 	return complexVal(complex(math.Float64frombits(le.Uint64(p)), math.Float64frombits(le.Uint64(p[8:]))))
 }
 
+// poison overwrites element i with all one bits: NaN for every floating
+// type, -1 for integers.
+func (b *Buffer) poison(i int64) {
+	size := b.Elem.Size()
+	for k := range b.Data[i*size : (i+1)*size] {
+		b.Data[i*size+int64(k)] = 0xff
+	}
+}
+
 // store writes v, which must already be exact in the element type.
 func (b *Buffer) store(i int64, v value) {
 	size := b.Elem.Size()
@@ -218,6 +227,16 @@ func (m *Memref) set(v value, idx ...int64) error {
 // the first one's address is a multiple of the n elements' size. Both are
 // undefined behaviour in the language; the reference reports them.
 func (m *Memref) vectorAddr(idx []int64, n int) (int64, error) {
+	a, err := m.runAddr(idx, n)
+	if err != nil {
+		return 0, err
+	}
+	return a, m.alignedFor(idx, a, n)
+}
+
+// runAddr returns the buffer position of element idx after checking that it
+// and the n-1 elements after it along mode 0 are in bounds.
+func (m *Memref) runAddr(idx []int64, n int) (int64, error) {
 	a, err := m.addr(idx)
 	if err != nil {
 		return 0, err
@@ -227,13 +246,19 @@ func (m *Memref) vectorAddr(idx []int64, n int) (int64, error) {
 	if _, err := m.addr(last); err != nil {
 		return 0, fmt.Errorf("vector of %d elements from %v: %w", n, idx, err)
 	}
+	return a, nil
+}
+
+// alignedFor checks that buffer position a (of element idx) is aligned for
+// an access of n elements.
+func (m *Memref) alignedFor(idx []int64, a int64, n int) error {
 	size := m.Buf.Elem.Size()
 	bytes := int64(n) * size
 	if m.Buf.alignment()%bytes != 0 || a*size%bytes != 0 {
-		return 0, fmt.Errorf("vector of %d bytes from index %v starts at byte %d of a buffer aligned to %d bytes: not %d-byte aligned",
+		return fmt.Errorf("vector of %d bytes from index %v starts at byte %d of a buffer aligned to %d bytes: not %d-byte aligned",
 			bytes, idx, a*size, m.Buf.alignment(), bytes)
 	}
-	return a, nil
+	return nil
 }
 
 // span returns the lowest and highest buffer element the memref can reach

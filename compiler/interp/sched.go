@@ -24,6 +24,8 @@ type workItem struct {
 	result value    // set by the scheduler when the meeting resolves
 	done   bool
 	err    error
+
+	copies copyQueue // its asynchronous copies in flight
 }
 
 // scheduler runs the work-items of one work-group through one SPMD region.

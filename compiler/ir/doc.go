@@ -114,6 +114,9 @@
 //	OpSubgroupBroadcast (x, lane i32) -> x's type
 //	OpSubgroupAdd, OpSubgroupMax, OpSubgroupMin (x) -> x's type  attrs: Scan
 //	OpSubgroupShuffleXor (x, mask i32) -> x's type           (tltune extension, below)
+//	OpAsyncCopy        (M, indices..., L, indices..., valid) attrs: Count; see AsyncCopyOperands
+//	OpAsyncCommit      ()
+//	OpAsyncWait        ()                                    attrs: Count
 //
 // Modes (cumsum, size, expand, fuse) are numbered from 0.
 //
@@ -152,4 +155,29 @@
 // The mask is an i32 that must be dynamically uniform, and every lane's
 // partner must exist (lane XOR mask < subgroup size); the interpreter
 // reports either violation, as it does for subgroup_broadcast.
+//
+// # Asynchronous copies (a tltune extension)
+//
+// async_copy, async_commit and async_wait let a lowering overlap the copy of
+// the next panels into local memory with arithmetic on the current ones (a
+// multi-stage pipeline). Each is executed by one work-item and concerns only
+// that work-item's copies:
+//
+//	async_copy.8 %A[%i, %j], %L[%p, %q], %valid
+//	async_commit
+//	async_wait.1
+//
+// async_copy.N copies A[i+k, j] to L[p+k, q] for k < valid and writes zero to
+// L[p+k, q] for valid ≤ k < N, where 0 ≤ valid ≤ N; A is a global and L a
+// local memref, both with the element type of A, mode 0 of static stride 1,
+// and the first element of each side aligned to N elements (as for
+// vector_load). The copy completes asynchronously: until it does, the
+// destination elements hold unspecified values, and what it writes may land
+// at any time before. async_commit closes the work-item's open group of
+// copies; async_wait.W waits until at most W of the work-item's committed
+// groups are incomplete, oldest first. Only after that wait, and a barrier
+// when other work-items read the copied elements, is the destination
+// defined. The reference interpreter makes every breach visible: it writes
+// NaN (all one bits) to the destination when a copy is issued and the copied
+// values when a wait retires its group.
 package ir

@@ -87,6 +87,7 @@ type Inst struct {
 	Static         []int64     // expand: the expand shape; entries that are Dynamic take the next operand
 	Offsets, Sizes []int64     // subview: static offsets and sizes; Dynamic entries take the next operand
 	Attrs          Attrs       // alloca, for: the attribute dictionary
+	Count          int64       // async_copy: elements per copy; async_wait: copy groups left in flight
 
 	// Comments kept for the printer: whole comment lines before the
 	// instruction and the comment at the end of its last line, each with
@@ -147,6 +148,8 @@ func (in *Inst) Mnemonic() string {
 		if in.Checked != Unchecked {
 			s += "." + in.Checked.String()
 		}
+	case OpAsyncCopy, OpAsyncWait:
+		s += "." + strconv.FormatInt(in.Count, 10)
 	case OpBarrier:
 		if in.Fence&FenceGlobal != 0 {
 			s += ".global"

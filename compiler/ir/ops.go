@@ -52,6 +52,9 @@ const (
 	OpSubgroupMax        // the operation is Inst.Scan
 	OpSubgroupMin        // the operation is Inst.Scan
 	OpSubgroupShuffleXor // tltune extension: the value of lane (own lane XOR mask)
+	OpAsyncCopy          // tltune extension: a work-item's asynchronous global-to-local copy
+	OpAsyncCommit        // tltune extension: closes the work-item's group of asynchronous copies
+	OpAsyncWait          // tltune extension: waits until at most Count copy groups are in flight
 
 	numOps
 )
@@ -91,6 +94,7 @@ var opNames = [numOps]string{
 	OpSubgroupBroadcast: "subgroup_broadcast", OpSubgroupAdd: "subgroup_add",
 	OpSubgroupMax: "subgroup_max", OpSubgroupMin: "subgroup_min",
 	OpSubgroupShuffleXor: "subgroup_shuffle_xor",
+	OpAsyncCopy:          "async_copy", OpAsyncCommit: "async_commit", OpAsyncWait: "async_wait",
 }
 
 // String returns the mnemonic of op without modifiers ("gemm", "arith",
@@ -108,7 +112,7 @@ func (op Op) Class() Class {
 	switch {
 	case op >= OpAlloca && op <= OpSum:
 		return Collective
-	case op >= OpCoopMatrixLoad && op <= OpSubgroupShuffleXor:
+	case op >= OpCoopMatrixLoad && op <= OpAsyncWait:
 		return SPMD
 	}
 	return Mixed

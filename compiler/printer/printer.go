@@ -290,6 +290,8 @@ func (p *printer) operandsOf(in *ir.Inst) {
 			p.b.WriteString(", ")
 		}
 		p.indexed(in, len(xs), len(xs)+1)
+	case ir.OpAsyncCopy:
+		p.asyncCopy(in)
 	case ir.OpStore, ir.OpCoopMatrixStore:
 		p.b.WriteByte(' ')
 		p.operand(in, 0)
@@ -318,6 +320,28 @@ func (p *printer) operandsOf(in *ir.Inst) {
 }
 
 // indexed writes operand m followed by "[operands from first on]".
+// asyncCopy prints " %A[%i, %j], %L[%p, %q], %valid".
+func (p *printer) asyncCopy(in *ir.Inst) {
+	src, srcIdx, dst, dstIdx, _ := in.AsyncCopyOperands()
+	if src == nil || dst == nil {
+		p.b.WriteByte(' ')
+		p.values(in.Operands)
+		return
+	}
+	side := func(at, n int) {
+		p.operand(in, at)
+		p.b.WriteByte('[')
+		p.values(in.Operands[at+1 : at+1+n])
+		p.b.WriteByte(']')
+	}
+	p.b.WriteByte(' ')
+	side(0, len(srcIdx))
+	p.b.WriteString(", ")
+	side(1+len(srcIdx), len(dstIdx))
+	p.b.WriteString(", ")
+	p.operand(in, len(in.Operands)-1)
+}
+
 func (p *printer) indexed(in *ir.Inst, m, first int) {
 	p.operand(in, m)
 	p.b.WriteByte('[')

@@ -1,6 +1,7 @@
 package syntax
 
 import (
+	"strconv"
 	"strings"
 
 	"tltune/compiler/ir"
@@ -90,6 +91,7 @@ func kind[T any](m *modifiers, what string, byName func(string) (T, bool)) T {
 var exampleModifier = map[string]string{
 	"arith": "add", "cmp": "lt", "math": "exp", "builtin": "group_id",
 	"subgroup_add": "reduce", "subgroup_max": "reduce", "subgroup_min": "reduce",
+	"async_copy": "8", "async_wait": "1",
 }
 
 func (m *modifiers) transpose() ir.Transpose {
@@ -116,6 +118,20 @@ func (m *modifiers) storeFlag() ir.AtomicMode {
 
 func (m *modifiers) checked() ir.Checked {
 	return ir.Checked(m.take("rows_checked", "cols_checked", "both_checked") + 1)
+}
+
+// count consumes the mandatory numeric modifier of "async_copy.8" and
+// "async_wait.1".
+func (m *modifiers) count() int64 {
+	if m.i < m.n {
+		if n, err := strconv.ParseInt(m.parts[m.i], 10, 32); err == nil && n >= 0 {
+			m.i++
+			return n
+		}
+		m.p.fail(m.pos(), "'%s.%s': the modifier must be a count, e.g. '%s.%s'", m.name, m.parts[m.i], m.name, exampleModifier[m.name])
+	}
+	m.p.fail(m.pos(), "'%s' needs a count modifier, e.g. '%s.%s'", m.name, m.name, exampleModifier[m.name])
+	panic("unreachable")
 }
 
 // done reports modifiers left over.
@@ -368,6 +384,21 @@ func (p *parser) instructionBody(in *ir.Inst, m *modifiers) (types []*ir.Type, m
 			p.operand(in)
 		}
 		p.indexList(in)
+	case "async_copy":
+		in.Op = ir.OpAsyncCopy
+		in.Count = m.count()
+		p.operand(in)
+		p.indexList(in)
+		p.expect(tComma, "between the source and the destination")
+		p.operand(in)
+		p.indexList(in)
+		p.expect(tComma, "before the count of valid elements")
+		p.operand(in)
+	case "async_commit":
+		in.Op = ir.OpAsyncCommit
+	case "async_wait":
+		in.Op = ir.OpAsyncWait
+		in.Count = m.count()
 	case "size":
 		in.Op = ir.OpSize
 		p.operand(in)

@@ -67,6 +67,27 @@ func (e Engine) String() string {
 	return fmt.Sprintf("Engine(%d)", int(e))
 }
 
+// Async names how async_copy is carried out.
+type Async int
+
+const (
+	// AsyncNone copies synchronously: a load and a store when the copy is
+	// issued (a valid implementation; nothing overlaps).
+	AsyncNone Async = iota
+	// AsyncPTX issues cp.async (sm_80 and newer) through inline PTX: the
+	// copy bypasses the registers and completes while the work-item
+	// computes; async_commit and async_wait map to commit_group and
+	// wait_group.
+	AsyncPTX
+)
+
+func (a Async) String() string {
+	if a == AsyncPTX {
+		return "cp.async (PTX)"
+	}
+	return "synchronous"
+}
+
 // MatrixShape is an M×N×K shape a matrix engine executes natively at one
 // subgroup size, for inputs of type In accumulating into Acc.
 type MatrixShape struct {
@@ -102,6 +123,8 @@ type Target struct {
 	ReqdSubgroupSize bool
 	// OneSubgroupPerGroup: the work-group size must be [subgroup size, 1].
 	OneSubgroupPerGroup bool
+	// Async says how async_copy is carried out.
+	Async Async
 }
 
 // SupportsSubgroupSize reports whether sgs is a subgroup size of t.
@@ -171,6 +194,7 @@ func Nvidia() *Target {
 		F64:                 true,
 		Coopmatrix:          CoopBroadcast,
 		Shuffle:             ShufflePTX,
+		Async:               AsyncPTX,
 		MMA: []MatrixShape{
 			{Engine: EnginePTX, SubgroupSize: 32, M: 16, N: 8, K: 16, In: "f16", Acc: "f32"},
 			{Engine: EnginePTX, SubgroupSize: 32, M: 16, N: 8, K: 16, In: "bf16", Acc: "f32"},

@@ -36,6 +36,12 @@ func (e *fn) inst(in *ir.Inst) error {
 		e.vectorLoad(in)
 	case ir.OpVectorStore:
 		e.vectorStore(in)
+	case ir.OpAsyncCopy:
+		e.asyncCopy(in)
+	case ir.OpAsyncCommit:
+		e.asyncCommit()
+	case ir.OpAsyncWait:
+		e.asyncWait(in)
 	case ir.OpSubview:
 		e.subview(in)
 	case ir.OpExpand:

@@ -32,6 +32,9 @@ func (e *fn) inst(in *ir.Inst) error {
 	case ir.OpStore:
 		m := e.memref(in.Operands[1])
 		e.storeElem(m, e.offset(m, e.indices(in.Operands[2:])), e.value(in.Operands[0]), in.Atomic)
+	case ir.OpAsyncCopy:
+		e.asyncCopy(in)
+	case ir.OpAsyncCommit, ir.OpAsyncWait:
 	case ir.OpVectorLoad:
 		e.vectorLoad(in)
 	case ir.OpVectorStore:
