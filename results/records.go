@@ -88,10 +88,11 @@ const (
 	Timeout       Outcome = "timeout"
 	WrongResult   Outcome = "wrong_result"
 	DeviceLost    Outcome = "device_lost"
+	Crash         Outcome = "crash"
 )
 
 // Outcomes lists every outcome, in the order reports count them.
-var Outcomes = []Outcome{OK, Pruned, CompileError, LaunchError, ResourceError, Timeout, WrongResult, DeviceLost}
+var Outcomes = []Outcome{OK, Pruned, CompileError, LaunchError, ResourceError, Timeout, WrongResult, DeviceLost, Crash}
 
 // A Measurement is one evaluation of a configuration in a run. Timing fields
 // are zero when nothing was timed; an OK measurement must have a median.

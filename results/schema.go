@@ -148,6 +148,40 @@ UPDATE measurements SET environment_id = (SELECT r.environment_id FROM runs r WH
 	// pruned configurations counted per rule instead of stored one row
 	// each (migrate_problem.go).
 	{sql: problemKeySchema, apply: keyOldRows},
+	// 5: the outcome 'crash' (a configuration during which the driver's
+	// process died twice). SQLite cannot alter a CHECK constraint, so the
+	// table is rebuilt; nothing references it.
+	{sql: `
+CREATE TABLE measurements_crash (
+	id           INTEGER PRIMARY KEY,
+	run_id       INTEGER NOT NULL REFERENCES runs(id),
+	config_id    INTEGER NOT NULL REFERENCES configs(id),
+	outcome      TEXT NOT NULL CHECK (outcome IN ('ok', 'pruned', 'compile_error', 'launch_error',
+	                 'resource_error', 'timeout', 'wrong_result', 'device_lost', 'crash')),
+	message      TEXT NOT NULL,
+	samples_ns   BLOB,
+	median_ns    REAL,
+	min_ns       REAL,
+	max_ns       REAL,
+	iqr_ns       REAL,
+	ci_low_ns    REAL,
+	ci_high_ns   REAL,
+	gflops       REAL,
+	gbs          REAL,
+	verified     INTEGER NOT NULL,
+	verify_error REAL,
+	seed         INTEGER NOT NULL,
+	measured_at  TEXT NOT NULL,
+	environment_id INTEGER REFERENCES environments(id),
+	device       TEXT NOT NULL DEFAULT '',
+	UNIQUE (run_id, config_id),
+	CHECK (outcome <> 'ok' OR median_ns > 0)
+);
+INSERT INTO measurements_crash SELECT * FROM measurements;
+DROP TABLE measurements;
+ALTER TABLE measurements_crash RENAME TO measurements;
+CREATE INDEX measurements_by_config ON measurements(config_id);
+`},
 }
 
 // SchemaVersion is the schema version this build writes.

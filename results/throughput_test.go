@@ -2,6 +2,9 @@ package results
 
 import (
 	"math"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -37,5 +40,37 @@ func TestThroughputAddsUp(t *testing.T) {
 		if got.Phases[phase] != sec {
 			t.Errorf("%s: %g s, want %g", phase, got.Phases[phase], sec)
 		}
+	}
+}
+
+// TestCrashOutcomeMigration: a database written before the crash outcome
+// existed keeps its measurements when it is migrated, and then accepts
+// crashes.
+func TestCrashOutcomeMigration(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "results.db")
+	all := migrations
+	crashStep := slices.IndexFunc(all, func(m migration) bool { return strings.Contains(m.sql, "measurements_crash") })
+	migrations = all[:crashStep] // a tltune from before the crash outcome
+	s, err := Open(path)
+	if err != nil {
+		migrations = all
+		t.Fatal(err)
+	}
+	r := begin(t, s, h200, "")
+	record(t, s, r.ID, ok(gemm(64, 64, 32, 16), 1000))
+	_, err = s.Record(ctx, r.ID, Measurement{Config: gemm(64, 64, 32, 32), Outcome: Crash, Message: "SIGSEGV"})
+	s.Close()
+	migrations = all
+	if err == nil {
+		t.Fatal("schema 2 accepted a crash")
+	}
+	if s, err = Open(path); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	record(t, s, r.ID, Measurement{Config: gemm(64, 64, 32, 32), Outcome: Crash, Message: "SIGSEGV"})
+	ms, err := s.Measurements(ctx, r.ID)
+	if err != nil || len(ms) != 2 || ms[0].Outcome != OK || ms[0].MedianNS != 1000 || ms[1].Outcome != Crash {
+		t.Fatalf("after the migration: %+v, %v; want the ok measurement kept and the crash recorded", ms, err)
 	}
 }

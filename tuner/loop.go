@@ -316,8 +316,9 @@ func (r *run) dispatch(ctx context.Context) *job {
 	return j
 }
 
-// configContext bounds one compilation or measurement.
-func (r *run) configContext(ctx context.Context) (context.Context, context.CancelFunc) {
+// configContext bounds one compilation or measurement of evaluation seq.
+func (r *run) configContext(ctx context.Context, seq int) (context.Context, context.CancelFunc) {
+	ctx = context.WithValue(ctx, evaluationKey{}, seq)
 	if r.opts.ConfigTimeout > 0 {
 		return context.WithTimeout(ctx, r.opts.ConfigTimeout)
 	}
@@ -330,7 +331,7 @@ func (r *run) compile(ctx context.Context, j *job) {
 		r.cache.finish(j.entry, nil, err, CompileError, 0)
 		return
 	}
-	cctx, cancel := r.configContext(ctx)
+	cctx, cancel := r.configContext(ctx, j.out.Seq)
 	defer cancel()
 	start := time.Now()
 	endCompile := Track(cctx, PhaseCompile)
@@ -358,7 +359,7 @@ func (r *run) measure(ctx context.Context, j *job) {
 		o.Kind, o.Message, j.done = j.entry.kind, j.entry.err.Error(), true
 		return
 	}
-	mctx, cancel := r.configContext(ctx)
+	mctx, cancel := r.configContext(ctx, o.Seq)
 	defer cancel()
 	start := time.Now()
 	endTime := Track(mctx, PhaseTime)

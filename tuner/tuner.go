@@ -38,10 +38,11 @@ const (
 	Timeout       Kind = "timeout"        // compiling or running exceeded the per-config limit
 	WrongResult   Kind = "wrong_result"   // verification failed (NaN never passes)
 	DeviceLost    Kind = "device_lost"    // the device reset or vanished while running it
+	Crash         Kind = "crash"          // the driver killed the process working on it, twice
 )
 
 // Kinds lists every kind, in report order.
-var Kinds = []Kind{OK, Pruned, CompileError, LaunchError, ResourceError, Timeout, WrongResult, DeviceLost}
+var Kinds = []Kind{OK, Pruned, CompileError, LaunchError, ResourceError, Timeout, WrongResult, DeviceLost, Crash}
 
 // Error is a failure classified into an outcome kind. A Compiler or
 // Measurer returns one (possibly wrapped) to say what kind a failure is; an
@@ -80,6 +81,15 @@ type Compiler interface {
 type Measurer interface {
 	Measure(ctx context.Context, a Artifact, p tuning.Params) (Measurement, error)
 }
+
+// Evaluation is the number of the evaluation (1-based, in proposal order)
+// that a Compiler's or Measurer's context belongs to; 0 outside the tuner.
+func Evaluation(ctx context.Context) int {
+	n, _ := ctx.Value(evaluationKey{}).(int)
+	return n
+}
+
+type evaluationKey struct{}
 
 // Measurement is what the device reports for one configuration.
 type Measurement struct {

@@ -9,6 +9,7 @@ import (
 
 	"tltune/device"
 	"tltune/internal/golden"
+	"tltune/tuner/worker"
 )
 
 // checkGolden compares got with testdata/NAME, or rewrites it with -update.
@@ -19,8 +20,14 @@ func checkGolden(t *testing.T, name string, got []byte) {
 
 // TestMain lets a test run tltune as a child process (to kill it mid-way,
 // or to give it its own environment): with TLTUNE_TEST_MAIN set to a JSON
-// list of arguments, the test binary is tltune.
+// list of arguments, the test binary is tltune. The tuning commands start
+// their workers that way too.
 func TestMain(m *testing.M) {
+	workerLauncher = func() *exec.Cmd {
+		cmd := worker.Command(os.Args[0])
+		cmd.Env = append(cmd.Env, `TLTUNE_TEST_MAIN=["worker"]`)
+		return cmd
+	}
 	if raw := os.Getenv("TLTUNE_TEST_MAIN"); raw != "" {
 		var args []string
 		if err := json.Unmarshal([]byte(raw), &args); err != nil {

@@ -278,7 +278,6 @@ func (s *sweep) evaluate(ctx stdctx.Context, c *context, recipe kernels.Recipe, 
 	if err != nil {
 		return out, err
 	}
-	defer j.close()
 	rep, err := j.tune(ctx, c.stderr, recipe.Name())
 	if rep == nil {
 		return out, err

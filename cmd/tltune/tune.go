@@ -27,6 +27,7 @@ import (
 	"tltune/tuner/prune"
 	"tltune/tuner/search"
 	"tltune/tuner/space"
+	"tltune/tuner/worker"
 )
 
 func init() {
@@ -98,7 +99,7 @@ func (f *tuneFlags) registerTuning(fs *flag.FlagSet) {
 	fs.IntVar(&f.maxBatch, "max-batch", 0, "largest batch of a timed launch (0: 512 on CPUs, 1<<20 on GPUs)")
 	fs.Float64Var(&f.ciTarget, "ci", 0.01, "stop timing a configuration when the median's CI half-width is below this fraction")
 	fs.DurationVar(&f.perConfig, "sample-time", time.Second, "most time spent timing one configuration")
-	fs.DurationVar(&f.timeout, "config-timeout", 2*time.Minute, "a configuration compiling or running longer is recorded as timeout")
+	fs.DurationVar(&f.timeout, "config-timeout", 2*time.Minute, "a configuration whose build, verification or timing gets no answer for this long is recorded as timeout (its worker process is killed)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar")
 }
 
@@ -155,12 +156,13 @@ func (f *tuneFlags) check() error {
 }
 
 // tuneRun is what a tuning run holds open across the shapes it tunes:
-// the device, its profile and search spaces, the store and the stored run.
-// `tltune gemm` tunes one shape in a run, `tltune sweep` many.
+// the worker process that has the device, the device's profile and search
+// spaces, the store and the stored run. `tltune gemm` tunes one shape in a
+// run, `tltune sweep` many.
 type tuneRun struct {
 	flags    *tuneFlags
 	info     device.Info
-	dev      device.Device
+	worker   *worker.Client
 	copts    compiler.Options
 	prof     *profile.Profile
 	spaces   map[kernels.Op]*space.Space
@@ -170,29 +172,33 @@ type tuneRun struct {
 }
 
 func (r *tuneRun) close() {
-	if r.dev != nil {
-		r.dev.Close()
+	if r.worker != nil {
+		r.worker.Close()
 	}
 	if r.store != nil {
 		r.store.Close()
 	}
 }
 
-// open opens the device and the store, loads the device profile and the
-// search spaces of ops, and begins the run (op is what the run records:
-// "gemm", or "sweep"), or reopens the one --resume names. On failure it
-// has printed one line and returns the exit status.
+// open starts the worker with the device and opens the store, loads the
+// device profile and the search spaces of ops, and begins the run (op is
+// what the run records: "gemm", or "sweep"), or reopens the one --resume
+// names. On failure it has printed one line and returns the exit status.
 func (f *tuneFlags) open(c *context, op string, ops []kernels.Op) (*tuneRun, int) {
 	r := &tuneRun{flags: f, spaces: map[kernels.Op]*space.Space{}}
 	fail := func(status int) (*tuneRun, int) { r.close(); return nil, status }
-	d, err := openDevice(*f.device)
+	info, err := device.Select(enumerateDevices(), *f.device)
 	if isReference(err) {
 		return fail(c.usageError("the reference interpreter cannot be tuned; pick a device (tltune devices)"))
 	}
 	if err != nil {
 		return fail(c.fail(err))
 	}
-	r.dev, r.info = d, d.Info()
+	r.worker = worker.NewClient(workerLauncher)
+	r.worker.Timeout = f.timeout
+	if r.info, err = r.worker.Open(stdctx.Background(), info.ID); err != nil {
+		return fail(c.fail(err))
+	}
 	r.copts = compiler.Options{Target: f.target, Device: targetDevice(&r.info)}
 	tgt := target.ForDevice(*r.copts.Device)
 	if f.target != "" {
@@ -220,31 +226,40 @@ func (f *tuneFlags) open(c *context, op string, ops []kernels.Op) (*tuneRun, int
 	return r, exitOK
 }
 
-// shapeJob is one shape tuned inside a run: the recipe, its inputs on the
-// device and the tuner wired to them.
+// shapeJob is one shape tuned inside a run: the recipe, its host
+// reference, its inputs on the device (the worker's session) and the tuner
+// wired to them.
 type shapeJob struct {
-	run     *tuneRun
-	recipe  kernels.Recipe
-	session *bench.Session
-	setup   time.Duration // preparing the session
-	tuner   *tuner.Tuner
+	run    *tuneRun
+	recipe kernels.Recipe
+	want   *kernels.Expected
+	plan   measure.BatchPlan
+	setup  time.Duration // computing the reference and preparing the session
+	tuner  *tuner.Tuner
 }
 
-func (j *shapeJob) close() { j.session.Close() }
-
-// newShape prepares the recipe's inputs on the device and wires a tuner
-// that searches sp with opts and records into the run.
+// newShape computes the recipe's reference, prepares its inputs on the
+// device and wires a tuner that searches sp with opts and records into the
+// run.
 func (r *tuneRun) newShape(recipe kernels.Recipe, sp *space.Space, opts tuner.Options) (*shapeJob, error) {
 	if err := deviceSupports(r.info, recipe.Spec()); err != nil {
 		return nil, err
 	}
-	goal := r.flags.batchGoal(r.info, r.prof, recipe)
 	start := time.Now()
-	session, err := bench.NewSession(r.dev, recipe, bench.Options{Seed: r.flags.seed, Goal: goal})
+	want, err := bench.Reference(recipe, bench.Options{Seed: r.flags.seed})
+	if err != nil {
+		return nil, err
+	}
+	session := worker.Session{Spec: recipe.Spec(), Seed: r.flags.seed, Goal: r.flags.batchGoal(r.info, r.prof, recipe)}
+	plan, err := r.worker.Session(stdctx.Background(), session)
 	if err != nil {
 		return nil, fmt.Errorf("preparing the inputs of %s on %s: %w", recipe.Name(), r.info.Name, err)
 	}
-	j := &shapeJob{run: r, recipe: recipe, session: session, setup: time.Since(start)}
+	j := &shapeJob{run: r, recipe: recipe, want: want, plan: plan, setup: time.Since(start)}
+	// The worker client limits each of a configuration's driver requests
+	// (r.worker.Timeout): starting a new worker after a crash is no
+	// configuration's time. tltune's own compiler cannot be interrupted.
+	opts.ConfigTimeout = 0
 	j.tuner = j.newTuner(sp, opts)
 	return j, nil
 }
@@ -355,7 +370,7 @@ func (r *tuneRun) loadCeilings(env results.Environment) error {
 		r.ceilings = c
 		return nil
 	}
-	p, err := device.MeasurePeak(r.dev, device.PeakOptions{})
+	p, err := r.worker.Peak(stdctx.Background(), device.PeakOptions{})
 	if err != nil {
 		return fmt.Errorf("measuring the device's ceilings (tltune peak): %w", err)
 	}
@@ -423,27 +438,25 @@ func campaignUUID(campaign string) string {
 func (j *shapeJob) newTuner(sp *space.Space, opts tuner.Options) *tuner.Tuner {
 	r, spec := j.run, j.recipe.Spec()
 	key := spec.TableKey(r.info.Name)
-	batch := j.session.Plan().Batch
+	batch := j.plan.Batch
 	return &tuner.Tuner{
 		Problem:  prune.Problem{Op: key.Op, Dtype: key.Dtype, Acc: key.Acc, M: key.M, N: key.N, K: key.K, Batch: batch},
 		Device:   r.prof,
 		Space:    sp,
 		Generate: j.recipe.Source,
 		Compiler: j.compiler(),
-		Measurer: &deviceMeasurer{session: j.session, protocol: measure.Protocol{Target: r.flags.ciTarget, MaxTime: r.flags.perConfig}},
+		Measurer: &deviceMeasurer{want: j.want, protocol: measure.Protocol{Target: r.flags.ciTarget, MaxTime: r.flags.perConfig}},
 		Recorder: &storeRecorder{store: r.store, runID: r.stored.ID, device: r.info.ID, recipe: j.recipe, problem: spec.Problem(),
 			seed: r.flags.seed, batch: batch},
 		Options: opts,
 	}
 }
 
-// compiler builds programs in the tuner's compile pool on GPUs and leaves
-// it to the device worker on CPU devices (see kernelCompiler).
+// compiler builds programs from the tuner's compile pool on GPUs and when
+// they are measured on CPU devices (see kernelCompiler).
 func (j *shapeJob) compiler() kernelCompiler {
-	if j.run.info.Type == "cpu" {
-		return kernelCompiler{opts: j.run.copts}
-	}
-	return kernelCompiler{opts: j.run.copts, session: j.session}
+	r := j.run
+	return kernelCompiler{opts: r.copts, info: r.info, worker: r.worker, lazy: r.info.Type == "cpu"}
 }
 
 // warmStart is the best configuration of the nearest shape tuned before on
@@ -473,7 +486,6 @@ func (r *tuneRun) tuneOne(c *context, recipe kernels.Recipe) int {
 		r.finish(err)
 		return c.fail(err)
 	}
-	defer j.close()
 	rep, err := j.tune(ctx, c.stderr, "tuning")
 	status, err := r.finish(err)
 	if rep != nil {

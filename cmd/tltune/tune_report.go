@@ -96,7 +96,7 @@ type rankedConfig struct {
 }
 
 func (j *shapeJob) report(c *context, rep *tuner.Report) error {
-	run, plan := j.run, j.session.Plan()
+	run, plan := j.run, j.plan
 	r := tuneReport{
 		Run: run.stored.ID, Database: run.store.Path(), Device: run.info.Name, Driver: run.info.Driver,
 		Recipe: j.recipe.Name(), Batch: plan.Batch, BufferSets: plan.Sets, Stop: string(rep.Stop),
@@ -123,7 +123,7 @@ func outcomeCounts(rep *tuner.Report) map[string]int {
 
 // ranked is an OK outcome with its rates for one timed launch.
 func (j *shapeJob) ranked(o tuner.Outcome) rankedConfig {
-	batch, s := j.session.Plan().Batch, o.Result.Summary
+	batch, s := j.plan.Batch, o.Result.Summary
 	flops, bytes := float64(j.recipe.FLOPs(batch)), float64(j.recipe.Bytes(batch))
 	rc := rankedConfig{Params: o.Params, MedianNs: s.Median, CILowNs: finiteOr(s.Lo, s.Min), CIHighNs: finiteOr(s.Hi, s.Max),
 		Samples: s.N, GFLOPs: flops / s.Median, GBs: bytes / s.Median, VerifyErr: o.Verify.RelErr}

@@ -14,6 +14,7 @@ import (
 	"tltune/device"
 	"tltune/kernels"
 	"tltune/results"
+	"tltune/tuner/worker"
 )
 
 // smallGEMM is a ragged GEMM that tunes in seconds on PoCL: few
@@ -165,7 +166,9 @@ func TestTuneKillAndResume(t *testing.T) {
 	dev := poclDevice(t)
 	db := filepath.Join(t.TempDir(), "results.db")
 	const budget = 8
-	args := smallGEMM(db, dev, "--budget", "8", "--strategy", "exhaustive", "--sample-time", "300ms")
+	// --ci that no run reaches: each configuration is timed for the whole
+	// --sample-time, so the kill lands mid-run.
+	args := smallGEMM(db, dev, "--budget", "8", "--strategy", "exhaustive", "--sample-time", "300ms", "--ci", "0.0001")
 	child := tltuneProcess(t, args...)
 	if err := child.Start(); err != nil {
 		t.Fatal(err)
@@ -192,6 +195,77 @@ func TestTuneKillAndResume(t *testing.T) {
 		if after[key] != outcome {
 			t.Errorf("%s was %s before the kill and %s after the resume", key, outcome, after[key])
 		}
+	}
+}
+
+// TestTuneFaults injects every fault the worker knows into a run on PoCL,
+// kills the tuning process with -9 in the middle and resumes it: each
+// fault is recorded as its kind, every other configuration is measured,
+// the corrupted one is never selected, and nothing is lost or measured
+// twice.
+func TestTuneFaults(t *testing.T) {
+	dev := poclDevice(t)
+	db := filepath.Join(t.TempDir(), "results.db")
+	args := smallGEMM(db, dev, "--budget", "10", "--strategy", "exhaustive", "--config-timeout", "10s", "--top", "10")
+	t.Setenv(worker.FaultEnv, "abort@3,hang@5,segv@6,wrong@7,lost@9")
+	child := tltuneProcess(t, args...)
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitForEvaluations(t, db, 3, 2*time.Minute) // past the abort
+	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	child.Wait()
+	killed := storedEvaluations(t, db)
+
+	status, stdout, stderr := tltune(append(args, "--resume", "last")...)
+	if status != exitOK {
+		t.Fatalf("resume: status %d\n%s%s", status, stdout, stderr)
+	}
+	st, err := results.OpenExisting(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	evaluatedConfigs(t, st, 1) // fails on a configuration measured twice
+	ms, err := st.Measurements(stdctx.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	var wrong results.Config
+	for _, m := range ms {
+		if m.Outcome == results.Pruned {
+			continue
+		}
+		got = append(got, string(m.Outcome))
+		switch m.Outcome {
+		case results.Crash:
+			if !strings.Contains(m.Message, "SIG") && !strings.Contains(m.Message, "signal") || !strings.Contains(m.Message, "injected fault") {
+				t.Errorf("crash message %q names no signal or lacks the worker's last output", m.Message)
+			}
+		case results.WrongResult:
+			wrong = m.Config
+		}
+	}
+	// Evaluations are recorded in proposal order, the resumed ones first.
+	want := []string{"ok", "ok", "crash", "ok", "timeout", "crash", "wrong_result", "ok", "device_lost", "ok"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("outcomes in evaluation order:\n got %v\nwant %v", got, want)
+	}
+	after := storedEvaluations(t, db)
+	for key, outcome := range killed {
+		if after[key] != outcome {
+			t.Errorf("%s was %s before the kill and %s after the resume", key, outcome, after[key])
+		}
+	}
+	best, err := st.BestPerShape(stdctx.Background(), results.Filter{})
+	if err != nil || len(best) != 1 || best[0].Measurement.Config.Params == wrong.Params {
+		t.Errorf("best %+v, %v: want one, not the corrupted configuration %s", best, err, wrong.Params)
+	}
+	if strings.Contains(stdout, wrong.Params.String()+" ") {
+		t.Errorf("the report ranks the corrupted configuration %s:\n%s", wrong.Params, stdout)
 	}
 }
 

@@ -2,120 +2,118 @@ package main
 
 import (
 	stdctx "context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"math"
 	"time"
 
 	"tltune/compiler"
+	"tltune/compiler/hostcall/devcall"
 	"tltune/compiler/tuning"
 	"tltune/device"
 	"tltune/internal/speak"
 	"tltune/kernels"
 	"tltune/results"
 	"tltune/tuner"
-	"tltune/tuner/bench"
 	"tltune/tuner/measure"
+	"tltune/tuner/worker"
 )
 
 // The tuner is written against small interfaces (tuner.Compiler, Measurer,
-// Recorder); this file wires them to the real compiler, device and store.
+// Recorder); this file wires them to the real compiler, the worker process
+// that does the device's work, and the store.
 
 // kernelCompiler compiles generated recipes with tltune's compiler for the
-// tuned device. With a session it also builds the program for the device,
-// in the tuner's parallel compile pool: a GPU driver's compiler then runs
-// while the device worker times other configurations. On a CPU device the
-// driver's compiler would compete with the kernels being timed for the same
-// cores, so there the device worker builds (session nil).
+// tuned device and hands the program to the worker. On a GPU it has the
+// worker build it at once, from the tuner's parallel compile pool: the
+// driver's compiler then runs while the device times other
+// configurations. On a CPU device the driver's compiler would compete with
+// the kernels being timed for the same cores, so there the program is built
+// when it is measured (lazy).
 type kernelCompiler struct {
-	opts    compiler.Options
-	session *bench.Session
+	opts   compiler.Options
+	info   device.Info
+	worker *worker.Client
+	lazy   bool
 }
 
-// builtKernel is a configuration compiled and built for the device; the
-// tuner's cache closes it when it evicts it.
-type builtKernel struct{ *bench.Kernel }
-
-func (b builtKernel) Close() error {
-	b.Release()
-	return nil
+// builtKernel is a configuration compiled for the device, and built there
+// unless lazy; the tuner's cache closes it when it evicts it.
+type builtKernel struct {
+	*worker.Program
+	kernel compiler.Kernel
 }
 
 func (c kernelCompiler) Compile(ctx stdctx.Context, src string) (tuner.Artifact, error) {
 	res, err := compiler.Compile([]byte(src), c.opts)
-	if err != nil || c.session == nil {
-		return res, err
+	if err != nil {
+		return nil, err
+	}
+	if len(res.Kernels) == 0 {
+		return nil, errors.New("the program has no kernel")
+	}
+	form, err := devcall.FormOf(c.info, res)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256([]byte(src))
+	k := builtKernel{Program: c.worker.Program(form, hex.EncodeToString(sum[:])), kernel: form.Kernels[0]}
+	if c.lazy {
+		return k, nil
 	}
 	endBuild := tuner.Track(ctx, tuner.PhaseBuild)
-	k, err := c.session.Build(res)
+	err = k.Build(ctx, tuner.Evaluation(ctx))
 	endBuild()
 	if err != nil {
-		return nil, classifyDeviceError(err, tuner.CompileError)
+		k.Close()
+		return nil, err
 	}
-	return builtKernel{k}, nil
+	return k, nil
 }
 
-// deviceMeasurer builds, verifies and times compiled configurations on the
-// device through a bench session.
+// deviceMeasurer builds (when lazy), verifies and times compiled
+// configurations in the worker; it checks the outputs against the host
+// reference itself, computed once per problem.
 type deviceMeasurer struct {
-	session  *bench.Session
+	want     *kernels.Expected
 	protocol measure.Protocol
 }
 
 func (m *deviceMeasurer) Measure(ctx stdctx.Context, a tuner.Artifact, _ tuning.Params) (tuner.Measurement, error) {
-	var k *bench.Kernel
-	switch a := a.(type) {
-	case builtKernel:
-		k = a.Kernel
-	case *compiler.Result:
-		endBuild := tuner.Track(ctx, tuner.PhaseBuild)
-		var err error
-		k, err = m.session.Build(a)
-		endBuild()
-		if err != nil {
-			return tuner.Measurement{}, classifyDeviceError(err, tuner.CompileError)
-		}
-		defer k.Release()
+	k := a.(builtKernel)
+	seq := tuner.Evaluation(ctx)
+	endBuild := tuner.Track(ctx, tuner.PhaseBuild)
+	err := k.Build(ctx, seq) // nothing to do unless lazy, or built in a worker since replaced
+	endBuild()
+	if err != nil {
+		return tuner.Measurement{}, err
 	}
 	endVerify := tuner.Track(ctx, tuner.PhaseVerify)
-	v, err := m.session.Verify(k)
+	v, err := m.verify(ctx, k, seq)
 	endVerify()
 	if err != nil {
-		return tuner.Measurement{}, classifyDeviceError(err, tuner.LaunchError)
+		return tuner.Measurement{}, err
 	}
 	out := tuner.Measurement{Verify: tuner.Verification{RelErr: v.Err, Tolerance: v.Tol}}
 	if !v.OK {
 		return out, nil // the tuner records it as a wrong result
 	}
-	sample, err := m.session.Sampler(k)
-	if err != nil {
-		return out, classifyDeviceError(err, tuner.LaunchError)
-	}
-	out.Result, err = m.protocol.Run(ctx, sample)
-	if err != nil {
-		return out, classifyDeviceError(err, tuner.LaunchError)
-	}
-	return out, nil
+	out.Result, err = k.Time(ctx, k.kernel, seq, m.protocol)
+	return out, err
 }
 
-// classifyDeviceError maps the device's failure kinds to tuner outcomes;
-// anything else is fallback.
-func classifyDeviceError(err error, fallback tuner.Kind) error {
-	kinds := []struct {
-		err  error
-		kind tuner.Kind
-	}{
-		{device.ErrBuild, tuner.CompileError},
-		{device.ErrWorkGroupSize, tuner.LaunchError},
-		{device.ErrOutOfResources, tuner.ResourceError},
-		{device.ErrDeviceLost, tuner.DeviceLost},
-		{stdctx.DeadlineExceeded, tuner.Timeout},
+// verify runs the kernel once in the worker and checks its output here.
+func (m *deviceMeasurer) verify(ctx stdctx.Context, k builtKernel, seq int) (kernels.Verdict, error) {
+	output, err := k.Verify(ctx, k.kernel, seq)
+	if err != nil {
+		return kernels.Verdict{}, err
 	}
-	for _, k := range kinds {
-		if errors.Is(err, k.err) {
-			return tuner.Fail(k.kind, err)
-		}
+	v, err := m.want.Check(output)
+	if err != nil { // an output of another shape: the worker's answer is not to be trusted
+		return v, tuner.Fail(tuner.LaunchError, err)
 	}
-	return tuner.Fail(fallback, err)
+	return v, nil
 }
 
 // storeRecorder commits every outcome of one run to the results store as it

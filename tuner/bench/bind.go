@@ -1,12 +1,15 @@
 // Package bench runs one recipe configuration on a device: it uploads a
 // recipe's inputs, binds them to a compiled kernel's arguments following the
-// kernel ABI (docs/abi.md, through compiler/hostcall), launches, verifies the
-// output against the recipe's float64 host reference, and times launches
-// with device events over rotating buffer sets.
+// kernel ABI (docs/abi.md, through compiler/hostcall), launches once on the
+// verification inputs and returns the output, for a check against the
+// recipe's float64 host reference (Reference), and times launches with
+// device events over rotating buffer sets.
 //
-// The tuning loop calls it once per configuration; the buffers of a timing
-// run depend only on the recipe (shape, dtype, layout), so a Session
-// allocates them once and every configuration reuses them.
+// The tuner's worker process calls it once per configuration; the buffers
+// of a timing run depend only on the recipe (shape, dtype, layout), so a
+// Session allocates them once and every configuration reuses them. The
+// reference is computed once per problem by the process that checks, which
+// need not be the one that runs the session.
 package bench
 
 import (

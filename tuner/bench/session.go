@@ -2,13 +2,11 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
 	"tltune/compiler"
 	"tltune/compiler/hostcall"
-	"tltune/compiler/hostcall/devcall"
 	"tltune/device"
 	"tltune/kernels"
 	"tltune/tuner/measure"
@@ -22,33 +20,46 @@ type Options struct {
 	Goal measure.BatchGoal
 }
 
-// Session holds one recipe's verification inputs and reference and its
-// timing buffers on one device. It is not safe for concurrent use, like the
-// device.
+// Session holds one recipe's verification inputs and its timing buffers on
+// one device. It is not safe for concurrent use, like the device.
 type Session struct {
 	dev    device.Device
 	recipe kernels.Recipe
 	opt    Options
 
 	verifyIn *kernels.Inputs
-	want     *kernels.Expected
 
 	plan measure.BatchPlan
 	sets []*bufferSet // timing buffers, rotated over by Sampler
 }
 
-// NewSession prepares r on d: it computes the reference of the verification
-// inputs and uploads the timing buffer sets the batch plan asks for.
-func NewSession(d device.Device, r kernels.Recipe, opt Options) (*Session, error) {
-	if opt.VerifyBatch <= 0 {
-		opt.VerifyBatch = 8
+func (o Options) withDefaults() Options {
+	if o.VerifyBatch <= 0 {
+		o.VerifyBatch = 8
 	}
+	return o
+}
+
+// Reference is the float64 host reference of the verification inputs a
+// session with opt uses: what Output must match. A host that verifies
+// outside the session (the tuner's parent process, while a worker runs the
+// session) computes it once per problem with this.
+func Reference(r kernels.Recipe, opt Options) (*kernels.Expected, error) {
+	opt = opt.withDefaults()
+	in, err := r.Inputs(opt.Seed, opt.VerifyBatch)
+	if err != nil {
+		return nil, err
+	}
+	return r.Reference(in)
+}
+
+// NewSession prepares r on d: it generates the verification inputs and
+// uploads the timing buffer sets the batch plan asks for.
+func NewSession(d device.Device, r kernels.Recipe, opt Options) (*Session, error) {
+	opt = opt.withDefaults()
 	s := &Session{dev: d, recipe: r, opt: opt}
 	var err error
 	if s.verifyIn, err = r.Inputs(opt.Seed, opt.VerifyBatch); err != nil {
-		return nil, err
-	}
-	if s.want, err = r.Reference(s.verifyIn); err != nil {
 		return nil, err
 	}
 	goal := opt.Goal
@@ -93,56 +104,53 @@ func (s *Session) Close() {
 	s.sets = nil
 }
 
-// Kernel is one configuration compiled and built for the session's device.
+// Kernel is one kernel of a program built on the session's device, with its
+// argument ABI.
 type Kernel struct {
-	abi     *compiler.Kernel
-	kern    device.Kernel
-	release func()
+	abi  *compiler.Kernel
+	kern device.Kernel
 }
 
-// Build builds the first kernel of res on the device, from SPIR-V or from
-// OpenCL C as the device's properties choose (devcall.ChoosePath).
-func (s *Session) Build(res *compiler.Result) (*Kernel, error) {
-	if len(res.Kernels) == 0 {
-		return nil, errors.New("the program has no kernel")
-	}
-	abi := &res.Kernels[0]
-	kern, release, _, err := devcall.BuildResult(s.dev, res, abi.Name)
+// KernelOf looks up the kernel abi describes, by its symbol, in a program
+// built on the session's device; releasing the kernel leaves the program
+// alone (it may hold other kernels).
+func KernelOf(prog device.Program, abi compiler.Kernel) (*Kernel, error) {
+	kern, err := prog.Kernel(abi.Symbol)
 	if err != nil {
 		return nil, err
 	}
-	return &Kernel{abi: abi, kern: kern, release: release}, nil
+	return &Kernel{abi: &abi, kern: kern}, nil
 }
 
-// Release frees the kernel and its program.
-func (k *Kernel) Release() { k.release() }
+// Release frees the kernel.
+func (k *Kernel) Release() { k.kern.Release() }
 
-// Verify runs k once on fresh copies of the verification inputs (the output
-// poisoned with NaN where the kernel must not read it) and checks the output
-// against the host reference.
-func (s *Session) Verify(k *Kernel) (kernels.Verdict, error) {
+// Output runs k once on fresh copies of the verification inputs (the
+// output poisoned with NaN where the kernel must not read it) and returns
+// what it wrote, for a check against Reference.
+func (s *Session) Output(k *Kernel) (*kernels.Buffer, error) {
 	in := withOwnOutput(s.verifyIn)
 	set, err := upload(s.dev, in)
 	if err != nil {
-		return kernels.Verdict{}, err
+		return nil, err
 	}
 	defer set.release()
 	call, err := set.call(k.abi)
 	if err != nil {
-		return kernels.Verdict{}, err
+		return nil, err
 	}
 	ev, err := set.bufs.Launch(k.kern, call)
 	if err != nil {
-		return kernels.Verdict{}, err
+		return nil, err
 	}
 	defer ev.Release()
 	if err := ev.Wait(); err != nil {
-		return kernels.Verdict{}, err
+		return nil, err
 	}
 	if err := set.bufs.ReadBack(set.output()); err != nil {
-		return kernels.Verdict{}, err
+		return nil, err
 	}
-	return s.want.Check(in.Output())
+	return in.Output(), nil
 }
 
 // withOwnOutput is in with a copy of its output buffer, so that reading the

@@ -5,7 +5,9 @@ import (
 	"testing"
 
 	"tltune/compiler"
+	"tltune/compiler/hostcall/devcall"
 	"tltune/compiler/tuning"
+	"tltune/device"
 	"tltune/internal/devtest"
 	"tltune/kernels"
 	"tltune/tuner/measure"
@@ -40,6 +42,44 @@ func gemmSpec(layout kernels.Layout, alpha complex128) kernels.Spec {
 		Layout: layout, Alpha: alpha, Beta: 1}
 }
 
+// build builds res's kernel on d, released with the test.
+func build(t *testing.T, d device.Device, res *compiler.Result) *Kernel {
+	t.Helper()
+	form, err := devcall.FormOf(d.Info(), res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := form.Build(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := KernelOf(prog, form.Kernels[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { k.Release(); prog.Release() })
+	return k
+}
+
+// verify runs k in s and checks its output against Reference, the
+// reference of the inputs a session with opt verifies with.
+func verify(t *testing.T, s *Session, r kernels.Recipe, opt Options, k *Kernel) kernels.Verdict {
+	t.Helper()
+	out, err := s.Output(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Reference(r, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := want.Check(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
 // TestVerifyAndTime runs a ragged GEMM in both layouts: the output matches
 // the reference, again on a second verification, and every timed launch
 // takes device time.
@@ -47,22 +87,18 @@ func TestVerifyAndTime(t *testing.T) {
 	d := devtest.OpenCL(t)
 	for _, layout := range []kernels.Layout{kernels.Strided, kernels.Group} {
 		r := recipe(t, gemmSpec(layout, 1.5))
-		s, err := NewSession(d, r, Options{Seed: 3, Goal: smallGoal})
+		opt := Options{Seed: 3, Goal: smallGoal}
+		s, err := NewSession(d, r, opt)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer s.Close()
-		k, err := s.Build(compile(t, r, tuning.Params{}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer k.Release()
+		k := build(t, d, compile(t, r, tuning.Params{}))
 		// Twice: reading the result back must not change the inputs of
 		// the next verification (β = 1 reads the output).
 		for range 2 {
-			v, err := s.Verify(k)
-			if err != nil || !v.OK {
-				t.Fatalf("%s: verify: %v %v", r.Name(), v, err)
+			if v := verify(t, s, r, opt, k); !v.OK {
+				t.Fatalf("%s: verify: %v", r.Name(), v)
 			}
 		}
 		sample, err := s.Sampler(k)
@@ -84,21 +120,13 @@ func TestVerifyCatchesWrongKernel(t *testing.T) {
 	d := devtest.OpenCL(t)
 	r := recipe(t, gemmSpec(kernels.Strided, 1.5))
 	wrong := recipe(t, gemmSpec(kernels.Strided, 2))
-	s, err := NewSession(d, r, Options{Seed: 3, Goal: smallGoal})
+	opt := Options{Seed: 3, Goal: smallGoal}
+	s, err := NewSession(d, r, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	k, err := s.Build(compile(t, wrong, tuning.Params{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer k.Release()
-	v, err := s.Verify(k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v.OK {
+	if v := verify(t, s, r, opt, build(t, d, compile(t, wrong, tuning.Params{}))); v.OK {
 		t.Fatalf("a kernel with α = 2 passed verification against α = 1.5: %v", v)
 	}
 }

@@ -16,8 +16,6 @@ import (
 	"slices"
 
 	"tltune/compiler"
-	"tltune/compiler/emit/spirv"
-
 	"tltune/compiler/hostcall"
 	"tltune/device"
 )
@@ -180,24 +178,51 @@ func BuildResult(d device.Device, res *compiler.Result, name string) (device.Ker
 	if i < 0 {
 		return nil, nil, "", fmt.Errorf("the compiled program has no kernel @%s", name)
 	}
-	path := ChoosePath(d.Info(), res)
-	var prog device.Program
-	var err error
-	symbol := res.Kernels[i].Symbol
-	if path == PathSPIRV {
-		var out *spirv.Output
-		if out, err = res.SPIRV(); err == nil {
-			symbol = out.Kernels[i].Symbol
-			prog, err = d.BuildSPIRV(out.Module, "")
-		}
-	} else {
-		prog, err = d.BuildSource(res.OpenCL, "")
-	}
+	form, err := FormOf(d.Info(), res)
 	if err != nil {
-		return nil, nil, path, err
+		return nil, nil, form.Path, err
 	}
-	k, release, err := KernelOf(prog, symbol)
-	return k, release, path, err
+	prog, err := form.Build(d)
+	if err != nil {
+		return nil, nil, form.Path, err
+	}
+	k, release, err := KernelOf(prog, form.Kernels[i].Symbol)
+	return k, release, form.Path, err
+}
+
+// Form is a compiled program in the form a device builds: OpenCL C source
+// or a SPIR-V module, with its kernels as that form names them. It is plain
+// data, so that a process other than the compiler's can build it (the
+// tuner's worker).
+type Form struct {
+	Path    Path
+	Source  string            // PathOpenCLC
+	SPIRV   []byte            // PathSPIRV
+	Kernels []compiler.Kernel // in source order; Symbol is the name to look up in the built program
+}
+
+// FormOf is res in the form the device described by info builds, by the
+// path ChoosePath picks.
+func FormOf(info device.Info, res *compiler.Result) (Form, error) {
+	f := Form{Path: ChoosePath(info, res)}
+	if f.Path == PathOpenCLC {
+		f.Source, f.Kernels = res.OpenCL, res.Kernels
+		return f, nil
+	}
+	out, err := res.SPIRV()
+	if err != nil {
+		return f, err
+	}
+	f.SPIRV, f.Kernels = out.Module, out.Kernels
+	return f, nil
+}
+
+// Build builds the program on d.
+func (f Form) Build(d device.Device) (device.Program, error) {
+	if f.Path == PathSPIRV {
+		return d.BuildSPIRV(f.SPIRV, "")
+	}
+	return d.BuildSource(f.Source, "")
 }
 
 // KernelOf looks kernel symbol up in prog and returns it with a function

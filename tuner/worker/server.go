@@ -1,0 +1,283 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+
+	"tltune/device"
+	"tltune/kernels"
+	"tltune/tuner"
+	"tltune/tuner/bench"
+)
+
+// Server is the worker's side: it owns the device, the session of the
+// shape being tuned and the programs built for it. Builds run on several
+// goroutines at once (drivers build in parallel); everything else runs on
+// one goroutine, in the order the requests came, as the device wants.
+type Server struct {
+	// Open opens the device a spec names.
+	Open func(spec string) (device.Device, error)
+	// BuildThreads bounds the builds running at once; default GOMAXPROCS.
+	BuildThreads int
+	// Faults to inject (TLTUNE_FAULT).
+	Faults Faults
+
+	mu       sync.Mutex // guards what the build goroutines share: dev, programs, next
+	dev      device.Device
+	programs map[uint64]device.Program
+	next     uint64
+
+	// Owned by the device goroutine.
+	session *bench.Session
+	kernels map[kernelKey]*bench.Kernel
+
+	out *encoder
+}
+
+type kernelKey struct {
+	handle uint64
+	name   string
+}
+
+// Serve answers the requests read from in on out until in ends, then
+// releases everything. It returns nil when in ended between frames.
+func (s *Server) Serve(in io.Reader, out io.Writer) error {
+	s.out = newEncoder(out)
+	s.programs = map[uint64]device.Program{}
+	s.kernels = map[kernelKey]*bench.Kernel{}
+	threads := s.BuildThreads
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	building := make(chan struct{}, threads)
+	deviceQ := make(chan request, 64)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for req := range deviceQ {
+			s.reply(s.onDevice(req))
+		}
+	})
+	dec := newDecoder(in)
+	var err error
+	for {
+		var req request
+		if err = dec.Decode(&req); err != nil {
+			break
+		}
+		if req.Op == opBuild {
+			wg.Go(func() {
+				building <- struct{}{}
+				defer func() { <-building }()
+				s.reply(s.build(req))
+			})
+			continue
+		}
+		deviceQ <- req
+	}
+	close(deviceQ)
+	wg.Wait()
+	s.close()
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+// reply writes rep; a failure means the parent is gone, and the next read
+// ends the worker.
+func (s *Server) reply(rep reply) {
+	if rep.ID == 0 {
+		return // a request without reply (release)
+	}
+	_ = s.out.send(rep)
+}
+
+// fail is the reply to req for err, classified with fallback.
+func fail(req request, err error, fallback tuner.Kind) reply {
+	e := Classify(err, fallback)
+	return reply{ID: req.ID, Kind: e.Kind, Err: e.Err.Error()}
+}
+
+func (s *Server) device() device.Device {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dev
+}
+
+var errNoDevice = errors.New("the worker has no device open")
+
+// build builds a program; it runs on a build goroutine.
+func (s *Server) build(req request) reply {
+	d := s.device()
+	if d == nil {
+		return fail(req, errNoDevice, tuner.LaunchError)
+	}
+	prog, err := req.Program.Build(d)
+	if err != nil {
+		return fail(req, err, tuner.CompileError)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.next++
+	s.programs[s.next] = prog
+	return reply{ID: req.ID, Handle: s.next}
+}
+
+// onDevice serves every request but builds, in order.
+func (s *Server) onDevice(req request) reply {
+	switch req.Op {
+	case opOpen:
+		return s.open(req)
+	case opPeak:
+		d := s.device()
+		if d == nil {
+			return fail(req, errNoDevice, tuner.LaunchError)
+		}
+		p, err := device.MeasurePeak(d, req.Peak)
+		if err != nil {
+			return fail(req, err, tuner.LaunchError)
+		}
+		return reply{ID: req.ID, Peak: p}
+	case opSession:
+		return s.startSession(req)
+	case opRelease:
+		s.release(req.Handle)
+		return reply{}
+	case opVerify:
+		return s.verify(req)
+	case opTime:
+		return s.time(req)
+	}
+	return fail(req, fmt.Errorf("unknown request %d", req.Op), tuner.LaunchError)
+}
+
+func (s *Server) open(req request) reply {
+	if s.device() != nil {
+		return fail(req, errors.New("the worker has a device open already"), tuner.LaunchError)
+	}
+	d, err := s.Open(req.Device)
+	if err != nil {
+		return fail(req, err, tuner.LaunchError)
+	}
+	s.mu.Lock()
+	s.dev = d
+	s.mu.Unlock()
+	return reply{ID: req.ID, Info: d.Info()}
+}
+
+// startSession replaces the session with one for req's recipe.
+func (s *Server) startSession(req request) reply {
+	d := s.device()
+	if d == nil {
+		return fail(req, errNoDevice, tuner.LaunchError)
+	}
+	if s.session != nil {
+		s.session.Close()
+		s.session = nil
+	}
+	r, err := kernels.New(req.Session.Spec)
+	if err != nil {
+		return fail(req, err, tuner.LaunchError)
+	}
+	opt := bench.Options{Seed: req.Session.Seed, VerifyBatch: req.Session.VerifyBatch, Goal: req.Session.Goal}
+	if s.session, err = bench.NewSession(d, r, opt); err != nil {
+		return fail(req, err, tuner.LaunchError)
+	}
+	return reply{ID: req.ID, Plan: s.session.Plan()}
+}
+
+// kernel returns the kernel of req, looked up in its program once.
+func (s *Server) kernel(req request) (*bench.Kernel, error) {
+	if s.session == nil {
+		return nil, errors.New("the worker has no session")
+	}
+	key := kernelKey{req.Handle, req.Kernel.Name}
+	if k, ok := s.kernels[key]; ok {
+		return k, nil
+	}
+	s.mu.Lock()
+	prog, ok := s.programs[req.Handle]
+	s.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("program %d is not built in this worker", req.Handle)
+	}
+	k, err := bench.KernelOf(prog, req.Kernel)
+	if err != nil {
+		return nil, err
+	}
+	s.kernels[key] = k
+	return k, nil
+}
+
+func (s *Server) verify(req request) reply {
+	k, err := s.kernel(req)
+	if err != nil {
+		return fail(req, err, tuner.LaunchError)
+	}
+	out, err := s.session.Output(k)
+	if err != nil {
+		return fail(req, err, tuner.LaunchError)
+	}
+	if err := s.Faults.strike(req.Seq, out); err != nil {
+		return fail(req, err, tuner.LaunchError)
+	}
+	return reply{ID: req.ID, Output: *out}
+}
+
+func (s *Server) time(req request) reply {
+	k, err := s.kernel(req)
+	if err != nil {
+		return fail(req, err, tuner.LaunchError)
+	}
+	sample, err := s.session.Sampler(k)
+	if err != nil {
+		return fail(req, err, tuner.LaunchError)
+	}
+	// The parent enforces the time limit: it kills a worker that does not
+	// answer in time.
+	res, err := req.Protocol.Run(context.Background(), sample)
+	if err != nil {
+		return fail(req, err, tuner.LaunchError)
+	}
+	return reply{ID: req.ID, Result: res}
+}
+
+// release frees a program and the kernels looked up in it.
+func (s *Server) release(handle uint64) {
+	for key, k := range s.kernels {
+		if key.handle == handle {
+			k.Release()
+			delete(s.kernels, key)
+		}
+	}
+	s.mu.Lock()
+	prog, ok := s.programs[handle]
+	delete(s.programs, handle)
+	s.mu.Unlock()
+	if ok {
+		prog.Release()
+	}
+}
+
+// close releases everything the worker holds.
+func (s *Server) close() {
+	s.mu.Lock()
+	handles := make([]uint64, 0, len(s.programs))
+	for h := range s.programs {
+		handles = append(handles, h)
+	}
+	s.mu.Unlock()
+	for _, h := range handles {
+		s.release(h)
+	}
+	if s.session != nil {
+		s.session.Close()
+	}
+	if d := s.device(); d != nil {
+		d.Close()
+	}
+}
