@@ -58,7 +58,7 @@ type Info struct {
 	FP16       bool     `json:"fp16"`
 	FP64       bool     `json:"fp64"`
 
-	open func() (Device, error) // opens this device in its runtime
+	open func(Info) (Device, error) // opens this device in its runtime; the device reports the Info it is given
 }
 
 // HasExtension reports whether the device lists the extension.

@@ -369,3 +369,17 @@ func TestToolMissing(t *testing.T) {
 		t.Errorf("SPIRVToBitcode without the tool = %v, want ErrRuntimeMissing naming the package", err)
 	}
 }
+
+// TestOpenedInfo checks that an opened device reports the Info it was
+// opened from, its place in the inventory included: a sweep over several
+// devices records each measurement's device by that id.
+func TestOpenedInfo(t *testing.T) {
+	inv := Enumerate()
+	forEachDevice(t, func(t *testing.T, d Device) {
+		got := d.Info()
+		want := inv.Devices[got.Index]
+		if got.ID != want.ID || got.ID == "" || got.Name != want.Name {
+			t.Errorf("opened device reports %s (index %d, %s); the inventory lists %s there (%s)", got.ID, got.Index, got.Name, want.ID, want.Name)
+		}
+	})
+}

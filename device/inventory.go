@@ -3,6 +3,7 @@ package device
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -101,7 +102,7 @@ func (i Info) Open() (Device, error) {
 	if i.open == nil {
 		return nil, fmt.Errorf("device %q was not found on this machine; run 'tltune devices'", i.Name)
 	}
-	return i.open()
+	return i.open(i)
 }
 
 // Select picks the device a spec names from inv (see Open).
@@ -120,6 +121,53 @@ func Select(inv Inventory, spec string) (*Info, error) {
 		return &inv.Devices[i], nil
 	}
 	return nil, fmt.Errorf("no device matches %q; run 'tltune devices' to see the devices and their indices", spec)
+}
+
+// All names every device of one kind in a spec for SelectAll: "all" (the
+// kind of the default device), "all:gpu", "all:cpu".
+const All = "all"
+
+// SelectAll picks the devices a spec names: one spec as Select takes it, a
+// comma-separated list of them, or "all" with an optional ":TYPE" (gpu,
+// cpu, accelerator): every device of that type, by default the type of the
+// device Select("") picks. A device named twice is an error.
+func SelectAll(inv Inventory, spec string) ([]*Info, error) {
+	spec = strings.TrimSpace(spec)
+	if kind, ok := strings.CutPrefix(strings.ToLower(spec), All); ok && (kind == "" || kind[0] == ':') {
+		return selectKind(inv, strings.TrimPrefix(kind, ":"))
+	}
+	var out []*Info
+	for _, one := range strings.Split(spec, ",") {
+		info, err := Select(inv, one)
+		if err != nil {
+			return nil, err
+		}
+		if slices.Contains(out, info) {
+			return nil, fmt.Errorf("device %s (%s) is named twice in %q", info.ID, info.Name, spec)
+		}
+		out = append(out, info)
+	}
+	return out, nil
+}
+
+// selectKind returns every device of type kind ("": the default device's).
+func selectKind(inv Inventory, kind string) ([]*Info, error) {
+	if len(inv.Devices) == 0 {
+		return nil, noDevice(inv)
+	}
+	if kind == "" {
+		kind = defaultDevice(inv.Devices).Type
+	}
+	var out []*Info
+	for i := range inv.Devices {
+		if strings.EqualFold(inv.Devices[i].Type, kind) {
+			out = append(out, &inv.Devices[i])
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no device of type %q; run 'tltune devices' to see the devices and their types", kind)
+	}
+	return out, nil
 }
 
 func defaultDevice(devs []Info) *Info {

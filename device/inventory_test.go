@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -185,6 +186,26 @@ func TestSelect(t *testing.T) {
 		t.Errorf("Select(ref) without devices = %v, want ErrReference", err)
 	}
 	cpuOnly := Inventory{Devices: []Info{{Type: "accelerator"}, {Type: "cpu", Index: 1}}}
+	for spec, want := range map[string][]int{
+		"all": {1, 2}, "all:cpu": {0}, "ALL:GPU": {1, 2}, "1,ze:0": {1, 2}, "h200, 0": {1, 0}, "2": {2},
+	} {
+		got, err := SelectAll(inv, spec)
+		var idx []int
+		for _, d := range got {
+			idx = append(idx, d.Index)
+		}
+		if err != nil || !slices.Equal(idx, want) {
+			t.Errorf("SelectAll(%q) = %v, %v; want indices %v", spec, idx, err, want)
+		}
+	}
+	for spec, want := range map[string]string{
+		"1,opencl:1": "device opencl:1 (NVIDIA H200) is named twice", "all:fpga": `no device of type "fpga"`,
+		"0,radeon": "tltune devices", "allx": "no device matches",
+	} {
+		if _, err := SelectAll(inv, spec); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("SelectAll(%q) = %v, want an error with %q", spec, err, want)
+		}
+	}
 	if got, _ := Select(cpuOnly, ""); got.Index != 1 {
 		t.Errorf("default without GPU picked %+v, want the CPU", got)
 	}

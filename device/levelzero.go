@@ -83,7 +83,7 @@ func zeInfo(drv ze.Driver, d ze.Device) (Info, error) {
 	for _, s := range p.SubgroupSizes {
 		info.SubgroupSizes = append(info.SubgroupSizes, int(s))
 	}
-	info.open = func() (Device, error) { return openLevelZero(info, d, p) }
+	info.open = func(i Info) (Device, error) { return openLevelZero(i, d, p) }
 	return info, nil
 }
 

@@ -67,7 +67,7 @@ func openCLInfo(p cl.Platform, d cl.Device) Info {
 	info.FP16 = info.HasExtension("cl_khr_fp16")
 	info.FP64 = info.HasExtension("cl_khr_fp64") || cl.Uint(d, cl.DeviceDoubleFPConfig) != 0
 	info.SubgroupSizes = clSubgroupSizes(&info, d)
-	info.open = func() (Device, error) { return openOpenCL(info, d) }
+	info.open = func(i Info) (Device, error) { return openOpenCL(i, d) }
 	return info
 }
 

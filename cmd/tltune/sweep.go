@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"tltune/compiler/tuning"
@@ -24,7 +25,7 @@ func init() {
 	register(&command{
 		name:    "sweep",
 		summary: "tune the shapes of a suite in one run, or re-time their stored best configurations (--remeasure, the nightly job)",
-		usage:   "SUITE.toml|NAME [--retune | --remeasure [--tune-missing]] [--shard I/N [--campaign NAME]] [--tag NAME] [--resume RUN|last] [--device D] [--db PATH] [--json] [tuning flags: --budget, --strategy and --time override the suite's]",
+		usage:   "SUITE.toml|NAME [--retune | --remeasure [--tune-missing]] [--shard I/N [--campaign NAME]] [--tag NAME] [--resume RUN|last] [--device D|D1,D2|all[:gpu|cpu]] [--db PATH] [--json] [tuning flags: --budget, --strategy and --time override the suite's]",
 		run:     sweepCmd,
 	})
 }
@@ -61,12 +62,23 @@ func sweepCmd(c *context, args []string) int {
 		fmt.Fprintf(c.stderr, "tltune sweep: %v\n", err)
 		return exitUsage
 	}
-	run, status := f.open(c, "sweep", sw.ops())
-	if run == nil {
+	infos, err := sweepDevices(*f.device)
+	if err != nil {
+		return deviceError(c, err)
+	}
+	if len(infos) > 1 {
+		f.quiet = true // one progress bar per device would garble the terminal
+	}
+	runs, status := f.openOn(c, "sweep", sw.ops(), infos)
+	if runs == nil {
 		return status
 	}
-	defer run.close()
-	sw.run = run
+	defer func() {
+		for _, r := range runs {
+			r.close()
+		}
+	}()
+	sw.runs = runs
 	return sw.execute(c)
 }
 
@@ -113,15 +125,19 @@ func newSweep(f *sweepFlags, path string) (*sweep, error) {
 }
 
 // sweep is one `tltune sweep`: the suite's shapes, each tuned or
-// re-measured in turn inside one run.
+// re-measured inside one run, on one device or several of one model.
 type sweep struct {
 	flags   *sweepFlags
 	suite   *suite.Suite
-	recipes []kernels.Recipe // one per case
-	run     *tuneRun
-	stored  map[speak.Problem]results.Best // --remeasure: the best stored on this device
+	recipes []kernels.Recipe               // one per case
+	runs    []*tuneRun                     // one per device, all recording into the first's run
+	stored  map[speak.Problem]results.Best // --remeasure: the best stored on this device model
+	mu      sync.Mutex                     // guards tally and the output while several devices sweep
 	tally   throughput                     // of every shape evaluated so far
 }
+
+// lead is the first device's run, which holds the store and the stored run.
+func (s *sweep) lead() *tuneRun { return s.runs[0] }
 
 // ops are the operations of the suite, for the search spaces to load.
 func (s *sweep) ops() []kernels.Op {
@@ -142,29 +158,24 @@ func (s *sweep) execute(c *context) int {
 	defer stop()
 	rep := s.newReport()
 	err := s.loadStored()
-	for i := 0; i < len(s.recipes) && err == nil; i++ {
-		var shape sweepShape
-		shape, err = s.shape(ctx, c, i)
-		if err == nil || errors.Is(err, stdctx.Canceled) {
-			rep.Shapes = append(rep.Shapes, shape)
-			if !s.flags.asJSON {
-				shape.writeLine(c.stdout)
-			}
-		}
+	if err == nil {
+		start := time.Now()
+		rep.Shapes, err = s.sweepAll(ctx, c)
+		rep.Wall = time.Since(start).Seconds()
 	}
 	if err == nil && !rep.measuredAny() {
 		// A nightly job must not pass on an empty run, nor leave it as
 		// the next night's baseline: the run is recorded as failed.
-		err = fmt.Errorf("no shape of %s has a stored best on %s; tune the suite first (drop --remeasure) or add --tune-missing", s.suite.Name, s.run.info.Name)
+		err = fmt.Errorf("no shape of %s has a stored best on %s; tune the suite first (drop --remeasure) or add --tune-missing", s.suite.Name, s.lead().info.Name)
 	}
 	rep.throughput = s.tally
-	status, err := s.run.finish(err)
+	status, err := s.lead().finish(err)
 	if werr := rep.write(c.stdout, s.flags.asJSON); werr != nil && err == nil {
 		err = werr
 	}
 	switch {
 	case status == results.Interrupted:
-		return s.run.interrupted(c)
+		return s.lead().interrupted(c)
 	case err != nil:
 		return c.fail(err)
 	}
@@ -178,8 +189,8 @@ func (s *sweep) loadStored() error {
 	if !s.flags.remeasure {
 		return nil
 	}
-	info := s.run.info
-	best, err := s.run.store.BestPerShape(stdctx.Background(), results.Filter{Device: info.Name})
+	info := s.lead().info
+	best, err := s.lead().store.BestPerShape(stdctx.Background(), results.Filter{Device: info.Name})
 	if err != nil {
 		return err
 	}
@@ -192,41 +203,45 @@ func (s *sweep) loadStored() error {
 	return nil
 }
 
-// shape tunes or re-measures case i, and says how long that took.
-func (s *sweep) shape(ctx stdctx.Context, c *context, i int) (sweepShape, error) {
+// shape tunes or re-measures case i on w's device, and says how long that
+// took.
+func (s *sweep) shape(ctx stdctx.Context, c *context, w *tuneRun, i int) (sweepShape, error) {
 	start := time.Now()
-	out, err := s.evaluateCase(ctx, c, i)
+	out, err := s.evaluateCase(ctx, c, w, i)
 	out.Seconds = time.Since(start).Seconds()
+	if len(s.runs) > 1 {
+		out.Device = w.info.ID
+	}
 	return out, err
 }
 
 // evaluateCase tunes case i, or re-measures its stored best.
-func (s *sweep) evaluateCase(ctx stdctx.Context, c *context, i int) (sweepShape, error) {
+func (s *sweep) evaluateCase(ctx stdctx.Context, c *context, w *tuneRun, i int) (sweepShape, error) {
 	out := newSweepShape(s.recipes[i].Spec())
 	if !s.flags.remeasure {
-		return s.tune(ctx, c, i, out)
+		return s.tune(ctx, c, w, i, out)
 	}
 	best, ok := s.stored[out.NamedProblem.Problem]
 	switch {
 	case ok:
-		return s.remeasure(ctx, c, i, out, best)
+		return s.remeasure(ctx, c, w, i, out, best)
 	case s.flags.tuneMissing:
-		return s.tune(ctx, c, i, out)
+		return s.tune(ctx, c, w, i, out)
 	}
 	out.Action = actionSkipped
-	out.Why = fmt.Sprintf("never tuned on %s; skipped (--tune-missing tunes it)", s.run.info.Name)
+	out.Why = fmt.Sprintf("never tuned on %s; skipped (--tune-missing tunes it)", w.info.Name)
 	return out, nil
 }
 
 // tune searches the shape's space with the suite's settings, or the flags'
 // where given.
-func (s *sweep) tune(ctx stdctx.Context, c *context, i int, out sweepShape) (sweepShape, error) {
+func (s *sweep) tune(ctx stdctx.Context, c *context, w *tuneRun, i int, out sweepShape) (sweepShape, error) {
 	recipe := s.recipes[i]
 	spec := recipe.Spec()
-	opts := s.run.searchOptions(spec)
+	opts := w.searchOptions(spec)
 	s.applySuiteTuning(&opts, s.suite.Cases[i].Tuning)
 	out.Action = actionTuned
-	return s.evaluate(ctx, c, recipe, s.run.spaces[spec.Op], opts, out)
+	return s.evaluate(ctx, c, w, recipe, w.spaces[spec.Op], opts, out)
 }
 
 // applySuiteTuning puts the suite's settings in opts, except where a flag
@@ -247,14 +262,14 @@ func (s *sweep) applySuiteTuning(opts *tuner.Options, t suite.Tuning) {
 // remeasure verifies and times the stored best configuration again, with
 // the full measurement protocol, through the tuner over a space of that one
 // point: it is recorded, classified and timed out exactly as in a search.
-func (s *sweep) remeasure(ctx stdctx.Context, c *context, i int, out sweepShape, best results.Best) (sweepShape, error) {
+func (s *sweep) remeasure(ctx stdctx.Context, c *context, w *tuneRun, i int, out sweepShape, best results.Best) (sweepShape, error) {
 	recipe := s.recipes[i]
 	op := recipe.Spec().Op
-	sp := onePoint(s.run.spaces[op], best.Config.Params)
+	sp := onePoint(w.spaces[op], best.Config.Params)
 	opts := tuner.Options{Strategy: "exhaustive", Seed: s.flags.seed, Budget: 1, ConfigTimeout: s.flags.timeout}
 	out.Action = actionRemeasured
 	out.Stored = &storedBest{Run: best.RunID, MedianNs: best.MedianNS, Params: best.Config.Params}
-	return s.evaluate(ctx, c, recipe, sp, opts, out)
+	return s.evaluate(ctx, c, w, recipe, sp, opts, out)
 }
 
 // onePoint is the space holding only p, for sp's op and target.
@@ -273,8 +288,8 @@ func onePoint(sp *space.Space, p tuning.Params) *space.Space {
 }
 
 // evaluate runs the shape's tuner over sp and summarises what it found.
-func (s *sweep) evaluate(ctx stdctx.Context, c *context, recipe kernels.Recipe, sp *space.Space, opts tuner.Options, out sweepShape) (sweepShape, error) {
-	j, err := s.run.newShape(recipe, sp, opts)
+func (s *sweep) evaluate(ctx stdctx.Context, c *context, w *tuneRun, recipe kernels.Recipe, sp *space.Space, opts tuner.Options, out sweepShape) (sweepShape, error) {
+	j, err := w.newShape(recipe, sp, opts)
 	if err != nil {
 		return out, err
 	}
@@ -282,7 +297,9 @@ func (s *sweep) evaluate(ctx stdctx.Context, c *context, recipe kernels.Recipe, 
 	if rep == nil {
 		return out, err
 	}
+	s.mu.Lock()
 	s.tally.add(rep)
+	s.mu.Unlock()
 	out.Counts, out.Stop = outcomeCounts(rep), string(rep.Stop)
 	if b := rep.Best(); b != nil {
 		ranked := j.ranked(*b)

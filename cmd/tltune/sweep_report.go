@@ -27,6 +27,8 @@ type sweepReport struct {
 	Run      int64        `json:"run"`
 	Database string       `json:"database"`
 	Device   string       `json:"device"`
+	Devices  []string     `json:"devices,omitempty"` // the ids of the devices, when the sweep had several
+	Wall     float64      `json:"wall_seconds"`      // from the first shape begun to the last finished
 	Driver   string       `json:"driver"`
 	Suite    string       `json:"suite"`
 	Shard    string       `json:"shard,omitempty"` // I/N when the sweep ran one share of the suite
@@ -46,8 +48,9 @@ type sweepShape struct {
 	Stored  *storedBest    `json:"stored,omitempty"` // remeasured: what the store held
 	Counts  map[string]int `json:"outcomes,omitempty"`
 	Stop    string         `json:"stop,omitempty"`
-	Why     string         `json:"why,omitempty"` // why there is no best
-	Seconds float64        `json:"seconds"`       // spent on the shape
+	Why     string         `json:"why,omitempty"`    // why there is no best
+	Seconds float64        `json:"seconds"`          // spent on the shape
+	Device  string         `json:"device,omitempty"` // the device that swept it, when the sweep had several
 }
 
 // storedBest is the stored best configuration a --remeasure timed again.
@@ -70,15 +73,19 @@ func (s *sweep) newReport() *sweepReport {
 	if s.flags.remeasure {
 		mode = "remeasure"
 	}
-	r := s.run
+	r := s.lead()
 	return &sweepReport{Run: r.stored.ID, Database: r.store.Path(), Device: r.info.Name, Driver: r.info.Driver,
-		Suite: s.suite.Name, Shard: s.flags.shard, Mode: mode, CopyGBs: r.ceilings.CopyGBS}
+		Devices: s.deviceIDs(), Suite: s.suite.Name, Shard: s.flags.shard, Mode: mode, CopyGBs: r.ceilings.CopyGBS}
 }
 
 // writeLine prints the one-line summary of the shape.
 func (s *sweepShape) writeLine(w io.Writer) {
 	if s.Best == nil {
-		fmt.Fprintf(w, "%s: %s\n", s.Name, s.problem())
+		where := ""
+		if s.Device != "" {
+			where = " (on " + s.Device + ")"
+		}
+		fmt.Fprintf(w, "%s: %s%s\n", s.Name, s.problem(), where)
 		return
 	}
 	b := s.Best
@@ -112,7 +119,16 @@ func (s *sweepShape) outcomes() string {
 	if s.Action == actionTuned {
 		line += "; stopped: " + s.Stop
 	}
-	return line + "; " + seconds(s.Seconds).String()
+	return line + "; " + s.took()
+}
+
+// took is the time spent on the shape, and where when the sweep had
+// several devices.
+func (s *sweepShape) took() string {
+	if s.Device == "" {
+		return seconds(s.Seconds).String()
+	}
+	return seconds(s.Seconds).String() + " on " + s.Device
 }
 
 func (r *sweepReport) write(w io.Writer, asJSON bool) error {
@@ -123,7 +139,11 @@ func (r *sweepReport) write(w io.Writer, asJSON bool) error {
 	if r.Shard != "" {
 		suite += " shard " + r.Shard
 	}
-	fmt.Fprintf(w, "\n%s, %s on %s (driver %s):\n", suite, r.Mode, r.Device, r.Driver)
+	devices := ""
+	if len(r.Devices) > 0 {
+		devices = ", devices " + strings.Join(r.Devices, ", ")
+	}
+	fmt.Fprintf(w, "\n%s, %s on %s (driver %s%s):\n", suite, r.Mode, r.Device, r.Driver, devices)
 	if err := r.writeTable(w); err != nil {
 		return err
 	}
@@ -134,8 +154,12 @@ func (r *sweepReport) write(w io.Writer, asJSON bool) error {
 	if r.TimeSplit != nil {
 		r.throughput.write(w)
 	}
+	took := seconds(total).Round(time.Second).String()
+	if len(r.Devices) > 0 {
+		took = fmt.Sprintf("%s on %d devices (%s of device time)", seconds(r.Wall).Round(time.Second), len(r.Devices), took)
+	}
 	_, err := fmt.Fprintf(w, "%d shape(s) in %s, stored as run %d in %s ('tltune regress --baseline TAG|RUN' compares it)\n",
-		len(r.Shapes), seconds(total).Round(time.Second), r.Run, r.Database)
+		len(r.Shapes), took, r.Run, r.Database)
 	return err
 }
 
@@ -163,7 +187,7 @@ func (r *sweepReport) writeTable(w io.Writer) error {
 
 // row is the shape's row of the final table.
 func (s *sweepShape) row() []string {
-	row := []string{s.Name, s.Action, "-", "-", "-", "-", "-", seconds(s.Seconds).String()}
+	row := []string{s.Name, s.Action, "-", "-", "-", "-", "-", s.took()}
 	if s.failed() {
 		row[2] = "none correct"
 	}

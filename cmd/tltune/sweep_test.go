@@ -4,6 +4,7 @@ import (
 	"bytes"
 	stdctx "context"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -279,12 +280,16 @@ func TestSweepReportGolden(t *testing.T) {
 	wrong := sweepShape{NamedProblem: named("gemm.nn f16/f32 16x16x16"), Action: actionRemeasured, Stored: stored,
 		Counts: map[string]int{"wrong_result": 1}, Why: "wrong_result: relative error 0.5 exceeds tolerance 0.001", Seconds: 0.8}
 	skipped := sweepShape{NamedProblem: named("ger f32 32x32 beta=1"), Action: actionSkipped, Why: "never tuned on GPU; skipped (--tune-missing tunes it)"}
+	onTwo := []sweepShape{tuned, failed}
+	onTwo[0].Device, onTwo[1].Device = "opencl:1", "opencl:0"
 	var out bytes.Buffer
 	for _, r := range []sweepReport{
 		{Run: 3, Database: "results.db", Device: "GPU", Driver: "1.0", Suite: "nightly.toml", Mode: "retune", Shapes: []sweepShape{tuned, failed},
 			throughput: throughput{Evaluated: 26, WallSeconds: 12.84, EvaluationsPerSecond: 26 / 12.84, TimeSplit: map[string]float64{
 				"setup": 0.5, "propose": 0.04, "compile": 0.3, "build": 2, "verify": 1, "time": 8.5, "record": 0.5}}},
 		{Run: 4, Database: "results.db", Device: "GPU", Driver: "1.0", Suite: "nightly.toml", Mode: "remeasure", Shapes: []sweepShape{remeasured, wrong, skipped}},
+		{Run: 5, Database: "results.db", Device: "GPU", Driver: "1.0", Devices: []string{"opencl:0", "opencl:1"}, Wall: 12.6,
+			Suite: "nightly.toml", Shard: "2/4", Mode: "retune", Shapes: onTwo},
 	} {
 		for _, s := range r.Shapes {
 			s.writeLine(&out)
@@ -313,5 +318,47 @@ func TestOnePoint(t *testing.T) {
 		if err := one.Validate(); err != nil || len(got) != 1 || got[0] != p || one.Op != op {
 			t.Errorf("%s: onePoint(%s) enumerates %v (%v); want only it", op, p, got, err)
 		}
+	}
+}
+
+// TestSweepOnTwoDevices sweeps the tiny suite on two PoCL devices (PoCL
+// makes as many as POCL_DEVICES names) in one run: every shape is swept
+// once, each measurement records the device it ran on, and both devices
+// took shapes.
+func TestSweepOnTwoDevices(t *testing.T) {
+	poclDevice(t)
+	db := filepath.Join(t.TempDir(), "two.db")
+	child := tltuneProcess(t, tinySweep(db, "all:cpu", "--json")...)
+	child.Env = append(child.Env, "POCL_DEVICES=pthread pthread")
+	var stderr bytes.Buffer
+	child.Stderr = &stderr
+	out, err := child.Output()
+	var rep sweepReport
+	if err != nil || json.Unmarshal(out, &rep) != nil {
+		t.Fatalf("sweep on two devices: %v\n%s%s", err, out, stderr.Bytes())
+	}
+	if len(rep.Devices) != 2 || rep.Run != 1 || len(rep.Shapes) != 3 {
+		t.Fatalf("report: devices %v, run %d, %d shapes; want 2 devices, run 1, the 3 shapes", rep.Devices, rep.Run, len(rep.Shapes))
+	}
+	st := openResults(t, db)
+	checkEvaluations(t, st, 1, 2)
+	ms, err := st.Measurements(stdctx.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byProblem := map[speak.Problem]string{}
+	for _, m := range ms {
+		if d, seen := byProblem[m.Config.Problem]; seen && d != m.Device || !slices.Contains(rep.Devices, m.Device) {
+			t.Errorf("%v measured on %q after %q; want one of %v for all its measurements", m.Config.Problem, m.Device, d, rep.Devices)
+		}
+		byProblem[m.Config.Problem] = m.Device
+	}
+	for _, s := range rep.Shapes {
+		if byProblem[s.Problem] != s.Device {
+			t.Errorf("report says %s ran on %s, the store %s", s.Name, s.Device, byProblem[s.Problem])
+		}
+	}
+	if used := slices.Compact(slices.Sorted(maps.Values(byProblem))); len(used) != 2 {
+		t.Errorf("the shapes ran on %v; want both devices used", used)
 	}
 }

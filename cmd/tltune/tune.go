@@ -169,13 +169,14 @@ type tuneRun struct {
 	store    *results.Store
 	stored   results.Run
 	ceilings results.Ceilings
+	follower bool // records into another tuneRun's store and run (a sweep's second device)
 }
 
 func (r *tuneRun) close() {
 	if r.worker != nil {
 		r.worker.Close()
 	}
-	if r.store != nil {
+	if r.store != nil && !r.follower {
 		r.store.Close()
 	}
 }
@@ -185,19 +186,68 @@ func (r *tuneRun) close() {
 // what the run records: "gemm", or "sweep"), or reopens the one --resume
 // names. On failure it has printed one line and returns the exit status.
 func (f *tuneFlags) open(c *context, op string, ops []kernels.Op) (*tuneRun, int) {
-	r := &tuneRun{flags: f, spaces: map[kernels.Op]*space.Space{}}
-	fail := func(status int) (*tuneRun, int) { r.close(); return nil, status }
 	info, err := device.Select(enumerateDevices(), *f.device)
-	if isReference(err) {
-		return fail(c.usageError("the reference interpreter cannot be tuned; pick a device (tltune devices)"))
-	}
 	if err != nil {
+		return nil, deviceError(c, err)
+	}
+	runs, status := f.openOn(c, op, ops, []*device.Info{info})
+	if runs == nil {
+		return nil, status
+	}
+	return runs[0], exitOK
+}
+
+// deviceError prints why no device could be selected and returns the
+// exit status.
+func deviceError(c *context, err error) int {
+	if isReference(err) {
+		return c.usageError("the reference interpreter cannot be tuned; pick a device (tltune devices)")
+	}
+	return c.fail(err)
+}
+
+// openOn opens a run on every device of infos, as open does for one: the
+// first device's opens the store and begins the run, the others record
+// into the same run (a sweep over several devices of one model).
+func (f *tuneFlags) openOn(c *context, op string, ops []kernels.Op, infos []*device.Info) ([]*tuneRun, int) {
+	var runs []*tuneRun
+	fail := func(status int) ([]*tuneRun, int) {
+		for _, r := range runs {
+			r.close()
+		}
+		return nil, status
+	}
+	for _, info := range infos {
+		r := &tuneRun{flags: f, spaces: map[kernels.Op]*space.Space{}, follower: len(runs) > 0}
+		runs = append(runs, r)
+		if status := r.prepare(c, info, ops); status != exitOK {
+			return fail(status)
+		}
+	}
+	lead := runs[0]
+	var err error
+	if lead.store, err = openStore(*f.db, true); err != nil {
 		return fail(c.fail(err))
 	}
+	if err := lead.beginRun(op); err != nil {
+		return fail(c.fail(err))
+	}
+	for _, r := range runs[1:] {
+		r.store, r.stored, r.ceilings = lead.store, lead.stored, lead.ceilings
+	}
+	return runs, exitOK
+}
+
+// prepare starts the worker with the device, loads its profile and the
+// search spaces of ops; on failure it has printed one line and returns the
+// exit status.
+func (r *tuneRun) prepare(c *context, info *device.Info, ops []kernels.Op) int {
+	f := r.flags
 	r.worker = worker.NewClient(workerLauncher)
 	r.worker.Timeout = f.timeout
+	var err error
 	if r.info, err = r.worker.Open(stdctx.Background(), info.ID); err != nil {
-		return fail(c.fail(err))
+		return c.fail(err)
 	}
 	r.copts = compiler.Options{Target: f.target, Device: targetDevice(&r.info)}
 	tgt := target.ForDevice(*r.copts.Device)
@@ -205,7 +255,7 @@ func (f *tuneFlags) open(c *context, op string, ops []kernels.Op) (*tuneRun, int
 		tgt, _ = target.ByName(f.target) // checked with the flags
 	}
 	if r.prof, err = deviceProfile(r.info, tgt.Name); err != nil {
-		return fail(c.fail(err))
+		return c.fail(err)
 	}
 	for _, o := range ops {
 		sp, err := space.Load(configs.FS, "spaces", o.String(), tgt.Name)
@@ -213,17 +263,11 @@ func (f *tuneFlags) open(c *context, op string, ops []kernels.Op) (*tuneRun, int
 			err = f.overrides.Apply(sp)
 		}
 		if err != nil {
-			return fail(c.usageError("%v", err))
+			return c.usageError("%v", err)
 		}
 		r.spaces[o] = sp
 	}
-	if r.store, err = openStore(*f.db, true); err != nil {
-		return fail(c.fail(err))
-	}
-	if err := r.beginRun(op); err != nil {
-		return fail(c.fail(err))
-	}
-	return r, exitOK
+	return exitOK
 }
 
 // shapeJob is one shape tuned inside a run: the recipe, its host
