@@ -205,6 +205,22 @@ func (s *Store) PrunedCounts(ctx context.Context, runID int64) ([]PrunedCount, e
 		ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12`, runID)
 }
 
+// RunProblems returns the problems a run recorded anything of
+// (measurements or pruning counts), in problem order.
+func (s *Store) RunProblems(ctx context.Context, runID int64) ([]speak.Problem, error) {
+	return collect(ctx, s, scanProblem, `SELECT `+problemFields+`
+		FROM measurements m JOIN configs c ON c.id = m.config_id WHERE m.run_id = ?1
+		UNION
+		SELECT `+problemFields+` FROM pruned c WHERE c.run_id = ?1
+		ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11`, runID)
+}
+
+func scanProblem(row scanner) (speak.Problem, error) {
+	var p speak.Problem
+	err := row.Scan(problemDest(&p)...)
+	return p, err
+}
+
 // messageRule is the rule of a pruned measurement: its message is
 // "rule: details".
 const messageRule = `substr(m.message, 1, instr(m.message, ':') - 1)`

@@ -18,6 +18,7 @@ import (
 	"tltune/compiler/tuning"
 	"tltune/configs"
 	"tltune/device"
+	"tltune/internal/speak"
 	"tltune/kernels"
 	"tltune/results"
 	"tltune/tuner"
@@ -124,7 +125,7 @@ func tuneCmd(c *context, op kernels.Op, args []string) int {
 	if err != nil {
 		return c.usageError("%v", err)
 	}
-	run, status := f.open(c, op.String(), []kernels.Op{op})
+	run, status := f.open(c, op.String(), []kernels.Op{op}, []speak.Problem{spec.Problem()})
 	if run == nil {
 		return status
 	}
@@ -184,13 +185,14 @@ func (r *tuneRun) close() {
 // open starts the worker with the device and opens the store, loads the
 // device profile and the search spaces of ops, and begins the run (op is
 // what the run records: "gemm", or "sweep"), or reopens the one --resume
-// names. On failure it has printed one line and returns the exit status.
-func (f *tuneFlags) open(c *context, op string, ops []kernels.Op) (*tuneRun, int) {
+// names if it is a run of problems on this device. On failure it has
+// printed one line and returns the exit status.
+func (f *tuneFlags) open(c *context, op string, ops []kernels.Op, problems []speak.Problem) (*tuneRun, int) {
 	info, err := device.Select(enumerateDevices(), *f.device)
 	if err != nil {
 		return nil, deviceError(c, err)
 	}
-	runs, status := f.openOn(c, op, ops, []*device.Info{info})
+	runs, status := f.openOn(c, op, ops, problems, []*device.Info{info})
 	if runs == nil {
 		return nil, status
 	}
@@ -209,7 +211,7 @@ func deviceError(c *context, err error) int {
 // openOn opens a run on every device of infos, as open does for one: the
 // first device's opens the store and begins the run, the others record
 // into the same run (a sweep over several devices of one model).
-func (f *tuneFlags) openOn(c *context, op string, ops []kernels.Op, infos []*device.Info) ([]*tuneRun, int) {
+func (f *tuneFlags) openOn(c *context, op string, ops []kernels.Op, problems []speak.Problem, infos []*device.Info) ([]*tuneRun, int) {
 	var runs []*tuneRun
 	fail := func(status int) ([]*tuneRun, int) {
 		for _, r := range runs {
@@ -229,8 +231,12 @@ func (f *tuneFlags) openOn(c *context, op string, ops []kernels.Op, infos []*dev
 	if lead.store, err = openStore(*f.db, true); err != nil {
 		return fail(c.fail(err))
 	}
-	if err := lead.beginRun(op); err != nil {
-		return fail(c.fail(err))
+	if err := lead.beginRun(op, problems); err != nil {
+		status := c.fail(err)
+		if errors.As(err, new(notResumable)) {
+			status = exitUsage // asked to continue what cannot be continued: bad input
+		}
+		return fail(status)
 	}
 	for _, r := range runs[1:] {
 		r.store, r.stored, r.ceilings = lead.store, lead.stored, lead.ceilings
@@ -424,7 +430,7 @@ func (r *tuneRun) loadCeilings(env results.Environment) error {
 
 // beginRun starts a new run of op in the store, or reopens the
 // interrupted one --resume names.
-func (r *tuneRun) beginRun(op string) error {
+func (r *tuneRun) beginRun(op string, problems []speak.Problem) error {
 	ctx := stdctx.Background()
 	env := environment(r.info)
 	if err := r.loadCeilings(env); err != nil {
@@ -439,11 +445,43 @@ func (r *tuneRun) beginRun(op string) error {
 			CommandLine: strings.Join(os.Args, " "), Tag: r.flags.tag, Op: op})
 		return err
 	}
-	if prev.Op != op || prev.Env.Device != env.Device {
-		return fmt.Errorf("%s: run %d is a %s run on %s, not %s on %s", named, prev.ID, prev.Op, prev.Env.Device, op, env.Device)
+	if err := r.checkResumable(ctx, prev, named, op, env, problems); err != nil {
+		return err
 	}
 	r.stored, err = r.store.ResumeRun(ctx, prev.ID)
 	return err
+}
+
+// notResumable is a run this command cannot continue.
+type notResumable struct{ error }
+
+// checkResumable refuses to continue a run that finished, or that tuned
+// something else (another op, device, driver or problem): its measurements
+// would mix with this invocation's.
+func (r *tuneRun) checkResumable(ctx stdctx.Context, prev results.Run, named, op string, env results.Environment, problems []speak.Problem) error {
+	refuse := func(format string, a ...any) error {
+		return notResumable{fmt.Errorf("%s: run %d "+format, append([]any{named, prev.ID}, a...)...)}
+	}
+	switch {
+	case prev.Status == results.Done && r.flags.resume != "":
+		// (A campaign's task that Slurm starts again finds its part done
+		// and goes over it again, which is its business.)
+		return refuse("finished; tune again without --resume to start a new run")
+	case prev.Op != op:
+		return refuse("is a %s run, not %s", prev.Op, op)
+	case prev.Env.Device != env.Device || prev.Env.Driver != env.Driver:
+		return refuse("ran on %s (driver %s), not %s (driver %s)", prev.Env.Device, prev.Env.Driver, env.Device, env.Driver)
+	}
+	stored, err := r.store.RunProblems(ctx, prev.ID)
+	if err != nil {
+		return err
+	}
+	for _, p := range stored {
+		if !slices.Contains(problems, p) {
+			return refuse("tuned %s, which this command does not", p)
+		}
+	}
+	return nil
 }
 
 // previousRun finds the run to continue: the one --resume names, or this

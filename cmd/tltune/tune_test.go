@@ -3,6 +3,7 @@ package main
 import (
 	stdctx "context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -359,5 +360,54 @@ func TestDeviceSupports(t *testing.T) {
 	}
 	if err := deviceSupports(noFP64, half); err != nil {
 		t.Errorf("f16 needs no cl_khr_fp16 (stored as half, computed in f32): %v", err)
+	}
+}
+
+// TestResumeRefuses: --resume continues only an unfinished run of the same
+// op, device, driver and problem; anything else is refused in one line with
+// status 2, and the run's measurements stay as they were.
+func TestResumeRefuses(t *testing.T) {
+	dev := poclDevice(t)
+	db := filepath.Join(t.TempDir(), "results.db")
+	if status, _, stderr := tltune(smallGEMM(db, dev, "--budget", "2")...); status != exitOK {
+		t.Fatalf("tune: %s", stderr)
+	}
+	st, err := results.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := stdctx.Background()
+	first, err := st.Run(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := first.Env
+	other.Device, other.Driver = "Other GPU", "0.1"
+	elsewhere, err := st.BeginRun(ctx, other, results.Run{Op: "gemm"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := len(storedEvaluations(t, db))
+	refused := func(args []string, want string) {
+		t.Helper()
+		status, stdout, stderr := tltune(args...)
+		if status != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, want) {
+			t.Errorf("tltune %v: status %d, stdout %q, stderr %q; want one line about %q and status 2", args, status, stdout, stderr, want)
+		}
+	}
+	refused(smallGEMM(db, dev, "--resume", "1"), "run 1 finished")
+	if err := st.FinishRun(ctx, 1, results.Interrupted, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	refused(smallGEMM(db, dev, "--resume", "1", "--m", "16"), "run 1 tuned gemm")
+	refused(smallGEMM(db, dev, "--resume", "1", "--alpha", "2"), "run 1 tuned gemm")
+	refused([]string{"gemv", "--m", "20", "--n", "5", "--device", dev, "--db", db, "--resume", "1"}, "run 1 is a gemm run, not gemv")
+	refused(smallGEMM(db, dev, "--resume", fmt.Sprint(elsewhere.ID)), "ran on Other GPU (driver 0.1)")
+	if after := len(storedEvaluations(t, db)); after != before {
+		t.Errorf("the refused commands changed run 1: %d evaluations, %d before", after, before)
+	}
+	if status, _, stderr := tltune(smallGEMM(db, dev, "--resume", "1", "--budget", "3")...); status != exitOK {
+		t.Errorf("resuming the interrupted run of the same problem: status %d: %s", status, stderr)
 	}
 }
