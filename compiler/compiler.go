@@ -43,6 +43,9 @@ type Options struct {
 	// Table is the tuning table; nil uses the defaults embedded from
 	// configs/tuning.
 	Table *tuning.Table
+	// TuningDevice names the device whose table entries to use when
+	// Device is nil (cross-compiling with Target); Device's name wins.
+	TuningDevice string
 	// DebugPasses, when not nil, receives the IR after every pass.
 	DebugPasses io.Writer
 }
@@ -119,7 +122,7 @@ func CompileProgram(prog *ir.Program, o Options) (*Result, error) {
 			return nil, &Error{Err: fmt.Errorf("embedded tuning tables: %w", err)}
 		}
 	}
-	st := &pass.State{Prog: prog, Target: t, Table: table}
+	st := &pass.State{Prog: prog, Target: t, Table: table, Device: o.TuningDevice}
 	if o.Device != nil {
 		st.Device = o.Device.Name
 	}

@@ -19,6 +19,8 @@ var (
 	ErrDeviceLost     = errors.New("device lost")
 	ErrRuntimeMissing = errors.New("runtime missing")
 	ErrUnsupported    = errors.New("not supported by the device")
+	// ErrNoMatch is wrapped by Select when no device matches the spec.
+	ErrNoMatch = errors.New("no device matches")
 	// ErrReference is what Open returns for the spec "ref": the reference
 	// interpreter is selected like a device but is not one.
 	ErrReference = errors.New("the reference interpreter is not a device")

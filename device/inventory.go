@@ -120,7 +120,7 @@ func Select(inv Inventory, spec string) (*Info, error) {
 	if i := match(inv.Devices, spec); i >= 0 {
 		return &inv.Devices[i], nil
 	}
-	return nil, fmt.Errorf("no device matches %q; run 'tltune devices' to see the devices and their indices", spec)
+	return nil, fmt.Errorf("%w %q; run 'tltune devices' to see the devices and their indices", ErrNoMatch, spec)
 }
 
 // All names every device of one kind in a spec for SelectAll: "all" (the
@@ -179,6 +179,19 @@ func defaultDevice(devs []Info) *Info {
 		}
 	}
 	return &devs[0]
+}
+
+// ByPosition reports whether spec names a device by its place on this
+// machine (an index of `tltune devices`, opencl:N, ze:N) rather than by
+// name: only a name can also select devices that are not here, such as
+// those of stored results, and "" (the default device) is neither.
+func ByPosition(spec string) bool {
+	spec = strings.TrimSpace(spec)
+	if _, err := strconv.Atoi(spec); err == nil {
+		return true
+	}
+	rt, _, ok := strings.Cut(spec, ":")
+	return ok && runtimeIDs[strings.ToLower(rt)] != ""
 }
 
 // match returns the index of the device spec names, or -1.

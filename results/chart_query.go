@@ -7,8 +7,8 @@ import (
 
 // A ShapeQuery selects the measurements of one shape across runs. Op, M, N
 // and K must match exactly (K is 0 for gemv and ger); an empty string field
-// matches any value, and Device matches any device whose name contains it,
-// ignoring case (as Filter.Device). Atomic must match when Beta is given
+// matches any value, and Device selects the devices as in Filter. Atomic
+// must match when Beta is given
 // (the tuning commands' --beta sets both).
 type ShapeQuery struct {
 	Op                        string
@@ -16,7 +16,7 @@ type ShapeQuery struct {
 	Trans, Dtype, Acc, Layout string
 	Alpha, Beta               string
 	Atomic                    bool
-	Device                    string
+	Device                    DeviceMatch
 }
 
 // A RunBest is one run's best ok measurement of a shape.
@@ -42,13 +42,13 @@ func (s *Store) ShapeHistory(ctx context.Context, q ShapeQuery) ([]RunBest, erro
 		  AND c.op = ?1 AND c.m = ?2 AND c.n = ?3 AND c.k = ?4
 		  AND (?5 = '' OR c.trans = ?5) AND (?6 = '' OR c.dtype = ?6)
 		  AND (?7 = '' OR c.acc = ?7) AND (?8 = '' OR c.layout = ?8)
-		  AND instr(lower(e.device), lower(?9)) > 0
+		  AND `+matchDevice("?9", "?13")+`
 		  AND (?10 = '' OR c.alpha = ?10) AND (?11 = '' OR (c.beta = ?11 AND c.atomic = ?12)))
 	SELECT `+measurementFields+measurementFrom+`
 		JOIN ranked ON ranked.id = m.id AND ranked.rank = 1
 		JOIN runs r ON r.id = m.run_id
 		ORDER BY r.started_at, r.id, `+problemFields,
-		q.Op, q.M, q.N, q.K, q.Trans, q.Dtype, q.Acc, q.Layout, q.Device, q.Alpha, q.Beta, q.Atomic)
+		q.Op, q.M, q.N, q.K, q.Trans, q.Dtype, q.Acc, q.Layout, q.Device.Name, q.Alpha, q.Beta, q.Atomic, q.Device.Exact)
 	if err != nil || len(best) == 0 {
 		return nil, err
 	}

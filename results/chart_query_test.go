@@ -46,7 +46,7 @@ func TestShapeHistory(t *testing.T) {
 		}
 		return out
 	}
-	q := ShapeQuery{Op: "gemm", M: 64, N: 64, K: 32, Dtype: "f16", Device: "h200"}
+	q := ShapeQuery{Op: "gemm", M: 64, N: 64, K: 32, Dtype: "f16", Device: DeviceMatch{Name: "h200"}}
 	if got := medians(q); !slices.Equal(got, []float64{280, 290}) {
 		t.Errorf("f16 on the H200: medians %v, want [280 290] (best ok per run, oldest first)", got)
 	}
@@ -54,7 +54,7 @@ func TestShapeHistory(t *testing.T) {
 	if got := medians(q); !slices.Equal(got, []float64{280, 500, 290}) {
 		t.Errorf("any dtype on the H200: medians %v, want [280 500 290] (within a run, by dtype)", got)
 	}
-	q.Device, q.Dtype = "", "f16"
+	q.Device, q.Dtype = DeviceMatch{}, "f16"
 	if got := medians(q); !slices.Equal(got, []float64{280, 290, 150}) {
 		t.Errorf("f16 on any device: medians %v, want [280 290 150]", got)
 	}

@@ -233,9 +233,26 @@ func scanPrunedCount(row scanner) (PrunedCount, error) {
 
 // A Filter narrows BestPerShape and TuningTable. Zero fields match all.
 type Filter struct {
-	RunID  int64  // only this run
-	Device string // device name contains this, ignoring case
-	Op     string // "gemm", "gemv" or "ger"
+	RunID  int64       // only this run
+	Device DeviceMatch // only these devices
+	Op     string      // "gemm", "gemv" or "ger"
+}
+
+// A DeviceMatch selects stored devices by name: every device whose name
+// contains Name, ignoring case, or with Exact the device of exactly that
+// name. The zero value matches every device.
+type DeviceMatch struct {
+	Name  string
+	Exact bool
+}
+
+// ThisDevice matches exactly the named device.
+func ThisDevice(name string) DeviceMatch { return DeviceMatch{Name: name, Exact: true} }
+
+// matchDevice is the SQL condition of a DeviceMatch on column e.device,
+// with parameters ?name and ?exact.
+func matchDevice(name, exact string) string {
+	return fmt.Sprintf(`(CASE WHEN %[2]s THEN e.device = %[1]s ELSE instr(lower(e.device), lower(%[1]s)) > 0 END)`, name, exact)
 }
 
 // A Best is the fastest ok measurement of one shape on one device.
@@ -258,12 +275,12 @@ func (s *Store) BestPerShape(ctx context.Context, f Filter) ([]Best, error) {
 		JOIN environments e ON e.id = m.environment_id
 		WHERE m.outcome = 'ok'
 		  AND (?1 = 0 OR m.run_id = ?1)
-		  AND instr(lower(e.device), lower(?2)) > 0
+		  AND `+matchDevice("?2", "?4")+`
 		  AND (?3 = '' OR c.op = ?3))
 	SELECT `+measurementFields+measurementFrom+`
 		JOIN ranked ON ranked.id = m.id AND ranked.rank = 1
 		ORDER BY me.device, `+problemFields,
-		f.RunID, f.Device, f.Op)
+		f.RunID, f.Device.Name, f.Op, f.Device.Exact)
 }
 
 // scanBest reads a measurement with its environment.

@@ -303,8 +303,9 @@ func TestBestPerShapeFilters(t *testing.T) {
 		return len(best)
 	}
 	for f, want := range map[Filter]int{
-		{}: 3, {Device: "h200"}: 2, {Device: "max 1550"}: 1, {Op: "gemm"}: 2,
-		{Op: "gemv", Device: "H200"}: 1, {RunID: r2.ID}: 1, {Device: "MI300"}: 0,
+		{}: 3, {Device: DeviceMatch{Name: "h200"}}: 2, {Device: DeviceMatch{Name: "max 1550"}}: 1, {Op: "gemm"}: 2,
+		{Op: "gemv", Device: DeviceMatch{Name: "H200"}}: 1, {RunID: r2.ID}: 1, {Device: DeviceMatch{Name: "MI300"}}: 0,
+		{Device: ThisDevice("NVIDIA H200")}: 2, {Device: ThisDevice("H200")}: 0,
 	} {
 		if got := count(f); got != want {
 			t.Errorf("BestPerShape(%+v): %d rows, want %d", f, got, want)

@@ -31,15 +31,14 @@ func runCheck(c *context, args []string) int {
 	for _, file := range fs.Args() {
 		src, err := os.ReadFile(file)
 		if err != nil {
-			c.fail(err)
-			status = exitFail
+			status = c.fail(err)
 			continue
 		}
 		if _, errs := frontEnd(file, src); len(errs) > 0 {
 			if err := diag.Print(c.stderr, file, src, errs); err != nil {
 				return c.fail(err)
 			}
-			status = exitFail
+			status = exitUsage
 		}
 	}
 	return status

@@ -29,7 +29,7 @@ func TestCheckValidIsSilent(t *testing.T) {
 // every file, sorted, with the source line and a caret (tabs kept).
 func TestCheckReportsEveryError(t *testing.T) {
 	status, out, errs := runCmd("check", "testdata/check/bad.tl", "testdata/check/ok.tl", "testdata/check/syntax.tl")
-	if status != exitFail || out != "" {
+	if status != exitUsage || out != "" {
 		t.Errorf("status %d, stdout %q; want 1 and nothing on stdout", status, out)
 	}
 	checkGolden(t, "check-errors.stderr", []byte(errs))
@@ -40,7 +40,7 @@ func TestCheckUsage(t *testing.T) {
 		t.Errorf("no files: status %d, stderr %q; want 2 and one line", status, errs)
 	}
 	status, _, errs := runCmd("check", "testdata/check/missing.tl")
-	if status != exitFail || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "missing.tl") {
+	if status != exitUsage || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "missing.tl") {
 		t.Errorf("missing file: status %d, stderr %q; want 1 and one line naming the file", status, errs)
 	}
 }
@@ -65,7 +65,7 @@ func TestFmtFormatsInvalidButParsablePrograms(t *testing.T) {
 		t.Errorf("status %d, stdout %q", status, out)
 	}
 	status, out, errs := runCmd("fmt", "testdata/check/syntax.tl")
-	if status != exitFail || out != "" || !strings.Contains(errs, "syntax.tl:3:10: error: unknown instruction 'bogus'") {
+	if status != exitUsage || out != "" || !strings.Contains(errs, "syntax.tl:3:10: error: unknown instruction 'bogus'") {
 		t.Errorf("status %d, stdout %q, stderr %q", status, out, errs)
 	}
 }

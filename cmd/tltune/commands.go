@@ -5,18 +5,33 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"runtime/debug"
 	"sort"
 	"strings"
+
+	"tltune/device"
+	"tltune/results"
 )
 
-// Exit statuses shared by every command.
+// Exit statuses, the same for every command; `tltune help` lists them
+// (exitHelp).
 const (
-	exitOK    = 0
-	exitFail  = 1 // the command ran and found a problem (invalid kernel, regression, runtime error)
-	exitUsage = 2 // bad flags or impossible arguments
+	exitOK          = 0
+	exitRegression  = 1   // regress only: a statistically confirmed regression
+	exitUsage       = 2   // bad flags or arguments, or bad input: a kernel with errors, a missing database or run
+	exitRuntime     = 3   // the device, driver, store or system failed, or nothing ran correctly
+	exitInterrupted = 130 // interrupted (Ctrl-C); a tuning run can be resumed
 )
+
+// exitHelp is the exit-status legend of `tltune help`.
+const exitHelp = `exit status (every command):
+  0    ok
+  1    regress only: a statistically confirmed regression
+  2    usage or input error: bad flags or arguments, a kernel with errors, a missing database, run or file
+  3    runtime failure: the device, driver, store or system failed, or no configuration ran correctly
+  130  interrupted (Ctrl-C); a tuning run continues with --resume`
 
 // A command is one verb of the command line. Each lives in its own file and
 // registers itself from init, so commands never edit a shared table.
@@ -24,6 +39,7 @@ type command struct {
 	name    string
 	summary string // one line for `tltune help`
 	usage   string // argument synopsis, after "tltune NAME "
+	more    string // printed after the flags by -h and `tltune help NAME`, e.g. a legend
 	run     func(c *context, args []string) int
 }
 
@@ -53,8 +69,7 @@ func run(args []string, stdout, stderr io.Writer) (status int) {
 	name := args[0]
 	switch name {
 	case "help", "-h", "-help", "--help":
-		printHelp(stdout)
-		return exitOK
+		return help(args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "tltune", versionString())
 		return exitOK
@@ -71,7 +86,7 @@ func run(args []string, stdout, stderr io.Writer) (status int) {
 			if os.Getenv("TLTUNE_TRACE") != "" {
 				stderr.Write(debug.Stack())
 			}
-			status = exitFail
+			status = exitRuntime
 		}
 	}()
 	return c.run(ctx, args[1:])
@@ -90,8 +105,33 @@ func printHelp(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintf(w, "  %-10s %s\n", "help", "print this list; 'tltune COMMAND -h' shows a command's flags")
+	fmt.Fprintf(w, "  %-10s %s\n", "help", "print this list; 'tltune help COMMAND' (or 'tltune COMMAND -h') a command's flags")
 	fmt.Fprintf(w, "  %-10s %s\n", "version", "print the version and commit")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "--device, wherever a command takes it: an index or a name substring from 'tltune devices', opencl:N, ze:N,")
+	fmt.Fprintln(w, "or ref (the reference interpreter, for run); commands that read stored results match other machines' devices by name.")
+	fmt.Fprintln(w, "Times print as 944.2 ns, 4.100 µs, 1 min 05 s; --json prints what a command reports as JSON (docs/json.md).")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, exitHelp)
+}
+
+// help is `tltune help [COMMAND]`: the list of commands, or one command's
+// usage, flags and notes (what COMMAND -h prints).
+func help(args []string, stdout, stderr io.Writer) int {
+	switch {
+	case len(args) == 0:
+		printHelp(stdout)
+		return exitOK
+	case len(args) > 1:
+		fmt.Fprintf(stderr, "tltune help: name one command, got %d arguments\n", len(args))
+		return exitUsage
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "tltune help: unknown command %q; run 'tltune help' for the list\n", args[0])
+		return exitUsage
+	}
+	return c.run(&context{stdout: stdout, stderr: stderr, cmd: c}, []string{"-h"})
 }
 
 // flags returns a flag set for the command whose errors go to stderr as one
@@ -115,6 +155,9 @@ func (c *context) parse(fs *flag.FlagSet, args []string) (status int, ok bool) {
 		fmt.Fprintf(c.stdout, "usage: tltune %s %s\n\n%s\n\nflags:\n", c.cmd.name, c.cmd.usage, c.cmd.summary)
 		fs.SetOutput(c.stdout)
 		fs.PrintDefaults()
+		if c.cmd.more != "" {
+			fmt.Fprintf(c.stdout, "\n%s", c.cmd.more)
+		}
 		return exitOK, false
 	}
 	return c.usageError("%v", err), false
@@ -127,10 +170,34 @@ func (c *context) usageError(format string, a ...any) int {
 	return exitUsage
 }
 
-// fail prints err as one line and returns exitFail.
+// fail prints err as one line and returns its exit status (exitStatus).
 func (c *context) fail(err error) int {
 	fmt.Fprintf(c.stderr, "tltune %s: %s\n", c.cmd.name, strings.TrimSpace(err.Error()))
-	return exitFail
+	return exitStatus(err)
+}
+
+// An inputError is an error in what the user gave a command (a file, a
+// suite, the contents of the store it names) rather than a failure of the
+// device or the system.
+type inputError struct{ error }
+
+func (e inputError) Unwrap() error { return e.error }
+
+// exitStatus is exitUsage for an error in the input — an inputError, a
+// file that cannot be read, a device, database or run that does not exist
+// or cannot be used — and exitRuntime for anything else.
+func exitStatus(err error) int {
+	var in inputError
+	for _, input := range []error{results.ErrNoDatabase, results.ErrNotDatabase, results.ErrNewerSchema, results.ErrNoRun,
+		device.ErrNoMatch, fs.ErrNotExist, fs.ErrPermission} {
+		if errors.Is(err, input) {
+			return exitUsage
+		}
+	}
+	if errors.As(err, &in) {
+		return exitUsage
+	}
+	return exitRuntime
 }
 
 func versionString() string {

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 
 	"tltune/compiler"
 	"tltune/compiler/diag"
@@ -19,13 +20,14 @@ func init() {
 	register(&command{
 		name:    "compile",
 		summary: "compile a tensor-language file to OpenCL C or SPIR-V for a target",
-		usage:   "FILE [--emit=opencl|spirv|spirv-asm] [-o FILE] [--target generic|intel|nvidia | --device D] [--tuning FILE] [--explain] [--debug-passes]",
+		usage:   "FILE [--emit=opencl|spirv|spirv-asm] [-o FILE] [--target generic|intel|nvidia | --device D] [--tuning FILE] [--tuning-device D] [--explain] [--debug-passes]",
 		run:     compileCmd,
 	})
 }
 
 type compileFlags struct {
 	emit, out, target, device, tuning string
+	tuningDevice                      string
 	explain, debugPasses              bool
 }
 
@@ -37,6 +39,7 @@ func compileCmd(c *context, args []string) int {
 	fs.StringVar(&f.target, "target", "", "force a target profile: generic, intel, nvidia, or emulated (subgroups through local memory, for testing on PoCL); default: from --device, else generic")
 	fs.StringVar(&f.device, "device", "", "choose the target from this device's properties: "+deviceUsage)
 	fs.StringVar(&f.tuning, "tuning", "", "tuning table (JSON) consulted before the embedded defaults")
+	fs.StringVar(&f.tuningDevice, "tuning-device", "", "with --target: use the table entries of this device (a name or part of one; default: the device of --tuning's entries when they name one)")
 	fs.BoolVar(&f.explain, "explain", false, "print to standard error where each configuration parameter came from")
 	fs.BoolVar(&f.debugPasses, "debug-passes", false, "print the IR after every pass to standard error")
 	files, status, ok := parseInterleaved(c, fs, args)
@@ -52,6 +55,8 @@ func compileCmd(c *context, args []string) int {
 		return c.usageError("--emit=spirv writes a binary: give -o FILE")
 	case f.target != "" && f.device != "":
 		return c.usageError("--target and --device both choose the target; give one")
+	case f.tuningDevice != "" && f.device != "":
+		return c.usageError("--tuning-device is for --target; with --device the table entries of that device are used")
 	}
 	opts, err := f.options(c)
 	if err != nil {
@@ -68,17 +73,17 @@ func compileCmd(c *context, args []string) int {
 		if err := diag.Print(c.stderr, file, src, cerr.Diags); err != nil {
 			return c.fail(err)
 		}
-		return exitFail
+		return exitUsage
 	}
-	if err != nil {
-		return c.fail(fmt.Errorf("%s: %w", file, err))
+	if err != nil { // the kernel cannot be compiled for the target: the input's fault
+		return c.fail(inputError{fmt.Errorf("%s: %w", file, err)})
 	}
 	if f.explain {
 		fmt.Fprint(c.stderr, res.Explain)
 	}
 	out, err := emitters[f.emit](res)
 	if err != nil {
-		return c.fail(fmt.Errorf("%s: %w", file, err))
+		return c.fail(inputError{fmt.Errorf("%s: %w", file, err)})
 	}
 	if f.out == "" {
 		_, err = c.stdout.Write(out)
@@ -136,10 +141,45 @@ func (f *compileFlags) options(c *context) (compiler.Options, error) {
 		return o, fmt.Errorf("--tuning: %w", err)
 	}
 	o.Table = table
+	if o.Device == nil {
+		if o.TuningDevice, err = f.tableDevice(table); err != nil {
+			return o, err
+		}
+	}
 	if f.debugPasses {
 		o.DebugPasses = c.stderr
 	}
 	return o, nil
+}
+
+// tableDevice is the device whose entries a compilation without a device
+// (--target) looks up: the one --tuning-device names, else the only device
+// of the --tuning file, else none (--explain then says no entry matched).
+func (f *compileFlags) tableDevice(table *tuning.Table) (string, error) {
+	names := table.Devices()
+	if f.tuningDevice == "" {
+		if f.tuning == "" {
+			return "", nil
+		}
+		own, err := tuning.ReadFile(f.tuning)
+		if err != nil {
+			return "", fmt.Errorf("--tuning: %w", err)
+		}
+		if mine := own.Devices(); len(mine) == 1 {
+			return mine[0], nil
+		}
+		return "", nil
+	}
+	var found []string
+	for _, n := range names {
+		if strings.Contains(strings.ToLower(n), strings.ToLower(f.tuningDevice)) {
+			found = append(found, n)
+		}
+	}
+	if len(found) != 1 {
+		return "", fmt.Errorf("--tuning-device %q matches %d of the table's devices (%s); name one", f.tuningDevice, len(found), strings.Join(names, ", "))
+	}
+	return found[0], nil
 }
 
 // targetDevice is what the compiler needs to know of a device.

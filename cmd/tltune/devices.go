@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -9,10 +8,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
-
 	"tltune/device"
+	"tltune/internal/speak"
+	"tltune/results"
 )
 
 func init() {
@@ -34,6 +32,30 @@ const deviceUsage = "the device: index or name substring from 'tltune devices', 
 // deviceFlag declares --device on a command's flag set.
 func deviceFlag(fs *flag.FlagSet) *string {
 	return fs.String("device", "", deviceUsage)
+}
+
+// storedDeviceFlag declares --device on a command that reads stored
+// results: the same syntax, resolved by storedDevice.
+func storedDeviceFlag(fs *flag.FlagSet, all string) *string {
+	return fs.String("device", "", "the device: index or name substring from 'tltune devices', opencl:N or ze:N (an index names this machine's device; a substring also matches devices of other machines); default: "+all)
+}
+
+// storedDevice turns --device into the selection of stored results: ""
+// every device, a name substring the devices whose names contain it, and
+// an index, opencl:N or ze:N the device of exactly that name on this
+// machine (the same syntax as the commands that open a device).
+func storedDevice(spec string) (results.DeviceMatch, error) {
+	switch {
+	case strings.TrimSpace(spec) == device.Reference:
+		return results.DeviceMatch{}, errors.New("--device ref: the reference interpreter has no stored results; name a device")
+	case !device.ByPosition(spec):
+		return results.DeviceMatch{Name: strings.TrimSpace(spec)}, nil
+	}
+	info, err := device.Select(enumerateDevices(), spec)
+	if err != nil {
+		return results.DeviceMatch{}, fmt.Errorf("--device %s: %w", spec, err)
+	}
+	return results.ThisDevice(info.Name), nil
 }
 
 // openDevice opens the device spec names; spec "ref" returns
@@ -84,9 +106,7 @@ func writeDevicesJSON(w io.Writer, inv device.Inventory) error {
 	for _, st := range inv.Runtimes {
 		out.Runtimes = append(out.Runtimes, runtime{st, st.Install()})
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return speak.WriteJSON(w, out)
 }
 
 var deviceColumns = []string{"#", "id", "name", "type", "vendor", "driver", "CUs", "MHz",
@@ -94,14 +114,11 @@ var deviceColumns = []string{"#", "id", "name", "type", "vendor", "driver", "CUs
 
 func writeDevicesTable(w io.Writer, inv device.Inventory, verbose bool) error {
 	if len(inv.Devices) > 0 {
-		t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off))
-		t.Header(deviceColumns)
+		t := speak.Table{Header: deviceColumns}
 		for _, d := range inv.Devices {
-			if err := t.Append(deviceRow(d)); err != nil {
-				return err
-			}
+			t.Append(deviceRow(d)...)
 		}
-		if err := t.Render(); err != nil {
+		if err := t.Write(w); err != nil {
 			return err
 		}
 	}
@@ -124,7 +141,7 @@ func deviceRow(d device.Info) []string {
 	return []string{
 		strconv.Itoa(d.Index), d.ID, d.Name, d.Type, d.Vendor, d.Driver,
 		strconv.Itoa(d.ComputeUnits), strconv.Itoa(d.ClockMHz),
-		bytesString(d.GlobalMemBytes), bytesString(d.LocalMemBytes), bytesString(d.CacheBytes),
+		speak.Bytes(d.GlobalMemBytes), speak.Bytes(d.LocalMemBytes), speak.Bytes(d.CacheBytes),
 		strconv.Itoa(d.MaxWorkGroupSize), intsString(d.SubgroupSizes),
 		yesNo(d.FP16), yesNo(d.FP64), orDash(strings.TrimSpace(strings.TrimPrefix(d.OpenCLC, "OpenCL C "))),
 		orDash(strings.Join(d.ILVersions, " ")),
@@ -143,24 +160,6 @@ func runtimeLine(st device.Status) string {
 		line += " (install " + pkg + ")"
 	}
 	return line
-}
-
-// bytesString prints a size in the largest binary unit that keeps it whole
-// enough to read: "80 GiB", "48 KiB", "-" when unknown.
-func bytesString(n uint64) string {
-	if n == 0 {
-		return "-"
-	}
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-	f, u := float64(n), 0
-	for f >= 1024 && u < len(units)-1 {
-		f /= 1024
-		u++
-	}
-	if f == float64(int64(f)) {
-		return fmt.Sprintf("%d %s", int64(f), units[u])
-	}
-	return fmt.Sprintf("%.1f %s", f, units[u])
 }
 
 func intsString(v []int) string {

@@ -48,8 +48,8 @@ func TestExportErrors(t *testing.T) {
 		want   string
 	}{
 		{[]string{"--format", "xml"}, exitUsage, `--format "xml": want one of csv, json`},
-		{[]string{"--run", "7"}, exitFail, "no such run 7 in " + db},
-		{[]string{"--run", "weekly"}, exitFail, `no run id or tag "weekly"`},
+		{[]string{"--run", "7"}, exitUsage, "no such run 7 in " + db},
+		{[]string{"--run", "weekly"}, exitUsage, `no run id or tag "weekly"`},
 		{[]string{"run1"}, exitUsage, `unexpected argument "run1"`},
 	}
 	for _, tc := range tests {

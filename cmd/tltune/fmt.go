@@ -30,11 +30,11 @@ func runFmt(c *context, args []string) int {
 	}
 	status := exitOK
 	for _, file := range fs.Args() {
-		if err := formatFile(c, file, *write); err != nil {
-			if err != errReported {
-				c.fail(err)
-			}
-			status = exitFail
+		switch err := formatFile(c, file, *write); {
+		case err == errReported:
+			status = max(status, exitUsage)
+		case err != nil:
+			status = max(status, c.fail(err))
 		}
 	}
 	return status

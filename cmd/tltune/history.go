@@ -8,9 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
-
 	"tltune/internal/speak"
 	"tltune/kernels"
 	"tltune/results"
@@ -39,7 +36,7 @@ func historyCmd(c *context, args []string) int {
 	fs.StringVar(&q.Layout, "layout", "", "batch layout: strided or group (default: the one measured)")
 	alpha := fs.String("alpha", "", "alpha, as the tuning commands take it (default: the one measured)")
 	beta := fs.String("beta", "", "beta, as the tuning commands take it, atomic forms included (default: the one measured)")
-	fs.StringVar(&q.Device, "device", "", "device name or part of it (default: the one that measured the shape)")
+	device := storedDeviceFlag(fs, "the one that measured the shape")
 	out := fs.String("o", "", "also chart the history into `FILE`; .svg, .png or .pdf picks the format")
 	db := dbFlag(fs)
 	if status, ok := c.parse(fs, args); !ok {
@@ -48,15 +45,18 @@ func historyCmd(c *context, args []string) int {
 	if fs.NArg() > 0 {
 		return c.usageError("unexpected argument %q", fs.Arg(0))
 	}
-	if err := checkShapeQuery(q); err != nil {
-		return c.usageError("%v", err)
+	err := checkShapeQuery(q)
+	if err == nil {
+		err = queryScalars(&q, *alpha, *beta)
 	}
-	if err := queryScalars(&q, *alpha, *beta); err != nil {
+	if err == nil {
+		q.Device, err = storedDevice(*device)
+	}
+	if err != nil {
 		return c.usageError("%v", err)
 	}
 	var format string
 	if *out != "" {
-		var err error
 		if format, err = chart.FormatOf(*out); err != nil {
 			return c.usageError("-o %v", err)
 		}
@@ -71,7 +71,7 @@ func historyCmd(c *context, args []string) int {
 		return c.fail(err)
 	}
 	if len(hist) == 0 {
-		return c.fail(fmt.Errorf("no run in %s has an ok measurement of %s; check the shape with 'tltune export'", store.Path(), describeQuery(q)))
+		return c.fail(inputError{fmt.Errorf("no run in %s has an ok measurement of %s; check the shape with 'tltune export'", store.Path(), describeQuery(q))})
 	}
 	if flags := ambiguity(hist); flags != "" {
 		return c.usageError("%s matches several shapes or devices: pick one with %s", describeQuery(q), flags)
@@ -133,8 +133,8 @@ func describeQuery(q results.ShapeQuery) string {
 	p := speak.Problem{Op: q.Op, Trans: q.Trans, Dtype: q.Dtype, Acc: q.Acc, M: q.M, N: q.N, K: q.K,
 		Alpha: cmp.Or(q.Alpha, speak.DefaultAlpha), Beta: cmp.Or(q.Beta, speak.DefaultBeta), Atomic: q.Atomic, Layout: q.Layout}
 	s := strings.Join(strings.Fields(p.String()), " ") // fields left open print as nothing
-	if q.Device != "" {
-		s += fmt.Sprintf(" on %q", q.Device)
+	if q.Device.Name != "" {
+		s += fmt.Sprintf(" on %q", q.Device.Name)
 	}
 	return s
 }
@@ -203,21 +203,14 @@ func writeHistoryTable(w io.Writer, hist []results.RunBest) error {
 	if _, err := fmt.Fprintln(w, historyTitle(hist)); err != nil {
 		return err
 	}
-	t := tablewriter.NewTable(w,
-		tablewriter.WithHeaderAutoFormat(tw.Off), // keeps "median ns" as written
-		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: []tw.Align{tw.AlignRight, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignLeft}}),
-	)
-	t.Header([]string{"run", "started (UTC)", "tag", "median ns", "CI ns", "best configuration"})
+	t := speak.Table{Header: []string{"run", "started (UTC)", "tag", "median", "95% CI", "best configuration"}, Right: speak.Columns("rllrrl")}
 	for _, rb := range hist {
 		ci := "-" // the run recorded no interval
 		if rb.CILowNS != 0 || rb.CIHighNS != 0 {
-			ci = fmt.Sprintf("[%.1f, %.1f]", rb.CILowNS, rb.CIHighNS)
+			ci = speak.Duration(rb.CILowNS) + " – " + speak.Duration(rb.CIHighNS)
 		}
-		row := []string{fmt.Sprint(rb.Run.ID), rb.Run.StartedAt.UTC().Format("2006-01-02 15:04"), rb.Run.Tag,
-			fmt.Sprintf("%.1f", rb.MedianNS), ci, rb.Config.Params.String()}
-		if err := t.Append(row); err != nil {
-			return err
-		}
+		t.Append(fmt.Sprint(rb.Run.ID), rb.Run.StartedAt.UTC().Format("2006-01-02 15:04"), rb.Run.Tag,
+			speak.Duration(rb.MedianNS), ci, rb.Config.Params.String())
 	}
-	return t.Render()
+	return t.Write(w)
 }

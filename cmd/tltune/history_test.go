@@ -66,10 +66,10 @@ func TestHistoryErrors(t *testing.T) {
 		{append(slices.Clone(gemmHistoryArgs), "extra"), exitUsage, `unexpected argument "extra"`},
 		// Runs 1–3 on the H200 and run 4 on the CPU measured it.
 		{gemmHistoryArgs, exitUsage, `gemm 64x64x32 matches several shapes or devices: pick one with --device "NVIDIA H200"|"cpu-haswell-Intel(R) Xeon(R)"`},
-		{[]string{"history", "--op", "gemv", "--m", "256", "--n", "256", "--dtype", "f64"}, exitFail,
+		{[]string{"history", "--op", "gemv", "--m", "256", "--n", "256", "--dtype", "f64"}, exitUsage,
 			"has an ok measurement of gemv f64 256x256; check the shape with 'tltune export'"},
-		{append(slices.Clone(gemmHistoryArgs), "--device", "MI300"), exitFail, `ok measurement of gemm 64x64x32 on "MI300"`},
-		{append(slices.Clone(gemmHistoryArgs), "--device", "h200", "-o", filepath.Join(dir, "no", "h.svg")), exitFail, "no"},
+		{append(slices.Clone(gemmHistoryArgs), "--device", "MI300"), exitUsage, `ok measurement of gemm 64x64x32 on "MI300"`},
+		{append(slices.Clone(gemmHistoryArgs), "--device", "h200", "-o", filepath.Join(dir, "no", "h.svg")), exitUsage, "no"},
 	}
 	for _, tc := range tests {
 		status, out, errOut := tltune(append(tc.args, "--db", db)...)
@@ -101,7 +101,7 @@ func TestChartAndRegressStoreErrors(t *testing.T) {
 	} {
 		for db, line := range want {
 			status, out, errOut := tltune(append(cmd, "--db", db)...)
-			checkOneLine(t, status, exitFail, out, errOut, line)
+			checkOneLine(t, status, exitUsage, out, errOut, line)
 		}
 	}
 	if after := readFile(t, broken); !bytes.Equal(after, content) {

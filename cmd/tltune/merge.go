@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"tltune/internal/speak"
 	"tltune/results"
 )
 
@@ -61,7 +62,7 @@ func mergeCmd(c *context, args []string) int {
 		}
 	}
 	if *asJSON {
-		err = writeJSON(c.stdout, reports)
+		err = speak.WriteJSON(c.stdout, reports)
 	} else {
 		err = writeMergeTotal(c.stdout, store.Path(), reports)
 	}

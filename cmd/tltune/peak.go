@@ -2,14 +2,11 @@ package main
 
 import (
 	stdctx "context"
-	"encoding/json"
 	"fmt"
 	"io"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
-
 	"tltune/device"
+	"tltune/internal/speak"
 	"tltune/results"
 )
 
@@ -59,9 +56,7 @@ func peakCmd(c *context, args []string) int {
 		defer fmt.Fprintf(c.stderr, "ceilings recorded in %s\n", path)
 	}
 	if *asJSON {
-		enc := json.NewEncoder(c.stdout)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(peak)
+		err = speak.WriteJSON(c.stdout, peak)
 	} else {
 		err = writePeakTable(c.stdout, peak)
 	}
@@ -101,19 +96,11 @@ func writePeakTable(w io.Writer, p device.Peak) error {
 	if _, err := fmt.Fprintf(w, "%s (%s, driver %s)\n", p.Device, p.Runtime, p.Driver); err != nil {
 		return err
 	}
-	t := tablewriter.NewTable(w,
-		tablewriter.WithHeaderAutoFormat(tw.Off), // keeps "GFLOP/s" as written
-		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: []tw.Align{tw.AlignLeft, tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignRight}}),
-	)
-	t.Header([]string{"ceiling", "value", "unit", "median µs", "launches"})
+	t := speak.Table{Header: []string{"ceiling", "value", "unit", "median launch", "launches"}, Right: speak.Columns("lrlrr")}
 	for _, c := range p.Ceilings {
-		ns := c.Work / c.Value
-		row := []string{c.Name, fmt.Sprintf("%.1f", c.Value), c.Unit, fmt.Sprintf("%.1f", ns/1e3), fmt.Sprint(len(c.SamplesNS))}
-		if err := t.Append(row); err != nil {
-			return err
-		}
+		t.Append(c.Name, speak.Number(c.Value), c.Unit, speak.Duration(c.Work/c.Value), fmt.Sprint(len(c.SamplesNS)))
 	}
-	if err := t.Render(); err != nil {
+	if err := t.Write(w); err != nil {
 		return err
 	}
 	for _, s := range p.Skipped {

@@ -24,7 +24,7 @@ func TestPeakUsage(t *testing.T) {
 		}
 	}
 	status, _, stderr := tltune("peak", "--device", "no-such-device")
-	if status != exitFail || !strings.Contains(stderr, "tltune devices") {
+	if status != exitUsage || !strings.Contains(stderr, "tltune devices") {
 		t.Errorf("unknown device: status %d, stderr %q", status, stderr)
 	}
 }

@@ -68,7 +68,7 @@ func regressCmd(c *context, args []string) int {
 		return c.fail(err)
 	}
 	if reg.report.Regressed() {
-		return exitFail
+		return exitRegression
 	}
 	return exitOK
 }
@@ -220,13 +220,13 @@ func describeRun(r results.Run) string {
 func (r *regression) writeReports(stdout io.Writer, mdPath, junitPath string) error {
 	if mdPath != "" {
 		if err := writeOutput(stdout, mdPath, r.writeMarkdown); err != nil {
-			return fmt.Errorf("--md: %v", err)
+			return fmt.Errorf("--md: %w", err)
 		}
 	}
 	if junitPath != "" {
 		write := func(w io.Writer) error { return compare.WriteJUnit(w, r.report) }
 		if err := writeOutput(stdout, junitPath, write); err != nil {
-			return fmt.Errorf("--junit: %v", err)
+			return fmt.Errorf("--junit: %w", err)
 		}
 	}
 	return r.writeText(stdout)

@@ -198,8 +198,8 @@ func TestRegressSlower(t *testing.T) {
 	dir := t.TempDir()
 	md, junit := filepath.Join(dir, "report.md"), filepath.Join(dir, "report.xml")
 	status, out, errOut := tltune("regress", "--db", db, "--baseline", "1", "--run", "2", "--md", md, "--junit", junit)
-	if status != exitFail || errOut != "" {
-		t.Fatalf("status %d (want %d), stderr %q", status, exitFail, errOut)
+	if status != exitRegression || errOut != "" {
+		t.Fatalf("status %d (want %d), stderr %q", status, exitRegression, errOut)
 	}
 	for _, want := range []string{"slower", "REGRESSION CONFIRMED", `driver changed: "580.159.04" → "590.48.01"`,
 		"new (only in run 2): ger f32 64x64", "gone (only in run 1): ger f32 32x32",
@@ -275,12 +275,12 @@ func TestRegressErrors(t *testing.T) {
 		{[]string{"--baseline", "1", "--bogus"}, exitUsage, "flag provided but not defined: -bogus"},
 		{[]string{"--baseline", "1", "2"}, exitUsage, `unexpected argument "2"`},
 		{[]string{"--baseline", "3", "--run", "nightly"}, exitUsage, "--baseline 3 and --run nightly are both run 3"},
-		{[]string{"--baseline", "monthly"}, exitFail, `no run id or tag "monthly" in ` + db + " other than run 4"},
-		{[]string{"--baseline", "9", "--run", "2"}, exitFail, "no such run 9 in " + db},
-		{[]string{"--baseline", "1", "--run", "weekly"}, exitFail, `no run id or tag "weekly"`},
+		{[]string{"--baseline", "monthly"}, exitUsage, `no run id or tag "monthly" in ` + db + " other than run 4"},
+		{[]string{"--baseline", "9", "--run", "2"}, exitUsage, "no such run 9 in " + db},
+		{[]string{"--baseline", "1", "--run", "weekly"}, exitUsage, `no run id or tag "weekly"`},
 		// The latest run is the CPU's, and no CPU run came before it.
-		{[]string{"--baseline", "last"}, exitFail, "no run on cpu-haswell-Intel(R) Xeon(R) before run 4"},
-		{[]string{"--baseline", "1", "--run", "2", "--md", noDir}, exitFail, "--md: "},
+		{[]string{"--baseline", "last"}, exitUsage, "no run on cpu-haswell-Intel(R) Xeon(R) before run 4"},
+		{[]string{"--baseline", "1", "--run", "2", "--md", noDir}, exitUsage, "--md: "},
 	}
 	for _, tc := range tests {
 		status, out, errOut := tltune(append([]string{"regress", "--db", db}, tc.args...)...)

@@ -7,9 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
-
 	"tltune/compiler/tuning"
 	"tltune/internal/speak"
 	"tltune/results"
@@ -91,7 +88,7 @@ func storedCosts(st *results.Store, run int64) (*replayCosts, error) {
 			rc = &replayCosts{shape: shape, median: map[tuning.Params]float64{}}
 		}
 		if shape != rc.shape {
-			return nil, fmt.Errorf("run %d tuned several shapes (%v, %v): replay one tuning run of one shape", run, rc.shape, shape)
+			return nil, inputError{fmt.Errorf("run %d tuned several shapes (%v, %v): replay one tuning run of one shape", run, rc.shape, shape)}
 		}
 		rc.candidates = append(rc.candidates, m.Config.Params)
 		if m.Outcome == results.OK {
@@ -101,7 +98,7 @@ func storedCosts(st *results.Store, run int64) (*replayCosts, error) {
 		}
 	}
 	if rc == nil || len(rc.median) == 0 {
-		return nil, fmt.Errorf("run %d has no correct timed configuration to replay", run)
+		return nil, inputError{fmt.Errorf("run %d has no correct timed configuration to replay", run)}
 	}
 	return rc, nil
 }
@@ -112,24 +109,19 @@ func (rc *replayCosts) cost(p tuning.Params) (float64, bool) {
 }
 
 func writeReplay(c *context, run results.Run, rc *replayCosts, names []string, tol float64, trials int) int {
-	sh := rc.shape
-	fmt.Fprintf(c.stdout, "run %d: %s %s %s/%s %dx%dx%d %s, %d configurations evaluated (%d failed); optimum %s; within %.3g%% counts as found\n",
-		run.ID, sh.Op, sh.Trans, sh.Dtype, sh.Acc, sh.M, sh.N, sh.K, sh.Layout, len(rc.candidates), rc.failed, formatNs(slices.Min(slices.Collect(maps.Values(rc.median)))), 100*tol)
+	fmt.Fprintf(c.stdout, "run %d: %s, %d configurations evaluated (%d failed); optimum %s; within %.3g%% counts as found\n",
+		run.ID, rc.shape, len(rc.candidates), rc.failed, speak.Duration(slices.Min(slices.Collect(maps.Values(rc.median)))), 100*tol)
 	fmt.Fprintln(c.stdout, "(the run must have been exhaustive — --strategy exhaustive --budget 0 — for its optimum to be the space's)")
-	t := tablewriter.NewTable(c.stdout, tablewriter.WithHeaderAutoFormat(tw.Off))
-	t.Header([]string{"strategy", "mean evaluations", "min", "max", "% of the space", "trials"})
+	t := speak.Table{Header: []string{"strategy", "mean evaluations", "min", "max", "% of the space", "trials"}, Right: speak.Columns("lrrrrr")}
 	for _, name := range names {
 		mean, runs, err := search.Efficiency(name, rc.candidates, rc.cost, tol, trials, 1)
 		if err != nil {
 			return c.fail(err)
 		}
-		row := []string{name, fmt.Sprintf("%.1f", mean), fmt.Sprint(slices.Min(runs)), fmt.Sprint(slices.Max(runs)),
-			fmt.Sprintf("%.1f", 100*mean/float64(len(rc.candidates))), fmt.Sprint(len(runs))}
-		if err := t.Append(row); err != nil {
-			return c.fail(err)
-		}
+		t.Append(name, speak.Number(mean), fmt.Sprint(slices.Min(runs)), fmt.Sprint(slices.Max(runs)),
+			speak.Number(100*mean/float64(len(rc.candidates))), fmt.Sprint(len(runs)))
 	}
-	if err := t.Render(); err != nil {
+	if err := t.Write(c.stdout); err != nil {
 		return c.fail(err)
 	}
 	return exitOK

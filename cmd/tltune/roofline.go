@@ -75,8 +75,8 @@ func loadRoofline(ctx stdcontext.Context, store *results.Store, ref, op string) 
 	}
 	if errors.Is(err, results.ErrNoCeilings) {
 		e := run.Env
-		return nil, fmt.Errorf("no measured ceilings for %s (%s, driver %s, host %s), the device of run %d; run 'tltune peak --device %q --db %q' there first",
-			e.Device, e.Runtime, e.Driver, e.Host, run.ID, e.Device, store.Path())
+		return nil, inputError{fmt.Errorf("no measured ceilings for %s (%s, driver %s, host %s), the device of run %d; run 'tltune peak --device %q --db %q' there first",
+			e.Device, e.Runtime, e.Driver, e.Host, run.ID, e.Device, store.Path())}
 	}
 	if err != nil {
 		return nil, err
@@ -87,7 +87,7 @@ func loadRoofline(ctx stdcontext.Context, store *results.Store, ref, op string) 
 	}
 	points, err := rooflinePoints(best)
 	if err != nil {
-		return nil, fmt.Errorf("run %d: %v", run.ID, err)
+		return nil, inputError{fmt.Errorf("run %d: %v", run.ID, err)}
 	}
 	return &chart.Roofline{
 		Device:    fmt.Sprintf("%s, run %d", run.Env.Device, run.ID),

@@ -77,7 +77,7 @@ func runKernel(c *context, args []string) int {
 	prog, errs := frontEnd(f.file, src)
 	if len(errs) > 0 {
 		diag.Print(c.stderr, f.file, src, errs)
-		return exitFail
+		return exitUsage
 	}
 	fn, err := pickFunc(prog, f.fn)
 	if err != nil {
@@ -99,7 +99,7 @@ func runKernel(c *context, args []string) int {
 	}
 	opts := interp.Options{Groups: binder.groups, Accumulate64: f.acc64}
 	if err := interp.Run(fn, bound.args, opts); err != nil {
-		return c.fail(fmt.Errorf("%s:%v", f.file, err))
+		return c.fail(inputError{fmt.Errorf("%s:%v", f.file, err)})
 	}
 	return binder.report(c, &f, bound)
 }

@@ -149,8 +149,8 @@ func TestRunErrors(t *testing.T) {
 		{[]string{"run", "testdata/run/fib.ir", "--arg", "F=" + wrong}, 2, "want a <i8 array, got <f8"},
 		{[]string{"run", "testdata/run/fib.ir", "--arg", "F=zeros", "--shape", "F=31x2"}, 2, "gives shape 31x2, want 32xN"},
 		{[]string{"run", "testdata/run/fib.ir", "--arg", "G=zeros"}, 2, "@fib has no parameter %G"},
-		{[]string{"run", "testdata/run/fib.ir", "--arg", "F=" + filepath.Join(dir, "none.npy")}, 1, "no such file"},
-		{[]string{"run", bad, "--arg", "a=1"}, 1, "bad.ir:2:22: error:"},
+		{[]string{"run", "testdata/run/fib.ir", "--arg", "F=" + filepath.Join(dir, "none.npy")}, 2, "no such file"},
+		{[]string{"run", bad, "--arg", "a=1"}, 2, "bad.ir:2:22: error:"},
 		{[]string{"run"}, 2, "missing FILE"},
 	} {
 		_, errs, status := runTool(c.args...)

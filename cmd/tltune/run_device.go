@@ -49,7 +49,7 @@ func runCompiled(c *context, f *runFlags, src []byte, fn *ir.Func, b *argBinder,
 	// float64, the most exact reference.
 	opts := interp.Options{Groups: b.groups, SubgroupSize: k.SubgroupSize, WorkGroupSize: k.WorkGroupSize, Accumulate64: true}
 	if err := interp.Run(fn, oracle.args, opts); err != nil {
-		return c.fail(fmt.Errorf("%s:%v", f.file, err))
+		return c.fail(inputError{fmt.Errorf("%s:%v", f.file, err)})
 	}
 	got, err := b.bind()
 	if err != nil {

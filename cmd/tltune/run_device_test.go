@@ -62,7 +62,7 @@ func TestRunOnDeviceMismatch(t *testing.T) {
 	t.Cleanup(func() { afterDeviceRun = old })
 	dir := t.TempDir()
 	out, errs, status := runTool(append(append([]string{"run"}, deviceRuns[0].args...), "--device", dev, "--save", dir)...)
-	if status != exitFail || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "differs from the interpreter in %C") {
+	if status != exitRuntime || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "differs from the interpreter in %C") {
 		t.Errorf("status %d, stderr %q; want 1 and one line naming %%C", status, errs)
 	}
 	mismatch := regexp.MustCompile(`\n  %C memref<f32x20x5x\?>: max error [0-9.e-]+ at \(0, 0, 0\) \(tolerance 2e-05\) MISMATCH\n`)
@@ -90,7 +90,7 @@ func TestRunDeviceSelection(t *testing.T) {
 	withInventory(t, device.Inventory{Runtimes: []device.Status{{Runtime: device.OpenCL, Library: "libOpenCL.so.1",
 		Err: &device.MissingError{Runtime: "OpenCL", Library: "libOpenCL.so.1", Package: "ocl-icd-libopencl1"}}}})
 	_, errs, status = runTool(append(args, "0")...)
-	if status != exitFail || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "install the Debian package ocl-icd-libopencl1") {
+	if status != exitRuntime || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "install the Debian package ocl-icd-libopencl1") {
 		t.Errorf("missing runtime: status %d, stderr %q", status, errs)
 	}
 }

@@ -120,12 +120,12 @@ func TestStoreErrors(t *testing.T) {
 	}
 	for _, cmd := range [][]string{{"table"}, {"export", "--format", "json"}} {
 		status, out, errOut := tltune(append(cmd, "--db", missing)...)
-		checkOneLine(t, status, exitFail, out, errOut, "no results database at "+missing)
+		checkOneLine(t, status, exitUsage, out, errOut, "no results database at "+missing)
 		if _, err := os.Stat(missing); err == nil {
 			t.Fatalf("%s created %s", cmd[0], missing)
 		}
 		status, out, errOut = tltune(append(cmd, "--db", broken)...)
-		checkOneLine(t, status, exitFail, out, errOut, broken+" is not a usable tltune results database")
+		checkOneLine(t, status, exitUsage, out, errOut, broken+" is not a usable tltune results database")
 		if after, _ := os.ReadFile(broken); !bytes.Equal(after, content) {
 			t.Fatalf("%s modified the broken database", cmd[0])
 		}

@@ -175,7 +175,7 @@ func (s *sweep) execute(c *context) int {
 	if err == nil && !rep.measuredAny() {
 		// A nightly job must not pass on an empty run, nor leave it as
 		// the next night's baseline: the run is recorded as failed.
-		err = fmt.Errorf("no shape of %s has a stored best on %s; tune the suite first (drop --remeasure) or add --tune-missing", s.suite.Name, s.lead().info.Name)
+		err = inputError{fmt.Errorf("no shape of %s has a stored best on %s; tune the suite first (drop --remeasure) or add --tune-missing", s.suite.Name, s.lead().info.Name)}
 	}
 	rep.throughput = s.tally
 	status, err := s.lead().finish(err)
@@ -199,7 +199,7 @@ func (s *sweep) loadStored() error {
 		return nil
 	}
 	info := s.lead().info
-	best, err := s.lead().store.BestPerShape(stdctx.Background(), results.Filter{Device: info.Name})
+	best, err := s.lead().store.BestPerShape(stdctx.Background(), results.Filter{Device: results.ThisDevice(info.Name)})
 	if err != nil {
 		return err
 	}
@@ -328,7 +328,7 @@ func whyNothingRan(rep *tuner.Report) string {
 		}
 	}
 	if rep.Counts[tuner.Pruned] > 0 {
-		return fmt.Sprintf("pruned (%s)", countsLine(rep.PrunedByRule, nil))
+		return fmt.Sprintf("pruned (%s)", speak.Counts(rep.PrunedByRule, nil))
 	}
 	return "nothing evaluated"
 }

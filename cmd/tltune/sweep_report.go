@@ -5,10 +5,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"time"
-
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
 
 	"tltune/compiler/tuning"
 	"tltune/internal/speak"
@@ -89,8 +85,8 @@ func (s *sweepShape) writeLine(w io.Writer) {
 		return
 	}
 	b := s.Best
-	fmt.Fprintf(w, "%s: %s, %s, %.1f GFLOP/s, %.1f GB/s%s [%s]\n", s.Name, b.Params, formatNs(b.MedianNs),
-		b.GFLOPs, b.GBs, s.storedNote(), s.outcomes())
+	fmt.Fprintf(w, "%s: %s, %s, %s, %s%s [%s]\n", s.Name, b.Params, speak.Duration(b.MedianNs),
+		speak.Rate(b.GFLOPs, "FLOP/s"), speak.Rate(b.GBs, "B/s"), s.storedNote(), s.outcomes())
 }
 
 // problem says why the shape has no best; a stored best that failed says
@@ -109,7 +105,7 @@ func (s *sweepShape) storedNote() string {
 	if s.Stored == nil {
 		return ""
 	}
-	return fmt.Sprintf(" (stored %s in run %d)", formatNs(s.Stored.MedianNs), s.Stored.Run)
+	return fmt.Sprintf(" (stored %s in run %d)", speak.Duration(s.Stored.MedianNs), s.Stored.Run)
 }
 
 // outcomes counts the evaluations in the taxonomy's order, says why a
@@ -126,14 +122,14 @@ func (s *sweepShape) outcomes() string {
 // several devices.
 func (s *sweepShape) took() string {
 	if s.Device == "" {
-		return seconds(s.Seconds).String()
+		return speak.Duration(s.Seconds * 1e9)
 	}
-	return seconds(s.Seconds).String() + " on " + s.Device
+	return speak.Duration(s.Seconds*1e9) + " on " + s.Device
 }
 
 func (r *sweepReport) write(w io.Writer, asJSON bool) error {
 	if asJSON {
-		return writeJSON(w, r)
+		return speak.WriteJSON(w, r)
 	}
 	suite := r.Suite
 	if r.Shard != "" {
@@ -154,9 +150,9 @@ func (r *sweepReport) write(w io.Writer, asJSON bool) error {
 	if r.TimeSplit != nil {
 		r.throughput.write(w)
 	}
-	took := seconds(total).Round(time.Second).String()
+	took := speak.Duration(total * 1e9)
 	if len(r.Devices) > 0 {
-		took = fmt.Sprintf("%s on %d devices (%s of device time)", seconds(r.Wall).Round(time.Second), len(r.Devices), took)
+		took = fmt.Sprintf("%s on %d devices (%s of device time)", speak.Duration(r.Wall*1e9), len(r.Devices), took)
 	}
 	_, err := fmt.Fprintf(w, "%d shape(s) in %s, stored as run %d in %s ('tltune regress --baseline TAG|RUN' compares it)\n",
 		len(r.Shapes), took, r.Run, r.Database)
@@ -168,21 +164,17 @@ func (r *sweepReport) write(w io.Writer, asJSON bool) error {
 func (r *sweepReport) writeTable(w io.Writer) error {
 	const storedColumn = 4
 	header := []string{"shape", "action", "best configuration", "median", "stored", "GFLOP/s", "GB/s", "time"}
-	align := []tw.Align{tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight}
+	right := speak.Columns("lllrrrrr")
 	drop := func(row []string) []string { return row }
 	if r.Mode != "remeasure" {
 		drop = func(row []string) []string { return slices.Delete(row, storedColumn, storedColumn+1) }
-		align = slices.Delete(align, storedColumn, storedColumn+1)
+		right = slices.Delete(right, storedColumn, storedColumn+1)
 	}
-	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}))
-	t.Header(drop(header))
+	t := speak.Table{Header: drop(header), Right: right}
 	for _, s := range r.Shapes {
-		if err := t.Append(drop(s.row())); err != nil {
-			return err
-		}
+		t.Append(drop(s.row())...)
 	}
-	return t.Render()
+	return t.Write(w)
 }
 
 // row is the shape's row of the final table.
@@ -192,17 +184,12 @@ func (s *sweepShape) row() []string {
 		row[2] = "none correct"
 	}
 	if s.Stored != nil {
-		row[4] = formatNs(s.Stored.MedianNs)
+		row[4] = speak.Duration(s.Stored.MedianNs)
 	}
 	if b := s.Best; b != nil {
-		row[2], row[3], row[5], row[6] = b.Params.String(), formatNs(b.MedianNs), fmt.Sprintf("%.1f", b.GFLOPs), fmt.Sprintf("%.1f", b.GBs)
+		row[2], row[3], row[5], row[6] = b.Params.String(), speak.Duration(b.MedianNs), speak.Number(b.GFLOPs), speak.Number(b.GBs)
 	}
 	return row
-}
-
-// seconds is a duration in seconds, rounded for reading.
-func seconds(s float64) time.Duration {
-	return time.Duration(s * float64(time.Second)).Round(100 * time.Millisecond)
 }
 
 // measuredAny reports whether the sweep evaluated a shape, or had none to
@@ -228,10 +215,10 @@ func (r *sweepReport) verdict(c *context) int {
 	switch {
 	case len(failed) > 0 && r.Mode == "remeasure":
 		fmt.Fprintf(c.stderr, "tltune sweep: %d shape(s) no longer run their stored best correctly: %s\n", len(failed), strings.Join(failed, "; "))
-		return exitFail
+		return exitRuntime
 	case len(failed) > 0:
 		fmt.Fprintf(c.stderr, "tltune sweep: no configuration ran correctly for %d shape(s): %s\n", len(failed), strings.Join(failed, "; "))
-		return exitFail
+		return exitRuntime
 	}
 	return exitOK
 }

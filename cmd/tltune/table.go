@@ -13,7 +13,7 @@ func init() {
 	register(&command{
 		name:    "table",
 		summary: "export the best verified configuration per shape and device as the compiler's tuning table",
-		usage:   "[-o tuning.json] [--db PATH] [--device SUBSTR] [--op gemm|gemv|ger]",
+		usage:   "[-o tuning.json] [--db PATH] [--device D] [--op gemm|gemv|ger]",
 		run:     tableCmd,
 	})
 }
@@ -25,7 +25,7 @@ func tableCmd(c *context, args []string) int {
 	fs := c.flags()
 	out := fs.String("o", "", "write the table to `FILE` (default: stdout)")
 	db := dbFlag(fs)
-	device := fs.String("device", "", "only devices whose name contains `SUBSTR`, ignoring case")
+	device := storedDeviceFlag(fs, "every device")
 	op := fs.String("op", "", "only this operation: "+strings.Join(tunedOps, ", "))
 	if status, ok := c.parse(fs, args); !ok {
 		return status
@@ -36,17 +36,21 @@ func tableCmd(c *context, args []string) int {
 	if *op != "" && !slices.Contains(tunedOps, *op) {
 		return c.usageError("--op %q: want one of %s", *op, strings.Join(tunedOps, ", "))
 	}
+	devices, err := storedDevice(*device)
+	if err != nil {
+		return c.usageError("%v", err)
+	}
 	store, err := openStore(*db, false)
 	if err != nil {
 		return c.fail(err)
 	}
 	defer store.Close()
-	table, err := store.TuningTable(stdcontext.Background(), results.Filter{Device: *device, Op: *op})
+	table, err := store.TuningTable(stdcontext.Background(), results.Filter{Device: devices, Op: *op})
 	if err != nil {
 		return c.fail(err)
 	}
 	if len(table.Entries) == 0 {
-		return c.fail(fmt.Errorf("no verified measurement in %s matches%s; nothing written", store.Path(), describeFilter(*device, *op)))
+		return c.fail(inputError{fmt.Errorf("no verified measurement in %s matches%s; nothing written", store.Path(), describeFilter(devices, *op))})
 	}
 	if err := writeOutput(c.stdout, *out, table.Encode); err != nil {
 		return c.fail(err)
@@ -59,10 +63,10 @@ func tableCmd(c *context, args []string) int {
 
 // describeFilter names the filters in a "nothing found" message; the
 // message must say whether a filter or the database is the reason.
-func describeFilter(device, op string) string {
+func describeFilter(device results.DeviceMatch, op string) string {
 	var w strings.Builder
-	if device != "" {
-		fmt.Fprintf(&w, " --device %q", device)
+	if device.Name != "" {
+		fmt.Fprintf(&w, " --device %q", device.Name)
 	}
 	if op != "" {
 		fmt.Fprintf(&w, " --op %s", op)

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"tltune/compiler/tuning"
@@ -60,11 +61,32 @@ func TestTableErrors(t *testing.T) {
 		{[]string{"--op", "conv"}, exitUsage, `--op "conv": want one of gemm, gemv, ger`},
 		{[]string{"extra"}, exitUsage, `unexpected argument "extra"`},
 		{[]string{"--bogus"}, exitUsage, "flag provided but not defined: -bogus"},
-		{[]string{"--device", "MI300"}, exitFail, `matches --device "MI300"; nothing written`},
-		{[]string{"-o", filepath.Join(t.TempDir(), "no", "such", "dir", "t.json")}, exitFail, "no such file or directory"},
+		{[]string{"--device", "MI300"}, exitUsage, `matches --device "MI300"; nothing written`},
+		{[]string{"-o", filepath.Join(t.TempDir(), "no", "such", "dir", "t.json")}, exitUsage, "no such file or directory"},
 	}
 	for _, tc := range tests {
 		status, out, errOut := tltune(append([]string{"table", "--db", db}, tc.args...)...)
 		checkOneLine(t, status, tc.status, out, errOut, tc.want)
 	}
+}
+
+// TestStoredDeviceSyntax: table and history take --device as every command
+// does. An index or opencl:N names this machine's device exactly; a
+// substring matches stored devices of any machine; ref is refused.
+func TestStoredDeviceSyntax(t *testing.T) {
+	withInventory(t, fixedInventory()) // opencl:0 is the NVIDIA H200
+	db := fixtureDB(t)
+	for _, spec := range []string{"0", "opencl:0", "h200"} {
+		status, out, errOut := tltune("table", "--db", db, "--device", spec)
+		if status != exitOK || !strings.Contains(out, `"device":"NVIDIA H200"`) || strings.Contains(out, "cpu-haswell") {
+			t.Errorf("table --device %s: status %d, stderr %q\n%s", spec, status, errOut, out)
+		}
+	}
+	// opencl:1 is a CPU this machine has and the store has no results of.
+	status, out, errOut := tltune("table", "--db", db, "--device", "opencl:1")
+	checkOneLine(t, status, exitUsage, out, errOut, `matches --device "pthread-haswell"`)
+	status, out, errOut = tltune("table", "--db", db, "--device", "ze:3")
+	checkOneLine(t, status, exitUsage, out, errOut, `--device ze:3: no device matches "ze:3"`)
+	status, out, errOut = tltune("history", "--db", db, "--op", "gemm", "--m", "64", "--n", "64", "--k", "32", "--device", "ref")
+	checkOneLine(t, status, exitUsage, out, errOut, "--device ref: the reference interpreter has no stored results")
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"tltune/internal/speak"
 	"tltune/tuner"
 )
 
@@ -46,9 +47,9 @@ func (t *throughput) write(w io.Writer) {
 	var parts []string
 	for _, p := range tuner.Phases {
 		if s := t.TimeSplit[p.String()]; s > 0 {
-			parts = append(parts, fmt.Sprintf("%s %s (%.0f%%)", p, formatNs(s*1e9), 100*s/t.WallSeconds))
+			parts = append(parts, fmt.Sprintf("%s %s (%.0f%%)", p, speak.Duration(s*1e9), 100*s/t.WallSeconds))
 		}
 	}
 	fmt.Fprintf(w, "throughput: %d evaluations in %s, %.1f evaluations/s; wall time: %s\n",
-		t.Evaluated, formatNs(t.WallSeconds*1e9), t.EvaluationsPerSecond, strings.Join(parts, ", "))
+		t.Evaluated, speak.Duration(t.WallSeconds*1e9), t.EvaluationsPerSecond, strings.Join(parts, ", "))
 }

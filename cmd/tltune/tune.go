@@ -545,7 +545,7 @@ func (j *shapeJob) compiler() kernelCompiler {
 // this device, if the store has one: evaluated first, it gives the search a
 // good incumbent at once.
 func (r *tuneRun) warmStart(key tuning.Key) []tuning.Params {
-	table, err := r.store.TuningTable(stdctx.Background(), results.Filter{Device: r.info.Name, Op: key.Op})
+	table, err := r.store.TuningTable(stdctx.Background(), results.Filter{Device: results.ThisDevice(r.info.Name), Op: key.Op})
 	if err != nil {
 		return nil
 	}
@@ -582,7 +582,7 @@ func (r *tuneRun) tuneOne(c *context, recipe kernels.Recipe) int {
 		return c.fail(err)
 	case rep.Best() == nil:
 		fmt.Fprintf(c.stderr, "tltune %s: no configuration ran correctly; the outcome counts above say why\n", c.cmd.name)
-		return exitFail
+		return exitRuntime
 	}
 	return exitOK
 }
@@ -625,5 +625,5 @@ func (r *tuneRun) finish(err error) (results.RunStatus, error) {
 // interrupted says how to continue an interrupted run.
 func (r *tuneRun) interrupted(c *context) int {
 	fmt.Fprintf(c.stderr, "tltune %s: interrupted; continue with --resume %d --db %s\n", c.cmd.name, r.stored.ID, strconv.Quote(r.store.Path()))
-	return exitFail
+	return exitInterrupted
 }

@@ -1,19 +1,15 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"sort"
-	"strings"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
 	"tltune/compiler/tuning"
+	"tltune/internal/speak"
 	"tltune/tuner"
 )
 
@@ -52,7 +48,7 @@ func (p *progress) update(s tuner.Progress) {
 	}
 	desc := p.what
 	if s.Best != nil {
-		desc = fmt.Sprintf("best %s", formatNs(s.Best.Median()))
+		desc = "best " + speak.Duration(s.Best.Median())
 	}
 	p.bar.Describe(desc)
 	p.bar.Set(s.Done)
@@ -107,7 +103,7 @@ func (j *shapeJob) report(c *context, rep *tuner.Report) error {
 	}
 	r.add(rep)
 	if run.flags.asJSON {
-		return writeJSON(c.stdout, r)
+		return speak.WriteJSON(c.stdout, r)
 	}
 	return r.write(c.stdout)
 }
@@ -133,12 +129,6 @@ func (j *shapeJob) ranked(o tuner.Outcome) rankedConfig {
 	return rc
 }
 
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
-
 func (r *tuneReport) write(w io.Writer) error {
 	fmt.Fprintf(w, "%s on %s (driver %s): %d entries per timed launch, %d buffer set(s)\n\n", r.Recipe, r.Device, r.Driver, r.Batch, r.BufferSets)
 	if len(r.Top) > 0 {
@@ -148,7 +138,7 @@ func (r *tuneReport) write(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "\noutcomes: %s (stopped: %s)\n", outcomeLine(r.Counts), r.Stop)
 	if len(r.PrunedBy) > 0 {
-		fmt.Fprintf(w, "pruned by rule: %s\n", countsLine(r.PrunedBy, nil))
+		fmt.Fprintf(w, "pruned by rule: %s\n", speak.Counts(r.PrunedBy, nil))
 	}
 	r.throughput.write(w)
 	if r.CopyGBs == 0 {
@@ -159,23 +149,18 @@ func (r *tuneReport) write(w io.Writer) error {
 }
 
 func (r *tuneReport) writeTop(w io.Writer) error {
-	t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: []tw.Align{
-			tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight}}))
-	t.Header([]string{"#", "configuration", "median", "95% CI", "GFLOP/s", "GB/s", "% copy BW", "rel. error"})
+	t := speak.Table{Header: []string{"#", "configuration", "median", "95% CI", "GFLOP/s", "GB/s", "% copy BW", "rel. error"},
+		Right: speak.Columns("rlrrrrrr")}
 	for i, rc := range r.Top {
 		bw := "-"
 		if rc.BWPercent > 0 {
-			bw = fmt.Sprintf("%.1f", rc.BWPercent)
+			bw = speak.Number(rc.BWPercent)
 		}
-		row := []string{fmt.Sprint(i + 1), rc.Params.String(), formatNs(rc.MedianNs),
-			fmt.Sprintf("%s–%s", formatNs(rc.CILowNs), formatNs(rc.CIHighNs)),
-			fmt.Sprintf("%.1f", rc.GFLOPs), fmt.Sprintf("%.1f", rc.GBs), bw, fmt.Sprintf("%.2g", rc.VerifyErr)}
-		if err := t.Append(row); err != nil {
-			return err
-		}
+		t.Append(fmt.Sprint(i+1), rc.Params.String(), speak.Duration(rc.MedianNs),
+			speak.Duration(rc.CILowNs)+" – "+speak.Duration(rc.CIHighNs),
+			speak.Number(rc.GFLOPs), speak.Number(rc.GBs), bw, fmt.Sprintf("%.2g", rc.VerifyErr))
 	}
-	return t.Render()
+	return t.Write(w)
 }
 
 // outcomeLine lists outcome counts in the taxonomy's order.
@@ -184,39 +169,5 @@ func outcomeLine(counts map[string]int) string {
 	for i, k := range tuner.Kinds {
 		order[i] = string(k)
 	}
-	return countsLine(counts, order)
-}
-
-// countsLine formats counts as "a 3, b 1", in order (else by name), skipping
-// zeros.
-func countsLine(counts map[string]int, order []string) string {
-	if order == nil {
-		for k := range counts {
-			order = append(order, k)
-		}
-		sort.Strings(order)
-	}
-	var parts []string
-	for _, k := range order {
-		if n := counts[k]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%s %d", k, n))
-		}
-	}
-	if len(parts) == 0 {
-		return "none"
-	}
-	return strings.Join(parts, ", ")
-}
-
-// formatNs prints a duration in ns with a unit that keeps 3–4 digits.
-func formatNs(ns float64) string {
-	switch {
-	case ns >= 1e9:
-		return fmt.Sprintf("%.3g s", ns/1e9)
-	case ns >= 1e6:
-		return fmt.Sprintf("%.4g ms", ns/1e6)
-	case ns >= 1e3:
-		return fmt.Sprintf("%.4g µs", ns/1e3)
-	}
-	return fmt.Sprintf("%.4g ns", ns)
+	return speak.Counts(counts, order)
 }

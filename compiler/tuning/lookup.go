@@ -47,8 +47,8 @@ func (m Match) String() string {
 	}
 	switch m.How {
 	case Exact:
-		return fmt.Sprintf("tuning table: exact match for %s%s (run %d, median %.0f ns): %s",
-			m.Key, from, e.Run, e.MedianNS, e.Params)
+		return fmt.Sprintf("tuning table: exact match for %s%s (run %d, median %s): %s",
+			m.Key, from, e.Run, speak.Duration(e.MedianNS), e.Params)
 	case Nearest:
 		return fmt.Sprintf("tuning table: no entry for %s; nearest tuned shape %s%s (log2 distance %.2f%s): %s",
 			m.Key, e.Shape(), from, m.Distance, tunedFor(m.Key.Problem, e), e.Params)

@@ -175,6 +175,18 @@ func (e *Entry) validate() error {
 	return nil
 }
 
+// Devices are the devices the table has entries for, sorted.
+func (t *Table) Devices() []string {
+	var names []string
+	for _, e := range t.Entries {
+		if !slices.Contains(names, e.Device) {
+			names = append(names, e.Device)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
 // Sort orders the entries by key so that written tables are stable and diff
 // well.
 func (t *Table) Sort() {

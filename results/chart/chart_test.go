@@ -322,22 +322,6 @@ func TestHistoryTicksThinned(t *testing.T) {
 	}
 }
 
-func TestFormatRate(t *testing.T) {
-	for _, tt := range []struct {
-		giga float64
-		unit string
-		want string
-	}{
-		{4020, "B/s", "4.02 TB/s"},
-		{660000, "FLOP/s", "660 TFLOP/s"},
-		{850, "FLOP/s", "850 GFLOP/s"},
-	} {
-		if got := formatRate(tt.giga, tt.unit); got != tt.want {
-			t.Errorf("formatRate(%g, %q) = %q, want %q", tt.giga, tt.unit, got, tt.want)
-		}
-	}
-}
-
 func TestFormatOf(t *testing.T) {
 	for path, want := range map[string]string{"out/Roofline.SVG": "svg", "h.png": "png", "a.b.pdf": "pdf"} {
 		if got, err := FormatOf(path); got != want || err != nil {

@@ -12,6 +12,8 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"tltune/internal/speak"
 )
 
 // A Roofline is the data of a roofline chart: measured kernels against the
@@ -164,7 +166,7 @@ func (r *Roofline) addRoofs(p *plot.Plot, leg *plot.Legend) error {
 	}
 	memory.LineStyle = draw.LineStyle{Color: color.Black, Width: vg.Points(1.5)}
 	p.Add(memory)
-	leg.Add("memory "+formatRate(r.MemoryGBs, "B/s"), memory)
+	leg.Add("memory "+speak.Rate(r.MemoryGBs, "B/s"), memory)
 	names := plotter.XYLabels{XYs: make(plotter.XYs, len(r.Roofs)), Labels: make([]string, len(r.Roofs))}
 	for i, rf := range r.Roofs {
 		line := lines[i+1]
@@ -174,7 +176,7 @@ func (r *Roofline) addRoofs(p *plot.Plot, leg *plot.Legend) error {
 		}
 		roof.LineStyle = roofStyle(i)
 		p.Add(roof)
-		leg.Add(rf.Name+" "+formatRate(rf.GFLOPs, "FLOP/s"), roof)
+		leg.Add(rf.Name+" "+speak.Rate(rf.GFLOPs, "FLOP/s"), roof)
 		names.XYs[i], names.Labels[i] = line[len(line)-1], rf.Name
 	}
 	return addRoofNames(p, names)
@@ -247,13 +249,4 @@ func (r *Roofline) pointLabels() *pointLabels {
 // enough for 8 pt text on white.
 func groupColor(i int) color.Color {
 	return plotutil.DarkColors[i%len(plotutil.DarkColors)]
-}
-
-// formatRate prints a rate given in giga-units per second with an SI
-// prefix, e.g. formatRate(3350, "B/s") = "3.35 TB/s".
-func formatRate(giga float64, unit string) string {
-	if giga >= 1000 {
-		return fmt.Sprintf("%.3g T%s", giga/1000, unit)
-	}
-	return fmt.Sprintf("%.3g G%s", giga, unit)
 }

@@ -6,8 +6,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
+	"tltune/internal/speak"
 )
 
 // The columns of the table and Markdown renderers, one per field of row.
@@ -25,7 +24,7 @@ func row(r Result) []string {
 		fmt.Sprintf("%.3f", r.Ratio),
 		formatInterval(r.RatioLo, r.RatioHi),
 		formatP(r.P),
-		formatPercent(r.NoiseFloor),
+		speak.Percent(r.NoiseFloor),
 		r.Verdict.String(),
 		envFieldNames(r.EnvChanges),
 	}
@@ -34,25 +33,11 @@ func row(r Result) []string {
 // WriteTable writes rep as a plain-text table for a terminal, followed by
 // the notes (summary, environment changes, warnings).
 func WriteTable(w io.Writer, rep *Report) error {
-	align := make([]tw.Align, len(numeric))
-	for i, right := range numeric {
-		align[i] = tw.AlignLeft
-		if right {
-			align[i] = tw.AlignRight
-		}
-	}
-	t := tablewriter.NewTable(w,
-		// Auto-format would upper-case the header and split "ratio CI".
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
-	)
-	t.Header(header)
+	t := speak.Table{Header: header, Right: numeric}
 	for _, r := range rep.Results {
-		if err := t.Append(row(r)); err != nil {
-			return err
-		}
+		t.Append(row(r)...)
 	}
-	if err := t.Render(); err != nil {
+	if err := t.Write(w); err != nil {
 		return err
 	}
 	for _, n := range notes(rep) {
@@ -111,7 +96,7 @@ func summaryLine(rep *Report) string {
 	}
 	return fmt.Sprintf("%s: %d shapes, %d slower, %d faster, %d same, %d noisy (threshold %s, alpha %g, ratio = current/baseline median)",
 		decision, len(rep.Results), counts[Slower], counts[Faster], counts[Same], counts[Noisy],
-		formatPercent(rep.Options.Threshold), rep.Options.Alpha)
+		speak.Percent(rep.Options.Threshold), rep.Options.Alpha)
 }
 
 // envNotes lists each distinct environment change once, in order of first
@@ -143,40 +128,13 @@ func envFieldNames(cs []EnvChange) string {
 }
 
 // formatSummary prints a median and the larger relative distance to its
-// interval's ends, e.g. "20.01µs ±0.6%".
+// interval's ends, e.g. "20.01 µs ±0.6%".
 func formatSummary(s Summary) string {
 	if math.IsInf(s.Lo, 0) || math.IsInf(s.Hi, 0) {
-		return formatNs(s.Median) + " ±∞"
+		return speak.Duration(s.Median) + " ±∞"
 	}
 	spread := max(s.Hi/s.Median-1, 1-s.Lo/s.Median)
-	return formatNs(s.Median) + " ±" + formatPercent(spread)
-}
-
-// formatNs prints a time in nanoseconds with four significant digits in the
-// largest unit that keeps it at least 1, e.g. "4.100µs", "944.2ns".
-func formatNs(ns float64) string {
-	units := []struct {
-		scale float64
-		name  string
-	}{{1e9, "s"}, {1e6, "ms"}, {1e3, "µs"}, {1, "ns"}}
-	for _, u := range units {
-		if v := ns / u.scale; v >= 1 || u.scale == 1 {
-			return fourDigits(v) + u.name
-		}
-	}
-	panic("unreachable")
-}
-
-// fourDigits prints v in [1, 1000) with four significant digits, keeping
-// trailing zeros (unlike %.4g) so columns line up.
-func fourDigits(v float64) string {
-	switch {
-	case v < 10:
-		return fmt.Sprintf("%.3f", v)
-	case v < 100:
-		return fmt.Sprintf("%.2f", v)
-	}
-	return fmt.Sprintf("%.1f", v)
+	return speak.Duration(s.Median) + " ±" + speak.Percent(spread)
 }
 
 func formatInterval(lo, hi float64) string {
@@ -193,8 +151,4 @@ func formatP(p float64) string {
 		return "<0.001"
 	}
 	return fmt.Sprintf("%.3f", p)
-}
-
-func formatPercent(f float64) string {
-	return fmt.Sprintf("%.1f%%", 100*f)
 }

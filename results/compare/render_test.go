@@ -124,21 +124,3 @@ func TestTableHeaderVerbatim(t *testing.T) {
 		t.Errorf("header not printed verbatim:\n%s", buf.String())
 	}
 }
-
-func TestFormatNs(t *testing.T) {
-	for _, tt := range []struct {
-		ns   float64
-		want string
-	}{
-		{850, "850.0ns"},
-		{4100, "4.100µs"},
-		{52012.5, "52.01µs"},
-		{1.5e6, "1.500ms"},
-		{2.25e9, "2.250s"},
-		{3200e9, "3200.0s"},
-	} {
-		if got := formatNs(tt.ns); got != tt.want {
-			t.Errorf("formatNs(%g) = %q, want %q", tt.ns, got, tt.want)
-		}
-	}
-}
