@@ -13,7 +13,7 @@ var rules map[ir.Op]rule
 func init() {
 	rules = map[ir.Op]rule{
 		ir.OpAlloca: (*checker).alloca, ir.OpAxpby: (*checker).axpby, ir.OpCumsum: (*checker).cumsum,
-		ir.OpForeach: (*checker).foreach, ir.OpGemm: (*checker).gemm, ir.OpGemv: (*checker).gemv,
+		ir.OpForeach: (*checker).foreach, ir.OpForeachTile: (*checker).foreachTile, ir.OpGemm: (*checker).gemm, ir.OpGemv: (*checker).gemv,
 		ir.OpGer: (*checker).ger, ir.OpHadamardProduct: (*checker).hadamard, ir.OpParallel: (*checker).parallel,
 		ir.OpSum:   (*checker).sum,
 		ir.OpArith: (*checker).arith, ir.OpArithUnary: (*checker).arithUnary, ir.OpBarrier: (*checker).barrier,

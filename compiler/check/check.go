@@ -57,6 +57,7 @@ type checker struct {
 	defined []*ir.Value
 
 	localBytes int64 // sum of the sizes of the function's allocas
+	sgs        int64 // the function's subgroup_size attribute (0: not given)
 }
 
 func (c *checker) errorf(pos ir.Pos, format string, args ...any) {
@@ -65,6 +66,7 @@ func (c *checker) errorf(pos ir.Pos, format string, args ...any) {
 
 func (c *checker) function(f *ir.Func) {
 	c.visible, c.defined, c.localBytes = make(map[*ir.Value]bool, 128), c.defined[:0], 0
+	c.sgs, _ = f.SubgroupSize()
 	for i, v := range f.Params {
 		pos := v.Pos
 		if !pos.IsValid() {

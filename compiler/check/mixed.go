@@ -57,6 +57,44 @@ func (c *checker) foreach(in *ir.Inst, kind ir.RegionKind) {
 	c.region(body, ir.RegionSPMD)
 }
 
+// foreachTile checks the bounds (an integer type per mode, the same for
+// its lower and upper bound), the tile shape (positive; its first entry a
+// multiple of the subgroup size when the function fixes one) and the
+// region's offsets and sizes (of their mode's type).
+func (c *checker) foreachTile(in *ir.Inst, kind ir.RegionKind) {
+	if !c.regions(in, 1, ir.RegionSPMD) {
+		return
+	}
+	body := in.Body()
+	n := len(in.Static)
+	if n == 0 || len(in.Operands) != 2*n || len(body.Args) != 2*n || len(in.Results) != 0 {
+		c.errorf(in.OpPos, "foreach_tile needs a lower and an upper bound, a tile offset, a tile size and a tile shape entry per mode (at least one)")
+		return
+	}
+	from, to := in.ForeachBounds()
+	for i := range n {
+		t := from[i].Type
+		switch {
+		case !t.IsInteger():
+			c.errorf(operandPos(in, i), "foreach_tile bound %s must have integer type, found %s", name(from[i]), t)
+		case to[i].Type != t:
+			c.errorf(operandPos(in, n+i), "foreach_tile bound %s has type %s, but its lower bound has type %s", name(to[i]), to[i].Type, t)
+		}
+		for _, a := range []*ir.Value{body.Args[i], body.Args[n+i]} {
+			if a.Type != t {
+				c.errorf(a.Pos, "%%%s has type %s, but the bounds of its mode have type %s", a.Name, a.Type, t)
+			}
+		}
+		if in.Static[i] <= 0 {
+			c.errorf(in.OpPos, "tile shape entry %d is not positive", in.Static[i])
+		}
+	}
+	if c.sgs > 0 && in.Static[0]%c.sgs != 0 {
+		c.errorf(in.OpPos, "the first tile shape entry %d must be a multiple of the subgroup size %d", in.Static[0], c.sgs)
+	}
+	c.region(body, ir.RegionSPMD)
+}
+
 func (c *checker) parallel(in *ir.Inst, kind ir.RegionKind) {
 	if !c.count(in, 0, 0) || !c.regions(in, 1, ir.RegionSPMD) {
 		return
@@ -260,7 +298,13 @@ func (c *checker) math(in *ir.Inst, _ ir.RegionKind) {
 	if !c.count(in, 1, 1) {
 		return
 	}
-	if c.want(in, 0, "a floating or complex type", func(t *ir.Type) bool { return t.IsFloat() || t.IsComplex() }) {
+	ok := func(t *ir.Type) bool { return t.IsFloat() }
+	what := "a floating type"
+	if in.Math.AcceptsComplex() {
+		ok = func(t *ir.Type) bool { return t.IsFloat() || t.IsComplex() }
+		what = "a floating or complex type"
+	}
+	if c.want(in, 0, what, ok) {
 		c.resultIs(in, in.Operands[0].Type)
 	}
 }

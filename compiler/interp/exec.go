@@ -65,7 +65,7 @@ func (e *exec) inst(in *ir.Inst, env *env) error {
 	case ir.OpArithUnary:
 		return e.elementwise1(in, env, func(a value) value { return unary(in.Unary, typ(0).ScalarOf(), a) })
 	case ir.OpMath:
-		return def(exp(typ(0), op(0)))
+		return def(mathFunc(in.Math, typ(0), op(0)))
 	case ir.OpCmp:
 		return def(boolVal(compare(in.Cmp, typ(0), op(0), op(1))))
 	case ir.OpCast:
@@ -116,6 +116,8 @@ func (e *exec) inst(in *ir.Inst, env *env) error {
 		})
 	case ir.OpForeach:
 		return e.foreach(in, env)
+	case ir.OpForeachTile:
+		return e.foreachTile(in, env)
 	case ir.OpGemm, ir.OpGemv, ir.OpGer, ir.OpHadamardProduct, ir.OpAxpby, ir.OpSum, ir.OpCumsum:
 		return e.blas(in, env)
 	case ir.OpCoopMatrixMulAdd:
@@ -181,18 +183,35 @@ func (e *exec) elementwise2(in *ir.Inst, env *env, f func(t *ir.Type, a, b value
 	return nil
 }
 
+// builtin returns a builtin's value. Work-groups form one row in x (the
+// launch of docs/abi.md), so the group id is 0 and the number of groups 1
+// in y and z; subgroups form a grid of work_group_size[0]/subgroup_size
+// columns and work_group_size[1] rows, the linear id x fastest.
 func (e *exec) builtin(b ir.BuiltinKind) int64 {
+	nsx := int64(e.m.wg[0] / e.m.sgSize)
 	switch b {
 	case ir.GroupID:
 		return e.group
 	case ir.GroupSize:
 		return int64(e.m.groups)
+	case ir.GroupIDY, ir.GroupIDZ:
+		return 0
+	case ir.GroupSizeY, ir.GroupSizeZ:
+		return 1
 	case ir.NumSubgroups:
 		return int64(e.m.numSubgroups())
+	case ir.NumSubgroupsX:
+		return nsx
+	case ir.NumSubgroupsY:
+		return int64(e.m.wg[1])
 	case ir.SubgroupSize:
 		return int64(e.m.sgSize)
 	case ir.SubgroupID:
 		return int64(e.item.sg)
+	case ir.SubgroupIDX:
+		return int64(e.item.sg) % nsx
+	case ir.SubgroupIDY:
+		return int64(e.item.sg) / nsx
 	}
 	return int64(e.item.lane)
 }
@@ -444,6 +463,40 @@ func (e *exec) foreach(in *ir.Inst, env *env) error {
 				rest /= shape[i]
 			}
 			if _, err := w.region(body, inner); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// foreachTile distributes the tiles (first mode fastest) round-robin over
+// the subgroups: tile t goes to subgroup t mod numSubgroups, whose lanes
+// all run it, so the tile offsets and sizes are dynamically uniform. The
+// reference leaves the mapping to the implementation.
+func (e *exec) foreachTile(in *ir.Inst, env *env) error {
+	fromV, toV := in.ForeachBounds()
+	args := in.Body().Args
+	n := len(fromV)
+	lo, tiles := make([]int64, n), make([]int64, n)
+	total := int64(1)
+	for i := range n {
+		lo[i] = env.get(fromV[i]).i
+		extent := max(env.get(toV[i]).i-lo[i], 0)
+		tiles[i] = (extent + in.Static[i] - 1) / in.Static[i]
+		total *= tiles[i]
+	}
+	return e.spmd(func(w *exec) error {
+		for t := int64(w.item.sg); t < total; t += int64(w.m.numSubgroups()) {
+			inner := env.child()
+			rest := t
+			for i := range n {
+				off := lo[i] + rest%tiles[i]*in.Static[i]
+				rest /= tiles[i]
+				inner.set(args[i], intVal(wrap(args[i].Type, off)))
+				inner.set(args[n+i], intVal(wrap(args[i].Type, min(in.Static[i], env.get(toV[i]).i-off))))
+			}
+			if _, err := w.region(in.Body(), inner); err != nil {
 				return err
 			}
 		}

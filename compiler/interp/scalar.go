@@ -265,11 +265,32 @@ func cmpOrdered[T int64 | float64](op ir.CmpOp, a, b T) bool {
 // exp evaluates math.exp and math.native_exp: both are the correctly
 // computed exponential rounded to t (native_exp may be less accurate on a
 // device, never here).
-func exp(t *ir.Type, a value) value {
+// mathFunc computes a math instruction in float64 (complex128) and rounds
+// to t; a native_ function is computed as its accurate one (the reference
+// only allows native ones to be less accurate).
+func mathFunc(op ir.MathOp, t *ir.Type, a value) value {
+	op, _ = op.Native()
 	if t.IsComplex() {
-		return complexVal(roundComplex(t, cmplx.Exp(a.c)))
+		z := a.c
+		if op == ir.Exp2 {
+			z *= math.Ln2
+		}
+		return complexVal(roundComplex(t, cmplx.Exp(z)))
 	}
-	return floatVal(roundFloat(t, math.Exp(a.f)))
+	f := math.Exp
+	switch op {
+	case ir.Exp2:
+		f = math.Exp2
+	case ir.Cos:
+		f = math.Cos
+	case ir.Sin:
+		f = math.Sin
+	case ir.Log:
+		f = math.Log
+	case ir.Log2:
+		f = math.Log2
+	}
+	return floatVal(roundFloat(t, f(a.f)))
 }
 
 // convert casts a of type from to type to (the cast instruction; bool is

@@ -238,6 +238,21 @@ func (b *Builder) Foreach(from, to []*Value) *Inst {
 	return b.Insert(in)
 }
 
+// ForeachTile emits a foreach_tile over the box [from_i, to_i) in tiles of
+// the given shape; its SPMD body has the tile offsets, then the tile sizes,
+// each of its mode's bound type.
+func (b *Builder) ForeachTile(from, to []*Value, tile []int64) *Inst {
+	in := NewInst(OpForeachTile, append(slices.Clone(from), to...))
+	in.Static = slices.Clone(tile)
+	body := in.AddRegion(NewRegion(RegionSPMD))
+	for range 2 {
+		for _, v := range from {
+			body.AddArg(v.Type)
+		}
+	}
+	return b.Insert(in)
+}
+
 // If emits an if on cond returning values of the given types; both regions
 // (then, else) are created empty.
 func (b *Builder) If(cond *Value, types ...*Type) *Inst {

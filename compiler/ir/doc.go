@@ -71,6 +71,8 @@
 //	OpAxpby            (alpha, A, beta, B)                   attrs: TransA, Atomic
 //	OpCumsum           (alpha, A, beta, B)                   attrs: Mode (0-based), Atomic
 //	OpForeach          (from_1..from_N, to_1..to_N)          Regions[0]: SPMD, Args = N loop variables
+//	OpForeachTile      (from_1..from_N, to_1..to_N)          attrs: Static (tile shape); Regions[0]: SPMD,
+//	                                                         Args = N tile offsets, then N tile sizes
 //	OpGemm             (alpha, A, B, beta, C)                attrs: TransA, TransB, Atomic
 //	OpGemv             (alpha, A, b, beta, c)                attrs: TransA, Atomic
 //	OpGer              (alpha, a, b, beta, C)                attrs: Atomic
@@ -95,7 +97,7 @@
 //	OpIf               (cond) -> values                      Regions[0]: then, Regions[1]: else (possibly empty)
 //	OpLifetimeStop     (v)
 //	OpLoad             (M, indices...) -> element            or (G, index) -> memref of the group
-//	OpMath             (a) -> a's type                       attrs: Math (exp, native_exp)
+//	OpMath             (a) -> a's type                       attrs: Math (exp, native_exp, cos, ...)
 //	OpSize             (M or G) -> index                     attrs: Mode
 //	OpStore            (x, M, indices...)                    attrs: Atomic (Atomic or AtomicAdd)
 //	OpSubview          (M, dynamic offsets and sizes...) -> memref

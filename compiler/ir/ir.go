@@ -84,7 +84,7 @@ type Inst struct {
 	Mode           int64       // cumsum, size, expand: the mode; fuse: first fused mode
 	ModeTo         int64       // fuse: last fused mode (inclusive)
 	HasStep        bool        // for: Operands[2] is the step
-	Static         []int64     // expand: the expand shape; entries that are Dynamic take the next operand
+	Static         []int64     // expand: the expand shape, entries that are Dynamic take the next operand; foreach_tile: the tile shape
 	Offsets, Sizes []int64     // subview: static offsets and sizes; Dynamic entries take the next operand
 	Attrs          Attrs       // alloca, for: the attribute dictionary
 	Count          int64       // async_copy: elements per copy; async_wait: copy groups left in flight
@@ -184,8 +184,8 @@ func (in *Inst) LoopBounds() (from, to, step *Value, init []*Value) {
 	return from, to, step, rest
 }
 
-// ForeachBounds returns the lower and upper bounds of a foreach, one per
-// loop variable.
+// ForeachBounds returns the lower and upper bounds of a foreach or
+// foreach_tile, one per loop variable.
 func (in *Inst) ForeachBounds() (from, to []*Value) {
 	n := len(in.Operands) / 2
 	return in.Operands[:n], in.Operands[n:]

@@ -13,6 +13,7 @@ const (
 	OpAxpby
 	OpCumsum
 	OpForeach
+	OpForeachTile // foreach_tile: the iteration space in tiles, one subgroup per tile
 	OpGemm
 	OpGemv
 	OpGer
@@ -81,7 +82,7 @@ func (c Class) String() string {
 
 var opNames = [numOps]string{
 	OpInvalid: "invalid",
-	OpAlloca:  "alloca", OpAxpby: "axpby", OpCumsum: "cumsum", OpForeach: "foreach",
+	OpAlloca:  "alloca", OpAxpby: "axpby", OpCumsum: "cumsum", OpForeach: "foreach", OpForeachTile: "foreach_tile",
 	OpGemm: "gemm", OpGemv: "gemv", OpGer: "ger", OpHadamardProduct: "hadamard_product",
 	OpParallel: "parallel", OpSum: "sum",
 	OpArith: "arith", OpArithUnary: "arith", OpBarrier: "barrier", OpBuiltin: "builtin",
@@ -110,7 +111,7 @@ func (op Op) String() string {
 // Inst.Class, which looks at the builtin kind.
 func (op Op) Class() Class {
 	switch {
-	case op >= OpAlloca && op <= OpSum:
+	case op >= OpAlloca && op <= OpSum: // foreach_tile included
 		return Collective
 	case op >= OpCoopMatrixLoad && op <= OpAsyncWait:
 		return SPMD
@@ -269,24 +270,71 @@ func CmpOpByName(name string) (CmpOp, bool) { return lookup(cmpNames[:], name, C
 // MathOp is the function of OpMath.
 type MathOp uint8
 
-// Math functions.
+// Math functions. The reference has exp and native_exp; the others are the
+// released tinytc's (docs/language.md, Extensions). The native_ variants
+// may trade accuracy for speed.
 const (
 	Exp MathOp = iota
 	NativeExp
+	Cos
+	Sin
+	Exp2
+	Log
+	Log2
+	NativeCos
+	NativeSin
+	NativeExp2
+	NativeLog
+	NativeLog2
 	numMathOps
 )
 
-var mathNames = [numMathOps]string{"exp", "native_exp"}
+var mathNames = [numMathOps]string{"exp", "native_exp", "cos", "sin", "exp2", "log", "log2",
+	"native_cos", "native_sin", "native_exp2", "native_log", "native_log2"}
 
 func (m MathOp) String() string { return nameOf(mathNames[:], m) }
 
 // MathOpByName returns the math function spelled name.
 func MathOpByName(name string) (MathOp, bool) { return lookup(mathNames[:], name, MathOp(0)) }
 
+// AcceptsComplex reports whether the function is defined on complex
+// numbers too (the exponentials), not only on floating types.
+func (m MathOp) AcceptsComplex() bool {
+	switch m {
+	case Exp, NativeExp, Exp2, NativeExp2:
+		return true
+	}
+	return false
+}
+
+// Native returns the accurate function of a native_ one and reports
+// whether m was native.
+func (m MathOp) Native() (accurate MathOp, native bool) {
+	switch m {
+	case NativeExp:
+		return Exp, true
+	case NativeCos:
+		return Cos, true
+	case NativeSin:
+		return Sin, true
+	case NativeExp2:
+		return Exp2, true
+	case NativeLog:
+		return Log, true
+	case NativeLog2:
+		return Log2, true
+	}
+	return m, false
+}
+
 // BuiltinKind is the value returned by OpBuiltin.
 type BuiltinKind uint8
 
-// Builtins. The first four are mixed, the last two SPMD.
+// Builtins: the reference's six, then the modes of the released tinytc's
+// three-dimensional group id and two-dimensional subgroup grid
+// (docs/language.md, Extensions). GroupID and GroupSize are mode x of the
+// group id and the number of groups; NumSubgroups and SubgroupID count the
+// subgroups of the work-group linearly (x fastest).
 const (
 	GroupID BuiltinKind = iota
 	GroupSize
@@ -294,31 +342,49 @@ const (
 	SubgroupSize
 	SubgroupID
 	SubgroupLocalID
+	GroupIDY       // group id, mode y
+	GroupIDZ       // group id, mode z
+	GroupSizeY     // number of groups, mode y
+	GroupSizeZ     // number of groups, mode z
+	NumSubgroupsX  // subgroups per work-group row: work_group_size[0] / subgroup_size
+	NumSubgroupsY  // subgroup rows: work_group_size[1]
+	SubgroupIDX    // subgroup id, mode x
+	SubgroupIDY    // subgroup id, mode y
 	numBuiltins
 )
 
-var builtinNames = [numBuiltins]string{"group_id", "group_size", "num_subgroups", "subgroup_size", "subgroup_id", "subgroup_local_id"}
+var builtinNames = [numBuiltins]string{"group_id", "group_size", "num_subgroups", "subgroup_size", "subgroup_id", "subgroup_local_id",
+	"group_id.y", "group_id.z", "group_size.y", "group_size.z", "num_subgroups.x", "num_subgroups.y", "subgroup_id.x", "subgroup_id.y"}
 
 func (b BuiltinKind) String() string { return nameOf(builtinNames[:], b) }
 
-// BuiltinByName returns the builtin spelled name.
+// BuiltinByName returns the builtin spelled name ("group_id",
+// "subgroup_id.x"; "group_id.x" and "group_size.x" are GroupID and
+// GroupSize).
 func BuiltinByName(name string) (BuiltinKind, bool) {
+	switch name {
+	case "group_id.x":
+		return GroupID, true
+	case "group_size.x":
+		return GroupSize, true
+	}
 	return lookup(builtinNames[:], name, BuiltinKind(0))
 }
 
-// Class returns Mixed for the work-group builtins and SPMD for subgroup_id
-// and subgroup_local_id.
+// Class returns SPMD for the subgroup ids and the lane, Mixed for the rest.
 func (b BuiltinKind) Class() Class {
-	if b >= SubgroupID {
+	switch b {
+	case SubgroupID, SubgroupLocalID, SubgroupIDX, SubgroupIDY:
 		return SPMD
 	}
 	return Mixed
 }
 
-// ResultType returns the type the builtin returns: index for group_id and
-// group_size, i32 for the others.
+// ResultType returns the type the builtin returns: index for the group ids
+// and sizes, i32 for the others.
 func (b BuiltinKind) ResultType() *Type {
-	if b == GroupID || b == GroupSize {
+	switch b {
+	case GroupID, GroupSize, GroupIDY, GroupIDZ, GroupSizeY, GroupSizeZ:
 		return Index
 	}
 	return I32

@@ -6,14 +6,19 @@ import (
 )
 
 // Foreach replaces every foreach of f by a parallel region in which the
-// work-items share the iteration box (see spread). The body moves into the
-// loop unchanged, its loop variables replaced by the decoded indices.
+// work-items share the iteration box (see spread), and every foreach_tile by
+// one in which the subgroups share the tiles. The body moves into the loop
+// unchanged, its loop variables replaced by the decoded indices.
 func Foreach(f *ir.Func, p tuning.Params) error {
 	return rewriteCollective(f.Body, func(in *ir.Inst) (bool, error) {
-		if in.Op != ir.OpForeach {
+		switch in.Op {
+		case ir.OpForeach:
+			lowerForeach(in, p)
+		case ir.OpForeachTile:
+			lowerForeachTile(in)
+		default:
 			return false, nil
 		}
-		lowerForeach(in, p)
 		return true, nil
 	})
 }
@@ -32,11 +37,47 @@ func lowerForeach(in *ir.Inst, p tuning.Params) {
 			v := g.add(g.convert(idx[i], it), from[i])
 			body.ReplaceUses(arg, v)
 		}
-		for _, inst := range body.Insts {
-			g.Region.Append(inst)
-		}
+		moveBody(g, body)
 	})
+}
+
+// moveBody moves the instructions of body to the end of g's region.
+func moveBody(g *gen, body *ir.Region) {
+	for _, inst := range body.Insts {
+		g.Region.Append(inst)
+	}
 	body.Insts = nil
+}
+
+// lowerForeachTile hands the tiles (first mode fastest) round-robin to the
+// subgroups, as the interpreter does: subgroup s runs tiles s, s + n, ...
+// for n subgroups, so every lane of a subgroup has the same tile offsets
+// and sizes (the reference requires them dynamically uniform).
+func lowerForeachTile(in *ir.Inst) {
+	g := parallelBefore(in)
+	from, to := in.ForeachBounds()
+	body := in.Body()
+	n := len(from)
+	tiles := make([]*ir.Value, n)
+	total := g.index(1)
+	for i := range n {
+		extent := g.Arith(ir.Max, g.convert(g.sub(to[i], from[i]), ir.Index), g.index(0))
+		tiles[i] = g.div(g.add(extent, g.index(in.Static[i]-1)), g.index(in.Static[i]))
+		total = g.mul(total, tiles[i])
+	}
+	sg := g.convert(g.Builtin(ir.SubgroupID), ir.Index)
+	loop, lg := g.forLoop(sg, total, g.convert(g.Builtin(ir.NumSubgroups), ir.Index))
+	rest := loop.Body().Args[0]
+	for i := range n {
+		t := from[i].Type
+		shape := lg.IntConst(in.Static[i], t)
+		k := lg.rem(rest, tiles[i])
+		rest = lg.div(rest, tiles[i])
+		off := lg.add(from[i], lg.mul(lg.convert(k, t), shape))
+		body.ReplaceUses(body.Args[i], off)
+		body.ReplaceUses(body.Args[n+i], lg.Arith(ir.Min, shape, lg.sub(to[i], off)))
+	}
+	moveBody(lg, body)
 }
 
 // InsertBarriers puts a barrier (global and local fences) after every
@@ -74,5 +115,5 @@ func insertBarriers(r *ir.Region, top bool) {
 // writesMemory reports whether a collective-region instruction may write
 // memory that other work-items read.
 func writesMemory(in *ir.Inst) bool {
-	return in.Op.IsBLAS() || in.Op == ir.OpForeach || in.Op == ir.OpParallel
+	return in.Op.IsBLAS() || in.Op == ir.OpForeach || in.Op == ir.OpForeachTile || in.Op == ir.OpParallel
 }

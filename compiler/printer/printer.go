@@ -248,6 +248,8 @@ func (p *printer) operandsOf(in *ir.Inst) {
 		p.operand(in, 3)
 	case ir.OpForeach:
 		p.foreach(in)
+	case ir.OpForeachTile:
+		p.foreachTile(in)
 	case ir.OpParallel:
 		p.regions(in)
 	case ir.OpFor:
@@ -378,6 +380,29 @@ func (p *printer) foreach(in *ir.Inst) {
 	p.values(from)
 	p.b.WriteString("), (")
 	p.values(to)
+	p.b.WriteByte(')')
+	p.regions(in)
+}
+
+func (p *printer) foreachTile(in *ir.Inst) {
+	args := in.Body().Args
+	n := len(args) / 2
+	from, to := in.ForeachBounds()
+	p.b.WriteString(" (")
+	p.values(args[:n])
+	p.b.WriteString(") = (")
+	p.values(from)
+	p.b.WriteString("), (")
+	p.values(to)
+	p.b.WriteString(") as (")
+	p.values(args[n:])
+	p.b.WriteString(") <= (")
+	for i, t := range in.Static {
+		if i > 0 {
+			p.b.WriteString(", ")
+		}
+		p.b.WriteString(strconv.FormatInt(t, 10))
+	}
 	p.b.WriteByte(')')
 	p.regions(in)
 }

@@ -293,6 +293,9 @@ func (p *parser) instructionBody(in *ir.Inst, m *modifiers) (types []*ir.Type, m
 	case "foreach":
 		in.Op = ir.OpForeach
 		p.foreach(in)
+	case "foreach_tile":
+		in.Op = ir.OpForeachTile
+		p.foreachTile(in)
 	case "parallel":
 		in.Op = ir.OpParallel
 		p.regionBody(in.AddRegion(&ir.Region{Kind: ir.RegionSPMD}))
@@ -325,7 +328,7 @@ func (p *parser) instructionBody(in *ir.Inst, m *modifiers) (types []*ir.Type, m
 		return p.resultType(in), false
 	case "builtin":
 		in.Op = ir.OpBuiltin
-		in.Builtin = kind(m, "builtin", ir.BuiltinByName)
+		in.Builtin = p.builtinKind(m)
 		return p.resultType(in), false
 	case "subgroup_add", "subgroup_max", "subgroup_min":
 		in.Op = opByName[m.name]
@@ -457,6 +460,22 @@ func (p *parser) unknownInstruction(pos ir.Pos, name string) {
 	p.fail(pos, "unknown instruction '%s'", name)
 }
 
+// builtinKind reads the builtin of "builtin.NAME" and its mode, if any
+// ("builtin.group_id.y", "builtin.subgroup_id.x").
+func (p *parser) builtinKind(m *modifiers) ir.BuiltinKind {
+	b := kind(m, "builtin", ir.BuiltinByName)
+	pos := m.pos()
+	if mode := m.take("x", "y", "z"); mode >= 0 {
+		name := b.String() + "." + "xyz"[mode:mode+1]
+		nb, ok := ir.BuiltinByName(name)
+		if !ok {
+			p.fail(pos, "builtin %s has no mode %s", b, "xyz"[mode:mode+1])
+		}
+		b = nb
+	}
+	return b
+}
+
 func (m *modifiers) peek() string {
 	if m.i < m.n {
 		return m.parts[m.i]
@@ -572,6 +591,41 @@ func (p *parser) foreach(in *ir.Inst) {
 	defer p.closeScope()
 	for _, n := range names {
 		p.regionArg(body, n, t)
+	}
+	p.regionBody(body)
+}
+
+// foreachTile parses "(vars) = (from), (to) as (sizes) <= (tile shape)"
+// and the body. Offsets and sizes have the type of their mode's bounds.
+func (p *parser) foreachTile(in *ir.Inst) {
+	vars := p.localNames()
+	p.expect(tEqual, "after the tile offsets")
+	nfrom := p.parenOperands(in, "lower bounds")
+	p.expect(tComma, "between lower and upper bounds")
+	nto := p.parenOperands(in, "upper bounds")
+	p.expectWord("as", "before the tile sizes")
+	sizes := p.localNames()
+	p.expect(tLessEqual, "between the tile sizes and the tile shape")
+	p.list(tLParen, tRParen, "tile shape", func() {
+		pos := p.pos
+		n := p.integer()
+		if n <= 0 {
+			p.errs.Add(pos, "tile size %d is not positive", n)
+		}
+		in.Static = append(in.Static, n)
+	})
+	n := len(vars)
+	if n == 0 || nfrom != n || nto != n || len(sizes) != n || len(in.Static) != n {
+		p.fail(in.OpPos, "foreach_tile needs as many lower and upper bounds, tile sizes and tile shape entries as tile offsets (at least one): found %d offsets, %d lower and %d upper bounds, %d sizes and %d shape entries",
+			n, nfrom, nto, len(sizes), len(in.Static))
+	}
+	body := in.AddRegion(&ir.Region{Kind: ir.RegionSPMD})
+	p.openScope()
+	defer p.closeScope()
+	for _, names := range [][]resultName{vars, sizes} {
+		for i, name := range names {
+			p.regionArg(body, name, in.Operands[i].Type)
+		}
 	}
 	p.regionBody(body)
 }

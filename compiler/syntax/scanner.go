@@ -30,7 +30,8 @@ const (
 	tColon
 	tEqual
 	tQuestion
-	tArrow // ->
+	tArrow     // ->
+	tLessEqual // <= (foreach_tile)
 )
 
 var tokenNames = [...]string{
@@ -38,7 +39,7 @@ var tokenNames = [...]string{
 	tGlobal: "global identifier", tInt: "integer constant", tFloat: "floating constant",
 	tString: "string", tLParen: "'('", tRParen: "')'", tLBrace: "'{'", tRBrace: "'}'",
 	tLBrack: "'['", tRBrack: "']'", tLess: "'<'", tGreater: "'>'", tComma: "','",
-	tColon: "':'", tEqual: "'='", tQuestion: "'?'", tArrow: "'->'",
+	tColon: "':'", tEqual: "'='", tQuestion: "'?'", tArrow: "'->'", tLessEqual: "'<='",
 }
 
 func (t token) String() string { return tokenNames[t] }
@@ -168,6 +169,10 @@ func (s *scanner) next() (token, ir.Pos, string) {
 	case ']':
 		return tRBrack, pos, "]"
 	case '<':
+		if s.peek() == '=' {
+			s.off++
+			return tLessEqual, pos, "<="
+		}
 		return tLess, pos, "<"
 	case '>':
 		return tGreater, pos, ">"

@@ -325,33 +325,56 @@ func (e *fn) convert(x string, from, to *ir.Type) string {
 	return e.roundTo("("+tr+")("+x+")", to)
 }
 
+// math calls the OpenCL C function of the same name; native_ ones only on
+// float (OpenCL C has them for float alone), complex exponentials through
+// the helper (2^z = e^(z ln 2)).
 func (e *fn) math(in *ir.Inst) {
 	t := in.Result().Type
 	x := e.value(in.Operands[0])
+	op, native := in.Math.Native()
 	switch {
+	case t.IsComplex() && op == ir.Exp2:
+		e.define(in.Result(), e.u.helpers.cexp(e.regType(t))+"("+x+" * "+e.literal(ir.Constant{Kind: ir.ConstFloat, Float: math.Ln2}, t.ComponentType())+")")
 	case t.IsComplex():
 		e.define(in.Result(), e.u.helpers.cexp(e.regType(t))+"("+x+")")
-	case in.Math == ir.NativeExp && e.regType(t) == "float":
-		e.define(in.Result(), e.roundTo("native_exp("+x+")", t))
+	case native && e.regType(t) == "float":
+		e.define(in.Result(), e.roundTo("native_"+op.String()+"("+x+")", t))
 	default:
-		e.define(in.Result(), e.roundTo("exp("+x+")", t))
+		e.define(in.Result(), e.roundTo(op.String()+"("+x+")", t))
 	}
 }
 
 func (e *fn) builtin(in *ir.Inst) {
 	l := e.launch
+	nsx := l.WorkGroupSize[0] / l.SubgroupSize
 	var expr string
 	switch in.Builtin {
 	case ir.GroupID:
 		expr = "tl_gid"
 	case ir.GroupSize:
 		expr = "tl_groups"
+	case ir.GroupIDY:
+		expr = "get_group_id(1)"
+	case ir.GroupIDZ:
+		expr = "get_group_id(2)"
+	case ir.GroupSizeY:
+		expr = "get_num_groups(1)"
+	case ir.GroupSizeZ:
+		expr = "get_num_groups(2)"
 	case ir.NumSubgroups:
-		expr = strconv.Itoa(l.WorkGroupSize[0] / l.SubgroupSize * l.WorkGroupSize[1])
+		expr = strconv.Itoa(nsx * l.WorkGroupSize[1])
+	case ir.NumSubgroupsX:
+		expr = strconv.Itoa(nsx)
+	case ir.NumSubgroupsY:
+		expr = strconv.Itoa(l.WorkGroupSize[1])
 	case ir.SubgroupSize:
 		expr = strconv.Itoa(l.SubgroupSize)
 	case ir.SubgroupID:
 		expr = "tl_sgid"
+	case ir.SubgroupIDX:
+		expr = fmt.Sprintf("(tl_sgid %% %d)", nsx)
+	case ir.SubgroupIDY:
+		expr = fmt.Sprintf("(tl_sgid / %d)", nsx)
 	case ir.SubgroupLocalID:
 		expr = "tl_lane"
 	}

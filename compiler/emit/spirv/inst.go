@@ -328,29 +328,46 @@ func (e *fn) roundTo(x spv.ID, t *ir.Type) spv.ID {
 	return x
 }
 
+// mathExt are the OpenCL.std instructions of the math functions, accurate
+// and native.
+var mathExt = map[ir.MathOp][2]spv.CLExtInst{
+	ir.Exp: {spv.CLExp, spv.CLNativeExp}, ir.Exp2: {spv.CLExp2, spv.CLNativeExp2},
+	ir.Cos: {spv.CLCos, spv.CLNativeCos}, ir.Sin: {spv.CLSin, spv.CLNativeSin},
+	ir.Log: {spv.CLLog, spv.CLNativeLog}, ir.Log2: {spv.CLLog2, spv.CLNativeLog2},
+}
+
+// mathInst computes math functions as the OpenCL C back end does: native_
+// ones only on f32, complex exponentials from exp, cos and sin of the
+// parts (2^z = e^(z ln 2)).
 func (e *fn) mathInst(in *ir.Inst) error {
 	t := in.Result().Type
 	x := e.value(in.Operands[0])
 	rt := e.u.reg(t)
+	op, native := in.Math.Native()
 	switch {
 	case t.IsComplex(): // exp(a + bi) = exp(a) (cos b + i sin b)
 		ct := e.u.reg(t.ComponentType())
-		r := e.ext(ct, spv.CLExp, e.extract(ct, x, 0))
-		im := e.extract(ct, x, 1)
+		re, im := e.extract(ct, x, 0), e.extract(ct, x, 1)
+		if op == ir.Exp2 {
+			ln2 := e.u.constant(ir.Constant{Kind: ir.ConstFloat, Float: math.Ln2}, t.ComponentType())
+			re, im = e.op(spv.OpFMul, ct, re, ln2), e.op(spv.OpFMul, ct, im, ln2)
+		}
+		r := e.ext(ct, spv.CLExp, re)
 		e.vals[in.Result()] = e.complex(rt,
 			e.op(spv.OpFMul, ct, r, e.ext(ct, spv.CLCos, im)), e.op(spv.OpFMul, ct, r, e.ext(ct, spv.CLSin, im)))
 	case !t.IsFloat():
 		return fmt.Errorf("spirv: math on %s", t)
-	case in.Math == ir.NativeExp && rt == e.u.floatT(32):
-		e.vals[in.Result()] = e.roundTo(e.ext(rt, spv.CLNativeExp, x), t)
+	case native && rt == e.u.floatT(32):
+		e.vals[in.Result()] = e.roundTo(e.ext(rt, mathExt[op][1], x), t)
 	default:
-		e.vals[in.Result()] = e.roundTo(e.ext(rt, spv.CLExp, x), t)
+		e.vals[in.Result()] = e.roundTo(e.ext(rt, mathExt[op][0], x), t)
 	}
 	return nil
 }
 
 func (e *fn) builtin(in *ir.Inst) {
-	l := e.launch
+	u, l := e.u, e.launch
+	nsx := int64(l.WorkGroupSize[0] / l.SubgroupSize)
 	var id spv.ID
 	bits := 32
 	switch in.Builtin {
@@ -358,12 +375,24 @@ func (e *fn) builtin(in *ir.Inst) {
 		id, bits = e.gid, 64
 	case ir.GroupSize:
 		id, bits = e.numGroups, 64
+	case ir.GroupIDY, ir.GroupIDZ:
+		id, bits = e.extract(u.intT(64), e.loadBuiltin(spv.BuiltInWorkgroupId), uint32(1+in.Builtin-ir.GroupIDY)), 64
+	case ir.GroupSizeY, ir.GroupSizeZ:
+		id, bits = e.extract(u.intT(64), e.loadBuiltin(spv.BuiltInNumWorkgroups), uint32(1+in.Builtin-ir.GroupSizeY)), 64
 	case ir.NumSubgroups:
-		id = e.u.i32(int64(l.WorkGroupSize[0] / l.SubgroupSize * l.WorkGroupSize[1]))
+		id = u.i32(nsx * int64(l.WorkGroupSize[1]))
+	case ir.NumSubgroupsX:
+		id = u.i32(nsx)
+	case ir.NumSubgroupsY:
+		id = u.i32(int64(l.WorkGroupSize[1]))
 	case ir.SubgroupSize:
-		id = e.u.i32(int64(l.SubgroupSize))
+		id = u.i32(int64(l.SubgroupSize))
 	case ir.SubgroupID:
 		id = e.sgid
+	case ir.SubgroupIDX:
+		id = e.op(spv.OpUMod, u.intT(32), e.sgid, u.i32(nsx))
+	case ir.SubgroupIDY:
+		id = e.op(spv.OpUDiv, u.intT(32), e.sgid, u.i32(nsx))
 	case ir.SubgroupLocalID:
 		id = e.lane
 	}
