@@ -48,6 +48,9 @@ type Options struct {
 	TuningDevice string
 	// DebugPasses, when not nil, receives the IR after every pass.
 	DebugPasses io.Writer
+	// Dialect is the source's dialect (syntax.Auto detects it); the zero
+	// value is the current one.
+	Dialect syntax.Dialect
 }
 
 // Result is a compiled program.
@@ -86,7 +89,7 @@ func Compile(src []byte, o Options) (res *Result, err error) {
 			res, err = nil, &Error{Err: fmt.Errorf("internal compiler error: %v (please report it with the source)", r)}
 		}
 	}()
-	prog, errs := syntax.Parse(src)
+	prog, errs := syntax.Read(src, o.Dialect)
 	if len(errs) > 0 {
 		return nil, &Error{Diags: errs}
 	}

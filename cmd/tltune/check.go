@@ -1,8 +1,10 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"os"
+	"strings"
 
 	"tltune/compiler/check"
 	"tltune/compiler/diag"
@@ -14,13 +16,14 @@ func init() {
 	register(&command{
 		name:    "check",
 		summary: "parse and verify tensor-language files; print every error",
-		usage:   "FILE...",
+		usage:   "[--dialect D] FILE...",
 		run:     runCheck,
 	})
 }
 
 func runCheck(c *context, args []string) int {
 	fs := c.flags()
+	dialect := dialectFlag(fs, "dialect")
 	if status, ok := c.parse(fs, args); !ok {
 		return status
 	}
@@ -34,7 +37,7 @@ func runCheck(c *context, args []string) int {
 			status = c.fail(err)
 			continue
 		}
-		if _, errs := frontEnd(file, src); len(errs) > 0 {
+		if _, errs := frontEnd(file, src, *dialect); len(errs) > 0 {
 			if err := diag.Print(c.stderr, file, src, errs); err != nil {
 				return c.fail(err)
 			}
@@ -44,10 +47,35 @@ func runCheck(c *context, args []string) int {
 	return status
 }
 
-// frontEnd parses and verifies src.
-func frontEnd(file string, src []byte) (*ir.Program, diag.List) {
+// dialectFlag adds the flag that chooses the dialect files are read in
+// (default auto: by their spellings, syntax.Detect).
+func dialectFlag(fs *flag.FlagSet, name string) *syntax.Dialect {
+	d := syntax.Auto
+	fs.Var(dialectValue{&d}, name, "the dialect of the input: current (tltune's), released (tinytc v0.4 and later), legacy, or auto (detected from the spellings)")
+	return &d
+}
+
+type dialectValue struct{ d *syntax.Dialect }
+
+func (v dialectValue) String() string {
+	if v.d == nil {
+		return syntax.Auto.String()
+	}
+	return v.d.String()
+}
+
+func (v dialectValue) Set(s string) error {
+	d, err := syntax.DialectByName(strings.ToLower(s))
+	if err == nil {
+		*v.d = d
+	}
+	return err
+}
+
+// frontEnd parses src in dialect d and verifies it.
+func frontEnd(file string, src []byte, d syntax.Dialect) (*ir.Program, diag.List) {
 	return guarded(file, func() (*ir.Program, diag.List) {
-		prog, errs := syntax.Parse(src)
+		prog, errs := syntax.Read(src, d)
 		if len(errs) == 0 {
 			errs = check.Program(prog, nil)
 		}
@@ -55,9 +83,9 @@ func frontEnd(file string, src []byte) (*ir.Program, diag.List) {
 	})
 }
 
-// parseOnly parses src without verifying it.
-func parseOnly(file string, src []byte) (*ir.Program, diag.List) {
-	return guarded(file, func() (*ir.Program, diag.List) { return syntax.Parse(src) })
+// parseOnly parses src in dialect d without verifying it.
+func parseOnly(file string, src []byte, d syntax.Dialect) (*ir.Program, diag.List) {
+	return guarded(file, func() (*ir.Program, diag.List) { return syntax.Read(src, d) })
 }
 
 // guarded runs a front-end step. An internal fault is recovered and

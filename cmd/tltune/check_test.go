@@ -104,3 +104,40 @@ func TestFmtKeepsComments(t *testing.T) {
 	}
 	checkGolden(t, "fmt-commented.stdout", []byte(out))
 }
+
+// TestDialects: check, fmt and compile read the released dialect (detected,
+// or forced with --dialect), fmt converts to either written dialect, and
+// errors point into the file as written.
+func TestDialects(t *testing.T) {
+	if status, out, errs := runCmd("check", "testdata/dialects/released.tl"); status != exitOK || out != "" || errs != "" {
+		t.Errorf("check: status %d, stdout %q, stderr %q; want 0 and silence", status, out, errs)
+	}
+	status, out, errs := runCmd("fmt", "testdata/dialects/released.tl")
+	if status != exitOK || errs != "" {
+		t.Fatalf("fmt: status %d, stderr %q", status, errs)
+	}
+	checkGolden(t, "fmt-from-released.stdout", []byte(out))
+	status, out, errs = runCmd("fmt", "--to", "released", "testdata/dialects/released.tl")
+	if status != exitOK || errs != "" {
+		t.Fatalf("fmt --to released: status %d, stderr %q", status, errs)
+	}
+	checkGolden(t, "fmt-to-released.stdout", []byte(out))
+	if status, _, errs := runCmd("compile", "--dialect", "released", "testdata/dialects/released.tl"); status != exitOK {
+		t.Errorf("compile --dialect released: status %d, stderr %q", status, errs)
+	}
+	status, _, errs = runCmd("check", "--dialect", "current", "testdata/dialects/released.tl")
+	if status != exitUsage || !strings.Contains(errs, "--dialect released") {
+		t.Errorf("check --dialect current of a released file: status %d, stderr %q; want 2 and a hint", status, errs)
+	}
+	status, _, errs = runCmd("check", "testdata/dialects/released_bad.tl")
+	if status != exitUsage {
+		t.Errorf("errors: status %d, want 2", status)
+	}
+	checkGolden(t, "check-released.stderr", []byte(errs))
+	if status, _, errs := runCmd("fmt", "--to", "legacy", "testdata/dialects/released.tl"); status != exitUsage || strings.Count(errs, "\n") != 1 {
+		t.Errorf("fmt --to legacy: status %d, stderr %q; want 2 and one line", status, errs)
+	}
+	if status, _, errs := runCmd("check", "--dialect", "klingon", "testdata/dialects/released.tl"); status != exitUsage || strings.Count(errs, "\n") != 1 {
+		t.Errorf("--dialect klingon: status %d, stderr %q; want 2 and one line", status, errs)
+	}
+}

@@ -20,7 +20,7 @@ func init() {
 	register(&command{
 		name:    "compile",
 		summary: "compile a tensor-language file to OpenCL C or SPIR-V for a target",
-		usage:   "FILE [--emit=opencl|spirv|spirv-asm] [-o FILE] [--target generic|intel|nvidia | --device D] [--tuning FILE] [--tuning-device D] [--explain] [--debug-passes]",
+		usage:   "FILE [--emit=opencl|spirv|spirv-asm] [-o FILE] [--target generic|intel|nvidia | --device D] [--tuning FILE] [--tuning-device D] [--explain] [--debug-passes] [--dialect D]",
 		run:     compileCmd,
 	})
 }
@@ -42,6 +42,7 @@ func compileCmd(c *context, args []string) int {
 	fs.StringVar(&f.tuningDevice, "tuning-device", "", "with --target: use the table entries of this device (a name or part of one; default: the device of --tuning's entries when they name one)")
 	fs.BoolVar(&f.explain, "explain", false, "print to standard error where each configuration parameter came from")
 	fs.BoolVar(&f.debugPasses, "debug-passes", false, "print the IR after every pass to standard error")
+	dialect := dialectFlag(fs, "dialect")
 	files, status, ok := parseInterleaved(c, fs, args)
 	if !ok {
 		return status
@@ -67,6 +68,7 @@ func compileCmd(c *context, args []string) int {
 	if err != nil {
 		return c.fail(err)
 	}
+	opts.Dialect = *dialect
 	res, err := compiler.Compile(src, opts)
 	var cerr *compiler.Error
 	if errors.As(err, &cerr) && len(cerr.Diags) > 0 {

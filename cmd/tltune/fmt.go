@@ -8,29 +8,41 @@ import (
 
 	"tltune/compiler/diag"
 	"tltune/compiler/printer"
+	"tltune/compiler/syntax"
 )
 
 func init() {
 	register(&command{
 		name:    "fmt",
-		summary: "print tensor-language files in canonical form, comments kept (-w: rewrite them)",
-		usage:   "[-w] FILE...",
+		summary: "print tensor-language files in canonical form, comments kept (-w: rewrite them); convert between dialects",
+		usage:   "[-w] [--from D] [--to current|released] FILE...",
 		run:     runFmt,
 	})
 }
 
 func runFmt(c *context, args []string) int {
 	fs := c.flags()
-	write := fs.Bool("w", false, "rewrite each file in place instead of printing it")
+	var o fmtOptions
+	fs.BoolVar(&o.write, "w", false, "rewrite each file in place instead of printing it")
+	o.from = dialectFlag(fs, "from")
+	fs.Var(dialectValue{o.from}, "dialect", "the same as --from")
+	to := fs.String("to", "current", "the dialect to write: current (tltune's canonical form) or released (tinytc v0.4 and later)")
 	if status, ok := c.parse(fs, args); !ok {
 		return status
+	}
+	switch *to {
+	case "current":
+	case "released":
+		o.released = true
+	default:
+		return c.usageError("--to %s: write current or released (the legacy dialect is only read)", *to)
 	}
 	if fs.NArg() == 0 {
 		return c.usageError("no input files")
 	}
 	status := exitOK
 	for _, file := range fs.Args() {
-		switch err := formatFile(c, file, *write); {
+		switch err := formatFile(c, file, o); {
 		case err == errReported:
 			status = max(status, exitUsage)
 		case err != nil:
@@ -43,22 +55,34 @@ func runFmt(c *context, args []string) int {
 // errReported says the diagnostics were already printed.
 var errReported = fmt.Errorf("reported")
 
+type fmtOptions struct {
+	write    bool            // rewrite the files
+	from     *syntax.Dialect // the dialect to read
+	released bool            // write the released dialect
+}
+
 // formatFile formats one file. Only syntax matters: fmt formats programs
 // the verifier would reject, like gofmt formats code that does not compile.
-func formatFile(c *context, file string, write bool) error {
+func formatFile(c *context, file string, o fmtOptions) error {
 	src, err := os.ReadFile(file)
 	if err != nil {
 		return err
 	}
-	prog, errs := parseOnly(file, src)
+	prog, errs := parseOnly(file, src, *o.from)
 	if len(errs) > 0 {
 		if err := diag.Print(c.stderr, file, src, errs); err != nil {
 			return err
 		}
 		return errReported
 	}
-	out := []byte(printer.String(prog))
-	if !write {
+	text := printer.String(prog)
+	if o.released {
+		if text, err = printer.Released(prog); err != nil {
+			return fmt.Errorf("%s:%w", file, err)
+		}
+	}
+	out := []byte(text)
+	if !o.write {
 		_, err := c.stdout.Write(out)
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"tltune/compiler/diag"
 	"tltune/compiler/interp"
 	"tltune/compiler/ir"
+	"tltune/compiler/syntax"
 	"tltune/device"
 	"tltune/internal/npy"
 )
@@ -24,7 +25,7 @@ func init() {
 	register(&command{
 		name:    "run",
 		summary: "run a kernel on given arguments (reference interpreter, or compiled on a device and compared with it)",
-		usage:   "FILE [--func NAME] --arg NAME=SPEC ... [--shape NAME=AxBx..] [--groups N] [--device ref|D] [--save DIR]",
+		usage:   "FILE [--func NAME] --arg NAME=SPEC ... [--shape NAME=AxBx..] [--groups N] [--device ref|D] [--save DIR] [--dialect D]",
 		run:     runKernel,
 	})
 }
@@ -40,6 +41,7 @@ type runFlags struct {
 	args, shapes           listFlag
 	groups                 int
 	acc64                  bool
+	dialect                *syntax.Dialect
 }
 
 func runKernel(c *context, args []string) int {
@@ -54,6 +56,7 @@ func runKernel(c *context, args []string) int {
 	fs.StringVar(&f.device, "device", device.Reference, "where to run: ref (the reference interpreter), or a device to compile for, run on and compare with the interpreter: "+deviceUsage)
 	fs.StringVar(&f.save, "save", "", "write every memref and group argument after the run to DIR/NAME.npy (with a device: the device's results)")
 	fs.BoolVar(&f.acc64, "acc64", false, "accumulate collectives in float64 (reference precision; the oracle of a device run always does)")
+	f.dialect = dialectFlag(fs, "dialect")
 	// Flags may come before and after FILE.
 	for {
 		if status, ok := c.parse(fs, args); !ok {
@@ -74,7 +77,10 @@ func runKernel(c *context, args []string) int {
 	if err != nil {
 		return c.fail(err)
 	}
-	prog, errs := frontEnd(f.file, src)
+	if *f.dialect == syntax.Auto {
+		*f.dialect = syntax.Detect(src)
+	}
+	prog, errs := frontEnd(f.file, src, *f.dialect)
 	if len(errs) > 0 {
 		diag.Print(c.stderr, f.file, src, errs)
 		return exitUsage

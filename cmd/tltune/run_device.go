@@ -36,7 +36,7 @@ func runCompiled(c *context, f *runFlags, src []byte, fn *ir.Func, b *argBinder,
 	case err != nil:
 		return c.usageError("--device %s: %v", f.device, err)
 	}
-	res, err := compiler.Compile(src, compiler.Options{Device: targetDevice(info)})
+	res, err := compiler.Compile(src, compiler.Options{Device: targetDevice(info), Dialect: *f.dialect})
 	if err != nil {
 		return c.fail(fmt.Errorf("%s: %w", f.file, err))
 	}

@@ -394,7 +394,8 @@ func (c *checker) constant(in *ir.Inst, _ ir.RegionKind) {
 			c.errorf(in.OpPos, "integer constant %d does not fit in %s", k.Int, t)
 		}
 	case ir.ConstFloat, ir.ConstComplex:
-		if max := floatMax[t.Kind()]; math.Abs(k.Float) > max || math.Abs(k.Imag) > max {
+		over := func(f float64) bool { return !math.IsInf(f, 0) && math.Abs(f) > floatMax[t.Kind()] }
+		if over(k.Float) || over(k.Imag) {
 			c.errorf(in.OpPos, "floating constant %s overflows %s", k, t)
 		}
 	}

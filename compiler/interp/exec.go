@@ -196,8 +196,10 @@ func (e *exec) builtin(b ir.BuiltinKind) int64 {
 		return int64(e.m.groups)
 	case ir.GroupIDY, ir.GroupIDZ:
 		return 0
-	case ir.GroupSizeY, ir.GroupSizeZ:
+	case ir.GroupSizeY, ir.GroupSizeZ, ir.NumSubgroupsZ:
 		return 1
+	case ir.SubgroupIDZ:
+		return 0
 	case ir.NumSubgroups:
 		return int64(e.m.numSubgroups())
 	case ir.NumSubgroupsX:

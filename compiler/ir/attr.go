@@ -1,6 +1,7 @@
 package ir
 
 import (
+	"math"
 	"strconv"
 	"strings"
 )
@@ -227,15 +228,18 @@ func (c Constant) String() string {
 }
 
 // FormatFloat writes f so that the language reads it back as a floating
-// constant with exactly the same value: decimal with a "." when that is
-// short, hexadecimal otherwise (infinities and NaN have no spelling in the
-// language; they print as hexadecimal-looking invalid tokens and are
-// rejected when read back).
+// constant with exactly the same value: decimal with a "." (infinities and
+// NaN as inf, -inf and nan, as the released tinytc spells them).
 func FormatFloat(f float64) string {
-	s := strconv.FormatFloat(f, 'g', -1, 64)
-	if strings.ContainsAny(s, "IN") { // Inf, NaN
-		return s
+	switch {
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	case math.IsNaN(f):
+		return "nan"
 	}
+	s := strconv.FormatFloat(f, 'g', -1, 64)
 	if !strings.ContainsAny(s, ".e") {
 		s += ".0"
 	} else if i := strings.IndexByte(s, 'e'); i >= 0 && !strings.Contains(s[:i], ".") {

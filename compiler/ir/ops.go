@@ -342,19 +342,22 @@ const (
 	SubgroupSize
 	SubgroupID
 	SubgroupLocalID
-	GroupIDY       // group id, mode y
-	GroupIDZ       // group id, mode z
-	GroupSizeY     // number of groups, mode y
-	GroupSizeZ     // number of groups, mode z
-	NumSubgroupsX  // subgroups per work-group row: work_group_size[0] / subgroup_size
-	NumSubgroupsY  // subgroup rows: work_group_size[1]
-	SubgroupIDX    // subgroup id, mode x
-	SubgroupIDY    // subgroup id, mode y
+	GroupIDY      // group id, mode y
+	GroupIDZ      // group id, mode z
+	GroupSizeY    // number of groups, mode y
+	GroupSizeZ    // number of groups, mode z
+	NumSubgroupsX // subgroups per work-group row: work_group_size[0] / subgroup_size
+	NumSubgroupsY // subgroup rows: work_group_size[1]
+	SubgroupIDX   // subgroup id, mode x
+	SubgroupIDY   // subgroup id, mode y
+	NumSubgroupsZ // 1: the subgroup grid is two-dimensional
+	SubgroupIDZ   // 0
 	numBuiltins
 )
 
 var builtinNames = [numBuiltins]string{"group_id", "group_size", "num_subgroups", "subgroup_size", "subgroup_id", "subgroup_local_id",
-	"group_id.y", "group_id.z", "group_size.y", "group_size.z", "num_subgroups.x", "num_subgroups.y", "subgroup_id.x", "subgroup_id.y"}
+	"group_id.y", "group_id.z", "group_size.y", "group_size.z", "num_subgroups.x", "num_subgroups.y", "subgroup_id.x", "subgroup_id.y",
+	"num_subgroups.z", "subgroup_id.z"}
 
 func (b BuiltinKind) String() string { return nameOf(builtinNames[:], b) }
 
@@ -374,7 +377,7 @@ func BuiltinByName(name string) (BuiltinKind, bool) {
 // Class returns SPMD for the subgroup ids and the lane, Mixed for the rest.
 func (b BuiltinKind) Class() Class {
 	switch b {
-	case SubgroupID, SubgroupLocalID, SubgroupIDX, SubgroupIDY:
+	case SubgroupID, SubgroupLocalID, SubgroupIDX, SubgroupIDY, SubgroupIDZ:
 		return SPMD
 	}
 	return Mixed

@@ -48,12 +48,14 @@ func FuncString(f *ir.Func) string {
 }
 
 type printer struct {
-	b      strings.Builder
-	indent int
-	names  map[*ir.Value]string // names invented for unnamed values
-	taken  map[string]bool
-	next   int
-	used   map[*ir.Value]bool
+	released bool  // write the released tinytc's spelling (released.go)
+	err      error // the first instruction the dialect cannot spell
+	b        strings.Builder
+	indent   int
+	names    map[*ir.Value]string // names invented for unnamed values
+	taken    map[string]bool
+	next     int
+	used     map[*ir.Value]bool
 }
 
 func (p *printer) function(f *ir.Func) {
@@ -198,12 +200,15 @@ func (p *printer) comments(cs []string) {
 
 func (p *printer) inst(in *ir.Inst) {
 	p.comments(in.Comments)
+	if p.released && p.expandForReleased(in) {
+		return
+	}
 	p.writeIndent()
 	if p.needsLHS(in) {
 		p.values(in.Results)
 		p.b.WriteString(" = ")
 	}
-	p.b.WriteString(in.Mnemonic())
+	p.b.WriteString(p.mnemonic(in))
 	p.operandsOf(in)
 	if in.LineComment != "" {
 		p.b.WriteByte(' ')
@@ -361,7 +366,7 @@ func (p *printer) regions(in *ir.Inst) {
 }
 
 func (p *printer) loopVarType(t *ir.Type) {
-	if t != ir.Index {
+	if t != ir.Index && !p.released { // released: the bounds' type
 		p.b.WriteString(" : ")
 		p.b.WriteString(t.String())
 	}

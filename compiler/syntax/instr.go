@@ -18,6 +18,7 @@ type modifiers struct {
 	cols  [maxModifiers]int32 // column of each part
 	n     int                 // number of parts
 	line  int32
+	start int32 // column of the word
 	end   int32 // column after the word, where a missing modifier belongs
 	i     int   // next part to consume
 }
@@ -27,7 +28,7 @@ type modifiers struct {
 const maxModifiers = 4
 
 func (m *modifiers) init(p *parser, word string, pos ir.Pos) {
-	*m = modifiers{p: p, line: pos.Line}
+	*m = modifiers{p: p, line: pos.Line, start: pos.Col}
 	col := pos.Col
 	for first := true; ; first = false {
 		i := strings.IndexByte(word, '.')
@@ -181,6 +182,9 @@ func (p *parser) instruction() *ir.Inst {
 	p.results = len(names)
 	var m modifiers
 	m.init(p, p.lit, p.pos)
+	if p.dialect == Released {
+		m.fromReleased()
+	}
 	p.next()
 	types, multi := p.instructionBody(in, &m)
 	m.done()
@@ -455,7 +459,10 @@ func (p *parser) instructionBody(in *ir.Inst, m *modifiers) (types []*ir.Type, m
 // spellings of the reference's prose and of earlier dialects.
 func (p *parser) unknownInstruction(pos ir.Pos, name string) {
 	if _, ok := ir.BuiltinByName(name); ok {
-		p.fail(pos, "unknown instruction '%s'; did you mean 'builtin.%s'?", name, name)
+		p.fail(pos, "unknown instruction '%s'; did you mean 'builtin.%s'? (or read the file with --dialect released or legacy)", name, name)
+	}
+	if p.dialect == Current && releasedOnly(name) {
+		p.fail(pos, "unknown instruction '%s': it is released tinytc syntax; read the file with --dialect released", name)
 	}
 	p.fail(pos, "unknown instruction '%s'", name)
 }
@@ -586,6 +593,9 @@ func (p *parser) foreach(in *ir.Inst) {
 	if len(names) == 0 || nfrom != len(names) || nto != len(names) {
 		p.fail(in.OpPos, "foreach needs as many lower and upper bounds as loop variables (at least one): found %d variables, %d lower and %d upper bounds", len(names), nfrom, nto)
 	}
+	if !tpos.IsValid() && p.dialect == Released {
+		t = p.boundsType(in, in.Operands)
+	}
 	body := in.AddRegion(&ir.Region{Kind: ir.RegionSPMD})
 	p.openScope()
 	defer p.closeScope()
@@ -640,6 +650,9 @@ func (p *parser) forLoop(in *ir.Inst) []*ir.Type {
 		p.operand(in)
 		in.HasStep = true
 	}
+	if !tpos.IsValid() && p.dialect == Released {
+		t = p.boundsType(in, in.Operands)
+	}
 	var carried []resultName
 	var types []*ir.Type
 	if p.isWord("init") {
@@ -663,10 +676,29 @@ func (p *parser) forLoop(in *ir.Inst) []*ir.Type {
 	}
 	p.regionBody(body)
 	p.closeScope()
+	if p.dialect == Released && p.isWord("attributes") {
+		p.next()
+		if p.tok != tLBrace {
+			p.missing("expected the loop's attribute dictionary after 'attributes', found %s", p.describe())
+		}
+	}
 	if p.tok == tLBrace {
 		in.Attrs = p.dictionary()
 	}
 	return types
+}
+
+// boundsType is the type of a loop variable the released dialect leaves
+// to the bounds: theirs, which must agree.
+func (p *parser) boundsType(in *ir.Inst, bounds []*ir.Value) *ir.Type {
+	t := bounds[0].Type
+	for i, b := range bounds[1:] {
+		if b.Type != t {
+			p.fail(in.OperandPos[i+1], "%%%s has type %s but %%%s has type %s; the loop variables take the type of the bounds, which must agree",
+				b.Name, b.Type, bounds[0].Name, t)
+		}
+	}
+	return t
 }
 
 // regionArg appends an argument called n to r and defines it.

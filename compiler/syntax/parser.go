@@ -17,13 +17,16 @@ import (
 	"tltune/compiler/ir"
 )
 
-// Parse parses a whole source file. On syntax errors it returns the
-// functions it could parse and every error found (sorted); the program is
-// then only good for diagnostics.
-func Parse(src []byte) (prog *ir.Program, errs diag.List) {
+// Parse parses a whole source file in the current dialect. On syntax
+// errors it returns the functions it could parse and every error found
+// (sorted); the program is then only good for diagnostics. Read parses the
+// other dialects.
+func Parse(src []byte) (prog *ir.Program, errs diag.List) { return parse(src, Current) }
+
+func parse(src []byte, d Dialect) (prog *ir.Program, errs diag.List) {
 	// Kernels define a value every 50 bytes or so; sizing the name table
 	// for that avoids rehashing while parsing.
-	p := &parser{names: make(map[string]*ir.Value, len(src)/50), typeCache: map[string]*ir.Type{}}
+	p := &parser{names: make(map[string]*ir.Value, len(src)/50), typeCache: map[string]*ir.Type{}, dialect: d}
 	p.sc.init(string(src), p.errorAt)
 	p.next()
 	prog = &ir.Program{}
@@ -38,11 +41,19 @@ func Parse(src []byte) (prog *ir.Program, errs diag.List) {
 
 type parser struct {
 	sc      scanner
+	dialect Dialect
 	tok     token
 	pos     ir.Pos
 	lit     string
 	prevEnd ir.Pos // just after the previous token
 	errs    diag.List
+
+	// defs are the compile-time variables of the released dialect; while
+	// expansion is not empty, tokens come from it (a variable's tokens at
+	// the position of its use) instead of the scanner.
+	defs      defScopes
+	expansion []defToken
+	expandAt  ir.Pos
 
 	// names maps every visible name to its value; defined lists the names
 	// in definition order and scopes the start of each open scope in it, so
@@ -79,9 +90,43 @@ func (p *parser) newValue(name string, t *ir.Type, pos ir.Pos) *ir.Value {
 // error; the parser then skips to a plausible restart point.
 type bailout struct{}
 
+// next moves to the next token. In the released dialect it also reads the
+// definitions of compile-time variables ($name = ...) wherever they stand,
+// expands their uses, and scopes them by braces.
 func (p *parser) next() {
 	p.prevEnd = p.sc.pos()
-	p.tok, p.pos, p.lit = p.sc.next()
+	for {
+		if len(p.expansion) > 0 {
+			t := p.expansion[0]
+			p.expansion = p.expansion[1:]
+			p.tok, p.pos, p.lit = t.tok, p.expandAt, t.lit
+			return
+		}
+		p.tok, p.pos, p.lit = p.sc.next()
+		if p.dialect != Released {
+			if p.tok == tDef {
+				p.errs.Add(p.pos, "compile-time variables ($%s) are released tinytc syntax; read the file with --dialect released", p.lit)
+				p.tok = tIllegal
+			}
+			return
+		}
+		switch p.tok {
+		case tLBrace:
+			p.defs.open()
+		case tRBrace:
+			p.defs.close()
+		case tDef:
+			if p.sc.peekToken() == tEqual {
+				p.defineVar()
+				continue
+			}
+			if !p.expandVar() {
+				return
+			}
+			continue
+		}
+		return
+	}
 }
 
 func (p *parser) errorAt(pos ir.Pos, msg string) { p.errs.Add(pos, "%s", msg) }
@@ -115,6 +160,8 @@ func (p *parser) describe() string {
 		return "'%" + p.lit + "'"
 	case tGlobal:
 		return "'@" + p.lit + "'"
+	case tDef:
+		return "'$" + p.lit + "'"
 	case tString:
 		return strconv.Quote(p.lit)
 	}
@@ -435,6 +482,9 @@ func (p *parser) integer() int64 {
 
 // float parses a floating constant and consumes it.
 func (p *parser) float() float64 {
+	if p.isWord("inf") || p.isWord("nan") {
+		p.tok = tFloat
+	}
 	if p.tok != tFloat {
 		p.fail(p.pos, "expected floating constant, found %s", p.describe())
 	}
@@ -443,6 +493,10 @@ func (p *parser) float() float64 {
 		text += "p0" // strconv wants the binary exponent of hexadecimal floats
 	}
 	v, err := strconv.ParseFloat(text, 64)
+	if special := strings.TrimLeft(text, "+-"); special == "inf" || special == "nan" {
+		p.next()
+		return v
+	}
 	if err != nil || math.IsInf(v, 0) {
 		p.errs.Add(p.pos, "floating constant %s out of the range of f64", p.lit)
 	}
@@ -458,7 +512,7 @@ func (p *parser) constant() ir.Constant {
 		return c
 	case p.tok == tInt:
 		return ir.Constant{Kind: ir.ConstInt, Int: p.integer()}
-	case p.tok == tFloat:
+	case p.tok == tFloat, p.isWord("inf"), p.isWord("nan"):
 		return ir.Constant{Kind: ir.ConstFloat, Float: p.float()}
 	case p.tok == tLBrack:
 		p.next()

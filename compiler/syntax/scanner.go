@@ -32,6 +32,7 @@ const (
 	tQuestion
 	tArrow     // ->
 	tLessEqual // <= (foreach_tile)
+	tDef       // $name: a compile-time variable of the released tinytc
 )
 
 var tokenNames = [...]string{
@@ -40,6 +41,7 @@ var tokenNames = [...]string{
 	tString: "string", tLParen: "'('", tRParen: "')'", tLBrace: "'{'", tRBrace: "'}'",
 	tLBrack: "'['", tRBrack: "']'", tLess: "'<'", tGreater: "'>'", tComma: "','",
 	tColon: "':'", tEqual: "'='", tQuestion: "'?'", tArrow: "'->'", tLessEqual: "'<='",
+	tDef: "compile-time variable",
 }
 
 func (t token) String() string { return tokenNames[t] }
@@ -145,12 +147,22 @@ func (s *scanner) next() (token, ir.Pos, string) {
 			s.off++
 			return s.number(pos, start)
 		}
+		if w := s.src[s.off+1 : min(s.off+4, len(s.src))]; (w == "inf" || w == "nan") && !isWord(s.peekAt(4)) {
+			s.off += 4
+			return tFloat, pos, s.src[start:s.off]
+		}
 		if c == '-' && s.peekAt(1) == '>' {
 			s.off += 2
 			return tArrow, pos, "->"
 		}
-	case c == '%' || c == '@':
+	case c == '%' || c == '@' || c == '$':
 		return s.identifier(pos, c)
+	case c == '!' && isLetter(s.peekAt(1)): // !calc
+		s.off++
+		for s.off < len(s.src) && isIdent(s.src[s.off]) {
+			s.off++
+		}
+		return tWord, pos, s.src[start:s.off]
 	case c == '"':
 		return s.string(pos)
 	}
@@ -217,10 +229,36 @@ func (s *scanner) identifier(pos ir.Pos, sigil byte) (token, ir.Pos, string) {
 		return tIllegal, pos, string(sigil)
 	}
 	kind := tLocal
-	if sigil == '@' {
+	switch sigil {
+	case '@':
 		kind = tGlobal
+	case '$':
+		kind = tDef
 	}
 	return kind, pos, s.src[start:s.off]
+}
+
+// peekToken returns the kind of the token after the current one without
+// consuming it (and without reporting its errors).
+func (s *scanner) peekToken() token {
+	c := *s
+	c.pending = nil
+	c.err = func(ir.Pos, string) {}
+	tok, _, _ := c.next()
+	return tok
+}
+
+// rawUntil returns the source text up to the next close byte and moves
+// past it; ok is false (and nothing moves) when there is none before a
+// line break.
+func (s *scanner) rawUntil(close byte) (text string, ok bool) {
+	for i := s.off; i < len(s.src) && s.src[i] != '\n'; i++ {
+		if s.src[i] == close {
+			text, s.off = s.src[s.off:i], i+1
+			return text, true
+		}
+	}
+	return "", false
 }
 
 func (s *scanner) string(pos ir.Pos) (token, ir.Pos, string) {
@@ -319,7 +357,7 @@ func (s *scanner) typeSpan(start int) (int, bool) {
 			if depth == 0 {
 				return i + 1, true
 			}
-		case '\n', ';', '{', '}', '(', ')', '=':
+		case '\n', ';', '{', '}', '(', ')', '=', '$':
 			return 0, false
 		}
 	}

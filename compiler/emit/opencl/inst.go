@@ -367,6 +367,10 @@ func (e *fn) builtin(in *ir.Inst) {
 		expr = strconv.Itoa(nsx)
 	case ir.NumSubgroupsY:
 		expr = strconv.Itoa(l.WorkGroupSize[1])
+	case ir.NumSubgroupsZ:
+		expr = "1"
+	case ir.SubgroupIDZ:
+		expr = "0"
 	case ir.SubgroupSize:
 		expr = strconv.Itoa(l.SubgroupSize)
 	case ir.SubgroupID:

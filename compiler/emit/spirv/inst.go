@@ -385,6 +385,10 @@ func (e *fn) builtin(in *ir.Inst) {
 		id = u.i32(nsx)
 	case ir.NumSubgroupsY:
 		id = u.i32(int64(l.WorkGroupSize[1]))
+	case ir.NumSubgroupsZ:
+		id = u.i32(1)
+	case ir.SubgroupIDZ:
+		id = u.i32(0)
 	case ir.SubgroupSize:
 		id = u.i32(int64(l.SubgroupSize))
 	case ir.SubgroupID:
