@@ -21,7 +21,8 @@ func checkGolden(t *testing.T, name string, got []byte) {
 // TestMain lets a test run tltune as a child process (to kill it mid-way,
 // or to give it its own environment): with TLTUNE_TEST_MAIN set to a JSON
 // list of arguments, the test binary is tltune. The tuning commands start
-// their workers that way too.
+// their workers that way too. With TLTUNE_TEST_ARGV set it is tltune with
+// its command-line arguments, as a script calls it (the Slurm test).
 func TestMain(m *testing.M) {
 	workerLauncher = func() *exec.Cmd {
 		cmd := worker.Command(os.Args[0])
@@ -34,6 +35,9 @@ func TestMain(m *testing.M) {
 			panic(err)
 		}
 		os.Exit(run(args, os.Stdout, os.Stderr))
+	}
+	if os.Getenv("TLTUNE_TEST_ARGV") != "" {
+		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
 }

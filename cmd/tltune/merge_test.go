@@ -168,8 +168,24 @@ func TestShardsMergeIntoOneRun(t *testing.T) {
 	}
 	checkEvaluations(t, openResults(t, merged), 1, 2)
 
-	if status, out, errOut := tltune(tinySweep(merged, dev, "--remeasure")...); status != exitOK {
-		t.Fatalf("remeasure on the merged store: status %d\n%s%s", status, out, errOut)
+	// The nightly job of a campaign: a shard re-measures the merged
+	// store's tuning table into a store of its own, merged in afterwards.
+	table, nightly := filepath.Join(dir, "tuning.json"), filepath.Join(dir, "nightly.db")
+	if status, out, errOut := tltune("table", "--db", merged, "-o", table); status != exitOK {
+		t.Fatalf("table: status %d\n%s%s", status, out, errOut)
+	}
+	status, out, errOut = tltune(tinySweep(nightly, dev, "--remeasure", "--stored", table, "--json")...)
+	var rep sweepReport
+	if status != exitOK || json.Unmarshal([]byte(out), &rep) != nil || len(rep.Shapes) != 3 {
+		t.Fatalf("remeasure of the table: status %d\n%s%s", status, out, errOut)
+	}
+	for _, s := range rep.Shapes {
+		if s.Action != actionRemeasured || s.Stored == nil || s.Stored.Run != 1 {
+			t.Errorf("%s: %s, stored %+v; want the table's configuration of run 1 re-measured", s.Name, s.Action, s.Stored)
+		}
+	}
+	if status, out, errOut := tltune("merge", merged, nightly); status != exitOK {
+		t.Fatalf("merge of the nightly store: status %d\n%s%s", status, out, errOut)
 	}
 	for _, args := range [][]string{
 		{"regress", "--baseline", "1", "--run", "2"},

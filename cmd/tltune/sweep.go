@@ -25,7 +25,7 @@ func init() {
 	register(&command{
 		name:    "sweep",
 		summary: "tune the shapes of a suite in one run, or re-time their stored best configurations (--remeasure, the nightly job)",
-		usage:   "SUITE.toml|NAME [--retune | --remeasure [--tune-missing]] [--shard I/N [--campaign NAME]] [--tag NAME] [--resume RUN|last] [--device D|D1,D2|all[:gpu|cpu]] [--db PATH] [--json] [tuning flags: --budget, --strategy and --time override the suite's]",
+		usage:   "SUITE.toml|NAME [--retune | --remeasure [--tune-missing] [--stored TABLE.json]] [--shard I/N [--campaign NAME]] [--tag NAME] [--resume RUN|last] [--device D|D1,D2|all[:gpu|cpu]] [--db PATH] [--json] [tuning flags: --budget, --strategy and --time override the suite's]",
 		run:     sweepCmd,
 	})
 }
@@ -36,32 +36,16 @@ type sweepFlags struct {
 	tuneFlags
 	retune, remeasure, tuneMissing bool
 	shard                          string          // I/N: this task's share of the suite
+	storedTable                    string          // --stored: a tuning table to re-measure instead of the store's bests
 	given                          map[string]bool // flags set on the command line, over the suite's settings
 }
 
 func sweepCmd(c *context, args []string) int {
-	// A sweep reports the best configuration of each shape.
-	f := sweepFlags{tuneFlags: tuneFlags{top: 1}, given: map[string]bool{}}
-	fs := c.flags()
-	f.registerTuning(fs)
-	fs.BoolVar(&f.retune, "retune", false, "search every shape again (the default)")
-	fs.BoolVar(&f.remeasure, "remeasure", false, "do not search: verify and time the stored best configuration of each shape on this device again")
-	fs.BoolVar(&f.tuneMissing, "tune-missing", false, "with --remeasure: tune the shapes that have no stored best instead of skipping them")
-	fs.StringVar(&f.campaign, "campaign", "", "record the run as part of the named campaign: the shards of one campaign (e.g. the tasks of a job array, given the same name) merge into one run, and a shard started again resumes its part")
-	fs.StringVar(&f.shard, "shard", "", "I/N: sweep only the I-th of N shares of the suite (a job array's task); the split is balanced by estimated cost and does not depend on the order of the suite file")
-	pos, status, ok := parseInterleaved(c, fs, args)
+	sw, status, ok := parseSweep(c, args)
 	if !ok {
 		return status
 	}
-	fs.Visit(func(fl *flag.Flag) { f.given[fl.Name] = true })
-	if err := f.check(pos); err != nil {
-		return c.usageError("%v", err)
-	}
-	sw, err := newSweep(&f, pos[0])
-	if err != nil { // a bad suite is bad input, as a bad flag is
-		fmt.Fprintf(c.stderr, "tltune sweep: %v\n", err)
-		return exitUsage
-	}
+	f := sw.flags
 	infos, err := sweepDevices(*f.device)
 	if err != nil {
 		return deviceError(c, err)
@@ -82,6 +66,35 @@ func sweepCmd(c *context, args []string) int {
 	return sw.execute(c)
 }
 
+// parseSweep reads a sweep's flags and suite. When the command must stop
+// it has printed why and returns ok false with the exit status.
+func parseSweep(c *context, args []string) (sw *sweep, status int, ok bool) {
+	// A sweep reports the best configuration of each shape.
+	f := &sweepFlags{tuneFlags: tuneFlags{top: 1}, given: map[string]bool{}}
+	fs := c.flags()
+	f.registerTuning(fs)
+	fs.BoolVar(&f.retune, "retune", false, "search every shape again (the default)")
+	fs.BoolVar(&f.remeasure, "remeasure", false, "do not search: verify and time the stored best configuration of each shape on this device again")
+	fs.BoolVar(&f.tuneMissing, "tune-missing", false, "with --remeasure: tune the shapes that have no stored best instead of skipping them")
+	fs.StringVar(&f.storedTable, "stored", "", "with --remeasure: re-time the configurations of this tuning table (tltune table -o FILE) instead of the bests stored in --db; the shards of a campaign do, each with a store of its own")
+	fs.StringVar(&f.campaign, "campaign", "", "record the run as part of the named campaign: the shards of one campaign (e.g. the tasks of a job array, given the same name) merge into one run, and a shard started again resumes its part")
+	fs.StringVar(&f.shard, "shard", "", "I/N: sweep only the I-th of N shares of the suite (a job array's task); the split is balanced by estimated cost and does not depend on the order of the suite file")
+	pos, status, ok := parseInterleaved(c, fs, args)
+	if !ok {
+		return nil, status, false
+	}
+	fs.Visit(func(fl *flag.Flag) { f.given[fl.Name] = true })
+	if err := f.check(pos); err != nil {
+		return nil, c.usageError("%v", err), false
+	}
+	sw, err := newSweep(f, pos[0])
+	if err != nil { // a bad suite is bad input, as a bad flag is
+		fmt.Fprintf(c.stderr, "tltune sweep: %v\n", err)
+		return nil, exitUsage, false
+	}
+	return sw, exitOK, true
+}
+
 // check rejects flag combinations no sweep can use.
 func (f *sweepFlags) check(pos []string) error {
 	switch {
@@ -91,6 +104,8 @@ func (f *sweepFlags) check(pos []string) error {
 		return errors.New("--retune and --remeasure exclude each other")
 	case f.tuneMissing && !f.remeasure:
 		return errors.New("--tune-missing goes with --remeasure")
+	case f.storedTable != "" && !f.remeasure:
+		return errors.New("--stored goes with --remeasure")
 	case f.shard != "":
 		if _, err := suite.ParseShard(f.shard); err != nil {
 			return fmt.Errorf("--%v", err)
@@ -199,14 +214,33 @@ func (s *sweep) loadStored() error {
 		return nil
 	}
 	info := s.lead().info
+	s.stored = map[speak.Problem]results.Best{}
+	if s.flags.storedTable != "" {
+		return s.loadStoredTable(info.Name)
+	}
 	best, err := s.lead().store.BestPerShape(stdctx.Background(), results.Filter{Device: results.ThisDevice(info.Name)})
 	if err != nil {
 		return err
 	}
-	s.stored = map[speak.Problem]results.Best{}
 	for _, b := range best {
 		if b.Env.Device == info.Name {
 			s.stored[b.Config.Problem] = b
+		}
+	}
+	return nil
+}
+
+// loadStoredTable reads the stored bests from the --stored tuning table:
+// its entries for this device.
+func (s *sweep) loadStoredTable(device string) error {
+	table, err := tuning.ReadFile(s.flags.storedTable)
+	if err != nil {
+		return fmt.Errorf("--stored: %w", err)
+	}
+	for _, e := range table.Entries {
+		if e.Device == device {
+			s.stored[e.Problem] = results.Best{Measurement: results.Measurement{RunID: e.Run, MedianNS: e.MedianNS,
+				Config: results.Config{Problem: e.Problem, Params: e.Params}}}
 		}
 	}
 	return nil

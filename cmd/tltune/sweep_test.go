@@ -40,6 +40,7 @@ func TestSweepUsageErrors(t *testing.T) {
 		{[]string{"sweep", tinySuite, tinySuite}, "name one suite file"},
 		{[]string{"sweep", tinySuite, "--retune", "--remeasure"}, "exclude each other"},
 		{[]string{"sweep", tinySuite, "--tune-missing"}, "--tune-missing goes with --remeasure"},
+		{[]string{"sweep", tinySuite, "--stored", "t.json"}, "--stored goes with --remeasure"},
 		{[]string{"sweep", tinySuite, "--budget", "-1"}, "--budget -1"},
 		{[]string{"sweep", tinySuite, "--shard", "3/2"}, `--shard "3/2": want I/N with 1 ≤ I ≤ N`},
 		{[]string{"sweep", filepath.Join(dir, "none.toml")}, "shipped suites: nightly"},
