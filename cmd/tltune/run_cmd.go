@@ -1,6 +1,7 @@
 package main
 
 import (
+	stdctx "context"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"tltune/compiler/diag"
 	"tltune/compiler/interp"
@@ -25,7 +27,7 @@ func init() {
 	register(&command{
 		name:    "run",
 		summary: "run a kernel on given arguments (reference interpreter, or compiled on a device and compared with it)",
-		usage:   "FILE [--func NAME] --arg NAME=SPEC ... [--shape NAME=AxBx..] [--groups N] [--device ref|D] [--save DIR] [--dialect D]",
+		usage:   "FILE [--func NAME] --arg NAME=SPEC ... [--shape NAME=AxBx..] [--groups N] [--device ref|D] [--timeout D] [--save DIR] [--dialect D]",
 		run:     runKernel,
 	})
 }
@@ -42,6 +44,7 @@ type runFlags struct {
 	groups                 int
 	acc64                  bool
 	dialect                *syntax.Dialect
+	timeout                time.Duration
 }
 
 func runKernel(c *context, args []string) int {
@@ -57,6 +60,7 @@ func runKernel(c *context, args []string) int {
 	fs.StringVar(&f.save, "save", "", "write every memref and group argument after the run to DIR/NAME.npy (with a device: the device's results)")
 	fs.BoolVar(&f.acc64, "acc64", false, "accumulate collectives in float64 (reference precision; the oracle of a device run always does)")
 	f.dialect = dialectFlag(fs, "dialect")
+	fs.DurationVar(&f.timeout, "timeout", 5*time.Minute, "stop a run (the interpreter's, the build, the device's) that takes longer, with an error")
 	// Flags may come before and after FILE.
 	for {
 		if status, ok := c.parse(fs, args); !ok {
@@ -72,6 +76,9 @@ func runKernel(c *context, args []string) int {
 	}
 	if f.file == "" {
 		return c.usageError("missing FILE, the tensor-language source to run")
+	}
+	if f.timeout <= 0 {
+		return c.usageError("--timeout %v must be a positive duration", f.timeout)
 	}
 	src, err := os.ReadFile(f.file)
 	if err != nil {
@@ -104,10 +111,26 @@ func runKernel(c *context, args []string) int {
 		return runCompiled(c, &f, src, fn, binder, bound)
 	}
 	opts := interp.Options{Groups: binder.groups, Accumulate64: f.acc64}
-	if err := interp.Run(fn, bound.args, opts); err != nil {
-		return c.fail(inputError{fmt.Errorf("%s:%v", f.file, err)})
+	if err := f.interpret(fn, bound, opts); err != nil {
+		return c.fail(err)
 	}
 	return binder.report(c, &f, bound)
+}
+
+// interpret runs fn in the reference interpreter, within --timeout.
+func (f *runFlags) interpret(fn *ir.Func, a *boundArgs, opts interp.Options) error {
+	ctx, cancel := stdctx.WithTimeout(stdctx.Background(), f.timeout)
+	defer cancel()
+	opts.Context = ctx
+	err := interp.Run(fn, a.args, opts)
+	switch {
+	case errors.Is(err, stdctx.DeadlineExceeded):
+		// The kernel's doing, as every error the interpreter finds.
+		return inputError{fmt.Errorf("%s: @%s did not finish within --timeout %v in the interpreter", f.file, fn.Name, f.timeout)}
+	case err != nil:
+		return inputError{fmt.Errorf("%s:%v", f.file, err)}
+	}
+	return nil
 }
 
 // report prints the summary of the arguments after a run and saves them

@@ -6,13 +6,16 @@ package main
 // interpreter run on the same inputs.
 
 import (
+	stdctx "context"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"math/cmplx"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"tltune/compiler"
 	"tltune/compiler/hostcall"
@@ -20,6 +23,8 @@ import (
 	"tltune/compiler/interp"
 	"tltune/compiler/ir"
 	"tltune/device"
+	"tltune/tuner"
+	"tltune/tuner/worker"
 )
 
 // afterDeviceRun sees the device's results before they are compared; tests
@@ -44,21 +49,24 @@ func runCompiled(c *context, f *runFlags, src []byte, fn *ir.Func, b *argBinder,
 	if err != nil {
 		return c.fail(err)
 	}
-	// The interpreter takes the compiled launch, so that SPMD code sees
-	// the same subgroup and work-group sizes; collectives accumulate in
-	// float64, the most exact reference.
-	opts := interp.Options{Groups: b.groups, SubgroupSize: k.SubgroupSize, WorkGroupSize: k.WorkGroupSize, Accumulate64: true}
-	if err := interp.Run(fn, oracle.args, opts); err != nil {
-		return c.fail(inputError{fmt.Errorf("%s:%v", f.file, err)})
-	}
 	got, err := b.bind()
 	if err != nil {
 		return c.fail(err)
 	}
-	if err := runOn(info, res, k, got, b.groups); err != nil {
+	if err := runOn(info, res, k, got, b.groups, f.timeout); err != nil {
+		if errors.Is(err, errDeviceTimeout) {
+			return c.fail(fmt.Errorf("%s: @%s did not finish on %s within --timeout %v; the process running it was killed", f.file, fn.Name, info.Name, f.timeout))
+		}
 		return c.fail(fmt.Errorf("%s on %s: %w", f.file, info.Name, err))
 	}
 	afterDeviceRun(got)
+	// The interpreter takes the compiled launch, so that SPMD code sees
+	// the same subgroup and work-group sizes; collectives accumulate in
+	// float64, the most exact reference.
+	opts := interp.Options{Groups: b.groups, SubgroupSize: k.SubgroupSize, WorkGroupSize: k.WorkGroupSize, Accumulate64: true}
+	if err := f.interpret(fn, oracle, opts); err != nil {
+		return c.fail(err)
+	}
 	if status := b.report(c, f, got); status != exitOK {
 		return status
 	}
@@ -81,10 +89,15 @@ func kernelOf(res *compiler.Result, name string) (*compiler.Kernel, error) {
 	return nil, fmt.Errorf("the compiled program has no kernel @%s", name)
 }
 
+// errDeviceTimeout is a build or launch that did not finish in time.
+var errDeviceTimeout = errors.New("timed out")
+
 // runOn runs kernel k of the compiled program res (SPIR-V or OpenCL C, as
 // the device takes it) on the device with the arguments a, and leaves the
-// device's results in a's buffers.
-func runOn(info *device.Info, res *compiler.Result, k *compiler.Kernel, a *boundArgs, groups int) error {
+// device's results in a's buffers. A worker process does the device's
+// work, so that a kernel that never ends, or a driver that crashes, is
+// stopped (errDeviceTimeout after timeout) without taking tltune along.
+func runOn(info *device.Info, res *compiler.Result, k *compiler.Kernel, a *boundArgs, groups int, timeout time.Duration) error {
 	x, err := hostcall.FromInterp(a.args)
 	if err != nil {
 		return err
@@ -93,17 +106,26 @@ func runOn(info *device.Info, res *compiler.Result, k *compiler.Kernel, a *bound
 	if err != nil {
 		return err
 	}
-	d, err := info.Open()
+	form, err := devcall.FormOf(*info, res)
 	if err != nil {
 		return err
 	}
-	defer d.Close()
-	kern, release, _, err := devcall.BuildResult(d, res, k.Name)
-	if err != nil {
+	w := worker.NewClient(workerLauncher)
+	w.Timeout = timeout
+	defer w.Close()
+	ctx := stdctx.Background()
+	if _, err := w.Open(ctx, info.ID); err != nil {
 		return err
 	}
-	defer release()
-	if err := devcall.Run(d, kern, call); err != nil {
+	i := slices.IndexFunc(res.Kernels, func(x compiler.Kernel) bool { return x.Name == k.Name })
+	err = w.Program(form, "").Run(ctx, form.Kernels[i], call)
+	var failed *tuner.Error
+	switch {
+	case errors.As(err, &failed) && failed.Kind == tuner.Timeout:
+		return errDeviceTimeout
+	case errors.As(err, &failed):
+		return failed.Err // the device's error, without the tuner's outcome kind
+	case err != nil:
 		return err
 	}
 	x.CopyBack()

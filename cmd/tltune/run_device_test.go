@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"tltune/compiler/interp"
 	"tltune/compiler/ir"
@@ -76,6 +77,29 @@ func TestRunOnDeviceMismatch(t *testing.T) {
 	}
 	if got := math.Float32frombits(binary.LittleEndian.Uint32(a.Data)); float64(got) != float64(float32(perturbed)) {
 		t.Errorf("saved C[0,0,0] = %v, want the device's %v", got, perturbed)
+	}
+}
+
+// TestRunTimeout: a kernel that never ends stops at --timeout with one
+// line saying so, in the interpreter and on a device (whose worker process
+// is killed).
+func TestRunTimeout(t *testing.T) {
+	args := []string{"run", "testdata/run/endless.ir", "--arg", "out=zeros", "--timeout", "2s", "--device"}
+	for _, c := range []struct {
+		device, want string
+		status       int
+	}{
+		{device.Reference, "@endless did not finish within --timeout 2s in the interpreter", exitUsage}, // the kernel's doing
+		{devtest.PoCL(t).ID, "; the process running it was killed", exitRuntime},                        // the device's, or the kernel's
+	} {
+		start := time.Now()
+		out, errs, status := runTool(append(args, c.device)...)
+		if status != c.status || out != "" || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, c.want) {
+			t.Errorf("--device %s: status %d, stdout %q, stderr %q; want one line containing %q and status %d", c.device, status, out, errs, c.want, c.status)
+		}
+		if took := time.Since(start); took > time.Minute {
+			t.Errorf("--device %s: stopped after %v", c.device, took)
+		}
 	}
 }
 

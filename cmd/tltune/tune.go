@@ -232,11 +232,7 @@ func (f *tuneFlags) openOn(c *context, op string, ops []kernels.Op, problems []s
 		return fail(c.fail(err))
 	}
 	if err := lead.beginRun(op, problems); err != nil {
-		status := c.fail(err)
-		if errors.As(err, new(notResumable)) {
-			status = exitUsage // asked to continue what cannot be continued: bad input
-		}
-		return fail(status)
+		return fail(c.fail(err))
 	}
 	for _, r := range runs[1:] {
 		r.store, r.stored, r.ceilings = lead.store, lead.stored, lead.ceilings
@@ -452,15 +448,13 @@ func (r *tuneRun) beginRun(op string, problems []speak.Problem) error {
 	return err
 }
 
-// notResumable is a run this command cannot continue.
-type notResumable struct{ error }
-
 // checkResumable refuses to continue a run that finished, or that tuned
 // something else (another op, device, driver or problem): its measurements
 // would mix with this invocation's.
 func (r *tuneRun) checkResumable(ctx stdctx.Context, prev results.Run, named, op string, env results.Environment, problems []speak.Problem) error {
 	refuse := func(format string, a ...any) error {
-		return notResumable{fmt.Errorf("%s: run %d "+format, append([]any{named, prev.ID}, a...)...)}
+		// Asked to continue what cannot be continued: bad input.
+		return inputError{fmt.Errorf("%s: run %d "+format, append([]any{named, prev.ID}, a...)...)}
 	}
 	switch {
 	case prev.Status == results.Done && r.flags.resume != "":

@@ -1,6 +1,7 @@
 package interp
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -37,6 +38,9 @@ func locate(in *ir.Inst, err error) error {
 // region executes the instructions of r in env and returns the values of its
 // closing yield (nil if none).
 func (e *exec) region(r *ir.Region, env *env) ([]value, error) {
+	if e.m.stopped.Load() {
+		return nil, fmt.Errorf("interp: stopped: %w", context.Cause(e.m.ctx))
+	}
 	for _, in := range r.Insts {
 		if in.Op == ir.OpYield {
 			out := make([]value, len(in.Operands))

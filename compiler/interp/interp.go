@@ -35,8 +35,10 @@
 package interp
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"tltune/compiler/ir"
 )
@@ -52,6 +54,11 @@ type Options struct {
 	// Accumulate64 accumulates collectives in f64, c64 or i64 and rounds
 	// once into the output type.
 	Accumulate64 bool
+	// Context, when not nil, stops the run when it is done (a time limit,
+	// say): Run returns its error. The interpreter looks each time it
+	// enters a region — a loop's iteration, a branch, a work-item's body —
+	// so a kernel that never ends is stopped too.
+	Context context.Context
 }
 
 // Arg is the value of one function parameter. A scalar parameter reads the
@@ -84,6 +91,11 @@ func Run(fn *ir.Func, args []Arg, opts Options) (err error) {
 			err = fmt.Errorf("interp: internal error in @%s: %v", fn.Name, r)
 		}
 	}()
+	if ctx := opts.Context; ctx != nil {
+		stop := context.AfterFunc(ctx, func() { m.stopped.Store(true) })
+		defer stop()
+		m.ctx = ctx
+	}
 	for g := range m.groups {
 		e := &exec{m: m, group: int64(g)}
 		if _, err := e.region(fn.Body, params.child()); err != nil {
@@ -101,6 +113,8 @@ type machine struct {
 	wg       [2]int
 	numItems int
 	acc64    bool
+	ctx      context.Context
+	stopped  atomic.Bool // ctx is done
 }
 
 func newMachine(fn *ir.Func, opts Options) (*machine, error) {

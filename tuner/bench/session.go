@@ -111,19 +111,11 @@ type Kernel struct {
 	kern device.Kernel
 }
 
-// KernelOf looks up the kernel abi describes, by its symbol, in a program
-// built on the session's device; releasing the kernel leaves the program
-// alone (it may hold other kernels).
-func KernelOf(prog device.Program, abi compiler.Kernel) (*Kernel, error) {
-	kern, err := prog.Kernel(abi.Symbol)
-	if err != nil {
-		return nil, err
-	}
-	return &Kernel{abi: &abi, kern: kern}, nil
+// NewKernel pairs a kernel built on the session's device with its
+// argument ABI. The caller keeps owning kern.
+func NewKernel(abi compiler.Kernel, kern device.Kernel) *Kernel {
+	return &Kernel{abi: &abi, kern: kern}
 }
-
-// Release frees the kernel.
-func (k *Kernel) Release() { k.kern.Release() }
 
 // Output runs k once on fresh copies of the verification inputs (the
 // output poisoned with NaN where the kernel must not read it) and returns

@@ -53,12 +53,12 @@ func build(t *testing.T, d device.Device, res *compiler.Result) *Kernel {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := KernelOf(prog, form.Kernels[0])
+	kern, err := prog.Kernel(form.Kernels[0].Symbol)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { k.Release(); prog.Release() })
-	return k
+	t.Cleanup(func() { kern.Release(); prog.Release() })
+	return NewKernel(form.Kernels[0], kern)
 }
 
 // verify runs k in s and checks its output against Reference, the

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"tltune/compiler"
+	"tltune/compiler/hostcall"
 	"tltune/compiler/hostcall/devcall"
 	"tltune/device"
 	"tltune/kernels"
@@ -183,6 +184,23 @@ func (p *Program) Time(ctx context.Context, k compiler.Kernel, seq int, protocol
 	return rep.Result, err
 }
 
+// Run launches kernel k of p once on c's arguments and leaves the results
+// in c's buffers. For a program of no configuration (key ""), a worker that
+// dies meanwhile is an error, not a reason to launch again.
+func (p *Program) Run(ctx context.Context, k compiler.Kernel, c *hostcall.Call) error {
+	rep, err := p.onDevice(ctx, request{Op: opRun, Kernel: k, Call: callOf(c)})
+	if err != nil {
+		return err
+	}
+	if len(rep.Blobs) != len(c.Blobs) {
+		return fmt.Errorf("the worker sent %d buffers back, not %d", len(rep.Blobs), len(c.Blobs))
+	}
+	for i, b := range c.Blobs {
+		copy(b.Data, rep.Blobs[i])
+	}
+	return nil
+}
+
 // onDevice sends a request about p, building p first where the worker
 // lacks it.
 func (p *Program) onDevice(ctx context.Context, req request) (reply, error) {
@@ -209,7 +227,7 @@ func (c *Client) call(ctx context.Context, w *proc, req request) (reply, error) 
 	req.ID = c.nextID.Add(1)
 	limit := startLimit
 	switch req.Op {
-	case opBuild, opVerify, opTime:
+	case opBuild, opVerify, opTime, opRun:
 		limit = c.Timeout
 	}
 	rep, err := w.call(ctx, req, limit)

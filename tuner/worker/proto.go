@@ -35,6 +35,7 @@ import (
 	"sync"
 
 	"tltune/compiler"
+	"tltune/compiler/hostcall"
 	"tltune/compiler/hostcall/devcall"
 	"tltune/device"
 	"tltune/kernels"
@@ -53,6 +54,7 @@ const (
 	opRelease               // release program Handle; no reply
 	opVerify                // run Kernel of program Handle once on the verification inputs
 	opTime                  // time Kernel of program Handle with Protocol
+	opRun                   // launch Kernel of program Handle once on Call's arguments
 )
 
 // request is one message from the parent to the worker. Only the fields of
@@ -68,6 +70,57 @@ type request struct {
 	Handle   uint64
 	Kernel   compiler.Kernel
 	Protocol measure.Protocol
+	Call     Call
+}
+
+// Call is a kernel launch with every argument bound (a hostcall.Call as
+// plain data: arguments name their buffer by its index, so that buffers
+// shared by several arguments stay shared).
+type Call struct {
+	Groups int64
+	Args   []CallArg
+	Blobs  []hostcall.Blob
+}
+
+// CallArg is one kernel argument of a Call.
+type CallArg struct {
+	compiler.Arg
+	Blob   int // index into Blobs; -1 for a scalar
+	Scalar []byte
+}
+
+// callOf is c as plain data.
+func callOf(c *hostcall.Call) Call {
+	index := map[*hostcall.Blob]int{}
+	w := Call{Groups: c.Groups, Blobs: make([]hostcall.Blob, len(c.Blobs))}
+	for i, b := range c.Blobs {
+		index[b] = i
+		w.Blobs[i] = *b
+	}
+	for _, a := range c.Args {
+		arg := CallArg{Arg: a.Arg, Blob: -1, Scalar: a.Scalar}
+		if a.Blob != nil {
+			arg.Blob = index[a.Blob]
+		}
+		w.Args = append(w.Args, arg)
+	}
+	return w
+}
+
+// call rebuilds the hostcall.Call of kernel k.
+func (w Call) call(k *compiler.Kernel) *hostcall.Call {
+	c := &hostcall.Call{Kernel: k, Groups: w.Groups}
+	for i := range w.Blobs {
+		c.Blobs = append(c.Blobs, &w.Blobs[i])
+	}
+	for _, a := range w.Args {
+		arg := hostcall.Arg{Arg: a.Arg, Scalar: a.Scalar}
+		if a.Blob >= 0 && a.Blob < len(c.Blobs) {
+			arg.Blob = c.Blobs[a.Blob]
+		}
+		c.Args = append(c.Args, arg)
+	}
+	return c
 }
 
 // Session says which recipe the worker prepares on its device, and how.
@@ -90,6 +143,7 @@ type reply struct {
 	Handle uint64            // opBuild
 	Output kernels.Buffer    // opVerify: what the kernel wrote
 	Result measure.Result    // opTime
+	Blobs  [][]byte          // opRun: the contents of every buffer after the launch
 }
 
 // encoder writes one direction of the protocol: a gob stream, in which gob

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"sync"
 
+	"tltune/compiler/hostcall/devcall"
 	"tltune/device"
 	"tltune/kernels"
 	"tltune/tuner"
@@ -33,14 +34,14 @@ type Server struct {
 
 	// Owned by the device goroutine.
 	session *bench.Session
-	kernels map[kernelKey]*bench.Kernel
+	kernels map[kernelKey]device.Kernel
 
 	out *encoder
 }
 
 type kernelKey struct {
 	handle uint64
-	name   string
+	symbol string
 }
 
 // Serve answers the requests read from in on out until in ends, then
@@ -48,7 +49,7 @@ type kernelKey struct {
 func (s *Server) Serve(in io.Reader, out io.Writer) error {
 	s.out = newEncoder(out)
 	s.programs = map[uint64]device.Program{}
-	s.kernels = map[kernelKey]*bench.Kernel{}
+	s.kernels = map[kernelKey]device.Kernel{}
 	threads := s.BuildThreads
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
@@ -151,6 +152,8 @@ func (s *Server) onDevice(req request) reply {
 		return s.verify(req)
 	case opTime:
 		return s.time(req)
+	case opRun:
+		return s.run(req)
 	}
 	return fail(req, fmt.Errorf("unknown request %d", req.Op), tuner.LaunchError)
 }
@@ -190,12 +193,10 @@ func (s *Server) startSession(req request) reply {
 	return reply{ID: req.ID, Plan: s.session.Plan()}
 }
 
-// kernel returns the kernel of req, looked up in its program once.
-func (s *Server) kernel(req request) (*bench.Kernel, error) {
-	if s.session == nil {
-		return nil, errors.New("the worker has no session")
-	}
-	key := kernelKey{req.Handle, req.Kernel.Name}
+// kernel returns the kernel of req, looked up by its symbol in its
+// program once.
+func (s *Server) kernel(req request) (device.Kernel, error) {
+	key := kernelKey{req.Handle, req.Kernel.Symbol}
 	if k, ok := s.kernels[key]; ok {
 		return k, nil
 	}
@@ -205,7 +206,7 @@ func (s *Server) kernel(req request) (*bench.Kernel, error) {
 	if !ok {
 		return nil, fmt.Errorf("program %d is not built in this worker", req.Handle)
 	}
-	k, err := bench.KernelOf(prog, req.Kernel)
+	k, err := prog.Kernel(req.Kernel.Symbol)
 	if err != nil {
 		return nil, err
 	}
@@ -213,8 +214,22 @@ func (s *Server) kernel(req request) (*bench.Kernel, error) {
 	return k, nil
 }
 
-func (s *Server) verify(req request) reply {
+var errNoSession = errors.New("the worker has no session")
+
+// sessionKernel is the kernel of req bound to the session's inputs.
+func (s *Server) sessionKernel(req request) (*bench.Kernel, error) {
+	if s.session == nil {
+		return nil, errNoSession
+	}
 	k, err := s.kernel(req)
+	if err != nil {
+		return nil, err
+	}
+	return bench.NewKernel(req.Kernel, k), nil
+}
+
+func (s *Server) verify(req request) reply {
+	k, err := s.sessionKernel(req)
 	if err != nil {
 		return fail(req, err, tuner.LaunchError)
 	}
@@ -229,7 +244,7 @@ func (s *Server) verify(req request) reply {
 }
 
 func (s *Server) time(req request) reply {
-	k, err := s.kernel(req)
+	k, err := s.sessionKernel(req)
 	if err != nil {
 		return fail(req, err, tuner.LaunchError)
 	}
@@ -244,6 +259,24 @@ func (s *Server) time(req request) reply {
 		return fail(req, err, tuner.LaunchError)
 	}
 	return reply{ID: req.ID, Result: res}
+}
+
+// run launches the kernel of req once on its call's arguments and sends
+// back every buffer.
+func (s *Server) run(req request) reply {
+	k, err := s.kernel(req)
+	if err != nil {
+		return fail(req, err, tuner.LaunchError)
+	}
+	call := req.Call.call(&req.Kernel)
+	if err := devcall.Run(s.device(), k, call); err != nil {
+		return fail(req, err, tuner.LaunchError)
+	}
+	rep := reply{ID: req.ID}
+	for _, b := range call.Blobs {
+		rep.Blobs = append(rep.Blobs, b.Data)
+	}
+	return rep
 }
 
 // release frees a program and the kernels looked up in it.
