@@ -1,0 +1,44 @@
+#!/bin/bash
+# A suite on every GPU of this machine against the same suite on one of
+# them (issue 15): the wall time of each, then the two runs merged into one
+# store and compared shape by shape. Then each run's best configurations
+# re-timed on all GPUs and on one, compared again: the spread between GPUs
+# of one model, which a multi-GPU nightly job sees as noise.
+#
+#   docs/bench/multi_gpu.sh [OUT_DIR]        (from the repository root, after make build)
+#
+# Environment: TLTUNE (default bin/tltune), SUITE (default
+# configs/suites/nightly.toml), ONE (the one GPU, default NVIDIA: the first
+# device whose name has it), ALL (default all:gpu), FLAGS (more sweep flags,
+# e.g. "--budget 12" to halve the tuning time).
+set -euo pipefail
+
+tltune=${TLTUNE:-bin/tltune}
+suite=${SUITE:-configs/suites/nightly.toml}
+one=${ONE:-NVIDIA}
+all=${ALL:-all:gpu}
+out=${1:-multi-gpu}
+read -r -a flags <<<"${FLAGS:-}"
+mkdir -p "$out"
+
+"$tltune" devices | tee "$out/devices.txt"
+
+# Tuning: one store per sweep, as two machines would make them.
+"$tltune" sweep "$suite" --device "$all" --db "$out/all.db" --tag all-gpus --quiet "${flags[@]}" | tee "$out/sweep-all.txt"
+"$tltune" sweep "$suite" --device "$one" --db "$out/one.db" --tag one-gpu --quiet "${flags[@]}" | tee "$out/sweep-one.txt"
+"$tltune" merge "$out/both.db" "$out/one.db" "$out/all.db" | tee "$out/merge.txt"
+
+# The searches' best configurations: the same up to timing noise and the
+# search's luck.
+"$tltune" regress --db "$out/both.db" --baseline one-gpu --run all-gpus --md "$out/regress-tuned.md" |
+	tee "$out/regress-tuned.txt" || true
+
+# The stored bests re-timed on all GPUs and on one: the same configurations
+# on different GPUs of one model.
+"$tltune" sweep "$suite" --remeasure --device "$all" --db "$out/both.db" --tag remeasure-all --quiet "${flags[@]}" | tee "$out/remeasure-all.txt"
+"$tltune" sweep "$suite" --remeasure --device "$one" --db "$out/both.db" --tag remeasure-one --quiet "${flags[@]}" | tee "$out/remeasure-one.txt"
+"$tltune" regress --db "$out/both.db" --baseline remeasure-one --run remeasure-all --md "$out/regress-remeasured.md" |
+	tee "$out/regress-remeasured.txt" || true
+
+echo
+grep -h "shape(s) in" "$out"/sweep-*.txt "$out"/remeasure-*.txt
