@@ -1,18 +1,22 @@
 package device
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
+	"strings"
 )
 
 // Ceiling is one measured peak of a device.
 type Ceiling struct {
-	Name      string  `json:"name"`       // "copy", "fma_f32", "fma_f64", "fma_f16"
-	Unit      string  `json:"unit"`       // "GB/s" or "GFLOP/s"
-	Value     float64 `json:"value"`      // Work / median time
-	Work      float64 `json:"work"`       // bytes (read + written) or flops per launch
-	SamplesNS []int64 `json:"samples_ns"` // every timed launch, in order
+	Name      string  `json:"name"`             // "copy", "fma_f32", "fma_f64", "fma_f16", "mma_f16"
+	Unit      string  `json:"unit"`             // "GB/s" or "GFLOP/s"
+	Value     float64 `json:"value"`            // Work / the fastest launch's time
+	Work      float64 `json:"work"`             // bytes (read + written) or flops per launch
+	Kernel    string  `json:"kernel,omitempty"` // the micro-kernel that reached it, e.g. "float8 x16 chains"
+	SamplesNS []int64 `json:"samples_ns"`       // every timed launch, in order
 }
 
 // Peak is what MeasurePeak found on one device.
@@ -37,91 +41,271 @@ type PeakOptions struct {
 
 const (
 	peakWarmups      = 2
-	fmaChains        = 8 // independent accumulators per work-item (instruction-level parallelism)
-	fmaUnroll        = 8 // FMAs per chain per loop iteration
-	fmaFlopsPerIter  = 2 * fmaChains * fmaUnroll
 	copyVectorBytes  = 16 // the copy kernel moves float4
 	defaultTargetNS  = 20_000_000
 	calibrationIters = 16
+	// Every FMA kernel keeps fmaChains independent accumulators per
+	// work-item and advances each fmaSteps times per loop trip: enough
+	// independent work to hide the FMA latency (4–5 cycles on CPUs, about
+	// 4 on GPUs) on every pipe, so that the rate is the issue rate.
+	fmaChains = 16
+	fmaSteps  = 8
+	// The matrix kernel keeps mmaChains independent accumulators per
+	// warp (the H200 reaches its mma.sync rate with 8).
+	mmaChains = 8
+	mmaSteps  = 4
 )
 
-// peakSource holds the micro-benchmark kernels. The FMA kernel is stamped
-// out per type by the FMA macro, with fmaChains independent dependency
-// chains of fmaUnroll steps so that latency is hidden by independent work,
-// and the result stored so that nothing is optimised away.
-const peakSource = `
-kernel void copy(global const float4 *src, global float4 *dst) {
+// fmaWidths are the vector widths every FMA ceiling is tried at; the best
+// rate is the ceiling. A CPU needs its SIMD width (float16 on AVX-512,
+// float8 on AVX2) to reach its peak through PoCL; a GPU runs scalars on
+// its lanes, and half2 on packed-half units.
+var fmaWidths = []int{1, 2, 4, 8, 16}
+
+// An fmaKernel is one FMA micro-kernel: the type of its chains and the
+// kernel's name in the program.
+type fmaKernel struct {
+	name        string // kernel name
+	typ         string // OpenCL C type of a chain, e.g. "float8"
+	flopsPerFMA int    // 2 per lane
+	label       string // for Ceiling.Kernel
+}
+
+// fmaSource writes an FMA kernel: fmaChains chains of step after init
+// (formats of the chain's number, as %[1]d),
+// summed into out so that nothing is optimised away. The operands a and b
+// arrive as floats and are converted once to av and bv.
+func fmaSource(k fmaKernel, init, step string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "kernel void %s(global %s *out, float a, float b, int iters) {\n", k.name, k.typ)
+	fmt.Fprintf(&b, "\tconst %[1]s av = (%[1]s)a, bv = (%[1]s)b;\n", k.typ)
+	for i := range fmaChains {
+		fmt.Fprintf(&b, "\t%s x%d = %s;\n", k.typ, i, fmt.Sprintf(init, i))
+	}
+	b.WriteString("\tfor (int i = 0; i < iters; i++) {\n")
+	for range fmaSteps {
+		b.WriteString("\t\t")
+		for i := range fmaChains {
+			fmt.Fprintf(&b, step+" ", i)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\t}\n\tout[get_global_id(0)] = x0")
+	for i := 1; i < fmaChains; i++ {
+		fmt.Fprintf(&b, " + x%d", i)
+	}
+	b.WriteString(";\n}\n")
+	return b.String()
+}
+
+// fmaKernels are the FMA kernels of one element type ("float", "double",
+// "half") at every width, and their source: chains of x = fma(x, a, b)
+// with a = 0.999 and b = 0.001, which converge to 1 and never overflow.
+func fmaKernels(elem string) ([]fmaKernel, string) {
+	var ks []fmaKernel
+	var src strings.Builder
+	for _, w := range fmaWidths {
+		typ := elem
+		if w > 1 {
+			typ = fmt.Sprintf("%s%d", elem, w)
+		}
+		k := fmaKernel{name: "fma_" + typ, typ: typ, flopsPerFMA: 2 * w, label: fmt.Sprintf("%s x%d chains", typ, fmaChains)}
+		ks = append(ks, k)
+		init := "(" + typ + ")(get_local_id(0) %% 7) * (" + typ + ")0.125f + (" + typ + ")(%[1]d %% 3)"
+		src.WriteString(fmaSource(k, init, "x%[1]d = fma(x%[1]d, av, bv);"))
+	}
+	return ks, src.String()
+}
+
+// copySource is the bandwidth kernel: each work-item moves one float4.
+const copySource = `kernel void copy(global const float4 *src, global float4 *dst) {
 	size_t i = get_global_id(0);
 	dst[i] = src[i];
 }
-
-#define STEP(x) x = fma(x, a, b);
-#define STEP8 STEP(x0) STEP(x1) STEP(x2) STEP(x3) STEP(x4) STEP(x5) STEP(x6) STEP(x7)
-#define FMA(T) \
-kernel void fma_##T(global T *out, float af, float bf, int iters) { \
-	T a = (T)af, b = (T)bf; \
-	T x0 = (T)get_local_id(0), x1 = x0 + (T)1, x2 = x0 + (T)2, x3 = x0 + (T)3; \
-	T x4 = x0 + (T)4, x5 = x0 + (T)5, x6 = x0 + (T)6, x7 = x0 + (T)7; \
-	for (int i = 0; i < iters; i++) { STEP8 STEP8 STEP8 STEP8 STEP8 STEP8 STEP8 STEP8 } \
-	out[get_global_id(0)] = x0 + x1 + x2 + x3 + x4 + x5 + x6 + x7; \
-}
-FMA(float)
-#ifdef WITH_FP64
-FMA(double)
-#endif
-#ifdef WITH_FP16
-#pragma OPENCL EXTENSION cl_khr_fp16 : enable
-FMA(half)
-#endif
 `
 
-// MeasurePeak measures the device's copy bandwidth and FMA throughput with
-// device-event timing: warm-up launches first, then the median of Repeats.
+// nvidiaSource holds the ceilings only inline PTX reaches on NVIDIA's
+// OpenCL, which has no cl_khr_fp16: half FMAs as fma.rn.f16x2 on pairs
+// packed in a uint, and the tensor cores through mma.sync.m16n8k16 (f16
+// in, f32 accumulators; mmaChains independent accumulator fragments per
+// warp; the fragment layouts are those of compiler/emit/opencl/mma.go,
+// but the values do not matter for the rate).
+func nvidiaSource() string {
+	var b strings.Builder
+	// av and bv are unused there: the half pairs arrive packed in ha, hb.
+	f16 := fmaSource(fmaKernel{name: "fma_f16x2_ptx", typ: "uint"}, "0x38003800u + %[1]d",
+		`__asm__("fma.rn.f16x2 %%0, %%0, %%1, %%2;" : "+r"(x%[1]d) : "r"(ha), "r"(hb));`)
+	b.WriteString(strings.Replace(f16, "float a, float b,", "float a, float b, uint ha, uint hb,", 1))
+	b.WriteString("kernel void mma_f16(global float *out, uint a, uint b, int iters) {\n")
+	b.WriteString("\tconst uint a0 = a, a1 = a ^ 1u, a2 = a ^ 2u, a3 = a ^ 3u, b0 = b, b1 = b ^ 1u;\n")
+	for i := range mmaChains {
+		fmt.Fprintf(&b, "\tfloat d%d0 = 0.0f, d%d1 = 0.0f, d%d2 = 0.0f, d%d3 = (float)get_local_id(0);\n", i, i, i, i)
+	}
+	b.WriteString("\tfor (int i = 0; i < iters; i++) {\n")
+	for range mmaSteps {
+		for i := range mmaChains {
+			fmt.Fprintf(&b, "\t\t__asm__ volatile (\"mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%%0,%%1,%%2,%%3}, {%%4,%%5,%%6,%%7}, {%%8,%%9}, {%%0,%%1,%%2,%%3};\" : \"+f\"(d%[1]d0), \"+f\"(d%[1]d1), \"+f\"(d%[1]d2), \"+f\"(d%[1]d3) : \"r\"(a0), \"r\"(a1), \"r\"(a2), \"r\"(a3), \"r\"(b0), \"r\"(b1));\n", i)
+		}
+	}
+	b.WriteString("\t}\n\tout[get_global_id(0)] = 0.0f")
+	for i := range mmaChains {
+		fmt.Fprintf(&b, " + d%[1]d0 + d%[1]d1 + d%[1]d2 + d%[1]d3", i)
+	}
+	b.WriteString(";\n}\n")
+	return b.String()
+}
+
+// MeasurePeak measures the device's copy bandwidth and FMA throughput in
+// every element type it computes (and, on NVIDIA, half FMAs and the
+// tensor cores through inline PTX) with device-event timing: warm-up
+// launches first, then the fastest of Repeats. Each FMA ceiling is the best
+// of its kernels (fmaWidths); a ceiling the device cannot measure is
+// listed in Skipped with the reason.
 func MeasurePeak(d Device, opt PeakOptions) (Peak, error) {
 	info := d.Info()
 	opt = opt.withDefaults(info)
 	peak := Peak{Device: info.Name, Driver: info.Driver, Runtime: info.Runtime}
-	defines := ""
-	if info.FP64 {
-		defines += " -DWITH_FP64"
-	}
-	if info.FP16 {
-		defines += " -DWITH_FP16"
-	}
-	prog, err := d.BuildSource(peakSource, defines)
+	prog, err := d.BuildSource(copySource, "")
 	if err != nil {
-		return peak, fmt.Errorf("peak kernels: %w", err)
+		return peak, fmt.Errorf("copy kernel: %w", err)
 	}
 	defer prog.Release()
 	local := min(256, info.MaxWorkGroupSize)
-
 	c, err := measureCopy(d, prog, opt, local)
 	if err != nil {
 		return peak, err
 	}
 	peak.Ceilings = append(peak.Ceilings, c)
 	for _, t := range []struct {
-		typ, name string
-		size      int
-		have      bool
-		why       string
+		elem, name string
+		size       int
+		have       bool
+		why        string
 	}{
 		{"float", "fma_f32", 4, true, ""},
 		{"double", "fma_f64", 8, info.FP64, "no fp64"},
 		{"half", "fma_f16", 2, info.FP16, "no cl_khr_fp16"},
 	} {
 		if !t.have {
-			peak.Skipped = append(peak.Skipped, t.name+": "+t.why)
+			if t.name != "fma_f16" || !isNVIDIA(info) { // NVIDIA measures f16 through PTX below
+				peak.Skipped = append(peak.Skipped, t.name+": "+t.why)
+			}
 			continue
 		}
-		c, err := measureFMA(d, prog, opt, local, t.typ, t.size)
+		c, err := bestFMA(d, opt, local, t.elem, t.size)
 		if err != nil {
 			return peak, fmt.Errorf("%s: %w", t.name, err)
 		}
 		c.Name = t.name
 		peak.Ceilings = append(peak.Ceilings, c)
 	}
+	if isNVIDIA(info) {
+		peak.Ceilings, peak.Skipped = measureNVIDIA(d, opt, local, peak.Ceilings, peak.Skipped)
+	}
 	return peak, nil
+}
+
+func isNVIDIA(info Info) bool { return strings.Contains(strings.ToUpper(info.Vendor), "NVIDIA") }
+
+// bestFMA measures the FMA kernels of one element type and returns the
+// fastest.
+func bestFMA(d Device, opt PeakOptions, local int, elem string, size int) (Ceiling, error) {
+	ks, src := fmaKernels(elem)
+	if elem == "half" {
+		src = "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n" + src
+	}
+	if elem == "double" {
+		src = "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n" + src
+	}
+	prog, err := d.BuildSource(src, "")
+	if err != nil {
+		return Ceiling{}, fmt.Errorf("FMA kernels: %w", err)
+	}
+	defer prog.Release()
+	// Screen every kernel at every work-group size with short launches,
+	// then measure the fastest with the full protocol.
+	screen := PeakOptions{Repeats: 3, TargetNS: max(opt.TargetNS/8, 1_000_000)}
+	args := []Arg{F32(0.999), F32(0.001)}
+	var best Ceiling
+	var bestKernel fmaKernel
+	bestLocal := local
+	for _, k := range ks {
+		for _, l := range fmaLocals(d.Info(), local) {
+			c, err := measureFMA(d, prog, screen, l, k, args, size*k.flopsPerFMA/2)
+			if err != nil {
+				return Ceiling{}, fmt.Errorf("%s: %w", k.typ, err)
+			}
+			if c.Value > best.Value {
+				best, bestKernel, bestLocal = c, k, l
+			}
+		}
+	}
+	c, err := measureFMA(d, prog, opt, bestLocal, bestKernel, args, size*bestKernel.flopsPerFMA/2)
+	if err != nil {
+		return Ceiling{}, fmt.Errorf("%s: %w", bestKernel.typ, err)
+	}
+	c.Kernel += fmt.Sprintf(", work-groups of %d", bestLocal)
+	return c, nil
+}
+
+// fmaLocals are the work-group sizes the FMA kernels are tried at: on a
+// CPU, where PoCL runs a work-group's items in a loop on one thread and
+// the size changes how it compiles the loop, 16 and the usual size; on a
+// GPU the usual size, a multiple of every warp or subgroup.
+func fmaLocals(info Info, local int) []int {
+	if info.Type == "cpu" && local > 16 {
+		return []int{16, local}
+	}
+	return []int{local}
+}
+
+// float16Bits is v rounded to the nearest IEEE half, as bits; v is a
+// normal number well inside the half range.
+func float16Bits(v float64) uint16 {
+	bits := math.Float32bits(float32(v))
+	sign := uint16(bits>>16) & 0x8000
+	exp := int((bits>>23)&0xff) - 127 + 15
+	mant := bits & 0x7fffff
+	half := uint32(exp)<<10 | mant>>13
+	if mant&0x1000 != 0 { // round half up on the dropped bits
+		half++
+	}
+	return sign | uint16(half)
+}
+
+// measureNVIDIA adds the ceilings of NVIDIA's inline PTX: half FMAs
+// (fma.rn.f16x2) and the tensor cores (mma.sync). A driver that refuses
+// the PTX skips them with its reason; the other ceilings stand.
+func measureNVIDIA(d Device, opt PeakOptions, local int, cs []Ceiling, skipped []string) ([]Ceiling, []string) {
+	prog, err := d.BuildSource(nvidiaSource(), "")
+	if err != nil {
+		return cs, append(skipped, "fma_f16, mma_f16: the inline PTX did not build: "+firstLine(err.Error()))
+	}
+	defer prog.Release()
+	half := [2]uint16{float16Bits(0.999), float16Bits(0.001)}
+	pair := func(h uint16) Arg { return Raw(binary.LittleEndian.AppendUint32(nil, uint32(h)|uint32(h)<<16)) }
+	f16 := fmaKernel{name: "fma_f16x2_ptx", typ: "uint", flopsPerFMA: 4, label: fmt.Sprintf("fma.rn.f16x2 (PTX) x%d chains", fmaChains)}
+	if c, err := measureFMA(d, prog, opt, local, f16, []Arg{F32(0), F32(0), pair(half[0]), pair(half[1])}, 4); err != nil {
+		skipped = append(skipped, "fma_f16: "+firstLine(err.Error()))
+	} else {
+		c.Name = "fma_f16"
+		cs = append(cs, c)
+	}
+	// 2·16·8·16 flops per mma.sync of a warp: 128 per work-item.
+	mma := fmaKernel{name: "mma_f16", typ: "float", flopsPerFMA: 128, label: fmt.Sprintf("mma.sync.m16n8k16 f16→f32 (PTX) x%d accumulators per warp", mmaChains)}
+	small := pair(float16Bits(0.001))
+	if c, err := measureKernel(d, prog, opt, local, mma, []Arg{small, small}, 4, mmaChains*mmaSteps); err != nil {
+		skipped = append(skipped, "mma_f16: "+firstLine(err.Error()))
+	} else {
+		c.Name = "mma_f16"
+		cs = append(cs, c)
+	}
+	return cs, skipped
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }
 
 func (opt PeakOptions) withDefaults(info Info) PeakOptions {
@@ -202,39 +386,49 @@ func checkCopied(dst Buffer) error {
 	return nil
 }
 
-// measureFMA calibrates the iteration count so that one launch lasts about
-// opt.TargetNS, then times it.
-func measureFMA(d Device, prog Program, opt PeakOptions, local int, typ string, size int) (Ceiling, error) {
-	k, err := prog.Kernel("fma_" + typ)
+// measureFMA times an FMA kernel; outBytes is the size of one work-item's
+// result.
+func measureFMA(d Device, prog Program, opt PeakOptions, local int, k fmaKernel, args []Arg, outBytes int) (Ceiling, error) {
+	return measureKernel(d, prog, opt, local, k, args, outBytes, fmaChains*fmaSteps)
+}
+
+// measureKernel calibrates the iteration count of a throughput kernel so
+// that one launch lasts about opt.TargetNS, then times it. Each loop trip
+// of a work-item issues opsPerIter operations of k.flopsPerFMA flops.
+func measureKernel(d Device, prog Program, opt PeakOptions, local int, k fmaKernel, args []Arg, outBytes, opsPerIter int) (Ceiling, error) {
+	kern, err := prog.Kernel(k.name)
 	if err != nil {
 		return Ceiling{}, err
 	}
-	defer k.Release()
+	defer kern.Release()
 	// Enough work-groups to fill every compute unit several times over.
 	global := max(1, d.Info().ComputeUnits) * 16 * local
-	out, err := d.Alloc(int64(global * size))
+	out, err := d.Alloc(int64(global * outBytes))
 	if err != nil {
 		return Ceiling{}, err
 	}
 	defer out.Release()
 	run := func(iters, repeats int) ([]int64, error) {
-		if err := k.SetArgs(Buf(out), F32(0.999), F32(0.001), I32(int32(iters))); err != nil {
+		all := append(append([]Arg{Buf(out)}, args...), I32(int32(iters)))
+		if err := kern.SetArgs(all...); err != nil {
 			return nil, err
 		}
-		return timeLaunches(k, []int{global}, []int{local}, repeats)
+		return timeLaunches(kern, []int{global}, []int{local}, repeats)
 	}
-	probe, err := run(calibrationIters, 1)
+	probe, err := run(calibrationIters, 3)
 	if err != nil {
 		return Ceiling{}, err
 	}
-	iters := calibrationIters * int(opt.TargetNS/max(1, median(probe)))
+	iters := calibrationIters * int(opt.TargetNS/max(1, slices.Min(probe)))
 	iters = min(max(iters, calibrationIters), 1<<24)
 	samples, err := run(iters, opt.Repeats)
 	if err != nil {
 		return Ceiling{}, err
 	}
-	flops := float64(global) * float64(iters) * fmaFlopsPerIter
-	return ceiling("", "GFLOP/s", flops, samples), nil
+	flops := float64(global) * float64(iters) * float64(opsPerIter*k.flopsPerFMA)
+	c := ceiling("", "GFLOP/s", flops, samples)
+	c.Kernel = k.label
+	return c, nil
 }
 
 // timeLaunches launches the kernel peakWarmups times untimed, then repeats
@@ -272,9 +466,12 @@ func fitLocal(global, want int) int {
 	return 1
 }
 
+// ceiling is the rate of the fastest launch: a ceiling is the most the
+// device can do, and on a shared machine a launch is slowed by other work
+// far more often than sped up (the raw samples are kept).
 func ceiling(name, unit string, work float64, samples []int64) Ceiling {
 	// work per nanosecond is GB/s or GFLOP/s.
-	return Ceiling{Name: name, Unit: unit, Work: work, Value: work / float64(median(samples)), SamplesNS: samples}
+	return Ceiling{Name: name, Unit: unit, Work: work, Value: work / float64(slices.Min(samples)), SamplesNS: samples}
 }
 
 func median(s []int64) int64 {

@@ -1,6 +1,12 @@
 package device
 
-import "testing"
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
 
 func TestMeasurePeak(t *testing.T) {
 	d := pocl(t)
@@ -64,5 +70,52 @@ func TestMedian(t *testing.T) {
 		if got := median(tc.in); got != tc.want {
 			t.Errorf("median(%v) = %d, want %d", tc.in, got, tc.want)
 		}
+	}
+}
+
+// TestNVIDIASourceCompiles compiles the inline-PTX kernels of the NVIDIA
+// ceilings with clang's NVPTX back end (no NVIDIA device here): the
+// OpenCL C and its asm constraints are well-formed, and the PTX holds every
+// fma.rn.f16x2 and mma.sync the rates count.
+func TestNVIDIASourceCompiles(t *testing.T) {
+	clang, err := exec.LookPath("clang-15")
+	if err != nil {
+		t.Skip("clang-15 not installed (make setup)")
+	}
+	dir := t.TempDir()
+	src, ptx := filepath.Join(dir, "nv.cl"), filepath.Join(dir, "nv.ptx")
+	if err := os.WriteFile(src, []byte(nvidiaSource()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(clang, "-x", "cl", "-cl-std=CL1.2", "-target", "nvptx64-nvidia-nvcl", "-O2", "-S", "-o", ptx, src).CombinedOutput()
+	if err != nil {
+		t.Fatalf("clang: %v\n%s", err, out)
+	}
+	text, err := os.ReadFile(ptx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(text), "fma.rn.f16x2"); n != fmaChains*fmaSteps {
+		t.Errorf("%d fma.rn.f16x2 in the PTX, want %d", n, fmaChains*fmaSteps)
+	}
+	if n := strings.Count(string(text), "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"); n != mmaChains*mmaSteps {
+		t.Errorf("%d mma.sync in the PTX, want %d", n, mmaChains*mmaSteps)
+	}
+}
+
+// TestFMAKernelsVectorWidths: every width is a kernel whose flops count
+// its lanes.
+func TestFMAKernelsVectorWidths(t *testing.T) {
+	ks, src := fmaKernels("float")
+	if len(ks) != len(fmaWidths) {
+		t.Fatalf("%d kernels for %d widths", len(ks), len(fmaWidths))
+	}
+	for i, k := range ks {
+		if k.flopsPerFMA != 2*fmaWidths[i] || !strings.Contains(src, "kernel void "+k.name+"(global "+k.typ+" *out") {
+			t.Errorf("kernel %+v", k)
+		}
+	}
+	if n := strings.Count(src, "= fma(x"); n != len(fmaWidths)*fmaChains*fmaSteps {
+		t.Errorf("%d FMAs in the source, want %d", n, len(fmaWidths)*fmaChains*fmaSteps)
 	}
 }

@@ -322,11 +322,11 @@ func (s *Store) Ceilings(ctx context.Context, env Environment) (Ceilings, error)
 	var c Ceilings
 	var at string
 	err := s.db.QueryRowContext(ctx, `SELECT coalesce(copy_gbs, 0), coalesce(f32_gflops, 0),
-			coalesce(f64_gflops, 0), coalesce(f16_gflops, 0), measured_at
+			coalesce(f64_gflops, 0), coalesce(f16_gflops, 0), coalesce(mma_f16_gflops, 0), measured_at
 		FROM ceilings c JOIN environments e ON e.id = c.environment_id
 		WHERE e.device = ? AND e.driver = ? AND e.runtime = ? AND e.host = ?
 		ORDER BY c.measured_at DESC, c.id DESC LIMIT 1`,
-		env.Device, env.Driver, env.Runtime, env.Host).Scan(&c.CopyGBS, &c.F32GFLOPS, &c.F64GFLOPS, &c.F16GFLOPS, &at)
+		env.Device, env.Driver, env.Runtime, env.Host).Scan(&c.CopyGBS, &c.F32GFLOPS, &c.F64GFLOPS, &c.F16GFLOPS, &c.MMAGFLOPS, &at)
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, fmt.Errorf("%w for %s (%s %s on %s); run 'tltune peak'", ErrNoCeilings, env.Device, env.Runtime, env.Driver, env.Host)
 	}

@@ -371,6 +371,7 @@ type Ceilings struct {
 	F32GFLOPS  float64
 	F64GFLOPS  float64
 	F16GFLOPS  float64
+	MMAGFLOPS  float64 // the matrix engine, f16 inputs, f32 accumulation (NVIDIA mma.sync)
 	MeasuredAt time.Time
 }
 
@@ -387,10 +388,11 @@ func (s *Store) RecordCeilings(ctx context.Context, env Environment, c Ceilings)
 		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO ceilings (environment_id, measured_at, copy_gbs, f32_gflops, f64_gflops, f16_gflops)
-			VALUES (?, ?, ?, ?, ?, ?)`, envID, formatTime(c.MeasuredAt),
+		_, err = tx.ExecContext(ctx, `INSERT INTO ceilings (environment_id, measured_at, copy_gbs, f32_gflops, f64_gflops, f16_gflops,
+				mma_f16_gflops)
+			VALUES (?, ?, ?, ?, ?, ?, ?)`, envID, formatTime(c.MeasuredAt),
 			nullIf(c.CopyGBS > 0, c.CopyGBS), nullIf(c.F32GFLOPS > 0, c.F32GFLOPS),
-			nullIf(c.F64GFLOPS > 0, c.F64GFLOPS), nullIf(c.F16GFLOPS > 0, c.F16GFLOPS))
+			nullIf(c.F64GFLOPS > 0, c.F64GFLOPS), nullIf(c.F16GFLOPS > 0, c.F16GFLOPS), nullIf(c.MMAGFLOPS > 0, c.MMAGFLOPS))
 		return err
 	})
 	return s.describe(err)

@@ -182,6 +182,9 @@ DROP TABLE measurements;
 ALTER TABLE measurements_crash RENAME TO measurements;
 CREATE INDEX measurements_by_config ON measurements(config_id);
 `},
+	// 6: the matrix-engine ceiling (tensor cores through mma.sync on
+	// NVIDIA), the roof of GEMMs that use it.
+	{sql: `ALTER TABLE ceilings ADD COLUMN mma_f16_gflops REAL;`},
 }
 
 // SchemaVersion is the schema version this build writes.

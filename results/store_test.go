@@ -425,3 +425,26 @@ func TestCancelledQueryKeepsTheCause(t *testing.T) {
 		t.Fatalf("Runs with a cancelled context: %v; want an error wrapping context.Canceled", err)
 	}
 }
+
+func TestAboveRoof(t *testing.T) {
+	c := Ceilings{CopyGBS: 20, F32GFLOPS: 40, F64GFLOPS: 30, MMAGFLOPS: 600}
+	f32 := gemm(32, 32, 32, 0).Problem
+	f32.Dtype, f32.Acc = "f32", "f32"
+	if got := c.AboveRoof(f32, 39, 19); got != "" {
+		t.Errorf("below both roofs: %q", got)
+	}
+	got := c.AboveRoof(f32, 95.6, 20.8)
+	for _, want := range []string{"warning: gemm.nn f32 32x32x32: 95.6 GFLOP/s is above the f32 FMA ceiling 40 GFLOP/s",
+		"20.8 GB/s is 104.0% of the copy bandwidth 20 GB/s", "tltune peak"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("AboveRoof = %q, want it to contain %q", got, want)
+		}
+	}
+	// An f16 GEMM on a matrix engine runs under the matrix roof.
+	if name, roof := c.ComputeRoof("f16"); name != "f16 matrix" || roof != 600 {
+		t.Errorf("f16 roof %s %g", name, roof)
+	}
+	if name, roof := c.ComputeRoof("c64"); name != "f64 FMA" || roof != 30 {
+		t.Errorf("c64 roof %s %g", name, roof)
+	}
+}

@@ -13,7 +13,7 @@ import (
 func init() {
 	register(&command{
 		name:    "peak",
-		summary: "measure the device's ceilings: copy bandwidth and FMA throughput (f32, f64, f16)",
+		summary: "measure the device's ceilings: copy bandwidth, FMA throughput (f32, f64, f16) and, on NVIDIA, the tensor cores",
 		usage:   "[--device D] [--json] [--copy-mib N] [--repeats N] [--db PATH | --no-store]",
 		run:     peakCmd,
 	})
@@ -83,7 +83,8 @@ func recordCeilings(db string, info device.Info, p device.Peak) (string, error) 
 // the ceilings as stored.
 func storeCeilings(st *results.Store, info device.Info, p device.Peak) (results.Ceilings, error) {
 	var c results.Ceilings
-	fields := map[string]*float64{"copy": &c.CopyGBS, "fma_f32": &c.F32GFLOPS, "fma_f64": &c.F64GFLOPS, "fma_f16": &c.F16GFLOPS}
+	fields := map[string]*float64{"copy": &c.CopyGBS, "fma_f32": &c.F32GFLOPS, "fma_f64": &c.F64GFLOPS, "fma_f16": &c.F16GFLOPS,
+		"mma_f16": &c.MMAGFLOPS}
 	for _, m := range p.Ceilings {
 		if f, ok := fields[m.Name]; ok {
 			*f = m.Value
@@ -96,9 +97,9 @@ func writePeakTable(w io.Writer, p device.Peak) error {
 	if _, err := fmt.Fprintf(w, "%s (%s, driver %s)\n", p.Device, p.Runtime, p.Driver); err != nil {
 		return err
 	}
-	t := speak.Table{Header: []string{"ceiling", "value", "unit", "median launch", "launches"}, Right: speak.Columns("lrlrr")}
+	t := speak.Table{Header: []string{"ceiling", "value", "unit", "fastest launch", "launches", "kernel"}, Right: speak.Columns("lrlrrl")}
 	for _, c := range p.Ceilings {
-		t.Append(c.Name, speak.Number(c.Value), c.Unit, speak.Duration(c.Work/c.Value), fmt.Sprint(len(c.SamplesNS)))
+		t.Append(c.Name, speak.Number(c.Value), c.Unit, speak.Duration(c.Work/c.Value), fmt.Sprint(len(c.SamplesNS)), c.Kernel)
 	}
 	if err := t.Write(w); err != nil {
 		return err

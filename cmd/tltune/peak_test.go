@@ -29,11 +29,15 @@ func TestPeakUsage(t *testing.T) {
 	}
 }
 
-// TestPeakOnPoCL measures small ceilings on the PoCL CPU device.
+// TestPeakOnPoCL measures the ceilings of the PoCL CPU device, and then
+// checks that they bound what a tuned GEMM reaches on the same device in
+// the same test: the f32 FMA ceiling lies above the best f32 GEMM rate, and
+// the report warns of no point above its roof. (Measured close together,
+// both suffer the same load of a shared machine.)
 func TestPeakOnPoCL(t *testing.T) {
 	spec := poclDevice(t)
 	db := filepath.Join(t.TempDir(), "results.db")
-	status, stdout, stderr := tltune("peak", "--device", spec, "--json", "--copy-mib", "1", "--repeats", "2", "--db", db)
+	status, stdout, stderr := tltune("peak", "--device", spec, "--json", "--copy-mib", "1", "--db", db)
 	if status != exitOK {
 		t.Fatalf("peak: status %d, stderr %q", status, stderr)
 	}
@@ -49,10 +53,35 @@ func TestPeakOnPoCL(t *testing.T) {
 	if err := writePeakTable(&text, p); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"GB/s", "GFLOP/s", "fma_f32", p.Device} {
+	for _, want := range []string{"GB/s", "GFLOP/s", "fma_f32", p.Device, " x16 chains, work-groups of "} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("peak table lacks %q:\n%s", want, text.String())
 		}
+	}
+
+	status, stdout, stderr = tltune("gemm", "--m", "32", "--n", "32", "--k", "32", "--dtype", "f32", "--device", spec, "--db", db,
+		"--budget", "8", "--sample-time", "100ms", "--max-batch", "64", "--quiet", "--json")
+	var rep tuneReport
+	if status != exitOK || json.Unmarshal([]byte(stdout), &rep) != nil || len(rep.Top) == 0 {
+		t.Fatalf("gemm: status %d\n%s%s", status, stdout, stderr)
+	}
+	info, err := device.Select(device.Enumerate(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := results.OpenExisting(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	c, err := st.Ceilings(stdctx.Background(), environment(*info))
+	if err != nil {
+		t.Fatal(err)
+	}
+	best := rep.Top[0]
+	t.Logf("f32 FMA ceiling %.1f GFLOP/s, copy %.1f GB/s; best f32 GEMM %.1f GFLOP/s, %.1f GB/s (%s)", c.F32GFLOPS, c.CopyGBS, best.GFLOPs, best.GBs, best.Params)
+	if !(best.GFLOPs < c.F32GFLOPS) || best.AboveRoof != "" {
+		t.Errorf("the best f32 GEMM reaches %.1f GFLOP/s, the f32 FMA ceiling is %.1f GFLOP/s; warning %q", best.GFLOPs, c.F32GFLOPS, best.AboveRoof)
 	}
 }
 

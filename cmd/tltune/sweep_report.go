@@ -87,6 +87,9 @@ func (s *sweepShape) writeLine(w io.Writer) {
 	b := s.Best
 	fmt.Fprintf(w, "%s: %s, %s, %s, %s%s [%s]\n", s.Name, b.Params, speak.Duration(b.MedianNs),
 		speak.Rate(b.GFLOPs, "FLOP/s"), speak.Rate(b.GBs, "B/s"), s.storedNote(), s.outcomes())
+	if b.AboveRoof != "" {
+		fmt.Fprintln(w, b.AboveRoof)
+	}
 }
 
 // problem says why the shape has no best; a stored best that failed says
@@ -174,7 +177,15 @@ func (r *sweepReport) writeTable(w io.Writer) error {
 	for _, s := range r.Shapes {
 		t.Append(drop(s.row())...)
 	}
-	return t.Write(w)
+	if err := t.Write(w); err != nil {
+		return err
+	}
+	for _, s := range r.Shapes {
+		if s.Best != nil && s.Best.AboveRoof != "" {
+			fmt.Fprintln(w, s.Best.AboveRoof)
+		}
+	}
+	return nil
 }
 
 // row is the shape's row of the final table.

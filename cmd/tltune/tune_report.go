@@ -89,6 +89,7 @@ type rankedConfig struct {
 	GBs       float64       `json:"gbs"`
 	BWPercent float64       `json:"bandwidth_percent,omitempty"` // of the measured copy ceiling
 	VerifyErr float64       `json:"verify_error"`
+	AboveRoof string        `json:"above_roof,omitempty"` // the warning when the rates exceed the device's ceilings
 }
 
 func (j *shapeJob) report(c *context, rep *tuner.Report) error {
@@ -126,6 +127,7 @@ func (j *shapeJob) ranked(o tuner.Outcome) rankedConfig {
 	if copyGBs := j.run.ceilings.CopyGBS; copyGBs > 0 {
 		rc.BWPercent = 100 * rc.GBs / copyGBs
 	}
+	rc.AboveRoof = j.run.ceilings.AboveRoof(j.recipe.Spec().Problem(), rc.GFLOPs, rc.GBs)
 	return rc
 }
 
@@ -134,6 +136,11 @@ func (r *tuneReport) write(w io.Writer) error {
 	if len(r.Top) > 0 {
 		if err := r.writeTop(w); err != nil {
 			return err
+		}
+	}
+	for i, rc := range r.Top {
+		if rc.AboveRoof != "" {
+			fmt.Fprintf(w, "#%d %s\n", i+1, rc.AboveRoof)
 		}
 	}
 	fmt.Fprintf(w, "\noutcomes: %s (stopped: %s)\n", outcomeLine(r.Counts), r.Stop)
