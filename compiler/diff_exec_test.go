@@ -58,9 +58,10 @@ func TestLoweringForSubgroups(t *testing.T) {
 	}
 }
 
-// recipeSources are GEMM and gemv.t kernels from kernels/ with
+// recipeSources are GEMM, gemv and ger kernels from kernels/ with
 // configurations for subgroups of 16 and 32 lanes (ragged shapes, staging,
-// unroll, batches, several subgroups per work-group).
+// unroll, batches, several subgroups per work-group; gemv/ger vector
+// widths and tiles that split the lanes between rows and columns).
 func recipeSources(t *testing.T) map[string][]byte {
 	out := map[string][]byte{}
 	for i, c := range []struct {
@@ -73,6 +74,12 @@ func recipeSources(t *testing.T) map[string][]byte {
 			tuning.Params{WorkGroupSize: [2]int{32, 2}, Tile: [2]int{32, 8}, Coopmatrix: [3]int{16, 4, 8}, Unroll: 2, BatchPerGroup: 2, StageLocal: true}},
 		{kernels.Spec{Op: kernels.GEMVOp, M: 53, N: 23, DType: kernels.F64, Acc: kernels.F64, TransA: true, Alpha: 2, Beta: 0, Atomic: true},
 			tuning.Params{Unroll: 3}},
+		{kernels.Spec{Op: kernels.GEMVOp, M: 100, N: 33, DType: kernels.F32, Acc: kernels.F32, Alpha: 1.5, Beta: 0.5},
+			tuning.Params{Tile: [2]int{64, 8}, VectorWidth: 4, BatchPerGroup: 2}},
+		{kernels.Spec{Op: kernels.GEMVOp, M: 40, N: 48, DType: kernels.F16, Acc: kernels.F32, TransA: true, Alpha: 1, Beta: 1},
+			tuning.Params{Tile: [2]int{32, 4}, VectorWidth: 8}},
+		{kernels.Spec{Op: kernels.GEROp, M: 72, N: 9, DType: kernels.F32, Acc: kernels.F32, Alpha: -1, Beta: 0.5},
+			tuning.Params{Tile: [2]int{32, 4}, VectorWidth: 4}},
 		// Several subgroups per work-group: tiles and results past the
 		// edge are masked, not skipped (uniform loops).
 		{kernels.Spec{Op: kernels.GEMVOp, M: 53, N: 23, DType: kernels.F64, Acc: kernels.F64, TransA: true, Alpha: 1, Beta: 0},

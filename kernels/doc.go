@@ -41,6 +41,12 @@
 // it picks a function's configuration; TestEveryVariantCompiles checks that
 // the configuration it chooses is exactly the one written here.
 //
+// Every argument carries an alignment attribute: the bytes the kernel may
+// assume every batch entry's first element to be aligned to (the largest
+// power of two up to 16 dividing an entry's bytes, since entries lie whole
+// entries apart from a device allocation in both layouts). The gemv and ger
+// lowering proves 128-bit vector accesses from it.
+//
 // batch_per_group b is realised by the compiler, not written into the body:
 // the body always treats group_id as the batch entry, and the compiler runs
 // logical groups g·b … g·b+b−1 in one physical work-group and skips those

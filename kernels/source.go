@@ -60,6 +60,24 @@ func (o operand) elements() int {
 	return n
 }
 
+// vectorAlignment is the alignment the recipes promise for a batch entry's
+// first element when it allows: the 16 bytes of a 128-bit vector access.
+const vectorAlignment = 16
+
+// alignment is the byte alignment the kernel may assume for every batch
+// entry of o: the buffer itself is a device allocation (aligned to at
+// least 128 bytes), entries lie whole entries apart in both layouts
+// (tuner/bench.InputParams), so entry e starts e·(entry bytes) in; the
+// alignment is the largest power of two dividing that, up to 16 bytes.
+func (o operand) alignment() int {
+	bytes := o.elements() * o.dtype.Size()
+	a := vectorAlignment
+	for bytes%a != 0 {
+		a /= 2
+	}
+	return a
+}
+
 // entryType is the memref type of one batch entry.
 func (o operand) entryType() *ir.Type {
 	shape := make([]int64, len(o.shape))
@@ -111,7 +129,7 @@ func (s Spec) source(p tuning.Params) (string, error) {
 		if i > 0 {
 			b.WriteString(",\n" + strings.Repeat(" ", len(s.Op.String())+7))
 		}
-		fmt.Fprintf(&b, "%%%s: %v", o.name, o.argType(s.Layout))
+		fmt.Fprintf(&b, "%%%s: %v {alignment=%d}", o.name, o.argType(s.Layout), o.alignment())
 	}
 	b.WriteString(")")
 	if len(attrs) > 0 {
@@ -195,6 +213,9 @@ func functionAttrs(p tuning.Params) (ir.Attrs, error) {
 	if p.StageLocal {
 		rest.Set("stage_local", ir.BoolAttr(true))
 	}
+	if p.VectorWidth != 0 {
+		rest.Set("vector_width", ir.IntAttr(int64(p.VectorWidth)))
+	}
 	if len(rest) > 0 {
 		attrs.Set(ParamsAttr, ir.Attr{Kind: ir.AttrDict, Dict: rest})
 	}
@@ -223,6 +244,7 @@ func checkParams(p tuning.Params) error {
 		{"coopmatrix", p.Coopmatrix[:]},
 		{"unroll", []int{p.Unroll}},
 		{"batch_per_group", []int{p.BatchPerGroup}},
+		{"vector_width", []int{p.VectorWidth}},
 	}
 	for _, vec := range vectors {
 		zeros := 0

@@ -40,7 +40,7 @@ func (s *Store) Export(ctx context.Context, w io.Writer, runID int64, format str
 var csvHeader = []string{
 	"run", "measurement", "op", "trans", "dtype", "acc", "m", "n", "k", "alpha", "beta", "atomic", "layout",
 	"subgroup_size", "wg_x", "wg_y", "tile_m", "tile_n", "cm", "cn", "ck", "unroll", "batch_per_group", "stage_local",
-	"source_hash", "outcome", "message", "median_ns", "min_ns", "max_ns", "iqr_ns", "ci_low_ns", "ci_high_ns",
+	"vector_width", "source_hash", "outcome", "message", "median_ns", "min_ns", "max_ns", "iqr_ns", "ci_low_ns", "ci_high_ns",
 	"gflops", "gbs", "verify_error", "seed", "measured_at", "samples", "samples_ns",
 }
 
@@ -62,7 +62,7 @@ func writeCSV(w io.Writer, ms []Measurement) error {
 			c.Alpha, c.Beta, strconv.FormatBool(c.Atomic), c.Layout,
 			itoa(p.SubgroupSize), itoa(p.WorkGroupSize[0]), itoa(p.WorkGroupSize[1]), itoa(p.Tile[0]), itoa(p.Tile[1]),
 			itoa(p.Coopmatrix[0]), itoa(p.Coopmatrix[1]), itoa(p.Coopmatrix[2]), itoa(p.Unroll), itoa(p.BatchPerGroup),
-			strconv.FormatBool(p.StageLocal), c.SourceHash, string(m.Outcome), m.Message,
+			strconv.FormatBool(p.StageLocal), itoa(p.VectorWidth), c.SourceHash, string(m.Outcome), m.Message,
 			cell(timed, m.MedianNS), cell(timed, m.MinNS), cell(timed, m.MaxNS), cell(timed, m.IQRNS),
 			cell(timed, m.CILowNS), cell(timed, m.CIHighNS), cell(timed, m.GFLOPS), cell(timed, m.GBS),
 			cell(m.Verified, m.VerifyError), itoa(m.Seed), formatTime(m.MeasuredAt),

@@ -327,6 +327,9 @@ func onePoint(sp *space.Space, p tuning.Params) *space.Space {
 	one.Unroll = space.Values{p.Unroll}
 	one.BatchPerGroup = space.Values{p.BatchPerGroup}
 	one.StageLocal = space.Bools{p.StageLocal}
+	if p.VectorWidth != 0 { // gemm has none
+		one.VectorWidth = space.Values{p.VectorWidth}
+	}
 	return one
 }
 

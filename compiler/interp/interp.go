@@ -151,7 +151,11 @@ func bindArgs(fn *ir.Func, args []Arg) (*env, error) {
 	}
 	e := newEnv(nil)
 	for i, p := range fn.Params {
-		v, err := bindArg(p.Type, args[i])
+		var align int64
+		if i < len(fn.ParamAttrs) {
+			align, _ = fn.ParamAttrs[i].Int(ir.AttrAlignment)
+		}
+		v, err := bindArg(p.Type, args[i], align)
 		if err != nil {
 			return nil, fmt.Errorf("interp: argument %d (%%%s) of @%s: %w", i, p.Name, fn.Name, err)
 		}
@@ -160,15 +164,17 @@ func bindArgs(fn *ir.Func, args []Arg) (*env, error) {
 	return e, nil
 }
 
-func bindArg(t *ir.Type, a Arg) (value, error) {
+// bindArg checks argument a against parameter type t and the alignment
+// its attribute promises (0: none) and returns its run-time value.
+func bindArg(t *ir.Type, a Arg, align int64) (value, error) {
 	switch {
 	case t.Kind() == ir.KindMemref:
 		if a.Memref == nil {
 			return value{}, errors.New("memref parameter without a memref")
 		}
-		return value{ref: a.Memref}, checkMemref(t, a.Memref, 0)
+		return value{ref: a.Memref}, checkMemref(t, a.Memref, 0, align)
 	case t.Kind() == ir.KindGroup:
-		return value{ref: a.Group}, checkGroup(t, a.Group)
+		return value{ref: a.Group}, checkGroup(t, a.Group, align)
 	case t.Kind() == ir.KindBool || t.IsInteger():
 		return convert(intVal(a.Int), ir.I64, t), nil
 	case t.IsFloat():
@@ -180,9 +186,11 @@ func bindArg(t *ir.Type, a Arg) (value, error) {
 }
 
 // checkMemref checks that m fits the memref type t: element type, order,
-// static shape and stride entries, and that every element it can reach
-// (with the extra element offset of a group) lies in its buffer.
-func checkMemref(t *ir.Type, m *Memref, offset int64) error {
+// static shape and stride entries, that every element it can reach (with
+// the extra element offset of a group) lies in its buffer, and that its
+// first element is aligned to align bytes (0: not checked), as the
+// parameter's alignment attribute promises the kernel.
+func checkMemref(t *ir.Type, m *Memref, offset, align int64) error {
 	if m.Buf == nil || m.Buf.Elem != t.Elem() {
 		return fmt.Errorf("want a buffer of %s", t.Elem())
 	}
@@ -205,10 +213,14 @@ func checkMemref(t *ir.Type, m *Memref, offset int64) error {
 		return fmt.Errorf("shape %v, stride %v at offset %d reach elements %d..%d of a buffer of %d",
 			m.Shape, m.Stride, m.Offset+offset, lo+offset, hi+offset, m.Buf.Len())
 	}
+	if b := (m.Offset + offset) * m.Buf.Elem.Size(); align > 0 && (b%align != 0 || m.Buf.alignment()%align != 0) {
+		return fmt.Errorf("first element at byte %d of a buffer aligned to %d bytes: not aligned to the %d bytes of the alignment attribute",
+			b, m.Buf.alignment(), align)
+	}
 	return nil
 }
 
-func checkGroup(t *ir.Type, g *Group) error {
+func checkGroup(t *ir.Type, g *Group, align int64) error {
 	if g == nil {
 		return errors.New("group parameter without a group")
 	}
@@ -220,7 +232,7 @@ func checkGroup(t *ir.Type, g *Group) error {
 		if m == nil {
 			return fmt.Errorf("memref %d of the group is missing", i)
 		}
-		if err := checkMemref(t.Elem(), m, off); err != nil {
+		if err := checkMemref(t.Elem(), m, off, align); err != nil {
 			return fmt.Errorf("memref %d of the group: %w", i, err)
 		}
 	}

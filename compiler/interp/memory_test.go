@@ -256,6 +256,36 @@ func TestVectorAccess(t *testing.T) {
 	checkBuffer(t, "B", b.Buf, 4i, 3i, 3i, 4i)
 }
 
+// A parameter's alignment attribute is a promise the interpreter checks.
+func TestAlignmentAttribute(t *testing.T) {
+	fn := parseFunc(t, `func @t(%A: memref<f32x4> {alignment=16}, %G: group<memref<f32x2>x?> {alignment=8}) { }`)
+	buf := NewBuffer(ir.F32, 16)
+	view := func(off int64, n int64) *Memref {
+		return &Memref{Buf: buf, Offset: off, Shape: []int64{n}, Stride: []int64{1}}
+	}
+	group := func(offs ...int64) *Group {
+		g := &Group{}
+		for _, o := range offs {
+			g.Memrefs = append(g.Memrefs, view(o, 2))
+		}
+		return g
+	}
+	if err := Run(fn, []Arg{{Memref: view(4, 4)}, {Group: group(0, 2, 6)}}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []Arg
+		want string
+	}{
+		{[]Arg{{Memref: view(2, 4)}, {Group: group(0)}}, "argument 0 (%A) of @t: first element at byte 8 of a buffer aligned to 128 bytes: not aligned to the 16 bytes"},
+		{[]Arg{{Memref: view(0, 4)}, {Group: group(0, 3)}}, "memref 1 of the group: first element at byte 12"},
+	} {
+		if err := Run(fn, c.args, Options{}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("got %v, want an error containing %q", err, c.want)
+		}
+	}
+}
+
 func TestArgumentChecks(t *testing.T) {
 	fn := parseFunc(t, `func @t(%A: memref<f32x4x?>) { }`)
 	for _, c := range []struct {

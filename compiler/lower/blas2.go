@@ -5,12 +5,13 @@ import (
 	"tltune/compiler/tuning"
 )
 
-// The memory-bound collectives (gemv, ger, axpby, hadamard_product, sum,
-// cumsum) are lowered to a loop over their output elements spread over the
-// work-items of the work-group: work-item lin takes elements lin,
-// lin + threads, ... in column-major order, so neighbouring work-items touch
-// neighbouring elements. The knobs are the work-group size, the batch
-// entries per work-group and the unroll of inner reduction loops.
+// The other memory-bound collectives (axpby, hadamard_product, sum,
+// cumsum; gemv and ger are in matvec.go) are lowered to a loop over their
+// output elements spread over the work-items of the work-group: work-item
+// lin takes elements lin, lin + threads, ... in column-major order, so
+// neighbouring work-items touch neighbouring elements. The knobs are the
+// work-group size, the batch entries per work-group and the unroll of
+// inner reduction loops.
 
 // spread emits the distributed loop over the box extents (empty: a single
 // element, handled by work-item 0) and calls body with the multi-index.
@@ -98,74 +99,6 @@ func opIndex(trans bool, i, j *ir.Value) []*ir.Value {
 		return []*ir.Value{j, i}
 	}
 	return []*ir.Value{i, j}
-}
-
-func lowerGemv(g *gen, in *ir.Inst, p tuning.Params) {
-	alpha, ins, beta, c := in.BLASOperands()
-	a, b := ins[0], ins[1]
-	t := c.Type.Elem()
-	trans := in.TransA == ir.Trans
-	K := g.size(b, 0)
-	if trans && p.SubgroupSize > 1 && !t.IsComplex() {
-		lowerGemvRowsPerSubgroup(g, in, p, K)
-		return
-	}
-	g.spread(p, []*ir.Value{g.size(c, 0)}, func(g *gen, idx []*ir.Value) {
-		acc := g.reduce(p, K, t, func(g *gen, k *ir.Value) *ir.Value {
-			x := g.convert(g.Load(a, opIndex(trans, idx[0], k)...), t)
-			return g.mul(x, g.convert(g.Load(b, k), t))
-		})
-		scalarUpdate(g, beta, in.Atomic != ir.NotAtomic, g.scaled(alpha, acc, t), c, idx)
-	})
-}
-
-// lowerGemvRowsPerSubgroup is gemv.t with real subgroups: op(A) = Aᵀ
-// reads columns of A, so one work-item per result would read with a
-// stride across lanes. Instead each subgroup takes a result i, its lanes
-// read column i of A contiguously (k = lane, lane + sgs, ...), and a
-// subgroup reduction sums the partial products; lane 0 writes.
-//
-// The loop over results steps the whole work-group from 0, so every
-// subgroup reaches the reduction equally often (PoCL implements subgroup
-// reductions with work-group barriers); a subgroup whose i is past the end
-// contributes zeros and writes nothing.
-func lowerGemvRowsPerSubgroup(g *gen, in *ir.Inst, p tuning.Params, K *ir.Value) {
-	alpha, ins, beta, c := in.BLASOperands()
-	a, b := ins[0], ins[1]
-	t := c.Type.Elem()
-	sgs := int64(p.SubgroupSize)
-	sg := g.Cast(g.Builtin(ir.SubgroupID), ir.Index)
-	lane32 := g.Builtin(ir.SubgroupLocalID)
-	lane := g.Cast(lane32, ir.Index)
-	n := g.size(c, 0)
-	loop, gr := g.forLoop(g.index(0), n, g.index(int64(p.Subgroups())))
-	i := gr.add(loop.Body().Args[0], sg)
-	inside := gr.Cmp(ir.Lt, i, n)
-	sel := gr.If(inside, t)
-	gt, ge := gr.at(sel.Regions[0]), gr.at(sel.Regions[1])
-	part, gk := gt.forLoop(lane, K, gt.index(sgs), gt.zero(t))
-	k, sum := part.Body().Args[0], part.Body().Args[1]
-	x := gk.convert(gk.Load(a, k, i), t)
-	gk.Yield(gk.add(sum, gk.mul(x, gk.convert(gk.Load(b, k), t))))
-	gt.Yield(part.Result())
-	ge.Yield(ge.zero(t))
-	red := ir.NewInst(ir.OpSubgroupAdd, []*ir.Value{sel.Result()}, t)
-	red.Scan = ir.Reduce
-	total := gr.Insert(red).Result()
-	writer := gr.Arith(ir.And, gr.Cmp(ir.Eq, lane32, gr.IntConst(0, ir.I32)), inside)
-	first := gr.If(writer)
-	gw := gr.at(first.Regions[0])
-	scalarUpdate(gw, beta, in.Atomic != ir.NotAtomic, gw.scaled(alpha, total, t), c, []*ir.Value{i})
-}
-
-func lowerGer(g *gen, in *ir.Inst, p tuning.Params) {
-	alpha, ins, beta, c := in.BLASOperands()
-	t := c.Type.Elem()
-	g.spread(p, g.shapeOf(c), func(g *gen, idx []*ir.Value) {
-		x := g.convert(g.Load(ins[0], idx[0]), t)
-		y := g.convert(g.Load(ins[1], idx[1]), t)
-		scalarUpdate(g, beta, in.Atomic != ir.NotAtomic, g.scaled(alpha, g.mul(x, y), t), c, idx)
-	})
 }
 
 func lowerHadamard(g *gen, in *ir.Inst, p tuning.Params) {

@@ -4,8 +4,9 @@
 //   - InsertBarriers puts a barrier after each collective instruction whose
 //     writes later instructions of the work-group may read;
 //   - Collectives replaces gemm, gemv, ger, axpby, sum, hadamard_product and
-//     cumsum by parallel regions (GEMM through cooperative matrices, the
-//     others through per-work-item loops);
+//     cumsum by parallel regions (GEMM through cooperative matrices, gemv
+//     and ger through vector accesses to their matrix spread over the lanes,
+//     the others through per-work-item loops);
 //   - Foreach replaces foreach by parallel regions with strided loops;
 //   - Choose picks the configuration: each parameter from the function's
 //     attributes (subgroup_size, work_group_size and the "tltune.params"
@@ -30,7 +31,7 @@ func Collectives(f *ir.Func, p tuning.Params) error {
 		if !in.Op.IsBLAS() {
 			return false, nil
 		}
-		return true, lowerBLAS(in, p)
+		return true, lowerBLAS(f, in, p)
 	})
 }
 
@@ -77,15 +78,15 @@ func parallelBefore(in *ir.Inst) *gen {
 	return g
 }
 
-func lowerBLAS(in *ir.Inst, p tuning.Params) error {
+func lowerBLAS(f *ir.Func, in *ir.Inst, p tuning.Params) error {
 	g := parallelBefore(in)
 	switch in.Op {
 	case ir.OpGemm:
 		return lowerGemm(g, in, p)
 	case ir.OpGemv:
-		lowerGemv(g, in, p)
+		lowerGemv(g, f, in, p)
 	case ir.OpGer:
-		lowerGer(g, in, p)
+		lowerGer(g, f, in, p)
 	case ir.OpAxpby:
 		lowerAxpby(g, in, p)
 	case ir.OpHadamardProduct:

@@ -115,6 +115,7 @@ func fromAttrs(f *ir.Func) (p tuning.Params, named []string, err error) {
 	for _, e := range []error{
 		ints("tile", p.Tile[:]), ints("coopmatrix", p.Coopmatrix[:]),
 		one("unroll", &p.Unroll), one("batch_per_group", &p.BatchPerGroup),
+		one("vector_width", &p.VectorWidth),
 	} {
 		if e != nil {
 			return p, nil, e
@@ -225,6 +226,9 @@ func merge(srcs ...tuning.Params) tuning.Params {
 			p.BatchPerGroup = s.BatchPerGroup
 		}
 		p.StageLocal = p.StageLocal || s.StageLocal
+		if s.VectorWidth != 0 {
+			p.VectorWidth = s.VectorWidth
+		}
 	}
 	return p
 }
@@ -232,20 +236,19 @@ func merge(srcs ...tuning.Params) tuning.Params {
 // heuristic is the configuration used when nothing else chooses: the
 // target's default subgroup size; for GEMM one cooperative matrix per
 // subgroup tile (two per direction with a matrix engine) and a grid of up
-// to 8×8 subgroups (4×4 with real subgroups) covering C; for the
-// memory-bound collectives one work-group row of up to 64 work-items.
+// to 8×8 subgroups (4×4 with real subgroups) covering C; for gemv and ger
+// matvecHeuristic; for the other memory-bound collectives one work-group
+// row of up to 64 work-items.
 func heuristic(f *ir.Func, main *ir.Inst, t *target.Target) tuning.Params {
 	sgs := t.DefaultSubgroupSize
 	p := tuning.Params{SubgroupSize: sgs, Unroll: 1, BatchPerGroup: 1}
-	if main == nil || main.Op != ir.OpGemm {
+	if main != nil && main.Op != ir.OpGemm {
+		return matvecHeuristic(p, main, t)
+	}
+	if main == nil {
 		lanes := max(sgs, 64/sgs*sgs)
 		if t.OneSubgroupPerGroup {
 			lanes = sgs
-		}
-		if main != nil {
-			if m := main.Operands[len(main.Operands)-1].Type.Shape()[0]; m != ir.Dynamic {
-				lanes = min(lanes, roundUp(int(m), sgs))
-			}
 		}
 		p.WorkGroupSize = [2]int{max(lanes, sgs), 1}
 		return p
@@ -292,8 +295,6 @@ func heuristic(f *ir.Func, main *ir.Inst, t *target.Target) tuning.Params {
 }
 
 func clamp(x, lo, hi int) int { return max(lo, min(x, hi)) }
-
-func roundUp(x, m int) int { return (x + m - 1) / m * m }
 
 // Validate checks p against target t before anything is generated.
 func Validate(p tuning.Params, t *target.Target, main *ir.Inst) error {

@@ -19,10 +19,17 @@ type Params struct {
 	Unroll        int    `json:"unroll"`          // K unroll factor u
 	BatchPerGroup int    `json:"batch_per_group"` // batch entries per work-group b
 	StageLocal    bool   `json:"stage_local"`     // stage A/B panels in local memory
+	// VectorWidth is the elements per vector access of the gemv/ger
+	// matrix (A, C): 1 scalar, up to 128 bits where the lowering proves the
+	// alignment. For gemv and ger, Tile is the tile of that matrix in
+	// memory a subgroup covers per trip: [rows along the contiguous mode,
+	// columns].
+	VectorWidth int `json:"vector_width,omitempty"`
 }
 
 // String is the compact form used in tables and logs, e.g.
-// "sg32 wg64x2 t32x32 cm16x8x16 u2 b1 local".
+// "sg32 wg64x2 t32x32 cm16x8x16 u2 b1 local" (a vector width, when chosen,
+// follows as "v4").
 func (p Params) String() string {
 	s := fmt.Sprintf("sg%d wg%dx%d t%dx%d cm%dx%dx%d u%d b%d",
 		p.SubgroupSize, p.WorkGroupSize[0], p.WorkGroupSize[1],
@@ -30,6 +37,9 @@ func (p Params) String() string {
 		p.Unroll, p.BatchPerGroup)
 	if p.StageLocal {
 		s += " local"
+	}
+	if p.VectorWidth != 0 {
+		s += fmt.Sprintf(" v%d", p.VectorWidth)
 	}
 	return s
 }
@@ -48,7 +58,7 @@ func (p Params) Subgroups() int {
 func (p Params) Validate() error {
 	for _, v := range []int{p.SubgroupSize, p.WorkGroupSize[0], p.WorkGroupSize[1],
 		p.Tile[0], p.Tile[1], p.Coopmatrix[0], p.Coopmatrix[1], p.Coopmatrix[2],
-		p.Unroll, p.BatchPerGroup} {
+		p.Unroll, p.BatchPerGroup, p.VectorWidth} {
 		if v < 0 {
 			return fmt.Errorf("negative value in %s", p)
 		}

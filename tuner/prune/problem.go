@@ -10,6 +10,7 @@ type Problem struct {
 	Op    string // gemm, gemv or ger
 	Dtype string // element type of the inputs: f16, bf16, f32, f64, c32, c64
 	Acc   string // accumulation type; "" means DefaultAcc(Dtype)
+	Trans string // gemv: "t" when op(A) = Aᵀ (gemm: "nn".."tt"); "" otherwise
 	// M, N: C is M×N (gemm); A is M×N (gemv, ger). K: the reduction of gemm.
 	M, N, K int
 	Batch   int // batch entries; 0 when not known

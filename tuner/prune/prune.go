@@ -40,11 +40,15 @@ var rules = []rule{
 	subgroupSupported,
 	workGroupShape,
 	coopmatrixUse,
+	vectorWidth,
 	coopmatrixShape,
 	tileDivisible,
+	matvecTile,
 	tileFitsProblem,
 	subgroupsBusy,
+	matvecBusy,
 	unrollFitsK,
+	matvecUnused,
 	batchFits,
 	stagingUseful,
 	localMemoryFits,
@@ -164,6 +168,9 @@ func tileDivisible(c *checker) *Reason {
 // tileFitsProblem: a tile more than twice the problem (rounded up to the
 // coopmatrix) computes mostly padding.
 func tileFitsProblem(c *checker) *Reason {
+	if c.isMatvec() {
+		return nil // matvecTile
+	}
 	tm, tn := c.p.Tile[0], c.p.Tile[1]
 	limM, limN := 2*roundUp(c.prob.M, c.p.Coopmatrix[0]), 2*roundUp(c.prob.N, c.p.Coopmatrix[1])
 	if tm > limM || tn > limN {
@@ -175,6 +182,9 @@ func tileFitsProblem(c *checker) *Reason {
 // subgroupsBusy: the subgroup grid [wx/sg, wy] maps onto the grid of tiles
 // of one batch entry; a grid wider than the tile grid leaves subgroups idle.
 func subgroupsBusy(c *checker) *Reason {
+	if c.isMatvec() {
+		return nil // matvecBusy
+	}
 	gx, gy := c.p.WorkGroupSize[0]/c.p.SubgroupSize, c.p.WorkGroupSize[1]
 	tx, ty := ceilDiv(c.prob.M, c.p.Tile[0]), ceilDiv(c.prob.N, c.p.Tile[1])
 	if gx > tx || gy > ty {
@@ -183,16 +193,15 @@ func subgroupsBusy(c *checker) *Reason {
 	return nil
 }
 
-// unrollFitsK: unrolling beyond the number of K steps only adds remainder
-// code (gemm: steps of ck; gemv/ger: steps of tile n along the columns).
+// unrollFitsK: unrolling beyond the number of K steps (of ck) only adds
+// remainder code.
 func unrollFitsK(c *checker) *Reason {
-	u := c.p.Unroll
-	step, length := c.p.Tile[1], c.prob.N
-	if c.prob.Op == "gemm" {
-		step, length = c.p.Coopmatrix[2], c.prob.K
+	if c.isMatvec() {
+		return nil // matvecUnused
 	}
-	if u > 1 && step*u > roundUp(length, step) {
-		return why("unroll", "unroll %d of steps of %d exceeds the loop of %d", u, step, length)
+	u, step := c.p.Unroll, c.p.Coopmatrix[2]
+	if u > 1 && step*u > roundUp(c.prob.K, step) {
+		return why("unroll", "unroll %d of steps of %d exceeds the loop of %d", u, step, c.prob.K)
 	}
 	return nil
 }
@@ -241,8 +250,12 @@ func localMemoryFits(c *checker) *Reason {
 
 // RegisterBytes estimates the register bytes one subgroup needs: the
 // accumulator tile, the A and B fragments of each unrolled K step, and 16
-// 32-bit registers per lane for addresses and loop state.
+// 32-bit registers per lane for addresses and loop state (gemv and ger:
+// matvecRegisterBytes).
 func RegisterBytes(p tuning.Params, prob Problem) int {
+	if prob.Op == "gemv" || prob.Op == "ger" {
+		return matvecRegisterBytes(p, prob)
+	}
 	tm, tn, ck := p.Tile[0], p.Tile[1], max(1, p.Coopmatrix[2])
 	acc := tm * tn * elemBytes[prob.acc()]
 	frags := p.Unroll * (tm*ck + ck*tn) * elemBytes[prob.Dtype]

@@ -36,6 +36,8 @@ func TestRules(t *testing.T) {
 	f32.Dtype = "f32"
 	gemv := Problem{Op: "gemv", Dtype: "f32", M: 64, N: 64}
 	gemvParams := tuning.Params{SubgroupSize: 16, WorkGroupSize: [2]int{32, 1}, Tile: [2]int{4, 4}, Unroll: 1, BatchPerGroup: 1}
+	// 16 lanes down 64 rows in vectors of 4, 4 columns each per trip.
+	gemvVec := tuning.Params{SubgroupSize: 16, WorkGroupSize: [2]int{16, 1}, Tile: [2]int{64, 4}, Unroll: 1, BatchPerGroup: 1, VectorWidth: 4}
 	cases := []struct {
 		name   string
 		prob   Problem
@@ -59,6 +61,19 @@ func TestRules(t *testing.T) {
 		{"staging with one subgroup", gemm64, func(p *tuning.Params) { p.WorkGroupSize = [2]int{16, 1} }, "staging", "single subgroup"},
 		{"local memory", gemm64, func(p *tuning.Params) { p.WorkGroupSize = [2]int{64, 4}; p.Unroll = 4 }, "local-memory", "16384 bytes"},
 		{"registers", gemm64, func(p *tuning.Params) { p.Tile = [2]int{64, 64}; p.WorkGroupSize = [2]int{16, 1}; p.StageLocal = false }, "registers", "per lane"},
+		{"gemm with vector width", gemm64, func(p *tuning.Params) { p.VectorWidth = 4 }, "vector-width", "gemm does not use"},
+		{"vector wider than 128 bits", gemv, func(p *tuning.Params) { *p = gemvVec; p.VectorWidth = 8 }, "vector-width", "32 bytes"},
+		{"vector width not a power of two", gemv, func(p *tuning.Params) { *p = gemvVec; p.VectorWidth = 3 }, "vector-width", "not a power of two"},
+		{"vector not dividing the rows", Problem{Op: "ger", Dtype: "f16", M: 62, N: 64}, func(p *tuning.Params) { *p = gemvVec }, "vector-width", "does not divide the 62 contiguous rows"},
+		{"gemv.t rows are N", Problem{Op: "gemv", Dtype: "f32", Trans: "t", M: 64, N: 30}, func(p *tuning.Params) { *p = gemvVec }, "vector-width", "30 contiguous rows"},
+		{"tile the lowering changes", gemv, func(p *tuning.Params) { *p = gemvVec; p.Tile = [2]int{16, 2} }, "tile", "lowered as 16x4"},
+		{"matvec tile beyond the matrix", Problem{Op: "ger", Dtype: "f32", M: 64, N: 1}, func(p *tuning.Params) { *p = gemvVec }, "problem-size", "64x1 matrix"},
+		{"gemv with wy", gemv, func(p *tuning.Params) { *p = gemvVec; p.WorkGroupSize = [2]int{16, 2} }, "work-group", "one row"},
+		{"gemv idle subgroups", gemv, func(p *tuning.Params) { *p = gemvVec; p.WorkGroupSize = [2]int{32, 1} }, "idle-subgroups", "2 subgroups share 1 tiles"},
+		{"ger idle subgroups", Problem{Op: "ger", Dtype: "f32", M: 64, N: 8}, func(p *tuning.Params) { *p = gemvVec; p.WorkGroupSize = [2]int{16, 4} }, "idle-subgroups", "1x4 exceeds the 1x2 tiles"},
+		{"matvec unroll", gemv, func(p *tuning.Params) { *p = gemvVec; p.Unroll = 2 }, "unroll", "same kernel"},
+		{"matvec staging", gemv, func(p *tuning.Params) { *p = gemvVec; p.StageLocal = true }, "staging", "streams its matrix once"},
+		{"matvec registers", Problem{Op: "gemv", Dtype: "f64", M: 4096, N: 4096}, func(p *tuning.Params) { *p = gemvVec; p.VectorWidth = 2; p.Tile = [2]int{512, 16} }, "registers", "per lane"},
 	}
 	dev := testDevice()
 	if why := Check(good, dev, gemm64); why != nil {
@@ -66,6 +81,9 @@ func TestRules(t *testing.T) {
 	}
 	if why := Check(gemvParams, dev, gemv); why != nil {
 		t.Fatalf("gemv baseline pruned: %s", why)
+	}
+	if why := Check(gemvVec, dev, gemv); why != nil {
+		t.Fatalf("vectorised gemv baseline pruned: %s", why)
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -98,7 +98,7 @@ func rawFeatures(p tuning.Params) []float64 {
 		l(p.SubgroupSize), l(p.WorkGroupSize[0]), l(p.WorkGroupSize[1]),
 		l(p.Tile[0]), l(p.Tile[1]),
 		l(p.Coopmatrix[0]), l(p.Coopmatrix[1]), l(p.Coopmatrix[2]),
-		l(p.Unroll), l(p.BatchPerGroup), stage,
+		l(p.Unroll), l(p.BatchPerGroup), stage, l(p.VectorWidth),
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"iter"
 	"path"
+	"strings"
 
 	"github.com/BurntSushi/toml"
 
@@ -24,12 +25,14 @@ var Ops = []string{"gemm", "gemv", "ger"}
 
 // Dims are the candidate values of every parameter. A zero-length dimension
 // is not allowed, except Coopmatrix, whose absence (gemv, ger) enumerates as
-// [0, 0, 0]: "no coopmatrix".
+// [0, 0, 0]: "no coopmatrix", and VectorWidth, whose absence (gemm)
+// enumerates as 0: "not chosen".
 type Dims struct {
 	SubgroupSize  Values `toml:"subgroup_size"`
 	Unroll        Values `toml:"unroll"`
 	BatchPerGroup Values `toml:"batch_per_group"`
 	StageLocal    Bools  `toml:"stage_local"`
+	VectorWidth   Values `toml:"vector_width"`
 	WorkGroupSize struct {
 		X Values `toml:"x"`
 		Y Values `toml:"y"`
@@ -121,6 +124,7 @@ func (s *Dims) dims() []dim {
 		{"coopmatrix.k", "ck", &s.Coopmatrix.K, 0},
 		{"unroll", "unroll", &s.Unroll, 1},
 		{"batch_per_group", "batch-per-group", &s.BatchPerGroup, 1},
+		{"vector_width", "vector-width", &s.VectorWidth, 0},
 	}
 }
 
@@ -130,6 +134,8 @@ type dim struct {
 	vals *Values // the values
 	need int     // minimum length: 0 for optional dimensions
 }
+
+func (d dim) isCoopmatrix() bool { return strings.HasPrefix(d.key, "coopmatrix.") }
 
 // Validate checks that every required dimension has values, all positive,
 // and that the coopmatrix is given whole or not at all.
@@ -142,7 +148,7 @@ func (s *Dims) Validate() error {
 		if len(*d.vals) > 0 && (*d.vals)[0] <= 0 {
 			return fmt.Errorf("%s: %d is not positive", d.key, (*d.vals)[0])
 		}
-		if d.need == 0 && len(*d.vals) > 0 {
+		if d.isCoopmatrix() && len(*d.vals) > 0 {
 			cm++
 		}
 	}
@@ -166,8 +172,8 @@ func (s *Space) Size() int {
 
 // All enumerates every point. The order is fixed: the last dimension
 // (stage_local) varies fastest, then batch_per_group, unroll, coopmatrix k,
-// n, m, tile n, m, work-group y, x, and subgroup size slowest; values in
-// ascending order.
+// n, m, vector width, tile n, m, work-group y, x, and subgroup size
+// slowest; values in ascending order.
 func (s *Space) All() iter.Seq[tuning.Params] {
 	orZero := func(v Values) Values {
 		if len(v) == 0 {
@@ -176,6 +182,7 @@ func (s *Space) All() iter.Seq[tuning.Params] {
 		return v
 	}
 	cm, cn, ck := orZero(s.Coopmatrix.M), orZero(s.Coopmatrix.N), orZero(s.Coopmatrix.K)
+	vw := orZero(s.VectorWidth)
 	return func(yield func(tuning.Params) bool) {
 		var p tuning.Params
 		for _, p.SubgroupSize = range s.SubgroupSize {
@@ -183,14 +190,16 @@ func (s *Space) All() iter.Seq[tuning.Params] {
 				for _, p.WorkGroupSize[1] = range s.WorkGroupSize.Y {
 					for _, p.Tile[0] = range s.Tile.M {
 						for _, p.Tile[1] = range s.Tile.N {
-							for _, p.Coopmatrix[0] = range cm {
-								for _, p.Coopmatrix[1] = range cn {
-									for _, p.Coopmatrix[2] = range ck {
-										for _, p.Unroll = range s.Unroll {
-											for _, p.BatchPerGroup = range s.BatchPerGroup {
-												for _, p.StageLocal = range s.StageLocal {
-													if !yield(p) {
-														return
+							for _, p.VectorWidth = range vw {
+								for _, p.Coopmatrix[0] = range cm {
+									for _, p.Coopmatrix[1] = range cn {
+										for _, p.Coopmatrix[2] = range ck {
+											for _, p.Unroll = range s.Unroll {
+												for _, p.BatchPerGroup = range s.BatchPerGroup {
+													for _, p.StageLocal = range s.StageLocal {
+														if !yield(p) {
+															return
+														}
 													}
 												}
 											}
