@@ -10,9 +10,9 @@ import (
 
 // A configuration each target of the compiler accepts for every recipe.
 var targetParams = map[string]tuning.Params{
-	"generic": {SubgroupSize: 1, WorkGroupSize: [2]int{4, 2}, Tile: [2]int{8, 8}, Coopmatrix: [3]int{4, 4, 4}, Unroll: 2, BatchPerGroup: 2},
+	"generic": {SubgroupSize: 1, WorkGroupSize: [2]int{4, 2}, Tile: [2]int{8, 8}, Coopmatrix: [3]int{4, 4, 4}, Unroll: 2, BatchPerGroup: 2, VectorWidth: 2},
 	"intel":   {SubgroupSize: 16, WorkGroupSize: [2]int{32, 2}, Tile: [2]int{16, 16}, Coopmatrix: [3]int{16, 8, 8}, Unroll: 1, BatchPerGroup: 1, StageLocal: true},
-	"nvidia":  {SubgroupSize: 32, WorkGroupSize: [2]int{32, 2}, Tile: [2]int{32, 16}, Coopmatrix: [3]int{16, 8, 16}, Unroll: 2, BatchPerGroup: 3},
+	"nvidia":  {SubgroupSize: 32, WorkGroupSize: [2]int{32, 2}, Tile: [2]int{32, 16}, Coopmatrix: [3]int{16, 8, 16}, Unroll: 2, BatchPerGroup: 3, VectorWidth: 8},
 }
 
 // Every variant goes through the whole compiler (parse, verify, lower,

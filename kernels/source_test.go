@@ -84,6 +84,7 @@ func TestSourceRejectsBadParams(t *testing.T) {
 		{tuning.Params{SubgroupSize: 16, WorkGroupSize: [2]int{24, 1}}, "not a multiple of the subgroup size 16"},
 		{tuning.Params{Tile: [2]int{8, 0}}, "tile [8 0] is partly unset"},
 		{tuning.Params{Unroll: -1}, "unroll [-1] is negative"},
+		{tuning.Params{VectorWidth: -4}, "vector_width [-4] is negative"},
 	} {
 		if _, err := s.source(c.p); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: got error %v, want one containing %q", c.p, err, c.want)

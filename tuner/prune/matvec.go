@@ -54,13 +54,15 @@ func vectorWidth(c *checker) *Reason {
 
 // matvecTile: the tile must be the one the lowering uses (whole vectors
 // per lane, columns a multiple of the lanes across), else two tiles
-// compile the same kernel; and it must not be mostly padding.
+// compile the same kernel; and it must not be mostly padding. Without a
+// vector width (the compiler's choice, as in configurations stored before
+// there was one) the width and so the tile are the compiler's to fit.
 func matvecTile(c *checker) *Reason {
 	if !c.isMatvec() {
 		return nil
 	}
 	vw := max(c.p.VectorWidth, 1)
-	if got := lower.MatvecTile(c.p.SubgroupSize, vw, c.p.Tile); got != c.p.Tile {
+	if got := lower.MatvecTile(c.p.SubgroupSize, vw, c.p.Tile); c.p.VectorWidth != 0 && got != c.p.Tile {
 		return why("tile", "tile %dx%d at subgroup %d and vector width %d is lowered as %dx%d", c.p.Tile[0], c.p.Tile[1], c.p.SubgroupSize, vw, got[0], got[1])
 	}
 	rows, cols, _ := c.matrix()

@@ -85,6 +85,11 @@ func TestRules(t *testing.T) {
 	if why := Check(gemvVec, dev, gemv); why != nil {
 		t.Fatalf("vectorised gemv baseline pruned: %s", why)
 	}
+	// A gemv configuration stored before vector widths existed.
+	old := tuning.Params{SubgroupSize: 16, WorkGroupSize: [2]int{16, 1}, Tile: [2]int{1, 1}, Unroll: 1, BatchPerGroup: 1}
+	if why := Check(old, dev, gemv); why != nil {
+		t.Fatalf("a configuration without vector width pruned: %s", why)
+	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			p := good
