@@ -59,7 +59,7 @@ func TestEmulatedSubgroupsOnDevice(t *testing.T) {
 // use subgroup operations and cooperative matrices on the emulated target.
 func TestEmulatedDifferentialOnDevice(t *testing.T) {
 	d := openDevice(t)
-	for _, name := range []string{"exec/coop", "exec/scalar", "exec/foreach", "exec/chain", "exec/sum", "exec/shuffle", "exec/matvec", "targets/subgroups"} {
+	for _, name := range []string{"exec/coop", "exec/scalar", "exec/foreach", "exec/chain", "exec/sum", "exec/shuffle", "exec/matvec", "exec/released", "exec/tiles", "targets/subgroups"} {
 		src, err := os.ReadFile(filepath.Join("testdata", name+".tl"))
 		if err != nil {
 			t.Fatal(err)

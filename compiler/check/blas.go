@@ -69,8 +69,8 @@ func (c *checker) blas(in *ir.Inst, inputs int) bool {
 	c.promotes(in, operandPos(in, 0), alpha.Type, compute, "alpha", what)
 	c.promotes(in, operandPos(in, n-1), compute, out.Type.Elem(), what, "the element type of "+name(out))
 	c.promotes(in, operandPos(in, n-2), beta.Type, out.Type.Elem(), "beta", "the element type of "+name(out))
-	if in.Atomic == ir.AtomicAdd {
-		c.errorf(in.OpPos, "%s accepts .atomic, not .atomic_add", in.Op)
+	if in.Atomic > ir.Atomic {
+		c.errorf(in.OpPos, "%s accepts .atomic, not .%s", in.Op, in.Atomic)
 	}
 	if in.Atomic != ir.NotAtomic {
 		c.atomicBeta(in, n-2)

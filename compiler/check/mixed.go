@@ -213,8 +213,8 @@ func (c *checker) yield(in *ir.Inst, _ ir.RegionKind) {
 	if len(in.Results) != 0 {
 		c.count(in, len(in.Operands), 0)
 	}
-	if in.Parent == nil || in.Parent.Parent == nil || (in.Parent.Parent.Op != ir.OpFor && in.Parent.Parent.Op != ir.OpIf) {
-		c.errorf(in.OpPos, "yield can only end the region of a for or an if")
+	if in.Parent == nil || in.Parent.Parent == nil || (in.Parent.Parent.Op != ir.OpFor && in.Parent.Parent.Op != ir.OpIf && in.Parent.Parent.Op != ir.OpCoopMatrixApply) {
+		c.errorf(in.OpPos, "yield can only end the region of a for, an if or a cooperative_matrix_apply")
 	}
 }
 

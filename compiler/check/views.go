@@ -44,9 +44,10 @@ func (c *checker) store(in *ir.Inst, _ ir.RegionKind) {
 		c.errorf(in.OpPos, "store into %s (order %d) needs %d indices, found %d", name(in.Operands[1]), m.Order(), m.Order(), idx)
 	}
 	if v := in.Operands[0].Type; v != m.Elem() {
-		c.errorf(operandPos(in, 0), "store: %s has type %s, but the element type of %s is %s", name(in.Operands[0]), v, name(in.Operands[1]), m.Elem())
+		c.errorf(operandPos(in, 0), "%s: %s has type %s, but the element type of %s is %s", in.Op, name(in.Operands[0]), v, name(in.Operands[1]), m.Elem())
 	}
 	c.indices(in, 2)
+	c.atomicOrder(in, m.Elem())
 }
 
 func (c *checker) vectorLoad(in *ir.Inst, _ ir.RegionKind) {
@@ -358,10 +359,18 @@ func (c *checker) notAtomic(in *ir.Inst) {
 }
 
 func (c *checker) coopStore(in *ir.Inst, _ ir.RegionKind) {
-	if !c.count(in, 4, 0) || !c.want(in, 0, "a coopmatrix", isCoop) {
+	if !c.count(in, 4, len(in.Results)) || !c.want(in, 0, "a coopmatrix", isCoop) {
 		return
 	}
 	c.coopIndexed(in, 1, in.Operands[0].Type.Elem(), operandPos(in, 0))
+	c.atomicOrder(in, in.Operands[0].Type.Elem())
+}
+
+// atomicOrder rejects .atomic_max and .atomic_min on complex numbers.
+func (c *checker) atomicOrder(in *ir.Inst, t *ir.Type) {
+	if (in.Atomic == ir.AtomicMax || in.Atomic == ir.AtomicMin) && t.IsComplex() {
+		c.errorf(in.OpPos, "%s: complex numbers have no order", in.Mnemonic())
+	}
 }
 
 func (c *checker) coopMulAdd(in *ir.Inst, _ ir.RegionKind) {

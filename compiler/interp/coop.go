@@ -131,36 +131,55 @@ func checkedMemrefModes(c ir.Checked, t ir.Transpose) ir.Checked {
 	return c
 }
 
-// coopStore writes M[x+i, y+j] := A_ij (or adds A_ij with atomic_add),
-// skipping checked entries outside the memref, once for the subgroup.
+// coopStore writes M[x+i, y+j] := A_ij (transposed: M[x+j, y+i]), or
+// combines A_ij with the element (atomic_add, _max, _min), skipping checked
+// entries outside the memref, once for the subgroup.
 func (s *scheduler) coopStore(in *ir.Inst, lanes []*workItem) error {
+	_, err := s.coopStoreOld(in, lanes)
+	return err
+}
+
+// coopStoreOld is coopStore, and returns the matrix of the elements before
+// the store (zero where a check skipped one), which an atomic update
+// returns.
+func (s *scheduler) coopStoreOld(in *ir.Inst, lanes []*workItem) (*coopMatrix, error) {
 	if err := uniform(lanes, 0, "the stored matrix"); err != nil {
-		return err
+		return nil, err
 	}
 	m, x, y, err := coopPosition(lanes, 1)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	a := lanes[0].args[0].ref.(*coopMatrix)
+	old := newCoopMatrix(a.typ, value{})
 	et := a.typ.Elem()
+	update := in.Atomic > ir.Atomic || in.Op == ir.OpCoopMatrixAtomicUpdate
+	op := in.Atomic.Op()
+	if in.Op == ir.OpCoopMatrixAtomicUpdate {
+		op = in.Arith
+	}
 	for j := range a.cols {
 		for i := range a.rows {
 			r, c := x+i, y+j
-			if !inBounds(in.Checked, m, r, c) {
+			if in.TransA == ir.Trans {
+				r, c = x+j, y+i
+			}
+			if !inBounds(checkedMemrefModes(in.Checked, in.TransA), m, r, c) {
 				continue
 			}
 			v := a.at(i, j)
-			if in.Atomic == ir.AtomicAdd {
-				old, err := m.get(r, c)
+			if update {
+				prev, err := m.get(r, c)
 				if err != nil {
-					return fmt.Errorf("entry (%d,%d): %w", i, j, err)
+					return nil, fmt.Errorf("entry (%d,%d): %w", i, j, err)
 				}
-				v, _ = arith(ir.Add, et, old, v)
+				old.data[i+j*a.rows] = prev
+				v, _ = arith(op, et, prev, v)
 			}
 			if err := m.set(v, r, c); err != nil {
-				return fmt.Errorf("entry (%d,%d): %w", i, j, err)
+				return nil, fmt.Errorf("entry (%d,%d): %w", i, j, err)
 			}
 		}
 	}
-	return nil
+	return old, nil
 }

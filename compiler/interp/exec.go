@@ -136,6 +136,9 @@ func (e *exec) inst(in *ir.Inst, env *env) error {
 		ir.OpSubgroupAdd, ir.OpSubgroupMax, ir.OpSubgroupMin, ir.OpSubgroupShuffleXor:
 		return e.subgroupOp(in, env)
 	}
+	if done, err := e.releasedInst(in, env); done {
+		return err
+	}
 	return fmt.Errorf("the interpreter does not implement %s", in.Mnemonic())
 }
 
@@ -263,13 +266,13 @@ func (e *exec) store(in *ir.Inst, env *env) error {
 	x := env.get(in.Operands[0])
 	m := env.get(in.Operands[1]).ref.(*Memref)
 	idx := indices(in, env, 2)
-	if in.Atomic == ir.AtomicAdd {
+	if in.Atomic > ir.Atomic {
 		// Work-items never run concurrently, so fetch-add is simply atomic.
 		old, err := m.get(idx...)
 		if err != nil {
 			return err
 		}
-		x, _ = arith(ir.Add, in.Operands[0].Type, old, x)
+		x, _ = arith(in.Atomic.Op(), in.Operands[0].Type, old, x)
 	}
 	return m.set(x, idx...)
 }

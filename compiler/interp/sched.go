@@ -197,8 +197,10 @@ func (s *scheduler) perform(in *ir.Inst, lanes []*workItem) error {
 		return nil
 	case ir.OpCoopMatrixLoad:
 		return s.coopLoad(in, lanes)
+	case ir.OpCoopMatrixStore:
+		return s.coopStore(in, lanes)
 	}
-	return s.coopStore(in, lanes)
+	return s.performReleased(in, lanes)
 }
 
 // subgroupOp brings the operands of a subgroup instruction to the meeting

@@ -106,13 +106,26 @@
 //	OpYield            (values...)
 //	OpVectorLoad       (M, indices...) -> N elements         see VectorWidth
 //	OpVectorStore      (x_1..x_N, M, indices...)             see VectorStoreOperands
+//	OpAtomicLoad       (M, indices...) -> element            attrs: Scope, Semantics
+//	OpAtomicStore      (x, M, indices...)                    attrs: Scope, Semantics
+//	OpAtomicUpdate     (x, M, indices...) -> old element     attrs: Arith (Add, Max, Min), Scope, Semantics
+//	OpAssociated       (M or G) -> bool
 //
 // SPMD instructions (only in SPMD regions):
 //
 //	OpCoopMatrixLoad   (M, x, y) -> coopmatrix               attrs: TransA, Checked
 //	OpCoopMatrixMulAdd (A, B, C) -> coopmatrix (matrix_acc)
 //	OpCoopMatrixScale  (s, A) -> A's type
-//	OpCoopMatrixStore  (A, M, x, y)                          attrs: Checked, Atomic (Atomic or AtomicAdd)
+//	OpCoopMatrixStore  (A, M, x, y)                          attrs: TransA, Checked, Atomic (Atomic, AtomicAdd, AtomicMax, AtomicMin)
+//	OpCoopMatrixApply  (A) -> A's type                       Regions[0]: Args = row i32, column i32, component; yields the new component
+//	OpCoopMatrixAtomicLoad   (M, x, y) -> coopmatrix         attrs: TransA, Checked, Scope, Semantics
+//	OpCoopMatrixAtomicStore  (A, M, x, y)                    attrs: TransA, Checked, Scope, Semantics
+//	OpCoopMatrixAtomicUpdate (A, M, x, y) -> old components  attrs: Arith (Add, Max, Min), TransA, Checked, Scope, Semantics
+//	OpCoopMatrixConstruct (s) -> coopmatrix
+//	OpCoopMatrixExtract (A) -> component                     attrs: Mode (index into the work-item's share)
+//	OpCoopMatrixInsert (s, A) -> A's type                    attrs: Mode (index into the work-item's share)
+//	OpCoopMatrixPrefetch (M, x, y)                           attrs: Static = [cache level, rows, columns]
+//	OpCoopMatrixReduce (A) -> coopmatrix                     attrs: Arith (Add, Max, Min), Mode (0: rows, 1: columns)
 //	OpSubgroupBroadcast (x, lane i32) -> x's type
 //	OpSubgroupAdd, OpSubgroupMax, OpSubgroupMin (x) -> x's type  attrs: Scan
 //	OpSubgroupShuffleXor (x, mask i32) -> x's type           (tltune extension, below)

@@ -128,6 +128,7 @@ func sameAttributes(x, y *Inst) bool {
 		x.Cmp == y.Cmp && x.Math == y.Math && x.Builtin == y.Builtin && x.Scan == y.Scan &&
 		sameConst(x.Const, y.Const) && x.Mode == y.Mode && x.ModeTo == y.ModeTo &&
 		x.HasStep == y.HasStep && slices.Equal(x.Static, y.Static) &&
+		x.Scope == y.Scope && x.Semantics == y.Semantics &&
 		slices.Equal(x.Offsets, y.Offsets) && slices.Equal(x.Sizes, y.Sizes) &&
 		x.Attrs.String() == y.Attrs.String() &&
 		slices.Equal(x.Comments, y.Comments) && x.LineComment == y.LineComment

@@ -70,24 +70,26 @@ type Inst struct {
 	OpPos    Pos     // position of the mnemonic
 
 	// Attributes.
-	TransA, TransB Transpose   // gemm (A, B); gemv, axpby, sum, cooperative_matrix_load (A)
-	Atomic         AtomicMode  // BLAS instructions (Atomic); store, cooperative_matrix_store
-	Checked        Checked     // cooperative_matrix_load / _store
-	Fence          Fence       // barrier
-	Arith          ArithOp     // OpArith
-	Unary          UnaryOp     // OpArithUnary
-	Cmp            CmpOp       // OpCmp
-	Math           MathOp      // OpMath
-	Builtin        BuiltinKind // OpBuiltin
-	Scan           ScanKind    // OpSubgroupAdd/Max/Min
-	Const          Constant    // OpConstant
-	Mode           int64       // cumsum, size, expand: the mode; fuse: first fused mode
-	ModeTo         int64       // fuse: last fused mode (inclusive)
-	HasStep        bool        // for: Operands[2] is the step
-	Static         []int64     // expand: the expand shape, entries that are Dynamic take the next operand; foreach_tile: the tile shape
-	Offsets, Sizes []int64     // subview: static offsets and sizes; Dynamic entries take the next operand
-	Attrs          Attrs       // alloca, for: the attribute dictionary
-	Count          int64       // async_copy: elements per copy; async_wait: copy groups left in flight
+	TransA, TransB Transpose       // gemm (A, B); gemv, axpby, sum, cooperative_matrix_load (A)
+	Atomic         AtomicMode      // BLAS instructions (Atomic); store, cooperative_matrix_store
+	Checked        Checked         // cooperative_matrix_load / _store
+	Fence          Fence           // barrier
+	Arith          ArithOp         // OpArith
+	Unary          UnaryOp         // OpArithUnary
+	Cmp            CmpOp           // OpCmp
+	Math           MathOp          // OpMath
+	Builtin        BuiltinKind     // OpBuiltin
+	Scan           ScanKind        // OpSubgroupAdd/Max/Min
+	Const          Constant        // OpConstant
+	Mode           int64           // cumsum, size, expand: the mode; fuse: first fused mode
+	ModeTo         int64           // fuse: last fused mode (inclusive)
+	HasStep        bool            // for: Operands[2] is the step
+	Static         []int64         // expand: the expand shape, entries that are Dynamic take the next operand; foreach_tile: the tile shape
+	Offsets, Sizes []int64         // subview: static offsets and sizes; Dynamic entries take the next operand
+	Attrs          Attrs           // alloca, for: the attribute dictionary
+	Count          int64           // async_copy: elements per copy; async_wait: copy groups left in flight
+	Scope          MemoryScope     // the released tinytc's atomic instructions
+	Semantics      MemorySemantics // the released tinytc's atomic instructions
 
 	// Comments kept for the printer: whole comment lines before the
 	// instruction and the comment at the end of its last line, each with
@@ -145,9 +147,16 @@ func (in *Inst) Mnemonic() string {
 			s += "." + in.Checked.String()
 		}
 	case OpCoopMatrixStore:
+		if in.TransA == Trans {
+			s += ".t"
+		}
 		if in.Checked != Unchecked {
 			s += "." + in.Checked.String()
 		}
+	case OpAtomicUpdate, OpCoopMatrixAtomicUpdate:
+		s += "_" + in.Arith.String()
+	case OpCoopMatrixReduce:
+		return s + "_" + in.Arith.String() + "." + [2]string{"row", "column"}[in.Mode&1]
 	case OpAsyncCopy, OpAsyncWait:
 		s += "." + strconv.FormatInt(in.Count, 10)
 	case OpBarrier:
@@ -158,10 +167,36 @@ func (in *Inst) Mnemonic() string {
 			s += ".local"
 		}
 	}
+	switch in.Op {
+	case OpCoopMatrixAtomicLoad, OpCoopMatrixAtomicStore, OpCoopMatrixAtomicUpdate:
+		s += "." + in.TransA.String()
+		if in.Checked != Unchecked {
+			s += "." + in.Checked.String()
+		}
+	}
 	if in.Atomic != NotAtomic {
 		s += "." + in.Atomic.String()
 	}
+	if in.IsReleasedAtomic() {
+		if in.Scope != ScopeWorkGroup {
+			s += "." + in.Scope.String()
+		}
+		if in.Semantics != Relaxed {
+			s += "." + in.Semantics.String()
+		}
+	}
 	return s
+}
+
+// IsReleasedAtomic reports whether in is one of the released tinytc's
+// atomic instructions, which carry a memory scope and semantics.
+func (in *Inst) IsReleasedAtomic() bool {
+	switch in.Op {
+	case OpAtomicLoad, OpAtomicStore, OpAtomicUpdate,
+		OpCoopMatrixAtomicLoad, OpCoopMatrixAtomicStore, OpCoopMatrixAtomicUpdate:
+		return true
+	}
+	return false
 }
 
 // Body returns the first region of in (the body of for, foreach, parallel,

@@ -40,14 +40,27 @@ const (
 	OpStore
 	OpSubview
 	OpYield
-	OpVectorLoad  // tltune extension: N consecutive elements in one access
-	OpVectorStore // tltune extension: N consecutive elements in one access
+	OpVectorLoad   // tltune extension: N consecutive elements in one access
+	OpVectorStore  // tltune extension: N consecutive elements in one access
+	OpAtomicLoad   // released tinytc: atomic_load
+	OpAtomicStore  // released tinytc: atomic_store
+	OpAtomicUpdate // released tinytc: atomic_add, atomic_max, atomic_min (the operation is Inst.Arith)
+	OpAssociated   // released tinytc: whether a memref or group is not null
 
 	// SPMD instructions.
 	OpCoopMatrixLoad
 	OpCoopMatrixMulAdd
 	OpCoopMatrixScale
 	OpCoopMatrixStore
+	OpCoopMatrixApply        // released tinytc: a region applied to every component
+	OpCoopMatrixAtomicLoad   // released tinytc
+	OpCoopMatrixAtomicStore  // released tinytc
+	OpCoopMatrixAtomicUpdate // released tinytc: add, max, min (Inst.Arith); returns the old components
+	OpCoopMatrixConstruct    // released tinytc: every component set to a scalar
+	OpCoopMatrixExtract      // released tinytc: component Mode of the work-item's share
+	OpCoopMatrixInsert       // released tinytc: the share with component Mode replaced
+	OpCoopMatrixPrefetch     // released tinytc: a cache hint
+	OpCoopMatrixReduce       // released tinytc: add, max, min (Inst.Arith) over rows (Mode 0) or columns (Mode 1)
 	OpSubgroupBroadcast
 	OpSubgroupAdd        // the operation is Inst.Scan
 	OpSubgroupMax        // the operation is Inst.Scan
@@ -90,7 +103,13 @@ var opNames = [numOps]string{
 	OpFuse: "fuse", OpIf: "if", OpLifetimeStop: "lifetime_stop", OpLoad: "load",
 	OpMath: "math", OpSize: "size", OpStore: "store", OpSubview: "subview", OpYield: "yield",
 	OpVectorLoad: "vector_load", OpVectorStore: "vector_store",
-	OpCoopMatrixLoad: "cooperative_matrix_load", OpCoopMatrixMulAdd: "cooperative_matrix_mul_add",
+	OpAtomicLoad: "atomic_load", OpAtomicStore: "atomic_store", OpAtomicUpdate: "atomic", OpAssociated: "associated",
+	OpCoopMatrixApply: "cooperative_matrix_apply", OpCoopMatrixAtomicLoad: "cooperative_matrix_atomic_load",
+	OpCoopMatrixAtomicStore: "cooperative_matrix_atomic_store", OpCoopMatrixAtomicUpdate: "cooperative_matrix_atomic",
+	OpCoopMatrixConstruct: "cooperative_matrix_construct", OpCoopMatrixExtract: "cooperative_matrix_extract",
+	OpCoopMatrixInsert: "cooperative_matrix_insert", OpCoopMatrixPrefetch: "cooperative_matrix_prefetch",
+	OpCoopMatrixReduce: "cooperative_matrix_reduce",
+	OpCoopMatrixLoad:   "cooperative_matrix_load", OpCoopMatrixMulAdd: "cooperative_matrix_mul_add",
 	OpCoopMatrixScale: "cooperative_matrix_scale", OpCoopMatrixStore: "cooperative_matrix_store",
 	OpSubgroupBroadcast: "subgroup_broadcast", OpSubgroupAdd: "subgroup_add",
 	OpSubgroupMax: "subgroup_max", OpSubgroupMin: "subgroup_min",
@@ -114,7 +133,7 @@ func (op Op) Class() Class {
 	case op >= OpAlloca && op <= OpSum: // foreach_tile included
 		return Collective
 	case op >= OpCoopMatrixLoad && op <= OpAsyncWait:
-		return SPMD
+		return SPMD // the cooperative-matrix extensions of the released tinytc included
 	}
 	return Mixed
 }
@@ -149,11 +168,15 @@ func (t Transpose) String() string {
 // AtomicMode is the atomic modifier of BLAS instructions and stores.
 type AtomicMode uint8
 
-// Atomic modes. AtomicAdd is only valid on store and cooperative_matrix_store.
+// Atomic modes. AtomicAdd, AtomicMax and AtomicMin are only valid on store
+// and cooperative_matrix_store (max and min come from the released
+// tinytc's cooperative_matrix_store).
 const (
 	NotAtomic AtomicMode = iota
 	Atomic               // .atomic
 	AtomicAdd            // .atomic_add
+	AtomicMax            // .atomic_max
+	AtomicMin            // .atomic_min
 )
 
 func (a AtomicMode) String() string {
@@ -162,8 +185,66 @@ func (a AtomicMode) String() string {
 		return "atomic"
 	case AtomicAdd:
 		return "atomic_add"
+	case AtomicMax:
+		return "atomic_max"
+	case AtomicMin:
+		return "atomic_min"
 	}
 	return ""
+}
+
+// Op returns the arithmetic an atomic update performs: Add, Max or Min
+// (Add for the other modes).
+func (a AtomicMode) Op() ArithOp {
+	switch a {
+	case AtomicMax:
+		return Max
+	case AtomicMin:
+		return Min
+	}
+	return Add
+}
+
+// MemoryScope is the scope of the released tinytc's atomic instructions.
+type MemoryScope uint8
+
+// Memory scopes; the zero value, work_group, is the default.
+const (
+	ScopeWorkGroup MemoryScope = iota
+	ScopeSubgroup
+	ScopeDevice
+	ScopeCrossDevice
+	numScopes
+)
+
+var scopeNames = [numScopes]string{"work_group", "subgroup", "device", "cross_device"}
+
+func (s MemoryScope) String() string { return nameOf(scopeNames[:], s) }
+
+// ScopeByName returns the scope spelled name.
+func ScopeByName(name string) (MemoryScope, bool) { return lookup(scopeNames[:], name, MemoryScope(0)) }
+
+// MemorySemantics is the memory order of the released tinytc's atomic
+// instructions.
+type MemorySemantics uint8
+
+// Memory orders; the zero value, relaxed, is the default.
+const (
+	Relaxed MemorySemantics = iota
+	Acquire
+	Release
+	AcquireRelease
+	SequentiallyConsistent
+	numSemantics
+)
+
+var semanticsNames = [numSemantics]string{"relaxed", "acquire", "release", "acquire_release", "sequentially_consistent"}
+
+func (s MemorySemantics) String() string { return nameOf(semanticsNames[:], s) }
+
+// SemanticsByName returns the memory order spelled name.
+func SemanticsByName(name string) (MemorySemantics, bool) {
+	return lookup(semanticsNames[:], name, MemorySemantics(0))
 }
 
 // Checked is the bounds-check flag of cooperative matrix loads and stores.

@@ -299,15 +299,30 @@ func (p *printer) operandsOf(in *ir.Inst) {
 		p.indexed(in, len(xs), len(xs)+1)
 	case ir.OpAsyncCopy:
 		p.asyncCopy(in)
-	case ir.OpStore, ir.OpCoopMatrixStore:
+	case ir.OpStore, ir.OpCoopMatrixStore, ir.OpAtomicStore, ir.OpCoopMatrixAtomicStore,
+		ir.OpAtomicUpdate, ir.OpCoopMatrixAtomicUpdate:
 		p.b.WriteByte(' ')
 		p.operand(in, 0)
 		p.b.WriteString(", ")
 		p.indexed(in, 1, 2)
-	case ir.OpCoopMatrixLoad:
+		p.typeSuffix(in)
+	case ir.OpCoopMatrixLoad, ir.OpAtomicLoad, ir.OpCoopMatrixAtomicLoad:
 		p.b.WriteByte(' ')
 		p.indexed(in, 0, 1)
 		p.typeSuffix(in)
+	case ir.OpCoopMatrixExtract, ir.OpCoopMatrixInsert:
+		p.b.WriteByte(' ')
+		for i := range len(in.Operands) - 1 {
+			p.operand(in, i)
+			p.b.WriteString(", ")
+		}
+		p.operand(in, len(in.Operands)-1)
+		p.b.WriteString("[" + strconv.FormatInt(in.Mode, 10) + "]")
+		p.typeSuffix(in)
+	case ir.OpCoopMatrixPrefetch:
+		p.coopPrefetch(in)
+	case ir.OpCoopMatrixApply:
+		p.coopApply(in)
 	case ir.OpSubview:
 		p.subview(in)
 	case ir.OpYield:
@@ -386,6 +401,29 @@ func (p *printer) foreach(in *ir.Inst) {
 	p.b.WriteString("), (")
 	p.values(to)
 	p.b.WriteByte(')')
+	p.regions(in)
+}
+
+func (p *printer) coopPrefetch(in *ir.Inst) {
+	if len(in.Static) != 3 {
+		p.b.WriteString(" <malformed>")
+		return
+	}
+	p.b.WriteString(" " + strconv.FormatInt(in.Static[0], 10) + ", ")
+	p.indexed(in, 0, 1)
+	p.b.WriteString(", " + strconv.FormatInt(in.Static[1], 10) + ", " + strconv.FormatInt(in.Static[2], 10))
+}
+
+func (p *printer) coopApply(in *ir.Inst) {
+	p.b.WriteString(" (")
+	if body := in.Body(); body != nil {
+		p.values(body.Args)
+	}
+	p.b.WriteString(") = ")
+	p.operand(in, 0)
+	if len(in.Results) == 1 {
+		p.b.WriteString(" -> " + in.Result().Type.String())
+	}
 	p.regions(in)
 }
 

@@ -79,11 +79,12 @@ func Detect(src []byte) Dialect {
 // literalOperand reports whether a number after the token prev (spelled
 // lit) of instruction inst, outside brackets, is an operand, which only the
 // legacy dialect allows: right after the mnemonic or after a comma of an
-// instruction other than constant and cumsum (whose mode is a number), or
+// instruction other than constant, cumsum and cooperative_matrix_prefetch
+// (which have numbers of their own), or
 // as a bound of for and foreach.
 func literalOperand(inst string, prev token, lit string) bool {
 	switch {
-	case inst == "" || inst == "constant" || strings.HasPrefix(inst, "cumsum"):
+	case inst == "" || inst == "constant" || strings.HasPrefix(inst, "cumsum") || strings.HasPrefix(inst, "cooperative_matrix_prefetch"):
 		return false
 	case prev == tWord:
 		return lit == inst

@@ -114,8 +114,31 @@ func (m *modifiers) atomic() ir.AtomicMode {
 }
 
 func (m *modifiers) storeFlag() ir.AtomicMode {
-	return ir.AtomicMode(m.take("atomic", "atomic_add") + 1)
+	return ir.AtomicMode(m.take("atomic", "atomic_add", "atomic_max", "atomic_min") + 1)
 }
+
+// optionalTranspose consumes ".n" or ".t" if present (default .n).
+func (m *modifiers) optionalTranspose() ir.Transpose {
+	if m.take("n", "t") == 1 {
+		return ir.Trans
+	}
+	return ir.NoTrans
+}
+
+// scopeSemantics consumes the optional memory scope and memory semantics of
+// the released tinytc's atomic instructions.
+func (m *modifiers) scopeSemantics(in *ir.Inst) {
+	if i := m.take("work_group", "subgroup", "device", "cross_device"); i >= 0 {
+		in.Scope = ir.MemoryScope(i)
+	}
+	if i := m.take("relaxed", "acquire", "release", "acquire_release", "sequentially_consistent"); i >= 0 {
+		in.Semantics = ir.MemorySemantics(i)
+	}
+}
+
+// updateOps are the operations of the atomic updates and of
+// cooperative_matrix_reduce, by the suffix of their names.
+var updateOps = map[string]ir.ArithOp{"add": ir.Add, "max": ir.Max, "min": ir.Min}
 
 func (m *modifiers) checked() ir.Checked {
 	return ir.Checked(m.take("rows_checked", "cols_checked", "both_checked") + 1)
@@ -437,10 +460,18 @@ func (p *parser) instructionBody(in *ir.Inst, m *modifiers) (types []*ir.Type, m
 		return p.resultType(in), false
 	case "cooperative_matrix_store":
 		in.Op = ir.OpCoopMatrixStore
+		in.TransA = m.optionalTranspose()
 		in.Checked = m.checked()
 		in.Atomic = m.storeFlag()
 		p.operandList(in, 2)
 		p.coopIndices(in)
+	case "atomic_load", "atomic_store", "atomic_add", "atomic_max", "atomic_min", "associated",
+		"cooperative_matrix_apply", "cooperative_matrix_construct", "cooperative_matrix_extract",
+		"cooperative_matrix_insert", "cooperative_matrix_prefetch",
+		"cooperative_matrix_atomic_load", "cooperative_matrix_atomic_store", "cooperative_matrix_atomic_add",
+		"cooperative_matrix_atomic_max", "cooperative_matrix_atomic_min",
+		"cooperative_matrix_reduce_add", "cooperative_matrix_reduce_max", "cooperative_matrix_reduce_min":
+		return p.releasedInstruction(in, m), false
 	case "cooperative_matrix_mul_add":
 		in.Op = ir.OpCoopMatrixMulAdd
 		p.operandList(in, 3)
@@ -481,6 +512,130 @@ func (p *parser) builtinKind(m *modifiers) ir.BuiltinKind {
 		b = nb
 	}
 	return b
+}
+
+// releasedInstruction parses the instructions tltune has from the released
+// tinytc (docs/language.md, Extensions), spelled alike in both dialects.
+func (p *parser) releasedInstruction(in *ir.Inst, m *modifiers) []*ir.Type {
+	name, op, _ := strings.Cut(m.name, "_matrix_atomic_")
+	if op == "" {
+		name, op = m.name, ""
+	}
+	switch {
+	case m.name == "atomic_load":
+		in.Op = ir.OpAtomicLoad
+		m.scopeSemantics(in)
+		p.operand(in)
+		p.indexList(in)
+		return p.resultType(in)
+	case m.name == "atomic_store":
+		in.Op = ir.OpAtomicStore
+		m.scopeSemantics(in)
+		p.operandList(in, 2)
+		p.indexList(in)
+		return nil
+	case strings.HasPrefix(m.name, "atomic_"):
+		in.Op, in.Arith = ir.OpAtomicUpdate, updateOps[m.name[len("atomic_"):]]
+		m.scopeSemantics(in)
+		p.operandList(in, 2)
+		p.indexList(in)
+		return p.resultType(in)
+	case m.name == "associated":
+		in.Op = ir.OpAssociated
+		p.operand(in)
+		return p.resultType(in)
+	case name == "cooperative" && op != "":
+		in.TransA = m.optionalTranspose()
+		in.Checked = m.checked()
+		m.scopeSemantics(in)
+		switch op {
+		case "load":
+			in.Op = ir.OpCoopMatrixAtomicLoad
+			p.operand(in)
+			p.coopIndices(in)
+			return p.resultType(in)
+		case "store":
+			in.Op = ir.OpCoopMatrixAtomicStore
+			p.operandList(in, 2)
+			p.coopIndices(in)
+			return nil
+		}
+		in.Op, in.Arith = ir.OpCoopMatrixAtomicUpdate, updateOps[op]
+		p.operandList(in, 2)
+		p.coopIndices(in)
+		return p.resultType(in)
+	case strings.HasPrefix(m.name, "cooperative_matrix_reduce_"):
+		in.Op, in.Arith = ir.OpCoopMatrixReduce, updateOps[m.name[len("cooperative_matrix_reduce_"):]]
+		switch m.take("row", "column") {
+		case 0:
+		case 1:
+			in.Mode = 1
+		default:
+			p.fail(m.pos(), "'%s' needs '.row' or '.column'", m.name)
+		}
+		p.operand(in)
+		return p.resultType(in)
+	case m.name == "cooperative_matrix_construct":
+		in.Op = ir.OpCoopMatrixConstruct
+		p.operand(in)
+		return p.resultType(in)
+	case m.name == "cooperative_matrix_extract":
+		in.Op = ir.OpCoopMatrixExtract
+		p.operand(in)
+		p.bracketedMode(in)
+		return p.resultType(in)
+	case m.name == "cooperative_matrix_insert":
+		in.Op = ir.OpCoopMatrixInsert
+		p.operandList(in, 2)
+		p.bracketedMode(in)
+		return p.resultType(in)
+	case m.name == "cooperative_matrix_prefetch":
+		in.Op = ir.OpCoopMatrixPrefetch
+		in.Static = append(in.Static, p.integer())
+		p.expect(tComma, "after the cache level")
+		p.operand(in)
+		p.coopIndices(in)
+		for _, what := range []string{"rows", "columns"} {
+			p.expect(tComma, "before the number of "+what)
+			in.Static = append(in.Static, p.integer())
+		}
+		return nil
+	}
+	return p.coopApply(in)
+}
+
+// bracketedMode parses "[" integer "]" into in.Mode.
+func (p *parser) bracketedMode(in *ir.Inst) {
+	p.expect(tLBrack, "before the index")
+	p.mode(in)
+	p.expect(tRBrack, "after the index")
+}
+
+// coopApply parses "(%row, %col, %val) = %A -> TYPE { ... }".
+func (p *parser) coopApply(in *ir.Inst) []*ir.Type {
+	in.Op = ir.OpCoopMatrixApply
+	var names []resultName
+	p.list(tLParen, tRParen, "row, column and component names", func() { names = append(names, p.newName("region argument")) })
+	if len(names) != 3 {
+		p.fail(in.OpPos, "cooperative_matrix_apply names a row, a column and a component, found %d names", len(names))
+	}
+	p.expect(tEqual, "after the row, column and component names")
+	a := p.operand(in)
+	p.expect(tArrow, "before the result type")
+	t, pos := p.typ()
+	in.TypePos = pos
+	comp := a.Type
+	if a.Type.Kind() == ir.KindCoopmatrix {
+		comp = a.Type.Elem()
+	}
+	body := in.AddRegion(&ir.Region{Kind: ir.RegionSPMD})
+	p.openScope()
+	defer p.closeScope()
+	for i, n := range names {
+		p.regionArg(body, n, []*ir.Type{ir.I32, ir.I32, comp}[i])
+	}
+	p.regionBody(body)
+	return []*ir.Type{t}
 }
 
 func (m *modifiers) peek() string {

@@ -45,11 +45,6 @@ func init() {
 			m.insert(0, "n")
 		}
 	}
-	releasedNames["cooperative_matrix_store"] = func(m *modifiers) {
-		if m.n > 0 && m.parts[0] == "n" {
-			m.remove(0)
-		}
-	}
 }
 
 // fromReleased translates a released mnemonic in place.
@@ -110,7 +105,7 @@ func (m *modifiers) blas(transposes int) {
 // sharedNames are the names releasedNames translates that the current
 // dialect has too (with other modifiers).
 var sharedNames = map[string]bool{"gemm": true, "gemv": true, "axpby": true, "sum": true, "ger": true,
-	"cumsum": true, "cooperative_matrix_load": true, "cooperative_matrix_store": true}
+	"cumsum": true, "cooperative_matrix_load": true}
 
 // releasedOnly reports whether name is an instruction name only the
 // released dialect has.

@@ -197,7 +197,7 @@ func (e *fn) coopStore(in *ir.Inst) error {
 	m := e.memref(in.Operands[1])
 	x, y := e.value(in.Operands[2]), e.value(in.Operands[3])
 	e.coopElems(in.Operands[0])
-	off, cond := e.coopAccess(m, x, y, false, in.Checked)
+	off, cond := e.coopAccess(m, x, y, in.TransA == ir.Trans, in.Checked)
 	if cond != "" {
 		e.line("if (!(%s)) continue;", cond)
 	}

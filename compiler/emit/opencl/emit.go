@@ -116,13 +116,14 @@ func Emit(prog *ir.Program, t *target.Target, launch map[*ir.Func]Launch) (*Outp
 
 // unit is the state shared by the kernels of one translation unit.
 type unit struct {
-	target  *target.Target
-	helpers *helperSet
-	fp64    bool // a kernel uses double
-	fp16    bool // a kernel computes in half (native f16 targets)
-	int64At bool // 64-bit atomics are used
-	structs map[string]string
-	order   []string // struct names in first-use order
+	target   *target.Target
+	helpers  *helperSet
+	fp64     bool // a kernel uses double
+	fp16     bool // a kernel computes in half (native f16 targets)
+	int64At  bool // 64-bit atomics are used
+	int64Ext bool // 64-bit atomic max and min are used
+	structs  map[string]string
+	order    []string // struct names in first-use order
 }
 
 func (u *unit) writePreamble(b *strings.Builder) {
@@ -135,6 +136,9 @@ func (u *unit) writePreamble(b *strings.Builder) {
 	}
 	if u.int64At {
 		b.WriteString("#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n")
+	}
+	if u.int64Ext {
+		b.WriteString("#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable\n")
 	}
 	b.WriteString("\n")
 	for _, name := range u.order {

@@ -82,6 +82,9 @@ func (e *fn) inst(in *ir.Inst) error {
 	case ir.OpCoopMatrixScale:
 		e.coopScale(in)
 	default:
+		if done, err := e.releasedInst(in); done {
+			return err
+		}
 		return fmt.Errorf("opencl: %s must be lowered before emission", in.Mnemonic())
 	}
 	return nil

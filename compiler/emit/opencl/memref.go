@@ -233,6 +233,13 @@ func (e *fn) storeElem(m *memref, off, val string, atomic ir.AtomicMode) error {
 // are updated component by component (pseudo-atomic, as the reference
 // allows).
 func (e *fn) atomicStore(m *memref, et *ir.Type, si scalarInfo, off, val string, atomic ir.AtomicMode) error {
+	if atomic == ir.AtomicMax || atomic == ir.AtomicMin {
+		old, err := e.fetchUpdate(m, off, val, atomic.Op())
+		if err == nil {
+			e.line("(void)%s;", old)
+		}
+		return err
+	}
 	p := "&" + m.ptr + "[" + off + "]"
 	space := m.space
 	switch {

@@ -102,7 +102,9 @@ func fragmentValues(f *ir.Func, t *target.Target, sgs int) (map[*ir.Value]bool, 
 	}
 	uf := unionFind{}
 	var mulAdds []*ir.Inst
+	var pinned []*ir.Value // values that must keep the row-per-lane layout
 	f.Body.Walk(func(in *ir.Inst) bool {
+		pinned = append(pinned, rowLayoutOnly(in, &uf)...)
 		switch in.Op {
 		case ir.OpFor:
 			_, _, _, init := in.LoopBounds()
@@ -131,6 +133,9 @@ func fragmentValues(f *ir.Func, t *target.Target, sgs int) (map[*ir.Value]bool, 
 		return true
 	})
 	want, veto := map[*ir.Value]bool{}, map[*ir.Value]bool{}
+	for _, v := range pinned {
+		veto[uf.find(v)] = true
+	}
 	var engine *target.MatrixShape
 	for _, in := range mulAdds {
 		s := engineFor(t, sgs, in)

@@ -158,14 +158,14 @@ func (e *fn) coopStore(in *ir.Inst) {
 	m := e.memref(in.Operands[1])
 	x, y := e.index(in.Operands[2]), e.index(in.Operands[3])
 	from := in.Operands[0].Type
-	block := in.Atomic == ir.NotAtomic && e.blockIO(m, in.Checked)
+	block := in.Atomic == ir.NotAtomic && in.TransA == ir.NoTrans && e.blockIO(m, in.Checked)
 	e.eachElement(from, func(k int, r, c *dim, partial spv.ID) {
 		v := e.convert(a[k], from.Elem(), m.typ.Elem())
 		if block && partial == 0 {
 			e.blockWrite(m, x, y, k/int(from.Cols()), c, in.Checked, v)
 			return
 		}
-		off, cond := e.access(m, x, y, r, c, false, in.Checked, partial)
+		off, cond := e.access(m, x, y, r, c, in.TransA == ir.Trans, in.Checked, partial)
 		e.guarded(cond, 0, 0, func() spv.ID {
 			e.storeElem(m, off, v, in.Atomic)
 			return 0

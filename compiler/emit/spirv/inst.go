@@ -75,6 +75,9 @@ func (e *fn) inst(in *ir.Inst) error {
 	case ir.OpCoopMatrixScale:
 		e.coopScale(in)
 	default:
+		if done, err := e.releasedInst(in); done {
+			return err
+		}
 		return fmt.Errorf("spirv: %s must be lowered before emission", in.Mnemonic())
 	}
 	return nil
