@@ -19,6 +19,7 @@ import (
 	"tltune/compiler/diag"
 	"tltune/compiler/emit/opencl"
 	"tltune/compiler/ir"
+	"tltune/compiler/lower"
 	"tltune/compiler/pass"
 	"tltune/compiler/printer"
 	"tltune/compiler/syntax"
@@ -59,8 +60,10 @@ type Result struct {
 	OpenCL  string   // the OpenCL C program
 	Kernels []Kernel // one per function, in source order
 	// Explain says, per function, where each configuration parameter came
-	// from (attributes, tuning table, heuristic).
+	// from (attributes, tuning table, heuristic); Choices is the same per
+	// function as data, in source order.
 	Explain string
+	Choices []FuncChoice
 	Lowered *ir.Program // the program after the pipeline
 }
 
@@ -146,8 +149,18 @@ func CompileProgram(prog *ir.Program, o Options) (*Result, error) {
 	if err != nil {
 		return nil, &Error{Err: err}
 	}
+	choices := make([]FuncChoice, len(prog.Funcs))
+	for i, f := range prog.Funcs {
+		choices[i] = FuncChoice{Name: f.Name, Choice: st.Choices[f]}
+	}
 	return &Result{Target: t, OpenCL: out.Source, Kernels: out.Kernels,
-		Explain: explain(t, o, prog, st), Lowered: prog}, nil
+		Explain: explain(t, o, prog, st), Choices: choices, Lowered: prog}, nil
+}
+
+// A FuncChoice is the configuration chosen for one function and why.
+type FuncChoice struct {
+	Name string // without "@"
+	*lower.Choice
 }
 
 func chooseTarget(o Options) (*target.Target, error) {

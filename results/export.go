@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -16,10 +17,11 @@ import (
 // ExportFormats are the formats Export writes.
 var ExportFormats = []string{"csv", "json"}
 
-// Export writes every measurement of a run, raw samples included, as "csv"
-// (one row per measurement, header first) or "json" (the run, its
-// environment and its measurements).
-func (s *Store) Export(ctx context.Context, w io.Writer, runID int64, format string) error {
+// Export writes the measurements of a run with the given outcomes (none:
+// every outcome), raw samples included, as "csv" (one row per measurement,
+// header first) or "json" (the run, its environment, its measurements and
+// the counts of the configurations pruning rejected).
+func (s *Store) Export(ctx context.Context, w io.Writer, runID int64, format string, outcomes []Outcome) error {
 	if format != "csv" && format != "json" {
 		return fmt.Errorf("export format %q: want one of %s", format, strings.Join(ExportFormats, ", "))
 	}
@@ -31,10 +33,40 @@ func (s *Store) Export(ctx context.Context, w io.Writer, runID int64, format str
 	if err != nil {
 		return err
 	}
+	if len(outcomes) > 0 {
+		ms = slices.DeleteFunc(ms, func(m Measurement) bool { return !slices.Contains(outcomes, m.Outcome) })
+	}
 	if format == "csv" {
 		return writeCSV(w, ms)
 	}
-	return writeJSON(w, run, ms)
+	pruned, err := s.PrunedCounts(ctx, runID)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, run, ms, pruned)
+}
+
+// OutcomeNames lists every outcome, comma-separated.
+func OutcomeNames() string {
+	names := make([]string, len(Outcomes))
+	for i, o := range Outcomes {
+		names[i] = string(o)
+	}
+	return strings.Join(names, ", ")
+}
+
+// ParseOutcomes reads a comma-separated list of outcomes, e.g. "ok" or
+// "wrong_result,timeout".
+func ParseOutcomes(list string) ([]Outcome, error) {
+	var out []Outcome
+	for _, name := range strings.Split(list, ",") {
+		o := Outcome(strings.TrimSpace(name))
+		if !slices.Contains(Outcomes, o) {
+			return nil, fmt.Errorf("outcome %q: want one of %s", name, OutcomeNames())
+		}
+		out = append(out, o)
+	}
+	return out, nil
 }
 
 var csvHeader = []string{
@@ -87,10 +119,12 @@ func cell(present bool, v float64) string {
 // The JSON export: a versioned document, one measurement per line.
 const exportFormat = "tltune-run-export"
 
-type jsonRun struct {
+// A RunJSON is how every JSON document describes a run.
+type RunJSON struct {
 	ID          int64       `json:"id"`
+	UUID        string      `json:"uuid,omitempty"`
 	StartedAt   string      `json:"started_at"`
-	FinishedAt  string      `json:"finished_at,omitempty"`
+	FinishedAt  string      `json:"finished_at,omitempty"` // absent while running or when killed
 	CommandLine string      `json:"command_line"`
 	Tag         string      `json:"tag"`
 	Op          string      `json:"op"`
@@ -98,14 +132,20 @@ type jsonRun struct {
 	Env         Environment `json:"environment"`
 }
 
+// JSON is r as JSON documents describe it.
+func (r Run) JSON() RunJSON {
+	return RunJSON{ID: r.ID, UUID: r.UUID, StartedAt: formatTime(r.StartedAt), FinishedAt: optionalTime(r),
+		CommandLine: r.CommandLine, Tag: r.Tag, Op: r.Op, Status: r.Status, Env: r.Env}
+}
+
 type jsonMeasurement struct {
 	ID int64 `json:"id"`
-	speak.Problem
+	speak.NamedProblem
 	Params      any       `json:"params"`
 	SourceHash  string    `json:"source_hash"`
 	Outcome     Outcome   `json:"outcome"`
 	Message     string    `json:"message,omitempty"`
-	Timing      *timing   `json:"timing,omitempty"` // absent when nothing was timed
+	Timing      *Timing   `json:"timing,omitempty"` // absent when nothing was timed
 	Verified    bool      `json:"verified"`
 	VerifyError *float64  `json:"verify_error,omitempty"` // absent when not verified or NaN
 	Seed        int64     `json:"seed"`
@@ -113,7 +153,10 @@ type jsonMeasurement struct {
 	SamplesNS   []float64 `json:"samples_ns"`
 }
 
-type timing struct {
+// A Timing is how every JSON document gives the timing of one
+// configuration: the median of its repeats with the median's confidence
+// interval, the extremes and IQR, in ns, and the rates of one launch.
+type Timing struct {
 	MedianNS float64 `json:"median_ns"`
 	MinNS    float64 `json:"min_ns"`
 	MaxNS    float64 `json:"max_ns"`
@@ -124,11 +167,24 @@ type timing struct {
 	GBS      float64 `json:"gbs"`
 }
 
-func writeJSON(w io.Writer, run Run, ms []Measurement) error {
-	head, err := json.Marshal(jsonRun{
-		ID: run.ID, StartedAt: formatTime(run.StartedAt), FinishedAt: optionalTime(run),
-		CommandLine: run.CommandLine, Tag: run.Tag, Op: run.Op, Status: run.Status, Env: run.Env,
-	})
+// Timing is m's timing, nil when nothing was timed.
+func (m Measurement) Timing() *Timing {
+	if !(m.MedianNS > 0) {
+		return nil
+	}
+	return &Timing{m.MedianNS, m.MinNS, m.MaxNS, m.IQRNS, m.CILowNS, m.CIHighNS, m.GFLOPS, m.GBS}
+}
+
+// prunedJSON is a pruning rule's count for one problem.
+type prunedJSON struct {
+	speak.NamedProblem
+	Rule    string `json:"rule"`
+	Count   int    `json:"count"`
+	Example string `json:"example"`
+}
+
+func writeJSON(w io.Writer, run Run, ms []Measurement, pruned []PrunedCount) error {
+	head, err := json.Marshal(run.JSON())
 	if err != nil {
 		return err
 	}
@@ -144,8 +200,16 @@ func writeJSON(w io.Writer, run Run, ms []Measurement) error {
 	if len(lines) > 0 {
 		body = "\n    " + strings.Join(lines, ",\n    ") + "\n  "
 	}
-	_, err = fmt.Fprintf(w, "{\n  \"format\": %q,\n  \"version\": 1,\n  \"run\": %s,\n  \"measurements\": [%s]\n}\n",
-		exportFormat, head, body)
+	counts := make([]prunedJSON, len(pruned))
+	for i, p := range pruned {
+		counts[i] = prunedJSON{speak.Named(p.Problem), p.Rule, p.Count, p.Example}
+	}
+	tail, err := json.Marshal(counts)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "{\n  \"format\": %q,\n  \"version\": 2,\n  \"run\": %s,\n  \"measurements\": [%s],\n  \"pruned\": %s\n}\n",
+		exportFormat, head, body, tail)
 	return err
 }
 
@@ -159,15 +223,13 @@ func optionalTime(r Run) string {
 func toJSON(m Measurement) jsonMeasurement {
 	c := m.Config
 	j := jsonMeasurement{
-		ID: m.ID, Problem: c.Problem, Params: c.Params, SourceHash: c.SourceHash, Outcome: m.Outcome, Message: m.Message,
+		ID: m.ID, NamedProblem: speak.Named(c.Problem), Params: c.Params, SourceHash: c.SourceHash, Outcome: m.Outcome, Message: m.Message,
 		Verified: m.Verified, Seed: m.Seed, MeasuredAt: formatTime(m.MeasuredAt), SamplesNS: m.SamplesNS,
 	}
 	if j.SamplesNS == nil {
 		j.SamplesNS = []float64{}
 	}
-	if m.MedianNS > 0 {
-		j.Timing = &timing{m.MedianNS, m.MinNS, m.MaxNS, m.IQRNS, m.CILowNS, m.CIHighNS, m.GFLOPS, m.GBS}
-	}
+	j.Timing = m.Timing()
 	if m.Verified && !math.IsNaN(m.VerifyError) {
 		v := m.VerifyError
 		j.VerifyError = &v

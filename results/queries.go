@@ -222,8 +222,8 @@ func scanProblem(row scanner) (speak.Problem, error) {
 }
 
 // messageRule is the rule of a pruned measurement: its message is
-// "rule: details".
-const messageRule = `substr(m.message, 1, instr(m.message, ':') - 1)`
+// "rule: details" (a row without one is a recipe's refusal).
+const messageRule = `(CASE WHEN instr(m.message, ':') > 0 THEN substr(m.message, 1, instr(m.message, ':') - 1) ELSE '` + RecipeRule + `' END)`
 
 func scanPrunedCount(row scanner) (PrunedCount, error) {
 	var c PrunedCount

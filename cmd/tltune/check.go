@@ -10,13 +10,14 @@ import (
 	"tltune/compiler/diag"
 	"tltune/compiler/ir"
 	"tltune/compiler/syntax"
+	"tltune/internal/speak"
 )
 
 func init() {
 	register(&command{
 		name:    "check",
 		summary: "parse and verify tensor-language files; print every error",
-		usage:   "[--dialect D] FILE...",
+		usage:   "[--dialect D] [--json] FILE...",
 		run:     runCheck,
 	})
 }
@@ -24,6 +25,7 @@ func init() {
 func runCheck(c *context, args []string) int {
 	fs := c.flags()
 	dialect := dialectFlag(fs, "dialect")
+	asJSON := fs.Bool("json", false, "print the errors as JSON on stdout (docs/json.md): {\"errors\": [{file, line, column, message}]}")
 	if status, ok := c.parse(fs, args); !ok {
 		return status
 	}
@@ -31,17 +33,34 @@ func runCheck(c *context, args []string) int {
 		return c.usageError("no input files")
 	}
 	status := exitOK
+	all := []diag.JSON{}
 	for _, file := range fs.Args() {
 		src, err := os.ReadFile(file)
-		if err != nil {
-			status = c.fail(err)
+		switch {
+		case err != nil && *asJSON:
+			all = append(all, diag.JSON{File: file, Message: err.Error()})
+			status = max(status, exitStatus(err))
+			continue
+		case err != nil:
+			status = max(status, c.fail(err))
 			continue
 		}
-		if _, errs := frontEnd(file, src, *dialect); len(errs) > 0 {
-			if err := diag.Print(c.stderr, file, src, errs); err != nil {
-				return c.fail(err)
-			}
-			status = exitUsage
+		_, errs := frontEnd(file, src, *dialect)
+		if len(errs) == 0 {
+			continue
+		}
+		status = max(status, exitUsage)
+		if *asJSON {
+			all = append(all, diag.JSONOf(file, errs)...)
+		} else if err := diag.Print(c.stderr, file, src, errs); err != nil {
+			return c.fail(err)
+		}
+	}
+	if *asJSON {
+		if err := speak.WriteJSON(c.stdout, struct {
+			Errors []diag.JSON `json:"errors"`
+		}{all}); err != nil {
+			return c.fail(err)
 		}
 	}
 	return status

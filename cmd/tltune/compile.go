@@ -14,13 +14,14 @@ import (
 	"tltune/compiler/target"
 	"tltune/compiler/tuning"
 	"tltune/device"
+	"tltune/internal/speak"
 )
 
 func init() {
 	register(&command{
 		name:    "compile",
 		summary: "compile a tensor-language file to OpenCL C or SPIR-V for a target",
-		usage:   "FILE [--emit=opencl|spirv|spirv-asm] [-o FILE] [--target generic|intel|nvidia | --device D] [--tuning FILE] [--tuning-device D] [--explain] [--debug-passes] [--dialect D]",
+		usage:   "FILE [--emit=opencl|spirv|spirv-asm] [-o FILE] [--target generic|intel|nvidia | --device D] [--tuning FILE] [--tuning-device D] [--explain] [--json] [--debug-passes] [--dialect D]",
 		run:     compileCmd,
 	})
 }
@@ -28,6 +29,7 @@ func init() {
 type compileFlags struct {
 	emit, out, target, device, tuning string
 	tuningDevice                      string
+	asJSON                            bool
 	explain, debugPasses              bool
 }
 
@@ -41,6 +43,7 @@ func compileCmd(c *context, args []string) int {
 	fs.StringVar(&f.tuning, "tuning", "", "tuning table (JSON) consulted before the embedded defaults")
 	fs.StringVar(&f.tuningDevice, "tuning-device", "", "with --target: use the table entries of this device (a name or part of one; default: the device of --tuning's entries when they name one)")
 	fs.BoolVar(&f.explain, "explain", false, "print to standard error where each configuration parameter came from")
+	fs.BoolVar(&f.asJSON, "json", false, "print the explanation as JSON on stdout (docs/json.md); the code is then written only with -o")
 	fs.BoolVar(&f.debugPasses, "debug-passes", false, "print the IR after every pass to standard error")
 	dialect := dialectFlag(fs, "dialect")
 	files, status, ok := parseInterleaved(c, fs, args)
@@ -80,17 +83,21 @@ func compileCmd(c *context, args []string) int {
 	if err != nil { // the kernel cannot be compiled for the target: the input's fault
 		return c.fail(inputError{fmt.Errorf("%s: %w", file, err)})
 	}
-	if f.explain {
+	if f.explain && !f.asJSON {
 		fmt.Fprint(c.stderr, res.Explain)
 	}
 	out, err := emitters[f.emit](res)
 	if err != nil {
 		return c.fail(inputError{fmt.Errorf("%s: %w", file, err)})
 	}
-	if f.out == "" {
-		_, err = c.stdout.Write(out)
-	} else {
+	switch {
+	case f.out != "":
 		err = os.WriteFile(f.out, out, 0o644)
+	case !f.asJSON:
+		_, err = c.stdout.Write(out)
+	}
+	if err == nil && f.asJSON {
+		err = speak.WriteJSON(c.stdout, explainJSONOf(file, res))
 	}
 	if err != nil {
 		return c.fail(err)
@@ -152,6 +159,54 @@ func (f *compileFlags) options(c *context) (compiler.Options, error) {
 		o.DebugPasses = c.stderr
 	}
 	return o, nil
+}
+
+// explainJSON is the output of compile --json: the target and, per
+// function, the tuning-table key, the table's answer, the configuration
+// chosen, and the explanation's lines.
+type explainJSON struct {
+	File      string        `json:"file"`
+	Target    string        `json:"target"`
+	Functions []funcExplain `json:"functions"`
+}
+
+type funcExplain struct {
+	Function string        `json:"function"`
+	Key      *tableKeyJSON `json:"tuning_key"`   // null: no gemm, gemv or ger to key by
+	Lookup   *lookupJSON   `json:"tuning_table"` // null: no table consulted
+	Chosen   tuning.Params `json:"chosen"`
+	Explain  []string      `json:"explain"`
+}
+
+type tableKeyJSON struct {
+	Device string `json:"device"`
+	speak.NamedProblem
+}
+
+type lookupJSON struct {
+	How      string        `json:"how"`              // "exact", "nearest" or "no match"
+	Entry    *tuning.Entry `json:"entry"`            // null with no match
+	Origin   string        `json:"origin,omitempty"` // the file of the entry
+	Distance float64       `json:"distance"`         // log2 distance of a nearest match
+}
+
+func explainJSONOf(file string, res *compiler.Result) explainJSON {
+	out := explainJSON{File: file, Target: res.Target.Name, Functions: []funcExplain{}}
+	for _, fc := range res.Choices {
+		fe := funcExplain{Function: "@" + fc.Name, Chosen: fc.Params, Explain: fc.Explain}
+		if k := fc.Key; k != nil {
+			fe.Key = &tableKeyJSON{Device: k.Device, NamedProblem: speak.Named(k.Problem)}
+		}
+		if m := fc.Match; m != nil {
+			fe.Lookup = &lookupJSON{How: m.How.String(), Distance: m.Distance}
+			if m.How != tuning.NoMatch {
+				e := m.Entry
+				fe.Lookup.Entry, fe.Lookup.Origin = &e, e.Origin
+			}
+		}
+		out.Functions = append(out.Functions, fe)
+	}
+	return out
 }
 
 // tableDevice is the device whose entries a compilation without a device

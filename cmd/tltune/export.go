@@ -12,8 +12,8 @@ import (
 func init() {
 	register(&command{
 		name:    "export",
-		summary: "write every measurement of a stored run, raw samples included, as CSV or JSON",
-		usage:   "[--run RUN|TAG|last] [--format csv|json] [--db PATH] [-o FILE]",
+		summary: "write the measurements of a stored run, raw samples included, as CSV or JSON (with the pruned counts)",
+		usage:   "[--run RUN|TAG|last] [--format csv|json] [--outcome ok,...] [--db PATH] [-o FILE]",
 		run:     exportCmd,
 	})
 }
@@ -23,6 +23,7 @@ func exportCmd(c *context, args []string) int {
 	ref := fs.String("run", "last", "run to export: an id, a tag (its latest run) or last")
 	format := fs.String("format", "csv", "output format: "+strings.Join(results.ExportFormats, ", "))
 	out := fs.String("o", "", "write to `FILE` (default: stdout)")
+	outcomes := fs.String("outcome", "", "only measurements with these outcomes, comma-separated: "+results.OutcomeNames()+" (default: all)")
 	db := dbFlag(fs)
 	if status, ok := c.parse(fs, args); !ok {
 		return status
@@ -32,6 +33,13 @@ func exportCmd(c *context, args []string) int {
 	}
 	if !slices.Contains(results.ExportFormats, *format) {
 		return c.usageError("--format %q: want one of %s", *format, strings.Join(results.ExportFormats, ", "))
+	}
+	var only []results.Outcome
+	if *outcomes != "" {
+		var err error
+		if only, err = results.ParseOutcomes(*outcomes); err != nil {
+			return c.usageError("--outcome: %v", err)
+		}
 	}
 	store, err := openStore(*db, false)
 	if err != nil {
@@ -44,7 +52,7 @@ func exportCmd(c *context, args []string) int {
 		return c.fail(err)
 	}
 	err = writeOutput(c.stdout, *out, func(w io.Writer) error {
-		return store.Export(ctx, w, run.ID, *format)
+		return store.Export(ctx, w, run.ID, *format, only)
 	})
 	if err != nil {
 		return c.fail(err)

@@ -15,6 +15,7 @@ func TestExportGolden(t *testing.T) {
 		{"export-run1.csv.stdout", []string{"--run", "1"}},
 		{"export-nightly.json.stdout", []string{"--run", "nightly", "--format", "json"}},
 		{"export-last.json.stdout", []string{"--format", "json"}},
+		{"export-run1-ok.csv.stdout", []string{"--run", "1", "--outcome", "ok"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -51,6 +52,7 @@ func TestExportErrors(t *testing.T) {
 		{[]string{"--run", "7"}, exitUsage, "no such run 7 in " + db},
 		{[]string{"--run", "weekly"}, exitUsage, `no run id or tag "weekly"`},
 		{[]string{"run1"}, exitUsage, `unexpected argument "run1"`},
+		{[]string{"--outcome", "ok,fine"}, exitUsage, `--outcome: outcome "fine": want one of ok, pruned,`},
 	}
 	for _, tc := range tests {
 		status, out, errOut := tltune(append([]string{"export", "--db", db}, tc.args...)...)

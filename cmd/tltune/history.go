@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"tltune/compiler/tuning"
 	"tltune/internal/speak"
 	"tltune/kernels"
 	"tltune/results"
@@ -18,7 +19,7 @@ func init() {
 	register(&command{
 		name:    "history",
 		summary: "print (and chart) a shape's best median time in every run that measured it",
-		usage:   "--op gemm|gemv|ger --m M --n N [--k K] [--dtype T] [--trans T] [--acc T] [--alpha A] [--beta B] [--layout L] [--device D] [-o FILE.svg|png|pdf] [--db PATH]",
+		usage:   "--op gemm|gemv|ger --m M --n N [--k K] [--dtype T] [--trans T] [--acc T] [--alpha A] [--beta B] [--layout L] [--device D] [-o FILE.svg|png|pdf] [--json] [--db PATH]",
 		run:     historyCmd,
 	})
 }
@@ -38,6 +39,7 @@ func historyCmd(c *context, args []string) int {
 	beta := fs.String("beta", "", "beta, as the tuning commands take it, atomic forms included (default: the one measured)")
 	device := storedDeviceFlag(fs, "the one that measured the shape")
 	out := fs.String("o", "", "also chart the history into `FILE`; .svg, .png or .pdf picks the format")
+	asJSON := fs.Bool("json", false, "print the history as JSON (docs/json.md) instead of the table")
 	db := dbFlag(fs)
 	if status, ok := c.parse(fs, args); !ok {
 		return status
@@ -81,10 +83,37 @@ func historyCmd(c *context, args []string) int {
 			return c.fail(err)
 		}
 	}
-	if err := writeHistoryTable(c.stdout, hist); err != nil {
+	if *asJSON {
+		err = speak.WriteJSON(c.stdout, historyJSONOf(hist))
+	} else {
+		err = writeHistoryTable(c.stdout, hist)
+	}
+	if err != nil {
 		return c.fail(err)
 	}
 	return exitOK
+}
+
+// historyJSON is the output of history --json: the problem, the device,
+// and each run's best configuration with its timing, oldest run first.
+type historyJSON struct {
+	speak.NamedProblem
+	Device string           `json:"device"`
+	Runs   []historyRunJSON `json:"runs"`
+}
+
+type historyRunJSON struct {
+	Run    results.RunJSON `json:"run"`
+	Params tuning.Params   `json:"params"`
+	Timing *results.Timing `json:"timing"`
+}
+
+func historyJSONOf(hist []results.RunBest) historyJSON {
+	h := historyJSON{NamedProblem: speak.Named(hist[0].Config.Problem), Device: hist[0].Run.Env.Device}
+	for _, rb := range hist {
+		h.Runs = append(h.Runs, historyRunJSON{Run: rb.Run.JSON(), Params: rb.Config.Params, Timing: rb.Measurement.Timing()})
+	}
+	return h
 }
 
 // checkShapeQuery checks the flags that name the shape: gemm needs K, the

@@ -15,7 +15,7 @@ func init() {
 	register(&command{
 		name:    "regress",
 		summary: "compare a run with a baseline shape by shape; exit 1 on a confirmed regression",
-		usage:   "--baseline TAG|RUN|last [--run RUN|TAG|last] [--threshold 5%] [--alpha 0.05] [--md FILE] [--junit FILE] [--db PATH]",
+		usage:   "--baseline TAG|RUN|last [--run RUN|TAG|last] [--threshold 5%] [--alpha 0.05] [--md FILE] [--junit FILE] [--json] [--db PATH]",
 		run:     regressCmd,
 	})
 }
@@ -33,6 +33,7 @@ func regressCmd(c *context, args []string) int {
 	alpha := fs.Float64("alpha", compare.DefaultOptions.Alpha, "significance level of the Mann–Whitney U test")
 	md := fs.String("md", "", "also write the report as Markdown to `FILE`")
 	junit := fs.String("junit", "", "also write the report as JUnit XML to `FILE`")
+	asJSON := fs.Bool("json", false, "print the report as JSON (docs/json.md) instead of the table")
 	db := dbFlag(fs)
 	if status, ok := c.parse(fs, args); !ok {
 		return status
@@ -64,7 +65,7 @@ func regressCmd(c *context, args []string) int {
 	if err != nil {
 		return c.fail(err)
 	}
-	if err := reg.writeReports(c.stdout, *md, *junit); err != nil {
+	if err := reg.writeReports(c.stdout, *md, *junit, *asJSON); err != nil {
 		return c.fail(err)
 	}
 	if reg.report.Regressed() {
@@ -99,12 +100,11 @@ func resolvePair(ctx stdcontext.Context, store *results.Store, baseRef, curRef s
 }
 
 // A regression is the comparison of two runs with what the report of
-// package compare does not hold: the runs, and the shapes it could not
-// compare.
+// package compare does not hold: the runs, and notes on the configurations.
 type regression struct {
 	baseline, current results.Run
 	report            *compare.Report
-	notes             []string // shapes new, gone or without samples; changed best configurations
+	notes             []string // changed best configurations; environment changes when nothing was compared
 }
 
 func compareRuns(ctx stdcontext.Context, store *results.Store, base, cur results.Run, opt compare.Options) (*regression, error) {
@@ -112,30 +112,36 @@ func compareRuns(ctx stdcontext.Context, store *results.Store, base, cur results
 	if err != nil {
 		return nil, err
 	}
-	pairs, unsampled, changed := pairUp(rm.Matched, base.Env, cur.Env)
+	pairs, unsampled, notes := pairUp(rm.Matched, base.Env, cur.Env)
 	report, err := compare.Compare(pairs, opt)
 	if err != nil {
 		return nil, err
 	}
-	notes := append([]string{
-		shapeNote(fmt.Sprintf("new (only in run %d)", cur.ID), measuredShapes(rm.New)),
-		shapeNote(fmt.Sprintf("gone (only in run %d)", base.ID), measuredShapes(rm.Gone)),
-		shapeNote("not compared (no raw samples)", unsampled),
-	}, changed...)
+	report.New, report.Gone, report.Unsampled = unmatched(rm.New), unmatched(rm.Gone), unsampled
 	if len(pairs) == 0 { // compare lists environment changes per compared shape
 		notes = append(notes, envNotes(base.Env, cur.Env)...)
 	}
-	return &regression{baseline: base, current: cur, report: report, notes: deleteEmpty(notes)}, nil
+	return &regression{baseline: base, current: cur, report: report, notes: notes}, nil
+}
+
+// unmatched are the best measurements of problems one run lacks, as
+// compare lists them.
+func unmatched(ms []results.Measurement) []compare.Unmatched {
+	out := make([]compare.Unmatched, len(ms))
+	for i, m := range ms {
+		out[i] = compare.Unmatched{Problem: m.Config.Problem, MedianNS: m.MedianNS}
+	}
+	return out
 }
 
 // pairUp turns matched shapes into the pairs of package compare. It also
 // returns the shapes it had to leave out for want of raw samples (an ok
 // measurement from a store filled by hand or by an older tltune has
 // none) and a note for each shape whose best configuration changed.
-func pairUp(matched []results.Match, oldEnv, curEnv results.Environment) (pairs []compare.Pair, unsampled []speak.Problem, changed []string) {
+func pairUp(matched []results.Match, oldEnv, curEnv results.Environment) (pairs []compare.Pair, unsampled []compare.Unmatched, changed []string) {
 	for _, m := range matched {
 		if len(m.Baseline.SamplesNS) == 0 || len(m.Current.SamplesNS) == 0 {
-			unsampled = append(unsampled, m.Problem)
+			unsampled = append(unsampled, compare.Unmatched{Problem: m.Problem, MedianNS: m.Current.MedianNS})
 			continue
 		}
 		pairs = append(pairs, compare.Pair{
@@ -164,36 +170,6 @@ func compareEnv(e results.Environment) compare.Env {
 		Version: strings.TrimSpace(e.Version + " " + e.Commit)}
 }
 
-func measuredShapes(ms []results.Measurement) []speak.Problem {
-	out := make([]speak.Problem, len(ms))
-	for i, m := range ms {
-		out[i] = m.Config.Problem
-	}
-	return out
-}
-
-// shapeNote is "what: shape, shape, ...", or empty for no shapes.
-func shapeNote(what string, shapes []speak.Problem) string {
-	if len(shapes) == 0 {
-		return ""
-	}
-	names := make([]string, len(shapes))
-	for i, s := range shapes {
-		names[i] = s.String()
-	}
-	return what + ": " + strings.Join(names, ", ")
-}
-
-func deleteEmpty(lines []string) []string {
-	out := lines[:0]
-	for _, l := range lines {
-		if l != "" {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
 // header names the two runs compared, above the table.
 func (r *regression) header() []string {
 	return []string{"baseline: " + describeRun(r.baseline), "current:  " + describeRun(r.current)}
@@ -217,7 +193,7 @@ func describeRun(r results.Run) string {
 // writeReports writes the Markdown and JUnit files that were asked for and
 // then prints the table; files first, so that a file that cannot be
 // written is the one line of output.
-func (r *regression) writeReports(stdout io.Writer, mdPath, junitPath string) error {
+func (r *regression) writeReports(stdout io.Writer, mdPath, junitPath string, asJSON bool) error {
 	if mdPath != "" {
 		if err := writeOutput(stdout, mdPath, r.writeMarkdown); err != nil {
 			return fmt.Errorf("--md: %w", err)
@@ -229,7 +205,26 @@ func (r *regression) writeReports(stdout io.Writer, mdPath, junitPath string) er
 			return fmt.Errorf("--junit: %w", err)
 		}
 	}
+	if asJSON {
+		return speak.WriteJSON(stdout, r.json())
+	}
 	return r.writeText(stdout)
+}
+
+// regressJSON is the output of regress --json.
+type regressJSON struct {
+	Baseline results.RunJSON `json:"baseline"`
+	Current  results.RunJSON `json:"current"`
+	compare.JSONReport
+	Notes []string `json:"notes"`
+}
+
+func (r *regression) json() regressJSON {
+	notes := r.notes
+	if notes == nil {
+		notes = []string{}
+	}
+	return regressJSON{Baseline: r.baseline.JSON(), Current: r.current.JSON(), JSONReport: r.report.JSON(), Notes: notes}
 }
 
 func (r *regression) writeText(w io.Writer) error {

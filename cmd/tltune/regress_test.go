@@ -202,7 +202,7 @@ func TestRegressSlower(t *testing.T) {
 		t.Fatalf("status %d (want %d), stderr %q", status, exitRegression, errOut)
 	}
 	for _, want := range []string{"slower", "REGRESSION CONFIRMED", `driver changed: "580.159.04" → "590.48.01"`,
-		"new (only in run 2): ger f32 64x64", "gone (only in run 1): ger f32 32x32",
+		"new (only in the current run): ger f32 64x64", "gone (only in the baseline): ger f32 32x32",
 		"not compared (no raw samples): gemv.n f32 512x512"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q", want)
@@ -253,7 +253,7 @@ func TestRegressNothingCompared(t *testing.T) {
 		t.Fatalf("status %d (want %d), stderr %q", status, exitOK, errOut)
 	}
 	for _, want := range []string{"baseline: run 3", "no confirmed regression: 0 shapes", `driver changed: "590.48.01" → "580.159.04"`,
-		"new (only in run 5): gemv.n f32 512x512", "gone (only in run 3): gemm.nn f16/f32 64x64x32, "} {
+		"new (only in the current run): gemv.n f32 512x512", "gone (only in the baseline): gemm.nn f16/f32 64x64x32, "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
 		}
@@ -339,7 +339,7 @@ func TestBetaIsPartOfTheProblem(t *testing.T) {
 	if status != exitOK || errOut != "" {
 		t.Fatalf("regress: status %d (want %d), stderr %q\n%s", status, exitOK, errOut, out)
 	}
-	for _, want := range []string{"no confirmed regression: 0 shapes", "new (only in run 2): ger f32 32x32 beta=1", "gone (only in run 1): ger f32 32x32"} {
+	for _, want := range []string{"no confirmed regression: 0 shapes", "new (only in the current run): ger f32 32x32 beta=1", "gone (only in the baseline): ger f32 32x32"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("regress output lacks %q:\n%s", want, out)
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	stdctx "context"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strings"
@@ -18,7 +19,7 @@ func init() {
 	register(&command{
 		name:    "replay",
 		summary: "measure search efficiency on a stored exhaustive run: evaluations each strategy needs to get within a tolerance of its optimum",
-		usage:   "--run RUN [--strategy gp,random,exhaustive] [--tolerance 5%] [--trials N] [--db PATH]",
+		usage:   "--run RUN [--strategy gp,random,exhaustive] [--tolerance 5%] [--trials N] [--json] [--db PATH]",
 		run:     replayCmd,
 	})
 }
@@ -30,6 +31,7 @@ func replayCmd(c *context, args []string) int {
 	strategies := fs.String("strategy", strings.Join(search.Names, ","), "strategies to replay, comma-separated")
 	tolText := fs.String("tolerance", "5%", "how close to the optimum counts as found")
 	trials := fs.Int("trials", 20, "seeded replays per strategy")
+	asJSON := fs.Bool("json", false, "print the replay as JSON (docs/json.md) instead of the table")
 	if status, ok := c.parse(fs, args); !ok {
 		return status
 	}
@@ -59,7 +61,55 @@ func replayCmd(c *context, args []string) int {
 	if err != nil {
 		return c.fail(err)
 	}
-	return writeReplay(c, run, costs, names, tol, *trials)
+	rep, err := replay(run, costs, names, tol, *trials)
+	if err != nil {
+		return c.fail(err)
+	}
+	if *asJSON {
+		err = speak.WriteJSON(c.stdout, rep)
+	} else {
+		err = rep.write(c.stdout)
+	}
+	if err != nil {
+		return c.fail(err)
+	}
+	return exitOK
+}
+
+// replayReport is what replay found, as printed and as --json.
+type replayReport struct {
+	Run int64 `json:"run"`
+	speak.NamedProblem
+	Evaluated  int              `json:"evaluated"` // configurations the run evaluated
+	Failed     int              `json:"failed"`
+	OptimumNS  float64          `json:"optimum_ns"`
+	Tolerance  float64          `json:"tolerance"` // a fraction: within it of the optimum counts as found
+	Strategies []replayStrategy `json:"strategies"`
+}
+
+// replayStrategy is one strategy's evaluations to find the optimum over
+// the seeded trials.
+type replayStrategy struct {
+	Strategy       string  `json:"strategy"`
+	Mean           float64 `json:"mean_evaluations"`
+	Min            int     `json:"min_evaluations"`
+	Max            int     `json:"max_evaluations"`
+	PercentOfSpace float64 `json:"percent_of_space"`
+	Trials         int     `json:"trials"`
+}
+
+func replay(run results.Run, rc *replayCosts, names []string, tol float64, trials int) (*replayReport, error) {
+	r := &replayReport{Run: run.ID, NamedProblem: speak.Named(rc.shape), Evaluated: len(rc.candidates), Failed: rc.failed,
+		OptimumNS: slices.Min(slices.Collect(maps.Values(rc.median))), Tolerance: tol}
+	for _, name := range names {
+		mean, runs, err := search.Efficiency(name, rc.candidates, rc.cost, tol, trials, 1)
+		if err != nil {
+			return nil, err
+		}
+		r.Strategies = append(r.Strategies, replayStrategy{Strategy: name, Mean: mean, Min: slices.Min(runs), Max: slices.Max(runs),
+			PercentOfSpace: 100 * mean / float64(len(rc.candidates)), Trials: len(runs)})
+	}
+	return r, nil
 }
 
 // replayCosts are the evaluated configurations of one stored shape, in
@@ -108,21 +158,13 @@ func (rc *replayCosts) cost(p tuning.Params) (float64, bool) {
 	return ns, ok
 }
 
-func writeReplay(c *context, run results.Run, rc *replayCosts, names []string, tol float64, trials int) int {
-	fmt.Fprintf(c.stdout, "run %d: %s, %d configurations evaluated (%d failed); optimum %s; within %.3g%% counts as found\n",
-		run.ID, rc.shape, len(rc.candidates), rc.failed, speak.Duration(slices.Min(slices.Collect(maps.Values(rc.median)))), 100*tol)
-	fmt.Fprintln(c.stdout, "(the run must have been exhaustive — --strategy exhaustive --budget 0 — for its optimum to be the space's)")
+func (r *replayReport) write(w io.Writer) error {
+	fmt.Fprintf(w, "run %d: %s, %d configurations evaluated (%d failed); optimum %s; within %.3g%% counts as found\n",
+		r.Run, r.Name, r.Evaluated, r.Failed, speak.Duration(r.OptimumNS), 100*r.Tolerance)
+	fmt.Fprintln(w, "(the run must have been exhaustive — --strategy exhaustive --budget 0 — for its optimum to be the space's)")
 	t := speak.Table{Header: []string{"strategy", "mean evaluations", "min", "max", "% of the space", "trials"}, Right: speak.Columns("lrrrrr")}
-	for _, name := range names {
-		mean, runs, err := search.Efficiency(name, rc.candidates, rc.cost, tol, trials, 1)
-		if err != nil {
-			return c.fail(err)
-		}
-		t.Append(name, speak.Number(mean), fmt.Sprint(slices.Min(runs)), fmt.Sprint(slices.Max(runs)),
-			speak.Number(100*mean/float64(len(rc.candidates))), fmt.Sprint(len(runs)))
+	for _, s := range r.Strategies {
+		t.Append(s.Strategy, speak.Number(s.Mean), fmt.Sprint(s.Min), fmt.Sprint(s.Max), speak.Number(s.PercentOfSpace), fmt.Sprint(s.Trials))
 	}
-	if err := t.Write(c.stdout); err != nil {
-		return c.fail(err)
-	}
-	return exitOK
+	return t.Write(w)
 }

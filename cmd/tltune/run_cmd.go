@@ -21,6 +21,7 @@ import (
 	"tltune/compiler/syntax"
 	"tltune/device"
 	"tltune/internal/npy"
+	"tltune/internal/speak"
 )
 
 func init() {
@@ -42,7 +43,7 @@ type runFlags struct {
 	file, fn, device, save string
 	args, shapes           listFlag
 	groups                 int
-	acc64                  bool
+	acc64, asJSON          bool
 	dialect                *syntax.Dialect
 	timeout                time.Duration
 }
@@ -59,6 +60,7 @@ func runKernel(c *context, args []string) int {
 	fs.StringVar(&f.device, "device", device.Reference, "where to run: ref (the reference interpreter), or a device to compile for, run on and compare with the interpreter: "+deviceUsage)
 	fs.StringVar(&f.save, "save", "", "write every memref and group argument after the run to DIR/NAME.npy (with a device: the device's results)")
 	fs.BoolVar(&f.acc64, "acc64", false, "accumulate collectives in float64 (reference precision; the oracle of a device run always does)")
+	fs.BoolVar(&f.asJSON, "json", false, "print the arguments after the run (and a device's comparison) as JSON (docs/json.md)")
 	f.dialect = dialectFlag(fs, "dialect")
 	fs.DurationVar(&f.timeout, "timeout", 5*time.Minute, "stop a run (the interpreter's, the build, the device's) that takes longer, with an error")
 	// Flags may come before and after FILE.
@@ -136,11 +138,46 @@ func (f *runFlags) interpret(fn *ir.Func, a *boundArgs, opts interp.Options) err
 // report prints the summary of the arguments after a run and saves them
 // when asked.
 func (b *argBinder) report(c *context, f *runFlags, a *boundArgs) int {
-	b.summarize(c.stdout, a)
 	if f.save != "" {
 		if err := b.save(f.save, a); err != nil {
 			return c.fail(err)
 		}
+	}
+	if f.asJSON {
+		if f.device != device.Reference {
+			return exitOK // with the comparison, after it
+		}
+		return c.writeJSON(runJSON{File: f.file, Function: "@" + b.fn.Name, Device: device.Reference, Arguments: b.summaries(a)})
+	}
+	b.summarize(c.stdout, a)
+	return exitOK
+}
+
+// runJSON is the output of run --json.
+type runJSON struct {
+	File       string        `json:"file"`
+	Function   string        `json:"function"`
+	Device     string        `json:"device"`           // "ref", or the device's name
+	Target     string        `json:"target,omitempty"` // with a device: the code-generation target
+	Arguments  []argSummary  `json:"arguments"`        // after the run (with a device: the device's results)
+	Comparison []argCompared `json:"comparison,omitempty"`
+	Agrees     *bool         `json:"agrees,omitempty"` // with a device: every argument within tolerance of the interpreter
+}
+
+// argSummary is one memref or group argument after the run.
+type argSummary struct {
+	Name   string   `json:"name"`
+	Type   string   `json:"type"`
+	Shape  []int64  `json:"shape"`
+	Sum    string   `json:"sum"`     // a number, or "(re+imi)" for complex types
+	MaxAbs *float64 `json:"max_abs"` // null when not finite
+	maxAbs float64
+}
+
+// writeJSON prints v as JSON and returns the exit status.
+func (c *context) writeJSON(v any) int {
+	if err := speak.WriteJSON(c.stdout, v); err != nil {
+		return c.fail(err)
 	}
 	return exitOK
 }
@@ -610,6 +647,15 @@ func (a *boundArgs) shapeOfViews(i int) []int64 {
 // summarize prints one line per memref or group argument after the run: its
 // shape, the sum of its elements and the largest magnitude.
 func (b *argBinder) summarize(w io.Writer, a *boundArgs) {
+	for _, s := range b.summaries(a) {
+		fmt.Fprintf(w, "%%%s %s [%s]: sum %s, max |x| %s\n", s.Name, s.Type, formatShape(s.Shape), s.Sum, strconv.FormatFloat(s.maxAbs, 'g', 8, 64))
+	}
+}
+
+// summaries are the sum and largest magnitude of every memref and group
+// argument.
+func (b *argBinder) summaries(a *boundArgs) []argSummary {
+	out := []argSummary{}
 	for i, p := range b.fn.Params {
 		if !a.isAggregate(i) {
 			continue
@@ -629,9 +675,9 @@ func (b *argBinder) summarize(w io.Writer, a *boundArgs) {
 		if elemType(p).IsComplex() {
 			s = strconv.FormatComplex(sum, 'g', 8, 128)
 		}
-		fmt.Fprintf(w, "%%%s %s [%s]: sum %s, max |x| %s\n", p.Name, p.Type,
-			formatShape(a.shapeOfViews(i)), s, strconv.FormatFloat(big, 'g', 8, 64))
+		out = append(out, argSummary{Name: p.Name, Type: p.Type.String(), Shape: a.shapeOfViews(i), Sum: s, MaxAbs: speak.Finite(big), maxAbs: big})
 	}
+	return out
 }
 
 // isAggregate reports whether parameter i is a memref or a group (an empty

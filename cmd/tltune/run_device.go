@@ -23,6 +23,7 @@ import (
 	"tltune/compiler/interp"
 	"tltune/compiler/ir"
 	"tltune/device"
+	"tltune/internal/speak"
 	"tltune/tuner"
 	"tltune/tuner/worker"
 )
@@ -71,7 +72,24 @@ func runCompiled(c *context, f *runFlags, src []byte, fn *ir.Func, b *argBinder,
 		return status
 	}
 	diffs := compareRun(fn, oracle, got)
-	bad := printDiffs(c.stdout, diffs, info.Name, res.Target.Name)
+	var bad []string
+	if f.asJSON {
+		agrees := true
+		compared := make([]argCompared, len(diffs))
+		for i, d := range diffs {
+			compared[i] = d.json()
+			agrees = agrees && d.ok()
+			if !d.ok() {
+				bad = append(bad, "%"+d.param.Name)
+			}
+		}
+		if status := c.writeJSON(runJSON{File: f.file, Function: "@" + fn.Name, Device: info.Name, Target: res.Target.Name,
+			Arguments: b.summaries(got), Comparison: compared, Agrees: &agrees}); status != exitOK {
+			return status
+		}
+	} else {
+		bad = printDiffs(c.stdout, diffs, info.Name, res.Target.Name)
+	}
 	if len(bad) > 0 {
 		return c.fail(fmt.Errorf("%s on %s differs from the interpreter in %s", f.file, info.Name, strings.Join(bad, ", ")))
 	}
@@ -142,6 +160,24 @@ type argDiff struct {
 }
 
 func (d argDiff) ok() bool { return d.err <= d.tol }
+
+// argCompared is one argument's comparison in run --json.
+type argCompared struct {
+	Name      string   `json:"name"`
+	Type      string   `json:"type"`
+	MaxError  *float64 `json:"max_error"` // null when not finite (a NaN in the result)
+	At        []int64  `json:"at"`        // the worst element's index
+	Tolerance float64  `json:"tolerance"` // 0: exact
+	OK        bool     `json:"ok"`
+}
+
+func (d argDiff) json() argCompared {
+	at := d.at
+	if at == nil {
+		at = []int64{}
+	}
+	return argCompared{Name: d.param.Name, Type: d.param.Type.String(), MaxError: speak.Finite(d.err), At: at, Tolerance: d.tol, OK: d.ok()}
+}
 
 // compareRun compares every memref and group argument of got with want.
 func compareRun(fn *ir.Func, want, got *boundArgs) []argDiff {

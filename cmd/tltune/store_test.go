@@ -47,13 +47,17 @@ func fixtureDB(t *testing.T) string {
 		timed(gemmConfig(32, 32), 1800, at),
 		{Config: gemmConfig(32, 64), Outcome: results.WrongResult, Message: "relative error 0.31 exceeds 0.002",
 			Verified: true, VerifyError: 0.31, Seed: 11, MeasuredAt: at},
-		{Config: gemmConfig(32, 512), Outcome: results.Pruned, Message: "work-group 1024 exceeds the device maximum 512", MeasuredAt: at},
+		{Config: gemmConfig(32, 48), Outcome: results.Pruned, Message: "recipe: work-group width 48 is not a multiple of the subgroup size 32", MeasuredAt: at},
 		{Config: gemmConfig(32, 128), Outcome: results.CompileError, Message: "ptxas: too many resources requested", Seed: 11, MeasuredAt: at},
 		timed(gemvConfig(), 950, at),
 	} {
 		if _, err := s.Record(ctx, first.ID, m); err != nil {
 			t.Fatal(err)
 		}
+	}
+	pruned := results.PrunedCount{Problem: gemmConfig(0, 0).Problem, Rule: "work-group", Count: 12, Example: "work-group: 1024 exceeds the device maximum 512"}
+	if err := s.RecordPruned(ctx, first.ID, []results.PrunedCount{pruned}); err != nil {
+		t.Fatal(err)
 	}
 	if err := s.FinishRun(ctx, first.ID, results.Done, at.Add(time.Minute)); err != nil {
 		t.Fatal(err)
@@ -67,7 +71,7 @@ func fixtureDB(t *testing.T) string {
 
 func begin(t *testing.T, s *results.Store, env results.Environment, tag string, at time.Time) results.Run {
 	t.Helper()
-	r, err := s.BeginRun(stdcontext.Background(), env, results.Run{
+	r, err := s.BeginRun(stdcontext.Background(), env, results.Run{UUID: results.NameUUID(env.Device + tag + at.String()),
 		CommandLine: "tltune gemm --m 64 --n 64 --k 32 --dtype f16", Tag: tag, Op: "gemm", StartedAt: at})
 	if err != nil {
 		t.Fatal(err)

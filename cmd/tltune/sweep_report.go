@@ -85,8 +85,8 @@ func (s *sweepShape) writeLine(w io.Writer) {
 		return
 	}
 	b := s.Best
-	fmt.Fprintf(w, "%s: %s, %s, %s, %s%s [%s]\n", s.Name, b.Params, speak.Duration(b.MedianNs),
-		speak.Rate(b.GFLOPs, "FLOP/s"), speak.Rate(b.GBs, "B/s"), s.storedNote(), s.outcomes())
+	fmt.Fprintf(w, "%s: %s, %s, %s, %s%s [%s]\n", s.Name, b.Params, speak.Duration(b.Timing.MedianNS),
+		speak.Rate(b.Timing.GFLOPS, "FLOP/s"), speak.Rate(b.Timing.GBS, "B/s"), s.storedNote(), s.outcomes())
 	if b.AboveRoof != "" {
 		fmt.Fprintln(w, b.AboveRoof)
 	}
@@ -198,7 +198,7 @@ func (s *sweepShape) row() []string {
 		row[4] = speak.Duration(s.Stored.MedianNs)
 	}
 	if b := s.Best; b != nil {
-		row[2], row[3], row[5], row[6] = b.Params.String(), speak.Duration(b.MedianNs), speak.Number(b.GFLOPs), speak.Number(b.GBs)
+		row[2], row[3], row[5], row[6] = b.Params.String(), speak.Duration(b.Timing.MedianNS), speak.Number(b.Timing.GFLOPS), speak.Number(b.Timing.GBS)
 	}
 	return row
 }

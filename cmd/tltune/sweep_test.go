@@ -241,7 +241,7 @@ func named(name string) speak.NamedProblem { return speak.NamedProblem{Name: nam
 // TestSweepVerdict checks the exit status of a re-measurement whose stored
 // best no longer computes the right result.
 func TestSweepVerdict(t *testing.T) {
-	ok := sweepShape{NamedProblem: named("gemm a"), Action: actionRemeasured, Best: &rankedConfig{MedianNs: 1}}
+	ok := sweepShape{NamedProblem: named("gemm a"), Action: actionRemeasured, Best: &rankedConfig{Timing: results.Timing{MedianNS: 1}}}
 	wrong := sweepShape{NamedProblem: named("gemm b"), Action: actionRemeasured, Stored: &storedBest{Run: 1},
 		Counts: map[string]int{"wrong_result": 1}, Why: "wrong_result: relative error 0.5 exceeds tolerance 1e-05"}
 	skipped := sweepShape{NamedProblem: named("gemm c"), Action: actionSkipped}
@@ -269,7 +269,7 @@ func TestSweepVerdict(t *testing.T) {
 func TestSweepReportGolden(t *testing.T) {
 	best := func(median float64) *rankedConfig {
 		return &rankedConfig{Params: tuning.Params{SubgroupSize: 16, WorkGroupSize: [2]int{32, 2}, Tile: [2]int{16, 8},
-			Coopmatrix: [3]int{8, 8, 8}, Unroll: 2, BatchPerGroup: 1}, MedianNs: median, GFLOPs: 2 * 64 * 64 * 64 / median, GBs: 3 * 4 * 64 * 64 / median}
+			Coopmatrix: [3]int{8, 8, 8}, Unroll: 2, BatchPerGroup: 1}, Timing: results.Timing{MedianNS: median, GFLOPS: 2 * 64 * 64 * 64 / median, GBS: 3 * 4 * 64 * 64 / median}}
 	}
 	tuned := sweepShape{NamedProblem: named("gemm.nn f32 64x64x64"), Action: actionTuned, Best: best(5100),
 		Counts: map[string]int{"ok": 20, "pruned": 300, "compile_error": 4}, Stop: "budget", Seconds: 12.34}

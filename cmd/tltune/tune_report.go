@@ -10,6 +10,7 @@ import (
 
 	"tltune/compiler/tuning"
 	"tltune/internal/speak"
+	"tltune/results"
 	"tltune/tuner"
 )
 
@@ -62,11 +63,11 @@ func (p *progress) finish() {
 
 // tuneReport is the result of one tuning run, as printed and as --json.
 type tuneReport struct {
-	Run        int64          `json:"run"`
-	Database   string         `json:"database"`
-	Device     string         `json:"device"`
-	Driver     string         `json:"driver"`
-	Recipe     string         `json:"recipe"`
+	Run      int64  `json:"run"`
+	Database string `json:"database"`
+	Device   string `json:"device"`
+	Driver   string `json:"driver"`
+	speak.NamedProblem
 	Batch      int            `json:"batch"`       // entries per timed launch
 	BufferSets int            `json:"buffer_sets"` // rotated over between launches
 	Stop       string         `json:"stop"`
@@ -78,25 +79,22 @@ type tuneReport struct {
 	throughput
 }
 
-// rankedConfig is one of the fastest correct configurations.
+// rankedConfig is one of the fastest correct configurations: its
+// timing as every JSON document gives one (results.Timing).
 type rankedConfig struct {
-	Params    tuning.Params `json:"params"`
-	MedianNs  float64       `json:"median_ns"`
-	CILowNs   float64       `json:"ci_low_ns"`
-	CIHighNs  float64       `json:"ci_high_ns"`
-	Samples   int           `json:"samples"`
-	GFLOPs    float64       `json:"gflops"`
-	GBs       float64       `json:"gbs"`
-	BWPercent float64       `json:"bandwidth_percent,omitempty"` // of the measured copy ceiling
-	VerifyErr float64       `json:"verify_error"`
-	AboveRoof string        `json:"above_roof,omitempty"` // the warning when the rates exceed the device's ceilings
+	Params    tuning.Params  `json:"params"`
+	Timing    results.Timing `json:"timing"`
+	Samples   int            `json:"samples"`
+	BWPercent float64        `json:"bandwidth_percent,omitempty"` // of the measured copy ceiling
+	VerifyErr float64        `json:"verify_error"`
+	AboveRoof string         `json:"above_roof,omitempty"` // the warning when the rates exceed the device's ceilings
 }
 
 func (j *shapeJob) report(c *context, rep *tuner.Report) error {
 	run, plan := j.run, j.plan
 	r := tuneReport{
 		Run: run.stored.ID, Database: run.store.Path(), Device: run.info.Name, Driver: run.info.Driver,
-		Recipe: j.recipe.Name(), Batch: plan.Batch, BufferSets: plan.Sets, Stop: string(rep.Stop),
+		NamedProblem: speak.Named(j.recipe.Spec().Problem()), Batch: plan.Batch, BufferSets: plan.Sets, Stop: string(rep.Stop),
 		Candidates: rep.Candidates, Counts: outcomeCounts(rep), PrunedBy: rep.PrunedByRule, CopyGBs: run.ceilings.CopyGBS,
 	}
 	for _, o := range rep.Top(run.flags.top) {
@@ -122,17 +120,18 @@ func outcomeCounts(rep *tuner.Report) map[string]int {
 func (j *shapeJob) ranked(o tuner.Outcome) rankedConfig {
 	batch, s := j.plan.Batch, o.Result.Summary
 	flops, bytes := float64(j.recipe.FLOPs(batch)), float64(j.recipe.Bytes(batch))
-	rc := rankedConfig{Params: o.Params, MedianNs: s.Median, CILowNs: finiteOr(s.Lo, s.Min), CIHighNs: finiteOr(s.Hi, s.Max),
-		Samples: s.N, GFLOPs: flops / s.Median, GBs: bytes / s.Median, VerifyErr: o.Verify.RelErr}
+	t := results.Timing{MedianNS: s.Median, MinNS: s.Min, MaxNS: s.Max, IQRNS: s.IQR,
+		CILowNS: finiteOr(s.Lo, s.Min), CIHighNS: finiteOr(s.Hi, s.Max), GFLOPS: flops / s.Median, GBS: bytes / s.Median}
+	rc := rankedConfig{Params: o.Params, Timing: t, Samples: s.N, VerifyErr: o.Verify.RelErr}
 	if copyGBs := j.run.ceilings.CopyGBS; copyGBs > 0 {
-		rc.BWPercent = 100 * rc.GBs / copyGBs
+		rc.BWPercent = 100 * t.GBS / copyGBs
 	}
-	rc.AboveRoof = j.run.ceilings.AboveRoof(j.recipe.Spec().Problem(), rc.GFLOPs, rc.GBs)
+	rc.AboveRoof = j.run.ceilings.AboveRoof(j.recipe.Spec().Problem(), t.GFLOPS, t.GBS)
 	return rc
 }
 
 func (r *tuneReport) write(w io.Writer) error {
-	fmt.Fprintf(w, "%s on %s (driver %s): %d entries per timed launch, %d buffer set(s)\n\n", r.Recipe, r.Device, r.Driver, r.Batch, r.BufferSets)
+	fmt.Fprintf(w, "%s on %s (driver %s): %d entries per timed launch, %d buffer set(s)\n\n", r.Name, r.Device, r.Driver, r.Batch, r.BufferSets)
 	if len(r.Top) > 0 {
 		if err := r.writeTop(w); err != nil {
 			return err
@@ -163,9 +162,9 @@ func (r *tuneReport) writeTop(w io.Writer) error {
 		if rc.BWPercent > 0 {
 			bw = speak.Number(rc.BWPercent)
 		}
-		t.Append(fmt.Sprint(i+1), rc.Params.String(), speak.Duration(rc.MedianNs),
-			speak.Duration(rc.CILowNs)+" – "+speak.Duration(rc.CIHighNs),
-			speak.Number(rc.GFLOPs), speak.Number(rc.GBs), bw, fmt.Sprintf("%.2g", rc.VerifyErr))
+		t.Append(fmt.Sprint(i+1), rc.Params.String(), speak.Duration(rc.Timing.MedianNS),
+			speak.Duration(rc.Timing.CILowNS)+" – "+speak.Duration(rc.Timing.CIHighNS),
+			speak.Number(rc.Timing.GFLOPS), speak.Number(rc.Timing.GBS), bw, fmt.Sprintf("%.2g", rc.VerifyErr))
 	}
 	return t.Write(w)
 }

@@ -133,7 +133,7 @@ func TestTuneJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Fatalf("--json: %v\n%s", err, stdout)
 	}
-	if rep.Run != 1 || rep.Database != db || len(rep.Top) != 1 || rep.Top[0].MedianNs <= 0 || rep.Counts["ok"] == 0 {
+	if rep.Run != 1 || rep.Database != db || len(rep.Top) != 1 || rep.Top[0].Timing.MedianNS <= 0 || rep.Counts["ok"] == 0 {
 		t.Errorf("--json report: %+v", rep)
 	}
 	var fields struct {

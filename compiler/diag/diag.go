@@ -123,3 +123,20 @@ func printable(line []byte) []byte {
 	}
 	return out
 }
+
+// A JSON diagnostic is how --json output gives one (docs/json.md).
+type JSON struct {
+	File    string `json:"file"`
+	Line    int    `json:"line"` // 0 when the error has no position (a file that cannot be read)
+	Column  int    `json:"column"`
+	Message string `json:"message"`
+}
+
+// JSONOf is l as JSON diagnostics of file; never nil.
+func JSONOf(file string, l List) []JSON {
+	out := make([]JSON, len(l))
+	for i, e := range l {
+		out[i] = JSON{File: file, Line: int(e.Pos.Line), Column: int(e.Pos.Col), Message: e.Msg}
+	}
+	return out
+}

@@ -23,8 +23,9 @@ type Choice struct {
 	// (ir.Func.BatchExtent); nil when the function has none, and then
 	// Params.BatchPerGroup is 1 (docs/abi.md).
 	Batch   *ir.BatchExtent
-	Key     *tuning.Key // the tuning-table key of the function's main collective, if any
-	Explain []string    // one line per source that contributed, in precedence order
+	Key     *tuning.Key   // the tuning-table key of the function's main collective, if any
+	Match   *tuning.Match // the table's answer for Key, when there was a table
+	Explain []string      // one line per source that contributed, in precedence order
 }
 
 // Choose picks f's configuration: each parameter comes from f's attributes
@@ -47,6 +48,7 @@ func Choose(f *ir.Func, t *target.Target, table *tuning.Table, device string) (*
 		ch.Key = &k
 		if table != nil {
 			m := table.Lookup(k)
+			ch.Match = &m
 			fromTable, _ = m.Params()
 			ch.Explain = append(ch.Explain, m.String())
 		}

@@ -115,10 +115,12 @@ func Bytes(n uint64) string {
 	return fmt.Sprintf("%.1f %s", f, units[u])
 }
 
-// WriteJSON writes v as indented JSON, the form of every --json output.
+// WriteJSON writes v as indented JSON, the form of every --json output;
+// "<" and ">" (memref<f32x8>) stay as they are.
 func WriteJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
 }
 
@@ -153,4 +155,13 @@ func sortedKeys(m map[string]int) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// Finite is v for a JSON document: nil (null) when v is infinite or NaN,
+// which JSON cannot hold.
+func Finite(v float64) *float64 {
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return nil
+	}
+	return &v
 }

@@ -112,6 +112,18 @@ type Result struct {
 type Report struct {
 	Options Options
 	Results []Result // in the order of the pairs given to Compare
+	// The problems that could not be compared, which the caller fills in
+	// and every renderer lists: New are only in the current run, Gone only
+	// in the baseline (a shape dropped, or whose configuration no longer
+	// runs), Unsampled in both but without raw samples on a side.
+	New, Gone, Unsampled []Unmatched
+}
+
+// An Unmatched is a problem measured on one side only (or without samples):
+// its median where one is known.
+type Unmatched struct {
+	Problem  speak.Problem
+	MedianNS float64
 }
 
 // Regressed is the exit-status rule of `tltune regress`: true when at least

@@ -4,7 +4,10 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
+
+	"tltune/internal/speak"
 )
 
 // The JUnit XML schema as CI systems (Jenkins, GitLab, GitHub test
@@ -36,8 +39,16 @@ type junitProperty struct {
 type junitCase struct {
 	ClassName string        `xml:"classname,attr"`
 	Name      string        `xml:"name,attr"`
+	Time      string        `xml:"time,attr"` // the current median in seconds (the baseline's for a gone shape)
 	Failure   *junitFailure `xml:"failure,omitempty"`
+	Skipped   *junitSkipped `xml:"skipped,omitempty"`
 	SystemOut *junitText    `xml:"system-out,omitempty"`
+}
+
+// junitSkipped marks a shape that was not decided: noisy, or measured in
+// one run only.
+type junitSkipped struct {
+	Message string `xml:"message,attr"`
 }
 
 type junitFailure struct {
@@ -54,7 +65,11 @@ type junitText struct {
 
 const junitSuiteName = "tltune regress"
 
-// WriteJUnit writes rep as JUnit XML for CI test reporters.
+// WriteJUnit writes rep as JUnit XML for CI test reporters: one test case
+// per problem, with the kernel's median as its time. A confirmed
+// regression fails; a noisy shape, and a problem measured in one run only
+// or without samples, is skipped with the reason, so a reporter shows it
+// rather than a silent pass.
 func WriteJUnit(w io.Writer, rep *Report) error {
 	suite := junitSuite{
 		Name: junitSuiteName,
@@ -68,6 +83,20 @@ func WriteJUnit(w io.Writer, rep *Report) error {
 		if r.Verdict == Slower {
 			suite.Failures++
 		}
+		if r.Verdict == Noisy {
+			suite.Skipped++
+		}
+	}
+	for _, u := range []struct {
+		why  string
+		list []Unmatched
+	}{{"new: not measured in the baseline run", rep.New}, {"gone: not measured in the current run (dropped, or no configuration ran correctly)", rep.Gone},
+		{"not compared: a run has no raw samples of it", rep.Unsampled}} {
+		for _, p := range u.list {
+			suite.Cases = append(suite.Cases, junitCase{ClassName: p.Problem.Op, Name: p.Problem.String(),
+				Time: seconds(p.MedianNS), Skipped: &junitSkipped{Message: u.why}})
+			suite.Skipped++
+		}
 	}
 	suite.Tests = len(suite.Cases)
 	doc := junitSuites{Name: junitSuiteName, Tests: suite.Tests, Failures: suite.Failures, Suites: []junitSuite{suite}}
@@ -80,10 +109,15 @@ func WriteJUnit(w io.Writer, rep *Report) error {
 }
 
 func junitCaseOf(r Result) junitCase {
-	c := junitCase{ClassName: r.Problem.Op, Name: r.Problem.String()}
+	c := junitCase{ClassName: r.Problem.Op, Name: r.Problem.String(), Time: seconds(r.Current.Median)}
 	// A failing case carries the details in its failure, which is what
 	// reporters show; a passing one in system-out.
-	if r.Verdict != Slower {
+	switch r.Verdict {
+	case Noisy:
+		c.Skipped = &junitSkipped{Message: fmt.Sprintf("noisy: ratio %.3f %s, p %s, noise %s: re-measure to decide",
+			r.Ratio, formatInterval(r.RatioLo, r.RatioHi), formatP(r.P), speak.Percent(r.NoiseFloor))}
+		fallthrough
+	case Same, Faster:
 		c.SystemOut = &junitText{describe(r)}
 		return c
 	}
@@ -94,6 +128,9 @@ func junitCaseOf(r Result) junitCase {
 	}
 	return c
 }
+
+// seconds is a time in ns as JUnit's seconds.
+func seconds(ns float64) string { return strconv.FormatFloat(ns/1e9, 'f', 9, 64) }
 
 // describe is the full result of one shape as "name: value" lines, the
 // table row in long form.

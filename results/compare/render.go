@@ -76,6 +76,18 @@ func WriteMarkdown(w io.Writer, rep *Report) error {
 // decision, each distinct environment change, and benchmath's warnings.
 func notes(rep *Report) []string {
 	out := []string{summaryLine(rep)}
+	for _, u := range []struct {
+		what string
+		list []Unmatched
+	}{{"new (only in the current run)", rep.New}, {"gone (only in the baseline)", rep.Gone}, {"not compared (no raw samples)", rep.Unsampled}} {
+		if len(u.list) > 0 {
+			names := make([]string, len(u.list))
+			for i, p := range u.list {
+				names[i] = p.Problem.String()
+			}
+			out = append(out, u.what+": "+strings.Join(names, ", "))
+		}
+	}
 	out = append(out, envNotes(rep.Results)...)
 	for _, r := range rep.Results {
 		for _, w := range r.Warnings {
