@@ -1,6 +1,7 @@
 package lower
 
 import (
+	"fmt"
 	"slices"
 
 	"tltune/compiler/ir"
@@ -473,6 +474,24 @@ func (mv *matvec) gemvT(g *gen, x, out *ir.Value) {
 		}
 		scalarUpdate(gj, mv.beta, mv.atomic, gj.scaled(mv.alpha, d, mv.t), out, []*ir.Value{j})
 	}
+}
+
+// explainMatvec says how the lowering will stream the matrix of main: the
+// vector width asked and proven (with the alignment and strides that
+// decided it) and how the lanes cover the tile.
+func explainMatvec(f *ir.Func, main *ir.Inst, p tuning.Params) string {
+	_, ins, _, out := main.BLASOperands()
+	m := out
+	if main.Op == ir.OpGemv {
+		m = ins[0]
+	}
+	w := vectorWidth(f, m, max(p.VectorWidth, 1))
+	if main.Atomic != ir.NotAtomic && main.Op == ir.OpGer {
+		w = 1
+	}
+	tl := newTiling(p.SubgroupSize, w, p.Tile)
+	return fmt.Sprintf("%s streams %%%s (%s, %d-byte aligned): vector width %d asked, %d used; tile %dx%d: %d lanes down, %d across, %d vector(s) and %d column(s) per lane",
+		main.Op, m.Name, m.Type, alignment(f, m), max(p.VectorWidth, 1), w, tl.rows(), tl.cols(), tl.l0, tl.l1, tl.n0, tl.n1)
 }
 
 // matvecHeuristic is the gemv/ger configuration when nothing else

@@ -66,6 +66,9 @@ func Choose(f *ir.Func, t *target.Target, table *tuning.Table, device string) (*
 	if err := Validate(ch.Params, t, main); err != nil {
 		return nil, fmt.Errorf("@%s: %w", f.Name, err)
 	}
+	if main != nil && (main.Op == ir.OpGemv || main.Op == ir.OpGer) {
+		ch.Explain = append(ch.Explain, explainMatvec(f, main, ch.Params))
+	}
 	return ch, nil
 }
 
