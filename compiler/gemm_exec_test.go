@@ -18,6 +18,16 @@ var gemmConfigs = []tuning.Params{
 	{SubgroupSize: 1, WorkGroupSize: [2]int{4, 4}, Tile: [2]int{8, 4}, Coopmatrix: [3]int{4, 4, 4}, Unroll: 1, BatchPerGroup: 1},
 	{SubgroupSize: 1, WorkGroupSize: [2]int{2, 3}, Tile: [2]int{8, 2}, Coopmatrix: [3]int{4, 2, 2}, Unroll: 3, BatchPerGroup: 2},
 	{SubgroupSize: 1, WorkGroupSize: [2]int{8, 1}, Tile: [2]int{2, 8}, Coopmatrix: [3]int{2, 4, 8}, Unroll: 2, BatchPerGroup: 3, StageLocal: true},
+	// The pipeline: several stages, padded panels, C through local memory.
+	{SubgroupSize: 1, WorkGroupSize: [2]int{4, 2}, Tile: [2]int{8, 4}, Coopmatrix: [3]int{4, 4, 4}, Unroll: 1, BatchPerGroup: 1,
+		StageLocal: true, Stages: 2, LocalPad: 4, LocalEpilogue: true},
+	{SubgroupSize: 1, WorkGroupSize: [2]int{2, 4}, Tile: [2]int{4, 8}, Coopmatrix: [3]int{4, 4, 2}, Unroll: 2, BatchPerGroup: 2,
+		StageLocal: true, Stages: 3},
+	{SubgroupSize: 1, WorkGroupSize: [2]int{4, 1}, Tile: [2]int{8, 8}, Coopmatrix: [3]int{8, 4, 4}, Unroll: 1, BatchPerGroup: 1,
+		StageLocal: true, Stages: 4, LocalPad: 1, LocalEpilogue: true},
+	// C through local memory without staged panels.
+	{SubgroupSize: 1, WorkGroupSize: [2]int{2, 2}, Tile: [2]int{8, 4}, Coopmatrix: [3]int{4, 4, 4}, Unroll: 1, BatchPerGroup: 1,
+		LocalEpilogue: true},
 }
 
 // TestGemmOnDevice runs every shape with every configuration; the

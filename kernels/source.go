@@ -216,6 +216,15 @@ func functionAttrs(p tuning.Params) (ir.Attrs, error) {
 	if p.VectorWidth != 0 {
 		rest.Set("vector_width", ir.IntAttr(int64(p.VectorWidth)))
 	}
+	if p.Stages != 0 {
+		rest.Set("stages", ir.IntAttr(int64(p.Stages)))
+	}
+	if p.LocalPad != 0 {
+		rest.Set("local_pad", ir.IntAttr(int64(p.LocalPad)))
+	}
+	if p.LocalEpilogue {
+		rest.Set("local_epilogue", ir.BoolAttr(true))
+	}
 	if len(rest) > 0 {
 		attrs.Set(ParamsAttr, ir.Attr{Kind: ir.AttrDict, Dict: rest})
 	}
@@ -245,6 +254,8 @@ func checkParams(p tuning.Params) error {
 		{"unroll", []int{p.Unroll}},
 		{"batch_per_group", []int{p.BatchPerGroup}},
 		{"vector_width", []int{p.VectorWidth}},
+		{"stages", []int{p.Stages}},
+		{"local_pad", []int{p.LocalPad}},
 	}
 	for _, vec := range vectors {
 		zeros := 0

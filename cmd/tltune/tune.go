@@ -516,7 +516,8 @@ func (j *shapeJob) newTuner(sp *space.Space, opts tuner.Options) *tuner.Tuner {
 	key := spec.TableKey(r.info.Name)
 	batch := j.plan.Batch
 	return &tuner.Tuner{
-		Problem:  prune.Problem{Op: key.Op, Dtype: key.Dtype, Acc: key.Acc, Trans: key.Trans, M: key.M, N: key.N, K: key.K, Batch: batch},
+		Problem: prune.Problem{Op: key.Op, Dtype: key.Dtype, Acc: key.Acc, M: key.M, N: key.N, K: key.K, Batch: batch,
+			Trans: key.Trans, Atomic: key.Atomic},
 		Device:   r.prof,
 		Space:    sp,
 		Generate: j.recipe.Source,

@@ -82,7 +82,7 @@ func lowerBLAS(f *ir.Func, in *ir.Inst, p tuning.Params) error {
 	g := parallelBefore(in)
 	switch in.Op {
 	case ir.OpGemm:
-		return lowerGemm(g, in, p)
+		return lowerGemm(g, f, in, p)
 	case ir.OpGemv:
 		lowerGemv(g, f, in, p)
 	case ir.OpGer:

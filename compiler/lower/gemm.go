@@ -52,20 +52,34 @@ func newGemmPlan(in *ir.Inst, p tuning.Params) (*gemmPlan, error) {
 	return pl, nil
 }
 
-func lowerGemm(g *gen, in *ir.Inst, p tuning.Params) error {
+func lowerGemm(g *gen, f *ir.Func, in *ir.Inst, p tuning.Params) error {
 	pl, err := newGemmPlan(in, p)
 	if err != nil {
 		return err
 	}
 	if pl.stage {
-		pl.emitStaged(g, in)
+		pl.emitPipelined(g, f)
 		return nil
 	}
+	var out *epilogueStage
+	if p.LocalEpilogue && !pl.atomic {
+		par := g.Region.Parent
+		cb := newGen(par.Parent)
+		cb.At = par.Parent.IndexOf(par)
+		out = newEpilogueStage(cb, f, pl)
+	}
 	sx, sy, M, N, K := pl.prologue(g)
-	// mul_add shuffles between lanes when subgroups have several.
-	gn, _, _, m0, n0 := pl.tileLoops(g, sx, sy, M, N, pl.p.SubgroupSize > 1)
+	// mul_add shuffles between lanes when subgroups have several, and the
+	// local epilogue meets at barriers: both need uniform loops.
+	gn, bm, bn, m0, n0 := pl.tileLoops(g, sx, sy, M, N, pl.p.SubgroupSize > 1 || out != nil)
 	acc := pl.zeroAccs(gn)
 	acc = pl.kLoops(gn, gn.index(0), K, acc, pl.loadGlobal(m0, n0))
+	if out != nil {
+		out.write(gn, pl, bm, bn, sx, sy, gn.linearID(pl.p.SubgroupSize), acc)
+		// The next tile's epilogue overwrites the staging buffer.
+		gn.Barrier(ir.FenceLocal)
+		return nil
+	}
 	pl.epilogue(gn, m0, n0, acc)
 	return nil
 }
@@ -263,20 +277,60 @@ func writeUpdate(g *gen, beta *ir.Value, atomic bool, val *ir.Value,
 		store(g, val, ir.Atomic)
 	case atomic:
 		store(g, val, ir.AtomicAdd) // the verifier admits only β ∈ {0, 1} with .atomic
-	case isConstant(beta, 0):
-		store(g, val, ir.NotAtomic)
-	case isConstant(beta, 1):
-		store(g, addBeta(g, load(g), nil), ir.NotAtomic)
-	case isLiteral(beta):
-		store(g, addBeta(g, load(g), g.convert(beta, val.Type.ScalarOf())), ir.NotAtomic)
 	default:
-		et := val.Type.ScalarOf()
+		updateValues(g, beta, []*ir.Value{val},
+			func(g *gen, vs []*ir.Value) { store(g, vs[0], ir.NotAtomic) },
+			func(g *gen) []*ir.Value { return []*ir.Value{load(g)} },
+			func(g *gen, _ int, old, beta *ir.Value) *ir.Value { return addBeta(g, old, beta) })
+	}
+}
+
+// writeUpdates writes the scalars xs, or xs + β·old, with one store of all
+// of them (a vector store) and, when β may be non-zero, one load of old.
+func writeUpdates(g *gen, beta *ir.Value, xs []*ir.Value,
+	store func(*gen, []*ir.Value), load func(*gen) []*ir.Value) {
+	updateValues(g, beta, xs, store, load, func(g *gen, i int, old, beta *ir.Value) *ir.Value {
+		if beta != nil {
+			old = g.mul(beta, old)
+		}
+		return g.add(xs[i], old)
+	})
+}
+
+// updateValues is the non-atomic core of writeUpdate and writeUpdates:
+// store vals when β is 0, else vals combined with the old values by
+// addBeta (β nil when it is 1); a β known only at run time is tested, so
+// that old is not read when β is 0.
+func updateValues(g *gen, beta *ir.Value, vals []*ir.Value,
+	store func(*gen, []*ir.Value), load func(*gen) []*ir.Value,
+	addBeta func(g *gen, i int, old, beta *ir.Value) *ir.Value) {
+	combine := func(g *gen, beta *ir.Value) []*ir.Value {
+		olds := load(g)
+		out := make([]*ir.Value, len(vals))
+		for i, old := range olds {
+			out[i] = addBeta(g, i, old, beta)
+		}
+		return out
+	}
+	switch {
+	case isConstant(beta, 0):
+		store(g, vals)
+	case isConstant(beta, 1):
+		store(g, combine(g, nil))
+	case isLiteral(beta):
+		store(g, combine(g, g.convert(beta, vals[0].Type.ScalarOf())))
+	default:
+		et := vals[0].Type.ScalarOf()
 		b := g.convert(beta, et)
 		isZero := g.Cmp(ir.Eq, b, g.zero(et))
-		sel := g.If(isZero, val.Type)
+		types := make([]*ir.Type, len(vals))
+		for i, v := range vals {
+			types[i] = v.Type
+		}
+		sel := g.If(isZero, types...)
 		gt, ge := g.at(sel.Regions[0]), g.at(sel.Regions[1])
-		gt.Yield(val)
-		ge.Yield(addBeta(ge, load(ge), b))
-		store(g, sel.Result(), ir.NotAtomic)
+		gt.Yield(vals...)
+		ge.Yield(combine(ge, b)...)
+		store(g, sel.Results)
 	}
 }

@@ -51,7 +51,7 @@ func TestVectorWidthProof(t *testing.T) {
 		{"a", 16, 1, 1},  // scalar asked: scalar
 	} {
 		v := vals[c.name]
-		if got := alignment(f, v); got != c.align {
+		if got := ir.Alignment(f, v); got != c.align {
 			t.Errorf("alignment of %%%s = %d, want %d", c.name, got, c.align)
 		}
 		if got := vectorWidth(f, v, c.width); got != c.got {

@@ -121,14 +121,20 @@ func fromAttrs(f *ir.Func) (p tuning.Params, named []string, err error) {
 		ints("tile", p.Tile[:]), ints("coopmatrix", p.Coopmatrix[:]),
 		one("unroll", &p.Unroll), one("batch_per_group", &p.BatchPerGroup),
 		one("vector_width", &p.VectorWidth),
+		one("stages", &p.Stages), one("local_pad", &p.LocalPad),
 	} {
 		if e != nil {
 			return p, nil, e
 		}
 	}
-	if v, ok := d.Bool("stage_local"); ok {
-		p.StageLocal = v
-		named = append(named, "stage_local")
+	for _, b := range []struct {
+		name string
+		dst  *bool
+	}{{"stage_local", &p.StageLocal}, {"local_epilogue", &p.LocalEpilogue}} {
+		if v, ok := d.Bool(b.name); ok {
+			*b.dst = v
+			named = append(named, b.name)
+		}
 	}
 	return p, named, nil
 }
@@ -230,10 +236,17 @@ func merge(srcs ...tuning.Params) tuning.Params {
 		if s.BatchPerGroup != 0 {
 			p.BatchPerGroup = s.BatchPerGroup
 		}
+		if s.Stages != 0 {
+			p.Stages = s.Stages
+		}
+		if s.LocalPad != 0 {
+			p.LocalPad = s.LocalPad
+		}
 		p.StageLocal = p.StageLocal || s.StageLocal
 		if s.VectorWidth != 0 {
 			p.VectorWidth = s.VectorWidth
 		}
+		p.LocalEpilogue = p.LocalEpilogue || s.LocalEpilogue
 	}
 	return p
 }
@@ -326,12 +339,15 @@ func Validate(p tuning.Params, t *target.Target, main *ir.Inst) error {
 	case tm%c[0] != 0 || tn%c[1] != 0:
 		return fmt.Errorf("tile %dx%d is not a multiple of coopmatrix %dx%d", tm, tn, c[0], c[1])
 	}
-	if p.StageLocal {
-		_, ins, _, _ := main.BLASOperands()
-		bytes := (wg[0]/sgs*tm*int(ins[0].Type.Elem().Size()) + wg[1]*tn*int(ins[1].Type.Elem().Size())) * c[2] * p.Unroll
-		if bytes > t.LocalMemBytes {
-			return fmt.Errorf("staged panels need %d bytes of local memory; target %s has %d", bytes, t.Name, t.LocalMemBytes)
-		}
+	if p.Stages < 0 || p.LocalPad < 0 {
+		return fmt.Errorf("stages %d and local_pad %d must not be negative", p.Stages, p.LocalPad)
+	}
+	_, ins, _, out := main.BLASOperands()
+	bytes := GemmLocalBytes(p, GemmOperands{
+		SizeA: int(ins[0].Type.Elem().Size()), SizeB: int(ins[1].Type.Elem().Size()), SizeC: int(out.Type.Elem().Size()),
+		TransA: main.TransA == ir.Trans, TransB: main.TransB == ir.Trans, Atomic: main.Atomic != ir.NotAtomic})
+	if bytes > t.LocalMemBytes {
+		return fmt.Errorf("staged panels and C need %d bytes of local memory; target %s has %d", bytes, t.Name, t.LocalMemBytes)
 	}
 	return nil
 }

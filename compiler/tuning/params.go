@@ -25,11 +25,23 @@ type Params struct {
 	// memory a subgroup covers per trip: [rows along the contiguous mode,
 	// columns].
 	VectorWidth int `json:"vector_width,omitempty"`
+	// Stages is the depth of the local-memory pipeline when StageLocal:
+	// the copies of the next Stages-1 K panels overlap the arithmetic on
+	// the current one (0 and 1: one buffer, no overlap).
+	Stages int `json:"stages,omitempty"`
+	// LocalPad pads the leading dimension of each staged panel by this
+	// many elements, so reads of neighbouring rows fall into different
+	// banks.
+	LocalPad int `json:"local_pad,omitempty"`
+	// LocalEpilogue writes C through local memory, in 128-bit chunks along
+	// its columns, instead of straight from the accumulators.
+	LocalEpilogue bool `json:"local_epilogue,omitempty"`
 }
 
 // String is the compact form used in tables and logs, e.g.
-// "sg32 wg64x2 t32x32 cm16x8x16 u2 b1 local" (a vector width, when chosen,
-// follows as "v4").
+// "sg32 wg64x2 t32x32 cm16x8x16 u2 b1 local s3 pad8 cl v4" (s: pipeline
+// stages, pad: local padding, cl: C through local memory, v: vector width;
+// each only when chosen).
 func (p Params) String() string {
 	s := fmt.Sprintf("sg%d wg%dx%d t%dx%d cm%dx%dx%d u%d b%d",
 		p.SubgroupSize, p.WorkGroupSize[0], p.WorkGroupSize[1],
@@ -37,6 +49,15 @@ func (p Params) String() string {
 		p.Unroll, p.BatchPerGroup)
 	if p.StageLocal {
 		s += " local"
+		if p.Stages > 1 {
+			s += fmt.Sprintf(" s%d", p.Stages)
+		}
+		if p.LocalPad > 0 {
+			s += fmt.Sprintf(" pad%d", p.LocalPad)
+		}
+	}
+	if p.LocalEpilogue {
+		s += " cl"
 	}
 	if p.VectorWidth != 0 {
 		s += fmt.Sprintf(" v%d", p.VectorWidth)
@@ -58,7 +79,7 @@ func (p Params) Subgroups() int {
 func (p Params) Validate() error {
 	for _, v := range []int{p.SubgroupSize, p.WorkGroupSize[0], p.WorkGroupSize[1],
 		p.Tile[0], p.Tile[1], p.Coopmatrix[0], p.Coopmatrix[1], p.Coopmatrix[2],
-		p.Unroll, p.BatchPerGroup, p.VectorWidth} {
+		p.Unroll, p.BatchPerGroup, p.VectorWidth, p.Stages, p.LocalPad} {
 		if v < 0 {
 			return fmt.Errorf("negative value in %s", p)
 		}

@@ -10,10 +10,15 @@ type Problem struct {
 	Op    string // gemm, gemv or ger
 	Dtype string // element type of the inputs: f16, bf16, f32, f64, c32, c64
 	Acc   string // accumulation type; "" means DefaultAcc(Dtype)
-	Trans string // gemv: "t" when op(A) = Aᵀ (gemm: "nn".."tt"); "" otherwise
+	// Trans: gemv "t" when op(A) = Aᵀ; gemm "nn".."tt" (a staged panel
+	// keeps its operand's stored layout, so its size depends on them); ""
+	// otherwise.
+	Trans string
 	// M, N: C is M×N (gemm); A is M×N (gemv, ger). K: the reduction of gemm.
 	M, N, K int
 	Batch   int // batch entries; 0 when not known
+	// Atomic: C is updated atomically, which the local epilogue does not do.
+	Atomic bool
 }
 
 // elemBytes is the size of each element type.

@@ -12,7 +12,9 @@ import (
 	"fmt"
 	"iter"
 	"slices"
+	"strings"
 
+	"tltune/compiler/lower"
 	"tltune/compiler/tuning"
 	"tltune/tuner/profile"
 )
@@ -51,6 +53,8 @@ var rules = []rule{
 	matvecUnused,
 	batchFits,
 	stagingUseful,
+	pipelineFits,
+	localEpilogueUse,
 	localMemoryFits,
 	registersFit,
 }
@@ -213,19 +217,55 @@ func batchFits(c *checker) *Reason {
 	return nil
 }
 
-// stagingUseful: staging pays when subgroups share panels; a work-group of
-// one subgroup shares nothing.
+// stagingUseful: staging pays when subgroups share panels, or when a
+// pipeline overlaps the copies with the arithmetic; a single buffer in a
+// work-group of one subgroup gains neither.
 func stagingUseful(c *checker) *Reason {
-	if c.p.StageLocal && c.p.Subgroups() == 1 {
-		return why("staging", "stage_local with a single subgroup shares nothing")
+	if c.p.StageLocal && c.p.Subgroups() == 1 && c.p.Stages <= 1 {
+		return why("staging", "stage_local with one buffer and a single subgroup shares and overlaps nothing")
+	}
+	if !c.p.StageLocal && (c.p.Stages > 1 || c.p.LocalPad > 0) {
+		return why("staging", "stages and local_pad apply to staged panels only")
 	}
 	return nil
 }
 
-// LocalBytes is the local memory a configuration stages per work-group: the
-// A panel (rows × K block) and the B panel (K block × columns) of one batch
-// entry, or for gemv/ger the A block and the vector piece it multiplies.
+// pipelineFits: a pipeline deeper than the iterations of one batch entry
+// (its blocks times their K steps) copies ahead into stages nobody uses.
+func pipelineFits(c *checker) *Reason {
+	if c.prob.Op != "gemm" || c.p.Stages <= 1 {
+		return nil
+	}
+	bm := c.p.WorkGroupSize[0] / c.p.SubgroupSize * c.p.Tile[0]
+	bn := c.p.WorkGroupSize[1] * c.p.Tile[1]
+	bk := c.p.Coopmatrix[2] * max(c.p.Unroll, 1)
+	iters := ceilDiv(c.prob.M, bm) * ceilDiv(c.prob.N, bn) * ceilDiv(c.prob.K, bk)
+	if c.p.Stages > iters {
+		return why("pipeline", "%d stages exceed the %d iterations (blocks × K steps) of one batch entry", c.p.Stages, iters)
+	}
+	return nil
+}
+
+// localEpilogueUse: only the GEMM lowering writes C through local memory,
+// and not when C is updated atomically.
+func localEpilogueUse(c *checker) *Reason {
+	if c.p.LocalEpilogue && (c.prob.Op != "gemm" || c.prob.Atomic) {
+		return why("local-epilogue", "local_epilogue applies to non-atomic gemm only")
+	}
+	return nil
+}
+
+// LocalBytes is the local memory a configuration allocates per work-group:
+// for gemm what the compiler allocates (lower.GemmLocalBytes: the stages of
+// the A and B panels, the staging buffer of C), for gemv/ger the A block
+// and the vector piece it multiplies.
 func LocalBytes(p tuning.Params, prob Problem) int {
+	if prob.Op == "gemm" {
+		return lower.GemmLocalBytes(p, lower.GemmOperands{
+			SizeA: elemBytes[prob.Dtype], SizeB: elemBytes[prob.Dtype], SizeC: elemBytes[prob.acc()],
+			TransA: strings.HasPrefix(prob.Trans, "t"), TransB: len(prob.Trans) == 2 && prob.Trans[1] == 't',
+			Atomic: prob.Atomic})
+	}
 	if !p.StageLocal {
 		return 0
 	}

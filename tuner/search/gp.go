@@ -90,15 +90,18 @@ func newGP(candidates []tuning.Params, seed uint64) *gp {
 // rawFeatures is the unscaled feature vector of p.
 func rawFeatures(p tuning.Params) []float64 {
 	l := func(v int) float64 { return math.Log2(float64(max(v, 1))) }
-	stage := 0.0
-	if p.StageLocal {
-		stage = 1
+	b := func(x bool) float64 {
+		if x {
+			return 1
+		}
+		return 0
 	}
 	return []float64{
 		l(p.SubgroupSize), l(p.WorkGroupSize[0]), l(p.WorkGroupSize[1]),
 		l(p.Tile[0]), l(p.Tile[1]),
 		l(p.Coopmatrix[0]), l(p.Coopmatrix[1]), l(p.Coopmatrix[2]),
-		l(p.Unroll), l(p.BatchPerGroup), stage, l(p.VectorWidth),
+		l(p.Unroll), l(p.BatchPerGroup), b(p.StageLocal),
+		float64(max(p.Stages, 1)), l(p.LocalPad + 1), b(p.LocalEpilogue), l(p.VectorWidth),
 	}
 }
 

@@ -20,7 +20,9 @@ func RegisterFlags(fs *flag.FlagSet) *Overrides {
 	for _, d := range probe.dims() {
 		o.define(fs, d.flag, "candidate "+d.key+" values (list or range, e.g. 1,2,4 or 1..64*2)")
 	}
-	o.define(fs, "stage", "candidate stage_local values (off,on)")
+	for _, b := range probe.bools() {
+		o.define(fs, b.flag, "candidate "+b.key+" values (off,on)")
+	}
 	return o
 }
 
@@ -29,7 +31,7 @@ func (o *Overrides) define(fs *flag.FlagSet, name, usage string) {
 	fs.Func(name, usage, func(v string) error {
 		// Parse now so that a bad value is a usage error naming the flag.
 		var err error
-		if name == "stage" {
+		if isBoolFlag(name) {
 			_, err = ParseBools(v)
 		} else {
 			_, err = ParseValues(v)
@@ -55,16 +57,30 @@ func (o *Overrides) Apply(s *Space) error {
 	return s.Validate()
 }
 
-// Override replaces one dimension, named by its flag (sg, wx, wy, tm, tn,
-// cm, cn, ck, unroll, batch-per-group, stage), with values in the
-// command-line form. It does not validate the whole space: Apply does.
-func (s *Space) Override(name, raw string) error {
-	if name == "stage" {
-		fs, err := ParseBools(raw)
-		if err == nil {
-			s.StageLocal = fs
+// isBoolFlag reports whether the flag sets an on/off dimension.
+func isBoolFlag(name string) bool {
+	var probe Dims
+	for _, b := range probe.bools() {
+		if b.flag == name {
+			return true
 		}
-		return err
+	}
+	return false
+}
+
+// Override replaces one dimension, named by its flag (sg, wx, wy, tm, tn,
+// cm, cn, ck, unroll, batch-per-group, stages, local-pad, stage,
+// local-epilogue), with values in the command-line form. It does not
+// validate the whole space: Apply does.
+func (s *Space) Override(name, raw string) error {
+	for _, b := range s.bools() {
+		if b.flag == name {
+			fs, err := ParseBools(raw)
+			if err == nil {
+				*b.vals = fs
+			}
+			return err
+		}
 	}
 	for _, d := range s.dims() {
 		if d.flag == name {

@@ -33,6 +33,11 @@ type Dims struct {
 	BatchPerGroup Values `toml:"batch_per_group"`
 	StageLocal    Bools  `toml:"stage_local"`
 	VectorWidth   Values `toml:"vector_width"`
+	// Stages and LocalPad apply to staged points only; LocalEpilogue to
+	// every point. Empty: 1 stage, no padding, C written straight.
+	Stages        Values `toml:"stages"`
+	LocalPad      Values `toml:"local_pad"`
+	LocalEpilogue Bools  `toml:"local_epilogue"`
 	WorkGroupSize struct {
 		X Values `toml:"x"`
 		Y Values `toml:"y"`
@@ -89,13 +94,27 @@ func Parse(name, op, target string, data []byte) (*Space, error) {
 	if t, ok := f.Target[target]; ok {
 		s.replace(&t)
 	}
-	if len(s.StageLocal) == 0 {
-		s.StageLocal = Bools{false}
-	}
+	s.defaults()
 	if err := s.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return s, nil
+}
+
+// defaults fills the optional dimensions a space leaves out.
+func (d *Dims) defaults() {
+	if len(d.StageLocal) == 0 {
+		d.StageLocal = Bools{false}
+	}
+	if len(d.LocalEpilogue) == 0 {
+		d.LocalEpilogue = Bools{false}
+	}
+	if len(d.Stages) == 0 {
+		d.Stages = Values{1}
+	}
+	if len(d.LocalPad) == 0 {
+		d.LocalPad = Values{0}
+	}
 }
 
 // replace overwrites every dimension that t gives.
@@ -106,8 +125,12 @@ func (d *Dims) replace(t *Dims) {
 			*mine[i].vals = *theirs[i].vals
 		}
 	}
-	if len(t.StageLocal) > 0 {
-		d.StageLocal = t.StageLocal
+	for _, b := range []struct{ mine, theirs *Bools }{
+		{&d.StageLocal, &t.StageLocal}, {&d.LocalEpilogue, &t.LocalEpilogue},
+	} {
+		if len(*b.theirs) > 0 {
+			*b.mine = *b.theirs
+		}
 	}
 }
 
@@ -125,6 +148,8 @@ func (s *Dims) dims() []dim {
 		{"unroll", "unroll", &s.Unroll, 1},
 		{"batch_per_group", "batch-per-group", &s.BatchPerGroup, 1},
 		{"vector_width", "vector-width", &s.VectorWidth, 0},
+		{"stages", "stages", &s.Stages, 1},
+		{"local_pad", "local-pad", &s.LocalPad, 1},
 	}
 }
 
@@ -137,6 +162,27 @@ type dim struct {
 
 func (d dim) isCoopmatrix() bool { return strings.HasPrefix(d.key, "coopmatrix.") }
 
+// least is the smallest value a dimension admits: padding may be zero.
+func (d dim) least() int {
+	if d.key == "local_pad" {
+		return 0
+	}
+	return 1
+}
+
+// bools names every on/off dimension with its flag.
+func (s *Dims) bools() []boolDim {
+	return []boolDim{
+		{"stage_local", "stage", &s.StageLocal},
+		{"local_epilogue", "local-epilogue", &s.LocalEpilogue},
+	}
+}
+
+type boolDim struct {
+	key, flag string
+	vals      *Bools
+}
+
 // Validate checks that every required dimension has values, all positive,
 // and that the coopmatrix is given whole or not at all.
 func (s *Dims) Validate() error {
@@ -145,8 +191,11 @@ func (s *Dims) Validate() error {
 		if len(*d.vals) < d.need {
 			return fmt.Errorf("%s: no values", d.key)
 		}
-		if len(*d.vals) > 0 && (*d.vals)[0] <= 0 {
-			return fmt.Errorf("%s: %d is not positive", d.key, (*d.vals)[0])
+		if v := *d.vals; len(v) > 0 && v[0] < d.least() {
+			if d.least() == 0 {
+				return fmt.Errorf("%s: %d is negative", d.key, v[0])
+			}
+			return fmt.Errorf("%s: %d is not positive", d.key, v[0])
 		}
 		if d.isCoopmatrix() && len(*d.vals) > 0 {
 			cm++
@@ -155,25 +204,30 @@ func (s *Dims) Validate() error {
 	if cm != 0 && cm != 3 {
 		return fmt.Errorf("coopmatrix: give m, n and k, or none of them")
 	}
-	if len(s.StageLocal) == 0 {
-		return fmt.Errorf("stage_local: no values")
+	for _, b := range s.bools() {
+		if len(*b.vals) == 0 {
+			return fmt.Errorf("%s: no values", b.key)
+		}
 	}
 	return nil
 }
 
 // Size is the number of points, before pruning.
 func (s *Space) Size() int {
-	n := len(s.StageLocal)
-	for _, d := range s.dims() {
-		n *= max(1, len(*d.vals))
+	n := 1
+	for p := range s.All() {
+		_ = p
+		n++
 	}
-	return n
+	return n - 1
 }
 
-// All enumerates every point. The order is fixed: the last dimension
-// (stage_local) varies fastest, then batch_per_group, unroll, coopmatrix k,
-// n, m, vector width, tile n, m, work-group y, x, and subgroup size
-// slowest; values in ascending order.
+// All enumerates every point. The order is fixed: the staging choices vary
+// fastest (stage_local, then for staged points the pad and the stages),
+// then local_epilogue, batch_per_group, unroll, coopmatrix k, n, m, vector
+// width, tile n, m, work-group y, x, and subgroup size slowest; values in
+// ascending order. Points without staging have one stage and no padding,
+// so the staged sub-dimensions do not repeat them.
 func (s *Space) All() iter.Seq[tuning.Params] {
 	orZero := func(v Values) Values {
 		if len(v) == 0 {
@@ -183,6 +237,26 @@ func (s *Space) All() iter.Seq[tuning.Params] {
 	}
 	cm, cn, ck := orZero(s.Coopmatrix.M), orZero(s.Coopmatrix.N), orZero(s.Coopmatrix.K)
 	vw := orZero(s.VectorWidth)
+	type staging struct {
+		on          bool
+		stages, pad int
+	}
+	var stagings []staging
+	for _, on := range s.StageLocal {
+		if !on {
+			stagings = append(stagings, staging{})
+			continue
+		}
+		for _, st := range orOne(s.Stages) {
+			for _, pad := range orZero(s.LocalPad) {
+				stagings = append(stagings, staging{true, st, pad})
+			}
+		}
+	}
+	epilogues := s.LocalEpilogue
+	if len(epilogues) == 0 {
+		epilogues = Bools{false}
+	}
 	return func(yield func(tuning.Params) bool) {
 		var p tuning.Params
 		for _, p.SubgroupSize = range s.SubgroupSize {
@@ -196,9 +270,12 @@ func (s *Space) All() iter.Seq[tuning.Params] {
 										for _, p.Coopmatrix[2] = range ck {
 											for _, p.Unroll = range s.Unroll {
 												for _, p.BatchPerGroup = range s.BatchPerGroup {
-													for _, p.StageLocal = range s.StageLocal {
-														if !yield(p) {
-															return
+													for _, p.LocalEpilogue = range epilogues {
+														for _, st := range stagings {
+															p.StageLocal, p.Stages, p.LocalPad = st.on, st.stages, st.pad
+															if !yield(p) {
+																return
+															}
 														}
 													}
 												}
@@ -213,6 +290,13 @@ func (s *Space) All() iter.Seq[tuning.Params] {
 			}
 		}
 	}
+}
+
+func orOne(v Values) Values {
+	if len(v) == 0 {
+		return Values{1}
+	}
+	return v
 }
 
 // Shipped returns the space of op for target shipped in configs/spaces.

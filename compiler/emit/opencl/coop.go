@@ -41,6 +41,9 @@ func (e *fn) coopType(v *ir.Value) (name string, perLane int) {
 		fr := e.frags[t.Use()]
 		n = int(t.Rows()) / fr.br * int(t.Cols()) / fr.bc * fr.per
 	}
+	if e.packed[v] {
+		return e.u.packedStruct(n / 2), n
+	}
 	return e.u.coopStruct(t.Elem(), n), n
 }
 
@@ -177,6 +180,10 @@ func (e *fn) closeElems() {
 }
 
 func (e *fn) coopLoad(in *ir.Inst) {
+	if e.packed[in.Result()] {
+		e.packedLoad(in)
+		return
+	}
 	m := e.memref(in.Operands[0])
 	x, y := e.value(in.Operands[1]), e.value(in.Operands[2])
 	t := in.Result().Type

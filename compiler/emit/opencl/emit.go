@@ -180,4 +180,18 @@ func (u *unit) coopStruct(elem *ir.Type, perLane int) string {
 	return name
 }
 
+// packedStruct declares the struct of n 32-bit registers holding a packed
+// fragment (two 16-bit elements each).
+func (u *unit) packedStruct(n int) string {
+	name := fmt.Sprintf("tl_pk_%d", n)
+	if u.structs == nil {
+		u.structs = map[string]string{}
+	}
+	if _, ok := u.structs[name]; !ok {
+		u.structs[name] = fmt.Sprintf("typedef struct { uint v[%d]; } %s;", n, name)
+		u.order = append(u.order, name)
+	}
+	return name
+}
+
 func ceilDiv(a, b int) int { return (a + b - 1) / b }

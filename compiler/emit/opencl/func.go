@@ -25,6 +25,7 @@ type fn struct {
 	frag   map[*ir.Value]bool      // coopmatrix values in the matrix engine's fragment layout
 	engine *target.MatrixShape     // the matrix engine the fragments are for (nil: none)
 	frags  map[ir.MatrixUse]fragment
+	packed map[*ir.Value]bool // fragment values held two 16-bit elements per uint (packedValues)
 	// scratch, tiles: the local arrays of emulated shuffles and of the
 	// emulated matrix engine are declared.
 	scratch, tiles bool
@@ -41,6 +42,7 @@ func (u *unit) emitFunc(out *strings.Builder, f *ir.Func, symbol string, l Launc
 	e.frag, e.engine = fragmentValues(f, u.target, l.SubgroupSize)
 	if e.engine != nil {
 		e.frags = fragmentsOf(e.engine)
+		e.packed = packedValues(f, e.frag, e.engine)
 	}
 	e.body.Grow(32 << 10) // typical kernels are tens of KiB; avoid regrowing
 	k := &Kernel{Name: f.Name, Symbol: symbol, Launch: l}

@@ -194,6 +194,82 @@ func (u *unionFind) find(v *ir.Value) *ir.Value {
 
 func (u *unionFind) union(a, b *ir.Value) { u.parent[u.find(a)] = u.find(b) }
 
+// packedValues picks the fragment values held packed: 16-bit A and B
+// fragments of mma.sync whose class only loads them and feeds them to
+// mul_add (through loops and ifs). They live as the engine takes them, two
+// elements per 32-bit register, so loading (ldmatrix, or the bits from
+// memory) and multiplying never convert them to float and back.
+func packedValues(f *ir.Func, frag map[*ir.Value]bool, engine *target.MatrixShape) map[*ir.Value]bool {
+	if engine == nil || engine.Engine != target.EnginePTX || engine.Emulated {
+		return nil
+	}
+	uf := unionFind{}
+	ok := map[*ir.Value]bool{} // class root -> still packable
+	touch := func(v *ir.Value, allowed bool) {
+		if !frag[v] {
+			return
+		}
+		t := v.Type
+		elem := t.Elem().Kind()
+		fits := (t.Use() == ir.MatrixA || t.Use() == ir.MatrixB) && (elem == ir.KindF16 || elem == ir.KindBF16)
+		r := uf.find(v)
+		if _, seen := ok[r]; !seen {
+			ok[r] = true
+		}
+		ok[r] = ok[r] && fits && allowed
+	}
+	f.Body.Walk(func(in *ir.Inst) bool {
+		switch in.Op {
+		case ir.OpFor:
+			_, _, _, init := in.LoopBounds()
+			for i, r := range in.Results {
+				uf.union(r, init[i])
+				uf.union(r, in.Body().Args[i+1])
+			}
+		case ir.OpYield:
+			if p := in.Parent.Parent; p != nil && (p.Op == ir.OpFor || p.Op == ir.OpIf) {
+				for i, v := range in.Operands {
+					uf.union(v, p.Results[i])
+				}
+			}
+		}
+		return true
+	})
+	// A second walk once the classes are complete: every definition and use
+	// must be one that packed values support.
+	f.Body.Walk(func(in *ir.Inst) bool {
+		switch in.Op {
+		case ir.OpFor, ir.OpYield, ir.OpIf:
+			for _, v := range in.Operands {
+				touch(v, true)
+			}
+			for _, v := range in.Results {
+				touch(v, true)
+			}
+		case ir.OpCoopMatrixLoad:
+			touch(in.Result(), true)
+		case ir.OpCoopMatrixMulAdd:
+			touch(in.Operands[0], true)
+			touch(in.Operands[1], true)
+		default:
+			for _, v := range in.Operands {
+				touch(v, false)
+			}
+			for _, v := range in.Results {
+				touch(v, false)
+			}
+		}
+		return true
+	})
+	out := map[*ir.Value]bool{}
+	for v := range frag {
+		if r := uf.find(v); ok[r] {
+			out[v] = true
+		}
+	}
+	return out
+}
+
 // mmaMulAdd writes D = A·B + C as a grid of matrix-engine calls on the
 // fragments.
 func (e *fn) mmaMulAdd(in *ir.Inst) {
@@ -221,6 +297,17 @@ func (e *fn) mmaMulAdd(in *ir.Inst) {
 		return
 	case e.engine.Engine == target.EngineDPAS:
 		h = e.dpas(in16, e.launch.SubgroupSize)
+	case e.packed[av] && e.packed[bv]:
+		h = e.u.helpers.mmaPacked(in16.String())
+		for ni := range bn {
+			for mi := range bm {
+				for ki := range bk {
+					e.line("%s(&%s.v[%d], &%s.v[%d], &%s.v[%d]);", h,
+						acc, (mi+ni*bm)*fc.per, a, (mi+ki*bm)*fa.per/2, b, (ki+ni*bk)*fb.per/2)
+				}
+			}
+		}
+		return
 	default:
 		h = e.u.helpers.mma(in16.String())
 	}
@@ -246,6 +333,18 @@ func (h *helperSet) mma(in string) string {
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
         : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }`, name, pack, in))
+}
+
+// mmaPacked returns the helper that issues one mma.sync.m16n8k16 on packed
+// A and B fragments (two 16-bit values per register, as ldmatrix gives
+// them).
+func (h *helperSet) mmaPacked(in string) string {
+	name := "tl_mma_m16n8k16_packed_" + in
+	return h.add(name, fmt.Sprintf(`static inline void %[1]s(private float* d, private const uint* a, private const uint* b) {
+    __asm__ volatile ("mma.sync.aligned.m16n8k16.row.col.f32.%[2]s.%[2]s.f32 {%%0,%%1,%%2,%%3}, {%%4,%%5,%%6,%%7}, {%%8,%%9}, {%%0,%%1,%%2,%%3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}`, name, in))
 }
 
 // pack2 returns the helper packing two f16 or bf16 values, held in

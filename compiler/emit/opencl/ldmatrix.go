@@ -1,0 +1,128 @@
+package opencl
+
+import (
+	"fmt"
+
+	"tltune/compiler/ir"
+)
+
+// Packed fragment loads. A packed A or B fragment (packedValues) is loaded
+// with ldmatrix where the memory allows, else element by element as bits.
+//
+// ldmatrix.x4 (x2) gives each lane, for each of four (two) 8×8 matrices of
+// 16-bit elements whose rows are 16 contiguous bytes, the pair of elements
+// (row lane/4, columns 2·(lane%4), +1); with .trans, of the transposed
+// matrix. An A fragment (16×16) is four such matrices at (0,0), (8,0),
+// (0,8), (8,8) and pairs columns; a B fragment (16×8) two at (0,0), (8,0)
+// and pairs rows. So a matrix row is read along the memory's contiguous
+// mode, and the transpose is needed when that mode runs along the fragment
+// element pairs' other direction: for A when memory is contiguous along
+// the fragment's rows, for B when it is contiguous along its columns. Lane
+// l gives the address of row l%8 of matrix l/8.
+
+// ldmatrixOK reports whether the packed load in can use ldmatrix: local
+// memory, no bounds checks, and 16-byte aligned matrix rows — a memref
+// aligned to 16 bytes, the contiguous-mode index a multiple of 8 elements
+// and the other mode's stride a multiple of 8 elements.
+func (e *fn) ldmatrixOK(in *ir.Inst) bool {
+	m := in.Operands[0]
+	t := m.Type
+	return t.Space() == ir.Local && in.Checked == ir.Unchecked && t.Order() == 2 &&
+		t.Stride()[0] == 1 && t.Stride()[1] != ir.Dynamic && t.Stride()[1]%8 == 0 &&
+		ir.Alignment(e.f, m)%16 == 0 && ir.Divisible(in.Operands[1], 8)
+}
+
+func (e *fn) packedLoad(in *ir.Inst) {
+	if e.ldmatrixOK(in) {
+		e.ldmatrix(in)
+		return
+	}
+	e.packedBitsLoad(in)
+}
+
+// ldmatrix loads every 16×16 (A) or 16×8 (B) block of the fragment with
+// one ldmatrix.x4 or .x2.
+func (e *fn) ldmatrix(in *ir.Inst) {
+	v := in.Result()
+	t := v.Type
+	m := e.memref(in.Operands[0])
+	x, y := e.value(in.Operands[1]), e.value(in.Operands[2])
+	name, _ := e.coopDecl(v)
+	fr := e.frags[t.Use()]
+	trans := in.TransA == ir.Trans
+	// Memory runs along the fragment's rows unless the load transposes.
+	alongRows := !trans
+	isA := t.Use() == ir.MatrixA
+	count, regs := 4, 4
+	if !isA {
+		count, regs = 2, 2
+	}
+	suffix := ""
+	if alongRows == isA {
+		suffix = ".trans"
+	}
+	// Matrix j = lane/8 of a block sits at (8·(j%2), 8·(j/2)); lane l
+	// addresses its row l%8, which runs across the fragment's columns when
+	// memory runs along its rows.
+	e.line("{")
+	e.indent++
+	e.line("const int tl_mj = (tl_lane >> 3) & %d, tl_mq = tl_lane & 7;", count-1)
+	rowOff, colOff := "8 * (tl_mj & 1)", "8 * (tl_mj >> 1) + tl_mq"
+	if !alongRows {
+		rowOff, colOff = "8 * (tl_mj & 1) + tl_mq", "8 * (tl_mj >> 1)"
+	}
+	blocksM := int(t.Rows()) / fr.br
+	nblocks := blocksM * int(t.Cols()) / fr.bc
+	for b := range nblocks {
+		br, bc := (b%blocksM)*fr.br, (b/blocksM)*fr.bc
+		r := fmt.Sprintf("%d + %s", br, rowOff)
+		c := fmt.Sprintf("%d + %s", bc, colOff)
+		memRow, memCol := add(x, r), add(y, c)
+		if trans {
+			memRow, memCol = add(x, c), add(y, r)
+		}
+		addr := fmt.Sprintf("(uint)(ulong)(%s + %s)", m.ptr, add(memRow, mul(memCol, m.stride[1])))
+		outs := ""
+		for k := range regs {
+			if k > 0 {
+				outs += ", "
+			}
+			outs += fmt.Sprintf(`"=r"(%s.v[%d])`, name, b*regs+k)
+		}
+		e.line(`__asm__ volatile("ldmatrix.sync.aligned.m8n8.x%d%s.shared.b16 {%s}, [%%%d];" : %s : "r"(%s));`,
+			count, suffix, regList(regs), regs, outs, addr)
+	}
+	e.indent--
+	e.line("}")
+}
+
+// regList is "%0,%1,...,%(n-1)".
+func regList(n int) string {
+	s := ""
+	for i := range n {
+		if i > 0 {
+			s += ","
+		}
+		s += fmt.Sprintf("%%%d", i)
+	}
+	return s
+}
+
+// packedBitsLoad loads a packed fragment element by element: the 16 bits
+// of each element as they are in memory, two to a register (bounds checks
+// as the load asks, zero outside).
+func (e *fn) packedBitsLoad(in *ir.Inst) {
+	v := in.Result()
+	m := e.memref(in.Operands[0])
+	x, y := e.value(in.Operands[1]), e.value(in.Operands[2])
+	name, _ := e.coopDecl(v)
+	e.coopElems(v)
+	off, cond := e.coopAccess(m, x, y, in.TransA == ir.Trans, in.Checked)
+	bits := fmt.Sprintf("(uint)((%s const ushort*)%s)[%s]", m.space, m.ptr, off)
+	if cond != "" {
+		bits = fmt.Sprintf("(%s ? %s : 0u)", cond, bits)
+	}
+	// Slot k holds element k: the low half of register k/2 for even k.
+	e.line("if ((tl_k & 1) == 0) %s.v[tl_k >> 1] = %s; else %s.v[tl_k >> 1] |= %s << 16;", name, bits, name, bits)
+	e.closeElems()
+}

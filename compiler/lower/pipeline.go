@@ -1,0 +1,370 @@
+package lower
+
+import (
+	"tltune/compiler/ir"
+	"tltune/compiler/tuning"
+)
+
+// The staged GEMM lowering (stage_local) is a software pipeline over the
+// work-group's blocks of C and their K steps. The work-group's subgroups
+// form a grid gx × gy (XeTile's sg_layout) over a block of BM × BN =
+// (gx·tm) × (gy·tn) (sg_data: tm × tn per subgroup); a block's K loop steps
+// BK = ck·u. The blocks of one batch entry and their K steps form one
+// sequence of T = blocks·⌈K/BK⌉ iterations, so the pipeline never drains
+// between blocks:
+//
+//   - the op(A) and op(B) panels of an iteration (BM × BK and BK × BN) are
+//     copied into local memory by every work-item, in chunks of up to 16
+//     bytes along the stored matrices' contiguous mode (async_copy; zero
+//     past the edges of A and B, so the arithmetic needs no bounds checks);
+//   - with S stages the copies run S-1 iterations ahead: iteration i waits
+//     for its own copies, meets the others at a barrier (after which no one
+//     reads the stage iteration i-1 used), issues the copies of iteration
+//     i+S-1 into that stage and computes on its own. With one stage the
+//     copy and a second barrier bracket the arithmetic instead;
+//   - the panels are laid out as A and B are stored (the contiguous mode
+//     stays contiguous, so copies are wide), with a leading dimension padded
+//     by local_pad elements so that fragment reads of neighbouring rows fall
+//     into different banks;
+//   - after a block's last K step the subgroups write their tiles (the
+//     epilogue: α, β·C, atomics) and start the next block from zero.
+//
+// With local_epilogue the epilogue goes through local memory: the
+// subgroups store one column slice of their accumulators into a staging
+// buffer, and all work-items write it out in chunks of up to 16 bytes along
+// C's columns (its contiguous mode), reading C there too when β ≠ 0. Wide
+// stores along whole columns beat the scattered ones a cooperative matrix
+// layout gives.
+
+// panelStage is the local copy of one operand's K panels.
+type panelStage struct {
+	src        *ir.Value // the stored matrix (A or B of the batch entry)
+	trans      bool      // the operand is op(src) = srcᵀ
+	rows, cols int64     // a stage in src's coordinates; rows run along src's mode 0
+	width      int64     // elements per async_copy
+	buf        *ir.Value // the stages: rows × cols × stages, leading dimension padded
+	ld         int64     // the padded leading dimension
+}
+
+// newPanelStage allocates the stages of the op(src) panel of opRows ×
+// opCols in collective code (cb) and picks the copy width: the widest
+// vector the stored matrix and the padded panel both admit.
+func newPanelStage(cb *gen, f *ir.Func, src *ir.Value, trans bool, opRows, opCols, stages int64, pad int) *panelStage {
+	p := &panelStage{src: src, trans: trans, rows: opRows, cols: opCols}
+	if trans {
+		p.rows, p.cols = opCols, opRows
+	}
+	elem := src.Type.Elem()
+	p.ld = p.rows + int64(pad)
+	p.width = int64(copyWidth(f, src, gcd(p.rows, p.ld)))
+	t := ir.Memref(elem, []int64{p.rows, p.cols, stages}, []int64{1, p.ld, p.ld * p.cols}, ir.Local)
+	p.buf = cb.alignedAlloca(t, ir.MaxVectorBytes)
+	return p
+}
+
+// copyWidth is the widest access (at most 16 bytes) to src whose chunks
+// stay aligned on both sides: it divides unit, the number of elements
+// between chunk starts in local memory (rows and leading dimension).
+func copyWidth(f *ir.Func, src *ir.Value, unit int64) int {
+	w := vectorWidth(f, src, ir.MaxVectorBytes/int(src.Type.Elem().Size()))
+	for w > 1 && unit%int64(w) != 0 {
+		w /= 2
+	}
+	return w
+}
+
+// alignedAlloca emits a local allocation of t aligned to align bytes.
+func (g *gen) alignedAlloca(t *ir.Type, align int64) *ir.Value {
+	in := ir.NewInst(ir.OpAlloca, nil, t)
+	in.Attrs.Set(ir.AttrAlignment, ir.IntAttr(align))
+	return g.Insert(in).Result()
+}
+
+// stage returns the 2-D view of stage s.
+func (p *panelStage) stage(g *gen, s *ir.Value) *ir.Value {
+	t := ir.Memref(p.src.Type.Elem(), []int64{p.rows, p.cols}, []int64{1, p.ld}, ir.Local)
+	in := ir.NewInst(ir.OpSubview, []*ir.Value{p.buf, s}, t)
+	in.Offsets = []int64{0, 0, ir.Dynamic}
+	in.Sizes = []int64{p.rows, p.cols, 0}
+	return g.Insert(in).Result()
+}
+
+// copyTo issues this work-item's share of the copy of the panel whose
+// op(src) origin is (opRow, opCol) into stage s: chunk c of width elements
+// (rows/width chunks per column, column-major) belongs to work-item
+// c mod threads. Chunks past src's edge copy only their valid elements; a
+// chunk wholly outside reads nothing and is aimed at src's first element so
+// that its address stays inside the matrix.
+func (p *panelStage) copyTo(g *gen, opRow, opCol, s, lin *ir.Value, threads int64) {
+	r0, c0 := opRow, opCol
+	if p.trans {
+		r0, c0 = opCol, opRow
+	}
+	perCol := p.rows / p.width
+	total := perCol * p.cols
+	rowLimit, colLimit := g.size(p.src, 0), g.size(p.src, 1)
+	for i := int64(0); i < (total+threads-1)/threads; i++ {
+		gi := g
+		c := g.add(lin, g.index(i*threads))
+		if (i+1)*threads > total {
+			sel := g.If(g.Cmp(ir.Lt, c, g.index(total)))
+			gi = g.at(sel.Regions[0])
+		}
+		row := gi.mul(gi.rem(c, gi.index(perCol)), gi.index(p.width))
+		col := gi.div(c, gi.index(perCol))
+		gr, gc := gi.add(r0, row), gi.add(c0, col)
+		valid := gi.clampIndex(gi.sub(rowLimit, gr), p.width)
+		valid = gi.mul(valid, gi.clampIndex(gi.sub(colLimit, gc), 1))
+		any := gi.clampIndex(valid, 1)
+		gi.AsyncCopy(int(p.width), p.src, []*ir.Value{gi.mul(gr, any), gi.mul(gc, any)},
+			p.buf, []*ir.Value{row, col, s}, valid)
+	}
+}
+
+// clampIndex is min(max(x, 0), hi).
+func (g *gen) clampIndex(x *ir.Value, hi int64) *ir.Value {
+	return g.Arith(ir.Min, g.Arith(ir.Max, x, g.index(0)), g.index(hi))
+}
+
+// emitPipelined emits the staged lowering described above.
+func (pl *gemmPlan) emitPipelined(g *gen, f *ir.Func) {
+	bm, bn, bk := pl.gx*pl.tm, pl.gy*pl.tn, pl.ck*pl.u
+	stages := int64(max(pl.p.Stages, 1))
+	threads := int64(pl.p.WorkGroupSize[0] * pl.p.WorkGroupSize[1])
+	// Local memory is allocated in collective code, before the parallel region.
+	par := g.Region.Parent
+	cb := newGen(par.Parent)
+	cb.At = par.Parent.IndexOf(par)
+	pa := newPanelStage(cb, f, pl.a, pl.ta, bm, bk, stages, pl.p.LocalPad)
+	pb := newPanelStage(cb, f, pl.b, pl.tb, bk, bn, stages, pl.p.LocalPad)
+	var out *epilogueStage
+	if pl.p.LocalEpilogue && !pl.atomic {
+		out = newEpilogueStage(cb, f, pl)
+	}
+
+	sx, sy, M, N, K := pl.prologue(g)
+	pl.checkM = pl.checkM || pl.c.Type.Shape()[0]%bm != 0
+	pl.checkN = pl.checkN || pl.c.Type.Shape()[1]%bn != 0
+	lin := g.linearID(pl.p.SubgroupSize)
+	blocksM := g.div(g.add(M, g.index(bm-1)), g.index(bm))
+	blocksN := g.div(g.add(N, g.index(bn-1)), g.index(bn))
+	steps := g.div(g.add(K, g.index(bk-1)), g.index(bk))
+	total := g.mul(g.mul(blocksM, blocksN), steps)
+	// origin returns the block origin (m, n) and K offset of iteration it.
+	origin := func(g *gen, it *ir.Value) (m, n, k *ir.Value) {
+		blk := g.div(it, steps)
+		m = g.mul(g.rem(blk, blocksM), g.index(bm))
+		n = g.mul(g.div(blk, blocksM), g.index(bn))
+		return m, n, g.mul(g.rem(it, steps), g.index(bk))
+	}
+	issue := func(g *gen, it *ir.Value) {
+		m, n, k := origin(g, it)
+		s := g.rem(it, g.index(stages))
+		pa.copyTo(g, m, k, s, lin, threads)
+		pb.copyTo(g, k, n, s, lin, threads)
+	}
+	for s := int64(0); s < stages-1; s++ {
+		it := g.index(s)
+		sel := g.If(g.Cmp(ir.Lt, it, total))
+		issue(g.at(sel.Regions[0]), it)
+		g.AsyncCommit()
+	}
+
+	loop, gl := g.forLoop(g.index(0), total, g.index(1), pl.zeroAccs(g)...)
+	it := loop.Body().Args[0]
+	if stages == 1 {
+		issue(gl, it)
+		gl.AsyncCommit()
+		gl.AsyncWait(0)
+		gl.Barrier(ir.FenceLocal)
+	} else {
+		gl.AsyncWait(int(stages - 2))
+		gl.Barrier(ir.FenceLocal)
+		next := gl.add(it, gl.index(stages-1))
+		sel := gl.If(gl.Cmp(ir.Lt, next, total))
+		issue(gl.at(sel.Regions[0]), next)
+		gl.AsyncCommit()
+	}
+	s := gl.rem(it, gl.index(stages))
+	viewA, viewB := pa.stage(gl, s), pb.stage(gl, s)
+	rowA, colB := gl.mul(sx, gl.index(pl.tm)), gl.mul(sy, gl.index(pl.tn))
+	load := func(g *gen, isA bool, idx int64, kk *ir.Value, _ bool) *ir.Value {
+		if isA {
+			return pl.load(g, viewA, pl.aT, pl.ta, g.add(rowA, g.index(idx*pl.cm)), kk, false, false)
+		}
+		return pl.load(g, viewB, pl.bT, pl.tb, kk, g.add(colB, g.index(idx*pl.cn)), false, false)
+	}
+	acc := loop.Body().Args[1:]
+	for uu := int64(0); uu < pl.u; uu++ {
+		acc = pl.mulAdd(gl, gl.index(uu*pl.ck), false, acc, load)
+	}
+	if stages == 1 {
+		gl.Barrier(ir.FenceLocal) // the next iteration overwrites the only stage
+	}
+
+	// After a block's last K step: the epilogue, and zero accumulators.
+	last := gl.Cmp(ir.Eq, gl.rem(it, steps), gl.sub(steps, gl.index(1)))
+	types := make([]*ir.Type, len(acc))
+	for i, a := range acc {
+		types[i] = a.Type
+	}
+	sel := gl.If(last, types...)
+	gt, ge := gl.at(sel.Regions[0]), gl.at(sel.Regions[1])
+	m, n, _ := origin(gt, it)
+	if out != nil {
+		out.write(gt, pl, m, n, sx, sy, lin, acc)
+	} else {
+		pl.epilogue(gt, gt.add(m, rowA), gt.add(n, colB), acc)
+	}
+	gt.Yield(pl.zeroAccs(gt)...)
+	ge.Yield(acc...)
+	gl.Yield(sel.Results...)
+}
+
+// epilogueStage is the staging buffer of the local epilogue: one column
+// slice (cn columns per subgroup column) of the block's accumulators.
+type epilogueStage struct {
+	buf   *ir.Value // bm × (gy·cn) accumulator elements
+	rows  int64     // bm
+	cols  int64     // gy·cn
+	width int64     // elements per vector access of C and of buf
+}
+
+// newEpilogueStage allocates the staging buffer (its leading dimension
+// padded, see epiloguePad).
+func newEpilogueStage(cb *gen, f *ir.Func, pl *gemmPlan) *epilogueStage {
+	et := pl.accT.Elem()
+	o := &epilogueStage{rows: pl.gx * pl.tm, cols: pl.gy * pl.cn}
+	ld := o.rows + epiloguePad(et.Size())
+	o.width = int64(copyWidth(f, pl.c, gcd(o.rows, ld)))
+	o.buf = cb.alignedAlloca(ir.Memref(et, []int64{o.rows, o.cols}, []int64{1, ld}, ir.Local), ir.MaxVectorBytes)
+	return o
+}
+
+// write is the epilogue of the block at (m, n) through the staging buffer:
+// per slice j of cn columns, every subgroup stores its α-scaled
+// accumulators of that slice, and after a barrier all work-items write the
+// slice to C in vectors along its columns.
+func (o *epilogueStage) write(g *gen, pl *gemmPlan, m, n, sx, sy, lin *ir.Value, acc []*ir.Value) {
+	ni, nj := pl.tm/pl.cm, pl.tn/pl.cn
+	alpha := g.convert(pl.alpha, pl.accT.Elem())
+	for j := int64(0); j < nj; j++ {
+		if j > 0 {
+			g.Barrier(ir.FenceLocal) // everyone has written out the previous slice
+		}
+		for i := int64(0); i < ni; i++ {
+			val := acc[j*ni+i]
+			if !isConstant(pl.alpha, 1) {
+				val = g.coopOp(ir.OpCoopMatrixScale, pl.accT, alpha, val).Result()
+			}
+			row, col := g.add(g.mul(sx, g.index(pl.tm)), g.index(i*pl.cm)), g.mul(sy, g.index(pl.cn))
+			g.Insert(ir.NewInst(ir.OpCoopMatrixStore, []*ir.Value{val, o.buf, row, col}))
+		}
+		g.Barrier(ir.FenceLocal)
+		o.writeSlice(g, pl, m, g.add(n, g.index(j*pl.cn)), lin)
+	}
+}
+
+// writeSlice writes the staged slice to C: chunk c of width elements
+// (rows/width per staged column) belongs to work-item c mod threads;
+// staged column sc is column (sc/cn)·tn + sc mod cn of the slice at n.
+func (o *epilogueStage) writeSlice(g *gen, pl *gemmPlan, m, n, lin *ir.Value) {
+	threads := int64(pl.p.WorkGroupSize[0] * pl.p.WorkGroupSize[1])
+	perCol := o.rows / o.width
+	total := perCol * o.cols
+	M, N := g.size(pl.c, 0), g.size(pl.c, 1)
+	for i := int64(0); i < (total+threads-1)/threads; i++ {
+		gi := g
+		c := g.add(lin, g.index(i*threads))
+		if (i+1)*threads > total {
+			sel := g.If(g.Cmp(ir.Lt, c, g.index(total)))
+			gi = g.at(sel.Regions[0])
+		}
+		row := gi.mul(gi.rem(c, gi.index(perCol)), gi.index(o.width))
+		sc := gi.div(c, gi.index(perCol))
+		col := gi.add(gi.mul(gi.div(sc, gi.index(pl.cn)), gi.index(pl.tn)), gi.rem(sc, gi.index(pl.cn)))
+		cr, cc := gi.add(m, row), gi.add(n, col)
+		if !pl.checkM && !pl.checkN {
+			o.writeChunk(gi, pl, row, sc, cr, cc)
+			continue
+		}
+		// A chunk wholly inside C is written as a vector, one on the
+		// edge element by element.
+		inside := gi.Arith(ir.And, gi.Cmp(ir.Le, gi.add(cr, gi.index(o.width)), M), gi.Cmp(ir.Lt, cc, N))
+		sel := gi.If(inside)
+		o.writeChunk(gi.at(sel.Regions[0]), pl, row, sc, cr, cc)
+		ge := gi.at(sel.Regions[1])
+		for e := int64(0); e < o.width; e++ {
+			r := ge.add(cr, ge.index(e))
+			in := ge.Arith(ir.And, ge.Cmp(ir.Lt, r, M), ge.Cmp(ir.Lt, cc, N))
+			se := ge.If(in)
+			gs := ge.at(se.Regions[0])
+			x := gs.Load(o.buf, gs.add(row, gs.index(e)), sc)
+			scalarUpdate(gs, pl.beta, false, x, pl.c, []*ir.Value{r, cc})
+		}
+	}
+}
+
+// writeChunk writes width staged elements from (row, sc) to C at (cr, cc)
+// with one vector load (and one of C when β may be non-zero) and one
+// vector store.
+func (o *epilogueStage) writeChunk(g *gen, pl *gemmPlan, row, sc, cr, cc *ir.Value) {
+	w := int(o.width)
+	if w == 1 {
+		scalarUpdate(g, pl.beta, false, g.Load(o.buf, row, sc), pl.c, []*ir.Value{cr, cc})
+		return
+	}
+	xs := g.VectorLoad(w, o.buf, row, sc)
+	writeUpdates(g, pl.beta, xs,
+		func(g *gen, vs []*ir.Value) { g.VectorStore(vs, pl.c, cr, cc) },
+		func(g *gen) []*ir.Value { return g.VectorLoad(w, pl.c, cr, cc) })
+}
+
+// epiloguePad is the padding of the staging buffer's leading dimension, in
+// elements: 16 bytes, so that the lanes of a matrix-engine fragment, which
+// store pairs of neighbouring columns, do not meet in one bank as a
+// leading dimension of a multiple of 32 banks would make them.
+func epiloguePad(elemSize int64) int64 { return max(1, int64(ir.MaxVectorBytes)/elemSize) }
+
+// GemmOperands is what the local-memory size of a GEMM configuration
+// depends on besides the configuration: element sizes in bytes and the
+// instruction's modifiers.
+type GemmOperands struct {
+	SizeA, SizeB, SizeC int
+	TransA, TransB      bool
+	Atomic              bool
+}
+
+// GemmLocalBytes is the local memory a GEMM configuration allocates: the
+// stages of the A and B panels, stored as A and B are (so a transposed
+// operand's panel has its K extent along the padded mode), and, with
+// LocalEpilogue and no atomic update, the staging buffer of C. Each
+// allocation counts rounded up to the 16 bytes it is aligned to. The
+// compiler's Validate and the tuner's pruner both use it, so nothing is
+// compiled that does not fit.
+func GemmLocalBytes(p tuning.Params, o GemmOperands) int {
+	if p.SubgroupSize == 0 {
+		return 0
+	}
+	bm := p.WorkGroupSize[0] / p.SubgroupSize * p.Tile[0]
+	bn := p.WorkGroupSize[1] * p.Tile[1]
+	bk := p.Coopmatrix[2] * max(p.Unroll, 1)
+	total := 0
+	if p.StageLocal {
+		stages := max(p.Stages, 1)
+		panel := func(rows, cols int, trans bool, size int) int {
+			if trans {
+				rows, cols = cols, rows
+			}
+			return roundUp((rows+p.LocalPad)*cols*stages*size, ir.MaxVectorBytes)
+		}
+		total += panel(bm, bk, o.TransA, o.SizeA) + panel(bk, bn, o.TransB, o.SizeB)
+	}
+	if p.LocalEpilogue && !o.Atomic {
+		cols := p.WorkGroupSize[1] * p.Coopmatrix[1]
+		total += roundUp((bm+int(epiloguePad(int64(o.SizeC))))*cols*o.SizeC, ir.MaxVectorBytes)
+	}
+	return total
+}
+
+func roundUp(x, m int) int { return (x + m - 1) / m * m }
