@@ -170,8 +170,15 @@ func (pl *gemmPlan) emitPipelined(g *gen, f *ir.Func) {
 		g.AsyncCommit()
 	}
 
-	loop, gl := g.forLoop(g.index(0), total, g.index(1), pl.zeroAccs(g)...)
-	it := loop.Body().Args[0]
+	// The blocks, and inside each its K steps: iteration it = blk·steps + k.
+	// The epilogue follows the K loop, outside any if, so its barriers
+	// stand in uniform control flow that every OpenCL compiler places
+	// (PoCL mishandles barriers inside ifs inside loops).
+	rowA, colB := g.mul(sx, g.index(pl.tm)), g.mul(sy, g.index(pl.tn))
+	blocks, gb := g.forLoop(g.index(0), g.mul(blocksM, blocksN), g.index(1))
+	blk := blocks.Body().Args[0]
+	kLoop, gl := gb.forLoop(gb.index(0), steps, gb.index(1), pl.zeroAccs(gb)...)
+	it := gl.add(gl.mul(blk, steps), kLoop.Body().Args[0])
 	if stages == 1 {
 		issue(gl, it)
 		gl.AsyncCommit()
@@ -187,38 +194,27 @@ func (pl *gemmPlan) emitPipelined(g *gen, f *ir.Func) {
 	}
 	s := gl.rem(it, gl.index(stages))
 	viewA, viewB := pa.stage(gl, s), pb.stage(gl, s)
-	rowA, colB := gl.mul(sx, gl.index(pl.tm)), gl.mul(sy, gl.index(pl.tn))
 	load := func(g *gen, isA bool, idx int64, kk *ir.Value, _ bool) *ir.Value {
 		if isA {
 			return pl.load(g, viewA, pl.aT, pl.ta, g.add(rowA, g.index(idx*pl.cm)), kk, false, false)
 		}
 		return pl.load(g, viewB, pl.bT, pl.tb, kk, g.add(colB, g.index(idx*pl.cn)), false, false)
 	}
-	acc := loop.Body().Args[1:]
+	acc := kLoop.Body().Args[1:]
 	for uu := int64(0); uu < pl.u; uu++ {
 		acc = pl.mulAdd(gl, gl.index(uu*pl.ck), false, acc, load)
 	}
 	if stages == 1 {
 		gl.Barrier(ir.FenceLocal) // the next iteration overwrites the only stage
 	}
+	gl.Yield(acc...)
 
-	// After a block's last K step: the epilogue, and zero accumulators.
-	last := gl.Cmp(ir.Eq, gl.rem(it, steps), gl.sub(steps, gl.index(1)))
-	types := make([]*ir.Type, len(acc))
-	for i, a := range acc {
-		types[i] = a.Type
-	}
-	sel := gl.If(last, types...)
-	gt, ge := gl.at(sel.Regions[0]), gl.at(sel.Regions[1])
-	m, n, _ := origin(gt, it)
+	m, n, _ := origin(gb, gb.mul(blk, steps))
 	if out != nil {
-		out.write(gt, pl, m, n, sx, sy, lin, acc)
-	} else {
-		pl.epilogue(gt, gt.add(m, rowA), gt.add(n, colB), acc)
+		out.write(gb, pl, m, n, sx, sy, lin, kLoop.Results)
+		return
 	}
-	gt.Yield(pl.zeroAccs(gt)...)
-	ge.Yield(acc...)
-	gl.Yield(sel.Results...)
+	pl.epilogue(gb, gb.add(m, rowA), gb.add(n, colB), kLoop.Results)
 }
 
 // epilogueStage is the staging buffer of the local epilogue: one column
