@@ -66,7 +66,9 @@ func TestTargetsCompileWithClang(t *testing.T) {
 	configs := map[string][]tuning.Params{
 		"intel": {{}, {SubgroupSize: 16, WorkGroupSize: [2]int{32, 2}, Tile: [2]int{32, 16}, Coopmatrix: [3]int{16, 8, 8}, Unroll: 2, BatchPerGroup: 2},
 			{SubgroupSize: 8, WorkGroupSize: [2]int{8, 4}, Tile: [2]int{8, 8}, Coopmatrix: [3]int{8, 8, 4}, Unroll: 1, BatchPerGroup: 1, StageLocal: true}},
-		"nvidia": {{}, {SubgroupSize: 32, WorkGroupSize: [2]int{64, 2}, Tile: [2]int{32, 16}, Coopmatrix: [3]int{32, 8, 8}, Unroll: 2, BatchPerGroup: 1, StageLocal: true}},
+		"nvidia": {{}, {SubgroupSize: 32, WorkGroupSize: [2]int{64, 2}, Tile: [2]int{32, 16}, Coopmatrix: [3]int{32, 8, 8}, Unroll: 2, BatchPerGroup: 1, StageLocal: true},
+			{SubgroupSize: 32, WorkGroupSize: [2]int{32, 2}, Tile: [2]int{16, 16}, Coopmatrix: [3]int{16, 16, 16}, Unroll: 1, BatchPerGroup: 1,
+				StageLocal: true, Stages: 2, LocalPad: 8, LocalEpilogue: true}},
 	}
 	specs := []kernels.Spec{
 		{Op: kernels.GEMMOp, M: 53, N: 23, K: 56, DType: kernels.F32, Acc: kernels.F32, Alpha: 1.5, Beta: 0.5},
@@ -180,6 +182,27 @@ func TestNvidiaUsesMMA(t *testing.T) {
 		}
 		clangCompile(t, "nvidia", res.OpenCL)
 	}
+}
+
+// TestNvidiaPipeline: a staged f16 GEMM on nvidia copies its panels with
+// cp.async (16 bytes where the recipe's alignment allows), waits for the
+// stage it computes on, loads its packed fragments with ldmatrix (.trans
+// for A stored column-major, plain for B) and multiplies them as they are.
+func TestNvidiaPipeline(t *testing.T) {
+	r := newRecipe(t, kernels.Spec{Op: kernels.GEMMOp, M: 128, N: 128, K: 64, DType: kernels.F16, Acc: kernels.F32, Alpha: 1, Beta: 0})
+	p := tuning.Params{SubgroupSize: 32, WorkGroupSize: [2]int{64, 2}, Tile: [2]int{64, 64}, Coopmatrix: [3]int{16, 16, 16},
+		Unroll: 1, BatchPerGroup: 1, StageLocal: true, Stages: 3, LocalPad: 8}
+	res := compileRecipe(t, r, p, compiler.Options{Target: "nvidia"})
+	for _, want := range []string{"cp.async.cg.shared.global [%0], [%1], 16", "cp.async.wait_group 1;", "cp.async.commit_group;",
+		"ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16", "ldmatrix.sync.aligned.m8n8.x4.shared.b16", "tl_mma_m16n8k16_packed_f16"} {
+		if !strings.Contains(res.OpenCL, want) {
+			t.Errorf("no %q in the generated OpenCL C", want)
+		}
+	}
+	if strings.Contains(res.OpenCL, "vstore_half_rte") {
+		t.Error("packed fragments are converted through float (vstore_half_rte)")
+	}
+	clangCompile(t, "nvidia", res.OpenCL)
 }
 
 // TestIntelUsesDPAS: on an Intel GPU that lists

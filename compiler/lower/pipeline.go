@@ -113,12 +113,30 @@ func (p *panelStage) copyTo(g *gen, opRow, opCol, s, lin *ir.Value, threads int6
 		row := gi.mul(gi.rem(c, gi.index(perCol)), gi.index(p.width))
 		col := gi.div(c, gi.index(perCol))
 		gr, gc := gi.add(r0, row), gi.add(c0, col)
-		valid := gi.clampIndex(gi.sub(rowLimit, gr), p.width)
-		valid = gi.mul(valid, gi.clampIndex(gi.sub(colLimit, gc), 1))
+		dst := []*ir.Value{row, col, s}
+		checkRows, checkCols := p.crossesEdge(0), p.crossesEdge(1)
+		if !checkRows && !checkCols {
+			gi.AsyncCopy(int(p.width), p.src, []*ir.Value{gr, gc}, p.buf, dst, gi.index(p.width))
+			continue
+		}
+		valid := gi.index(p.width)
+		if checkRows {
+			valid = gi.clampIndex(gi.sub(rowLimit, gr), p.width)
+		}
+		if checkCols {
+			valid = gi.mul(valid, gi.clampIndex(gi.sub(colLimit, gc), 1))
+		}
 		any := gi.clampIndex(valid, 1)
-		gi.AsyncCopy(int(p.width), p.src, []*ir.Value{gi.mul(gr, any), gi.mul(gc, any)},
-			p.buf, []*ir.Value{row, col, s}, valid)
+		gi.AsyncCopy(int(p.width), p.src, []*ir.Value{gi.mul(gr, any), gi.mul(gc, any)}, p.buf, dst, valid)
 	}
+}
+
+// crossesEdge reports whether a panel may reach past the end of mode i of
+// the stored matrix: panels start at multiples of their extent, so only a
+// dynamic size or one that is no multiple of the extent makes them ragged.
+func (p *panelStage) crossesEdge(i int) bool {
+	n, extent := p.src.Type.Shape()[i], []int64{p.rows, p.cols}[i]
+	return n == ir.Dynamic || n%extent != 0
 }
 
 // clampIndex is min(max(x, 0), hi).

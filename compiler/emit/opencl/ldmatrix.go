@@ -2,6 +2,7 @@ package opencl
 
 import (
 	"fmt"
+	"strings"
 
 	"tltune/compiler/ir"
 )
@@ -40,8 +41,10 @@ func (e *fn) packedLoad(in *ir.Inst) {
 	e.packedBitsLoad(in)
 }
 
-// ldmatrix loads every 16×16 (A) or 16×8 (B) block of the fragment with
-// one ldmatrix.x4 or .x2.
+// ldmatrix loads the fragment's blocks with ldmatrix.x4: one 16×16 A block,
+// or two 16×8 B blocks side by side (.x2 for a lone one). In either case
+// matrix j of an instruction sits at (8·(j%2), 8·(j/2)) from the first
+// block's origin.
 func (e *fn) ldmatrix(in *ir.Inst) {
 	v := in.Result()
 	t := v.Type
@@ -53,27 +56,40 @@ func (e *fn) ldmatrix(in *ir.Inst) {
 	// Memory runs along the fragment's rows unless the load transposes.
 	alongRows := !trans
 	isA := t.Use() == ir.MatrixA
-	count, regs := 4, 4
-	if !isA {
-		count, regs = 2, 2
-	}
 	suffix := ""
 	if alongRows == isA {
 		suffix = ".trans"
 	}
-	// Matrix j = lane/8 of a block sits at (8·(j%2), 8·(j/2)); lane l
-	// addresses its row l%8, which runs across the fragment's columns when
-	// memory runs along its rows.
-	e.line("{")
-	e.indent++
-	e.line("const int tl_mj = (tl_lane >> 3) & %d, tl_mq = tl_lane & 7;", count-1)
+	// Lane l addresses row l%8 of matrix l/8, a row running across the
+	// fragment's columns when memory runs along its rows.
 	rowOff, colOff := "8 * (tl_mj & 1)", "8 * (tl_mj >> 1) + tl_mq"
 	if !alongRows {
 		rowOff, colOff = "8 * (tl_mj & 1) + tl_mq", "8 * (tl_mj >> 1)"
 	}
 	blocksM := int(t.Rows()) / fr.br
-	nblocks := blocksM * int(t.Cols()) / fr.bc
-	for b := range nblocks {
+	blocksN := int(t.Cols()) / fr.bc
+	// groups lists, per instruction, the blocks it loads.
+	var groups [][]int
+	for bn := 0; bn < blocksN; {
+		for bm := range blocksM {
+			b := bm + bn*blocksM
+			if !isA && bn+1 < blocksN {
+				groups = append(groups, []int{b, b + blocksM})
+			} else {
+				groups = append(groups, []int{b})
+			}
+		}
+		if !isA && bn+1 < blocksN {
+			bn += 2
+		} else {
+			bn++
+		}
+	}
+	e.line("{")
+	e.indent++
+	e.line("const int tl_mj = tl_lane >> 3, tl_mq = tl_lane & 7;")
+	for _, grp := range groups {
+		b := grp[0]
 		br, bc := (b%blocksM)*fr.br, (b/blocksM)*fr.bc
 		r := fmt.Sprintf("%d + %s", br, rowOff)
 		c := fmt.Sprintf("%d + %s", bc, colOff)
@@ -82,15 +98,15 @@ func (e *fn) ldmatrix(in *ir.Inst) {
 			memRow, memCol = add(x, c), add(y, r)
 		}
 		addr := fmt.Sprintf("(uint)(ulong)(%s + %s)", m.ptr, add(memRow, mul(memCol, m.stride[1])))
-		outs := ""
-		for k := range regs {
-			if k > 0 {
-				outs += ", "
+		var outs []string
+		for _, blk := range grp {
+			for k := range fr.per / 2 {
+				outs = append(outs, fmt.Sprintf(`"=r"(%s.v[%d])`, name, blk*fr.per/2+k))
 			}
-			outs += fmt.Sprintf(`"=r"(%s.v[%d])`, name, b*regs+k)
 		}
+		n := len(outs)
 		e.line(`__asm__ volatile("ldmatrix.sync.aligned.m8n8.x%d%s.shared.b16 {%s}, [%%%d];" : %s : "r"(%s));`,
-			count, suffix, regList(regs), regs, outs, addr)
+			n, suffix, regList(n), n, strings.Join(outs, ", "), addr)
 	}
 	e.indent--
 	e.line("}")
