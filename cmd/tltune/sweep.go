@@ -316,22 +316,7 @@ func (s *sweep) remeasure(ctx stdctx.Context, c *context, w *tuneRun, i int, out
 }
 
 // onePoint is the space holding only p, for sp's op and target.
-func onePoint(sp *space.Space, p tuning.Params) *space.Space {
-	one := &space.Space{Op: sp.Op, Target: sp.Target}
-	one.SubgroupSize = space.Values{p.SubgroupSize}
-	one.WorkGroupSize.X, one.WorkGroupSize.Y = space.Values{p.WorkGroupSize[0]}, space.Values{p.WorkGroupSize[1]}
-	one.Tile.M, one.Tile.N = space.Values{p.Tile[0]}, space.Values{p.Tile[1]}
-	if p.Coopmatrix != [3]int{} { // gemv and ger have none: an empty dimension
-		one.Coopmatrix.M, one.Coopmatrix.N, one.Coopmatrix.K = space.Values{p.Coopmatrix[0]}, space.Values{p.Coopmatrix[1]}, space.Values{p.Coopmatrix[2]}
-	}
-	one.Unroll = space.Values{p.Unroll}
-	one.BatchPerGroup = space.Values{p.BatchPerGroup}
-	one.StageLocal = space.Bools{p.StageLocal}
-	if p.VectorWidth != 0 { // gemm has none
-		one.VectorWidth = space.Values{p.VectorWidth}
-	}
-	return one
-}
+func onePoint(sp *space.Space, p tuning.Params) *space.Space { return sp.Point(p) }
 
 // evaluate runs the shape's tuner over sp and summarises what it found.
 func (s *sweep) evaluate(ctx stdctx.Context, c *context, w *tuneRun, recipe kernels.Recipe, sp *space.Space, opts tuner.Options, out sweepShape) (sweepShape, error) {

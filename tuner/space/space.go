@@ -226,8 +226,9 @@ func (s *Space) Size() int {
 // fastest (stage_local, then for staged points the pad and the stages),
 // then local_epilogue, batch_per_group, unroll, coopmatrix k, n, m, vector
 // width, tile n, m, work-group y, x, and subgroup size slowest; values in
-// ascending order. Points without staging have one stage and no padding,
-// so the staged sub-dimensions do not repeat them.
+// ascending order. Points without staging have no stages and no padding,
+// so the staged sub-dimensions do not repeat them; a single stage is
+// Stages 0, as configurations were stored before the pipeline existed.
 func (s *Space) All() iter.Seq[tuning.Params] {
 	orZero := func(v Values) Values {
 		if len(v) == 0 {
@@ -248,6 +249,9 @@ func (s *Space) All() iter.Seq[tuning.Params] {
 			continue
 		}
 		for _, st := range orOne(s.Stages) {
+			if st == 1 {
+				st = 0 // one buffer: the form stored before there were stages
+			}
 			for _, pad := range orZero(s.LocalPad) {
 				stagings = append(stagings, staging{true, st, pad})
 			}
@@ -297,6 +301,29 @@ func orOne(v Values) Values {
 		return Values{1}
 	}
 	return v
+}
+
+// Point returns the space of s's op and target whose only point is p.
+func (s *Space) Point(p tuning.Params) *Space {
+	one := &Space{Op: s.Op, Target: s.Target}
+	one.SubgroupSize = Values{p.SubgroupSize}
+	one.WorkGroupSize.X, one.WorkGroupSize.Y = Values{p.WorkGroupSize[0]}, Values{p.WorkGroupSize[1]}
+	one.Tile.M, one.Tile.N = Values{p.Tile[0]}, Values{p.Tile[1]}
+	if p.Coopmatrix != [3]int{} { // gemv and ger have none: an empty dimension
+		one.Coopmatrix.M, one.Coopmatrix.N, one.Coopmatrix.K = Values{p.Coopmatrix[0]}, Values{p.Coopmatrix[1]}, Values{p.Coopmatrix[2]}
+	}
+	one.Unroll = Values{p.Unroll}
+	one.BatchPerGroup = Values{p.BatchPerGroup}
+	one.StageLocal = Bools{p.StageLocal}
+	if p.VectorWidth != 0 { // gemm has none
+		one.VectorWidth = Values{p.VectorWidth}
+	}
+	// Points without staging enumerate one stage and no padding whatever
+	// these say; staged ones take them as stored.
+	one.Stages = Values{max(p.Stages, 1)}
+	one.LocalPad = Values{p.LocalPad}
+	one.LocalEpilogue = Bools{p.LocalEpilogue}
+	return one
 }
 
 // Shipped returns the space of op for target shipped in configs/spaces.

@@ -1,0 +1,144 @@
+"""Batched GEMM tuned by tltune next to cuBLAS (through PyTorch).
+
+Usage: python3 gemm_report.py [--json OUT.json] REPORT.json [REPORT.json ...]
+
+Each REPORT is the --json output of `tltune gemm`. For each, cuBLAS is timed
+through PyTorch on the same problem: the same batch, the same number of
+rotated buffer sets, the same element types, with CUDA events (median of
+200 launches after 20 warm-up ones; torch_baddbmm.median_ns). tltune's
+matrices are column-major, PyTorch's row-major, so tltune's C = A·B is
+PyTorch's Cᵀ = Bᵀ·Aᵀ on the same memory: torch.bmm(Bt, At) with Bt of
+(batch, N, K) and At of (batch, K, M).
+
+  f16 inputs: bmm(..., out_dtype=torch.float32) computes the recipe's
+              problem (f32 C); baddbmm with an f16 C (half the output
+              bytes) is shown too.
+  f32:        baddbmm (beta 0, alpha 1), as the recipe.
+
+The ratio is cuBLAS time over tltune time (above 1: tltune is faster). The
+table ends with the geometric mean of the ratios of the small and medium
+problems (16³, 32³, 64×64×32 in both types) and of all rows.
+"""
+import json
+import math
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torch_baddbmm import median_ns  # noqa: E402
+
+SMALL = {(16, 16, 16), (32, 32, 32), (64, 64, 32)}
+
+
+def problem(report):
+    """(dtype, acc, m, n, k) of a report's recipe, e.g. 'gemm.nn f16->f32 64x64x32'."""
+    fields = report["recipe"].split()
+    types = re.split(r"->|/", fields[1])
+    dtype, acc = types[0], types[-1]
+    m, n, k = (int(x) for x in re.match(r"(\d+)x(\d+)x(\d+)", fields[2]).groups())
+    return dtype, acc, m, n, k
+
+
+def time_cublas(report):
+    """cuBLAS times (ns) by kernel name, or None without torch and CUDA."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    if not torch.cuda.is_available():
+        return None
+    dtype, acc, m, n, k = problem(report)
+    batch, sets = report["batch"], report["buffer_sets"]
+    t = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32, "f64": torch.float64}[dtype]
+    ta = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32, "f64": torch.float64}[acc]
+    bt = [torch.rand(batch, n, k, device="cuda", dtype=t) for _ in range(sets)]
+    at = [torch.rand(batch, k, m, device="cuda", dtype=t) for _ in range(sets)]
+    out = {"torch": torch.__version__, "device": torch.cuda.get_device_name()}
+    if ta != t:
+        c = [torch.empty(batch, n, m, device="cuda", dtype=ta) for _ in range(sets)]
+        out["bmm_out_dtype"] = median_ns(lambda i: torch.bmm(bt[i], at[i], out_dtype=ta, out=c[i]), sets)
+        h = [torch.empty(batch, n, m, device="cuda", dtype=t) for _ in range(sets)]
+        out["baddbmm_half_out"] = median_ns(lambda i: torch.baddbmm(h[i], bt[i], at[i], beta=0, alpha=1, out=h[i]), sets)
+    else:
+        c = [torch.empty(batch, n, m, device="cuda", dtype=t) for _ in range(sets)]
+        out["baddbmm"] = median_ns(lambda i: torch.baddbmm(c[i], bt[i], at[i], beta=0, alpha=1, out=c[i]), sets)
+    return out
+
+
+def row(report, cublas):
+    dtype, acc, m, n, k = problem(report)
+    r = {"dtype": dtype, "acc": acc, "m": m, "n": n, "k": k, "batch": report["batch"],
+         "evaluated": report.get("evaluated"), "wall_seconds": report.get("wall_seconds")}
+    top = report.get("top") or []
+    if top:
+        r.update(params=top[0]["params"], median_ns=top[0]["median_ns"], gflops=top[0]["gflops"])
+    if cublas:
+        r["cublas"] = cublas
+        same = cublas.get("bmm_out_dtype", cublas.get("baddbmm"))
+        if "median_ns" in r and same:
+            r["ratio"] = same / r["median_ns"]
+        if "median_ns" in r and "baddbmm_half_out" in cublas:
+            r["ratio_half_out"] = cublas["baddbmm_half_out"] / r["median_ns"]
+    return r
+
+
+def params_string(p):
+    s = "sg%d wg%dx%d t%dx%d cm%dx%dx%d u%d b%d" % (
+        p["subgroup_size"], p["work_group_size"][0], p["work_group_size"][1], p["tile"][0], p["tile"][1],
+        p["coopmatrix"][0], p["coopmatrix"][1], p["coopmatrix"][2], p["unroll"], p["batch_per_group"])
+    if p.get("stage_local"):
+        s += " local s%d pad%d" % (max(p.get("stages", 1), 1), p.get("local_pad", 0))
+    if p.get("local_epilogue"):
+        s += " cl"
+    return s
+
+
+def us(ns):
+    return "%.2f µs" % (ns / 1e3)
+
+
+def geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def table(rows):
+    lines = ["| problem | batch | tltune best configuration | tltune | TFLOP/s | cuBLAS (same problem) | ratio | baddbmm, f16 C | ratio |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        name = "%dx%dx%d %s→%s" % (r["m"], r["n"], r["k"], r["dtype"], r["acc"])
+        if "median_ns" not in r:
+            lines.append("| %s | %d | no verified configuration | | | | | | |" % (name, r["batch"]))
+            continue
+        cells = [name, str(r["batch"]), params_string(r["params"]), us(r["median_ns"]), "%.1f" % (r["gflops"] / 1e3)]
+        c = r.get("cublas") or {}
+        same = c.get("bmm_out_dtype", c.get("baddbmm"))
+        cells += [us(same) if same else "–", "%.2f×" % r["ratio"] if "ratio" in r else "–"]
+        half = c.get("baddbmm_half_out")
+        cells += [us(half) if half else "", "%.2f×" % r["ratio_half_out"] if "ratio_half_out" in r else ""]
+        lines.append("| " + " | ".join(cells) + " |")
+    small = [r["ratio"] for r in rows if "ratio" in r and (r["m"], r["n"], r["k"]) in SMALL]
+    every = [r["ratio"] for r in rows if "ratio" in r]
+    lines.append("")
+    lines.append("geometric mean of the ratios: small and medium rows (16³, 32³, 64×64×32; %d) %.2f×, all rows (%d) %.2f×"
+                 % (len(small), geomean(small), len(every), geomean(every)))
+    return "\n".join(lines)
+
+
+def main(args):
+    out_json = None
+    if args[:1] == ["--json"]:
+        out_json, args = args[1], args[2:]
+    rows = []
+    for path in args:
+        with open(path) as f:
+            report = json.load(f)
+        rows.append(row(report, time_cublas(report)))
+    print(table(rows))
+    if out_json:
+        with open(out_json, "w") as f:
+            json.dump(rows, f, indent=2)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
