@@ -491,7 +491,7 @@ func explainMatvec(f *ir.Func, main *ir.Inst, p tuning.Params) string {
 	}
 	tl := newTiling(p.SubgroupSize, w, p.Tile)
 	return fmt.Sprintf("%s streams %%%s (%s, %d-byte aligned): vector width %d asked, %d used; tile %dx%d: %d lanes down, %d across, %d vector(s) and %d column(s) per lane",
-		main.Op, m.Name, m.Type, alignment(f, m), max(p.VectorWidth, 1), w, tl.rows(), tl.cols(), tl.l0, tl.l1, tl.n0, tl.n1)
+		main.Op, m.Name, m.Type, ir.Alignment(f, m), max(p.VectorWidth, 1), w, tl.rows(), tl.cols(), tl.l0, tl.l1, tl.n0, tl.n1)
 }
 
 // matvecHeuristic is the gemv/ger configuration when nothing else
