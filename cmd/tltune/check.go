@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"os"
@@ -35,7 +36,7 @@ func runCheck(c *context, args []string) int {
 	status := exitOK
 	all := []diag.JSON{}
 	for _, file := range fs.Args() {
-		src, err := os.ReadFile(file)
+		src, err := readSource(file)
 		switch {
 		case err != nil && *asJSON:
 			all = append(all, diag.JSON{File: file, Message: err.Error()})
@@ -100,6 +101,17 @@ func frontEnd(file string, src []byte, d syntax.Dialect) (*ir.Program, diag.List
 		}
 		return prog, errs
 	})
+}
+
+// readSource reads a tensor-language file. A binary file (one holding a
+// NUL byte) is refused in one line: parsed, it would give an error for
+// nearly every byte.
+func readSource(file string) ([]byte, error) {
+	src, err := os.ReadFile(file)
+	if err == nil && bytes.IndexByte(src, 0) >= 0 {
+		err = inputError{fmt.Errorf("%s is not tensor-language source: it holds NUL bytes (a binary file?)", file)}
+	}
+	return src, err
 }
 
 // parseOnly parses src in dialect d without verifying it.

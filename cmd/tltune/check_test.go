@@ -45,6 +45,21 @@ func TestCheckUsage(t *testing.T) {
 	}
 }
 
+// TestBinaryFileRefused: a binary file is one line of error, not one per
+// byte (found by TestCLIRandomArguments: it took minutes per file).
+func TestBinaryFileRefused(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "k.ir")
+	if err := os.WriteFile(bin, []byte("SQLite format 3\x00\x10\x00\x02\x02"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"check", "fmt", "compile", "run"} {
+		status, stdout, stderr := tltune(cmd, bin)
+		if status != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "holds NUL bytes") {
+			t.Errorf("%s of a binary file: status %d, stdout %q, stderr %q; want one line and status 2", cmd, status, stdout, stderr)
+		}
+	}
+}
+
 func TestGuardedReportsInternalFault(t *testing.T) {
 	prog, errs := guarded("k.tl", func() (*ir.Program, diag.List) { panic("boom") })
 	if prog != nil || len(errs) != 1 || !strings.Contains(errs[0].Msg, "internal compiler error") || !strings.Contains(errs[0].Msg, "boom") {

@@ -67,7 +67,7 @@ func compileCmd(c *context, args []string) int {
 		return c.usageError("%v", err)
 	}
 	file := files[0]
-	src, err := os.ReadFile(file)
+	src, err := readSource(file)
 	if err != nil {
 		return c.fail(err)
 	}

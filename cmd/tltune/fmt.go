@@ -64,7 +64,7 @@ type fmtOptions struct {
 // formatFile formats one file. Only syntax matters: fmt formats programs
 // the verifier would reject, like gofmt formats code that does not compile.
 func formatFile(c *context, file string, o fmtOptions) error {
-	src, err := os.ReadFile(file)
+	src, err := readSource(file)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"tltune/compiler/diag"
@@ -82,7 +83,7 @@ func runKernel(c *context, args []string) int {
 	if f.timeout <= 0 {
 		return c.usageError("--timeout %v must be a positive duration", f.timeout)
 	}
-	src, err := os.ReadFile(f.file)
+	src, err := readSource(f.file)
 	if err != nil {
 		return c.fail(err)
 	}
@@ -209,7 +210,18 @@ type argBinder struct {
 	shapes map[string][]int64
 	arrays map[string]*npy.Array
 	groups int
+	bytes  int64 // allocated by the current bind, against argumentMemory
 }
+
+// argumentMemory bounds the bytes of one set of arguments: half the host's
+// memory, so that a large --groups or --shape is an error, not a crash.
+var argumentMemory = func() int64 {
+	var si syscall.Sysinfo_t
+	if err := syscall.Sysinfo(&si); err != nil || si.Totalram == 0 {
+		return 4 << 30
+	}
+	return int64(min(si.Totalram*uint64(si.Unit)/2, math.MaxInt64))
+}()
 
 // boundArgs are the interpreter's arguments of one run. The binder can
 // make several sets from the same specifications (the same seeds and
@@ -316,6 +328,7 @@ func (b *argBinder) bind() (*boundArgs, error) {
 		}
 	}
 	b.groups = max(b.groups, 1)
+	b.bytes = 0
 	a := &boundArgs{args: make([]interp.Arg, len(b.fn.Params)), views: make([][]*interp.Memref, len(b.fn.Params))}
 	for i, p := range b.fn.Params {
 		var err error
@@ -411,6 +424,20 @@ func staticShape(p *ir.Value) []int64 {
 // Group members take their data from the array slice with last index member;
 // offset elements precede the data (the group's offset).
 func (b *argBinder) memref(p *ir.Value, shape []int64, member, offset int64) (*interp.Memref, error) {
+	t, stride := memrefLayout(p, shape)
+	n := elements(shape, stride, offset, argumentMemory/t.Elem().Size())
+	if err := b.claim(p, shape, n*t.Elem().Size()); err != nil {
+		return nil, err
+	}
+	m := &interp.Memref{Buf: interp.NewBuffer(t.Elem(), int(n)), Shape: shape, Stride: stride}
+	m.Offset = offset
+	return m, b.fill(p, m, member)
+}
+
+// memrefLayout is the memref type of p (its member type for a group) and
+// the strides of a memref of that type with the given shape: static ones
+// from the type, dynamic ones packed.
+func memrefLayout(p *ir.Value, shape []int64) (*ir.Type, []int64) {
 	t := p.Type
 	if t.Kind() == ir.KindGroup {
 		t = t.Elem()
@@ -424,20 +451,52 @@ func (b *argBinder) memref(p *ir.Value, shape []int64, member, offset int64) (*i
 		}
 		next = stride[k] * max(shape[k], 1)
 	}
-	n := int64(1)
+	return t, stride
+}
+
+// elements is the number of elements a memref with shape and stride spans
+// after offset ones, or limit+1 when that is more than limit.
+func elements(shape, stride []int64, offset, limit int64) int64 {
+	n := offset + 1
 	for k := range shape {
+		if shape[k] <= 0 {
+			return offset // empty
+		}
+		if stride[k] > 0 && shape[k]-1 > (limit-n)/stride[k] {
+			return limit + 1
+		}
 		n += (shape[k] - 1) * stride[k]
 	}
-	m := &interp.Memref{Buf: interp.NewBuffer(t.Elem(), int(offset+max(n, 0))), Shape: shape, Stride: stride}
-	m.Offset = offset
-	return m, b.fill(p, m, member)
+	return min(n, limit+1)
 }
+
+// claim counts bytes of argument p (of the given shape) against
+// argumentMemory.
+func (b *argBinder) claim(p *ir.Value, shape []int64, bytes int64) error {
+	if bytes > argumentMemory-b.bytes {
+		return fmt.Errorf("%%%s of shape %s takes more than the %s this host can give the arguments; use a smaller --shape or --groups",
+			p.Name, formatShape(shape), speak.Bytes(uint64(argumentMemory)))
+	}
+	b.bytes += bytes
+	return nil
+}
+
+// memberOverhead approximates the host memory of a group member beyond
+// its data.
+const memberOverhead = 256
 
 func (b *argBinder) group(p *ir.Value, shape []int64) (*interp.Group, []*interp.Memref, error) {
 	count := shape[len(shape)-1]
 	offset := p.Type.GroupOffset()
 	if offset == ir.Dynamic {
 		offset = 0 // the dynamic offset of a command-line group is 0
+	}
+	// The members together, before any is allocated.
+	member := shape[:len(shape)-1]
+	t, stride := memrefLayout(p, member)
+	each := elements(member, stride, offset, argumentMemory/t.Elem().Size())*t.Elem().Size() + memberOverhead
+	if count > 0 && count > (argumentMemory-b.bytes)/each {
+		return nil, nil, b.claim(p, shape, argumentMemory+1)
 	}
 	g := &interp.Group{}
 	var views []*interp.Memref

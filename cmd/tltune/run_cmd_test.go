@@ -152,6 +152,13 @@ func TestRunErrors(t *testing.T) {
 		{[]string{"run", "testdata/run/fib.ir", "--arg", "F=" + filepath.Join(dir, "none.npy")}, 2, "no such file"},
 		{[]string{"run", bad, "--arg", "a=1"}, 2, "bad.ir:2:22: error:"},
 		{[]string{"run"}, 2, "missing FILE"},
+		// Found by TestCLIRandomArguments: these allocated until the host
+		// ran out of memory.
+		{[]string{"run", "testdata/run/fib.ir", "--arg", "F=zeros", "--groups", "99999999999"}, 2,
+			"%F of shape 32x99999999999 takes more than the"},
+		{[]string{"run", "testdata/run/groups.ir", "--arg", "A=rand", "--arg", "x=rand", "--arg", "y=rand",
+			"--shape", "A=9x6x99999999999", "--shape", "x=6x4", "--shape", "y=9x4"}, 2, "%A of shape 9x6x99999999999 takes more than the"},
+		{[]string{"run", "testdata/run/fib.ir", "--arg", "F=zeros", "--groups", "9223372036854775807"}, 2, "takes more than the"},
 	} {
 		_, errs, status := runTool(c.args...)
 		if status != c.status || !strings.Contains(errs, c.want) || strings.Count(strings.TrimSpace(errs), "\n") > 2 {

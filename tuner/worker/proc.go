@@ -70,7 +70,9 @@ func startProc(launch Launcher, gen int) (*proc, error) {
 		reqW.Close()
 		repR.Close()
 		outR.Close()
-		return nil, fmt.Errorf("starting the worker process: %w", err)
+		// %v: the executable missing is the installation's fault, not a
+		// file the user named.
+		return nil, fmt.Errorf("starting the worker process: %v", err)
 	}
 	w := &proc{gen: gen, cmd: cmd, reqs: reqW, enc: newEncoder(reqW), waiting: map[uint64]chan reply{},
 		dead: make(chan struct{}), output: newOutputTail()}
