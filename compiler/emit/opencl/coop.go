@@ -44,6 +44,9 @@ func (e *fn) coopType(v *ir.Value) (name string, perLane int) {
 	if e.packed[v] {
 		return e.u.packedStruct(n / 2), n
 	}
+	if e.replicated[v] {
+		n = int(t.Rows()) * int(t.Cols())
+	}
 	return e.u.coopStruct(t.Elem(), n), n
 }
 
@@ -184,6 +187,10 @@ func (e *fn) coopLoad(in *ir.Inst) {
 		e.packedLoad(in)
 		return
 	}
+	if e.replicated[in.Result()] {
+		e.replicatedLoad(in)
+		return
+	}
 	m := e.memref(in.Operands[0])
 	x, y := e.value(in.Operands[1]), e.value(in.Operands[2])
 	t := in.Result().Type
@@ -230,11 +237,14 @@ func (e *fn) coopMulAdd(in *ir.Inst) {
 	e.line("%s %s = %s;", accType, acc, c)
 	e.coopLoop("tl_kk", depth)
 	e.coopLoop("tl_c", cols)
-	bElem := fmt.Sprintf("%s.v[(tl_kk / %d) * %d + tl_c]", b, sgs, cols)
-	if sgs == 1 {
+	var bElem string
+	switch {
+	case sgs == 1 || e.replicated[bv]:
 		bElem = fmt.Sprintf("%s.v[tl_kk * %d + tl_c]", b, cols)
+	default:
+		bElem = fmt.Sprintf("%s.v[(tl_kk / %d) * %d + tl_c]", b, sgs, cols)
+		bElem = e.broadcast(bElem, bv.Type.Elem(), fmt.Sprintf("(int)(tl_kk %% %d)", sgs))
 	}
-	bElem = e.broadcast(bElem, bv.Type.Elem(), fmt.Sprintf("(int)(tl_kk %% %d)", sgs))
 	e.line("const %s tl_b = %s;", e.regType(ct), e.convert(bElem, bv.Type.Elem(), ct))
 	e.coopLoop("tl_i", ceilDiv(rows, sgs))
 	aElem := e.convert(fmt.Sprintf("%s.v[tl_i * %d + tl_kk]", a, depth), av.Type.Elem(), ct)
@@ -251,6 +261,27 @@ func (e *fn) coopMulAdd(in *ir.Inst) {
 		return
 	}
 	e.coopElementwise(d, func(x []string) string { return e.convert(x[0], ct, d.Type.Elem()) }, acc)
+}
+
+// replicatedLoad loads a replicated B operand: every lane reads every
+// element, row-major (element (r, c) at slot r·cols + c), so lanes reading
+// the same address meet in one broadcast access.
+func (e *fn) replicatedLoad(in *ir.Inst) {
+	m := e.memref(in.Operands[0])
+	x, y := e.value(in.Operands[1]), e.value(in.Operands[2])
+	t := in.Result().Type
+	name, _ := e.coopDecl(in.Result())
+	zero := e.zero(t.Elem())
+	e.coopLoop("tl_r", int(t.Rows()))
+	e.coopLoop("tl_c", int(t.Cols()))
+	off, cond := e.coopAccess(m, x, y, in.TransA == ir.Trans, in.Checked)
+	load := e.loadElem(m, off)
+	if cond != "" {
+		load = cond + " ? " + load + " : " + zero
+	}
+	e.line("%s.v[tl_r * %d + tl_c] = %s;", name, t.Cols(), load)
+	e.closeLoop()
+	e.closeLoop()
 }
 
 // zero is the C zero of scalar type t.

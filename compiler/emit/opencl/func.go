@@ -26,6 +26,8 @@ type fn struct {
 	engine *target.MatrixShape     // the matrix engine the fragments are for (nil: none)
 	frags  map[ir.MatrixUse]fragment
 	packed map[*ir.Value]bool // fragment values held two 16-bit elements per uint (packedValues)
+	// replicated: B operands every lane holds whole (replicatedValues).
+	replicated map[*ir.Value]bool
 	// scratch, tiles: the local arrays of emulated shuffles and of the
 	// emulated matrix engine are declared.
 	scratch, tiles bool
@@ -44,6 +46,7 @@ func (u *unit) emitFunc(out *strings.Builder, f *ir.Func, symbol string, l Launc
 		e.frags = fragmentsOf(e.engine)
 		e.packed = packedValues(f, e.frag, e.engine)
 	}
+	e.replicated = replicatedValues(f, e.frag, l.SubgroupSize)
 	e.body.Grow(32 << 10) // typical kernels are tens of KiB; avoid regrowing
 	k := &Kernel{Name: f.Name, Symbol: symbol, Launch: l}
 	params := e.params(k)

@@ -203,21 +203,34 @@ func packedValues(f *ir.Func, frag map[*ir.Value]bool, engine *target.MatrixShap
 	if engine == nil || engine.Engine != target.EnginePTX || engine.Emulated {
 		return nil
 	}
-	uf := unionFind{}
-	ok := map[*ir.Value]bool{} // class root -> still packable
-	touch := func(v *ir.Value, allowed bool) {
-		if !frag[v] {
-			return
-		}
+	return loadedForMulAdd(f, func(v *ir.Value) bool {
 		t := v.Type
 		elem := t.Elem().Kind()
-		fits := (t.Use() == ir.MatrixA || t.Use() == ir.MatrixB) && (elem == ir.KindF16 || elem == ir.KindBF16)
-		r := uf.find(v)
-		if _, seen := ok[r]; !seen {
-			ok[r] = true
-		}
-		ok[r] = ok[r] && fits && allowed
+		return frag[v] && (t.Use() == ir.MatrixA || t.Use() == ir.MatrixB) && (elem == ir.KindF16 || elem == ir.KindBF16)
+	}, func(*ir.Inst) bool { return true }, func(i int) bool { return i == 0 || i == 1 })
+}
+
+// replicatedValues picks the B operands held whole by every lane: values
+// outside the engine's fragments whose class only loads them from local
+// memory and feeds them to mul_add as B, at subgroup sizes above one.
+// Every lane then reads the piece itself, lanes reading one address at a
+// time (a broadcast in local memory), instead of receiving each element by
+// a shuffle from the lane holding its row inside the multiplication.
+func replicatedValues(f *ir.Func, frag map[*ir.Value]bool, sgs int) map[*ir.Value]bool {
+	if sgs == 1 {
+		return nil
 	}
+	return loadedForMulAdd(f, func(v *ir.Value) bool {
+		return !frag[v] && v.Type.Use() == ir.MatrixB
+	}, func(in *ir.Inst) bool { return in.Operands[0].Type.Space() == ir.Local }, func(i int) bool { return i == 1 })
+}
+
+// loadedForMulAdd returns the coopmatrix values whose class (values joined
+// through loops and ifs) consists of candidates that are only defined by
+// cooperative_matrix_load instructions loadOK admits and only used as the
+// mul_add operands operandOK admits.
+func loadedForMulAdd(f *ir.Func, candidate func(*ir.Value) bool, loadOK func(*ir.Inst) bool, operandOK func(i int) bool) map[*ir.Value]bool {
+	uf := unionFind{}
 	f.Body.Walk(func(in *ir.Inst) bool {
 		switch in.Op {
 		case ir.OpFor:
@@ -235,8 +248,17 @@ func packedValues(f *ir.Func, frag map[*ir.Value]bool, engine *target.MatrixShap
 		}
 		return true
 	})
-	// A second walk once the classes are complete: every definition and use
-	// must be one that packed values support.
+	ok := map[*ir.Value]bool{} // class root -> every member qualifies so far
+	touch := func(v *ir.Value, allowed bool) {
+		if v.Type.Kind() != ir.KindCoopmatrix {
+			return
+		}
+		r := uf.find(v)
+		prev, seen := ok[r]
+		ok[r] = (prev || !seen) && allowed && candidate(v)
+	}
+	// Once the classes are complete, every definition and use must be one
+	// the layout supports.
 	f.Body.Walk(func(in *ir.Inst) bool {
 		switch in.Op {
 		case ir.OpFor, ir.OpYield, ir.OpIf:
@@ -247,10 +269,12 @@ func packedValues(f *ir.Func, frag map[*ir.Value]bool, engine *target.MatrixShap
 				touch(v, true)
 			}
 		case ir.OpCoopMatrixLoad:
-			touch(in.Result(), true)
+			touch(in.Result(), loadOK(in))
 		case ir.OpCoopMatrixMulAdd:
-			touch(in.Operands[0], true)
-			touch(in.Operands[1], true)
+			for i, v := range in.Operands {
+				touch(v, operandOK(i))
+			}
+			touch(in.Result(), false)
 		default:
 			for _, v := range in.Operands {
 				touch(v, false)
@@ -262,8 +286,13 @@ func packedValues(f *ir.Func, frag map[*ir.Value]bool, engine *target.MatrixShap
 		return true
 	})
 	out := map[*ir.Value]bool{}
-	for v := range frag {
-		if r := uf.find(v); ok[r] {
+	for r, good := range ok {
+		if good {
+			out[r] = true
+		}
+	}
+	for v := range uf.parent {
+		if ok[uf.find(v)] {
 			out[v] = true
 		}
 	}
