@@ -149,6 +149,14 @@ func TestDialects(t *testing.T) {
 		t.Errorf("errors: status %d, want 2", status)
 	}
 	checkGolden(t, "check-released.stderr", []byte(errs))
+	status, out, errs = runCmd("fmt", "--from", "legacy", "testdata/dialects/legacy.tl")
+	if status != exitOK || errs != "" {
+		t.Fatalf("fmt --from legacy: status %d, stderr %q", status, errs)
+	}
+	checkGolden(t, "fmt-from-legacy.stdout", []byte(out))
+	if status, out, errs := runCmd("check", "testdata/dialects/legacy.tl"); status != exitOK || out != "" || errs != "" {
+		t.Errorf("check of a legacy file: status %d, stdout %q, stderr %q; want 0 and silence", status, out, errs)
+	}
 	if status, _, errs := runCmd("fmt", "--to", "legacy", "testdata/dialects/released.tl"); status != exitUsage || strings.Count(errs, "\n") != 1 {
 		t.Errorf("fmt --to legacy: status %d, stderr %q; want 2 and one line", status, errs)
 	}

@@ -107,3 +107,23 @@ func TestReleasedErrors(t *testing.T) {
 		t.Errorf("a released mnemonic read as current: %v, want a hint to --dialect released", errs)
 	}
 }
+
+// TestLegacyErrors: errors in the legacy dialect point where the user
+// wrote the offending text.
+func TestLegacyErrors(t *testing.T) {
+	for _, c := range []struct {
+		src, want string
+	}{
+		{"func @k(%a: f32) {\n  %b = arith.add %a, 1.0 : f64\n}", "2:18: %a has type f32, but the type annotation says f64"},
+		{"func @k(%a: f32) {\n  %b = frob %a : f32\n}", "2:8: unknown instruction 'frob'"},
+		{"func @k(%a: memref<f32x4>) {\n  %b = load %a[0] : memref<f32x8>\n}", "2:13: %a has type memref<f32x4>, but the type annotation says memref<f32x8>"},
+		{"func @k() work_group_size(64) {\n}", "1:11: work_group_size takes two sizes"},
+		{"func @k(%a: i32) {\n  %b = arith.add %a, 99999999999999999999 : i32\n}", "2:22: integer constant 99999999999999999999 out of range"},
+		{"func @k(%a: memref<f32x4>) {\n  gemm.n.n 1.0, %a, %a, 0.0 : f32, memref<f32x4>\n}", "2:29: expected ',' between operands"},
+	} {
+		_, errs := syntax.Read([]byte(c.src), syntax.Legacy)
+		if len(errs) == 0 || !strings.HasPrefix(errs[0].Pos.String()+": "+errs[0].Msg, c.want) {
+			t.Errorf("got %v, want %q first:\n%s", errs, c.want, c.src)
+		}
+	}
+}

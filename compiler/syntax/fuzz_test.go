@@ -93,3 +93,33 @@ func FuzzReadReleased(f *testing.F) {
 		}
 	})
 }
+
+// FuzzReadLegacy feeds arbitrary bytes to the legacy dialect's reader:
+// nothing may panic, and a program that reads must print (its upgrade) to
+// text that parses back to it. Seeds: the legacy test programs;
+// testdata/fuzz/FuzzReadLegacy holds what fuzzing found.
+func FuzzReadLegacy(f *testing.F) {
+	names, _ := filepath.Glob("../testdata/legacy/*.tl")
+	for _, name := range names {
+		src, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(src)
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		prog, errs := syntax.Read(src, syntax.Legacy)
+		check.Program(prog, nil)
+		if len(errs) > 0 {
+			return
+		}
+		text := printer.String(prog)
+		again, errs := syntax.Parse([]byte(text))
+		if len(errs) > 0 {
+			t.Fatalf("the upgrade does not parse: %v\n%s", errs, text)
+		}
+		if d := ir.Diff(prog, again); d != "" {
+			t.Fatalf("parse(upgrade(src)) != read(src): %s\n%s", d, text)
+		}
+	})
+}

@@ -209,7 +209,13 @@ func (p *parser) instruction() *ir.Inst {
 		m.fromReleased()
 	}
 	p.next()
-	types, multi := p.instructionBody(in, &m)
+	var types []*ir.Type
+	var multi bool
+	if p.dialect == Legacy {
+		types, multi = p.legacyBody(in, &m)
+	} else {
+		types, multi = p.instructionBody(in, &m)
+	}
 	m.done()
 	p.bindResults(in, m.name, names, types, multi)
 	return in

@@ -55,6 +55,14 @@ type parser struct {
 	expansion []defToken
 	expandAt  ir.Pos
 
+	// pending are the instructions the legacy dialect's upgrade adds before
+	// the instruction being read (its constants and computed sizes);
+	// usedNames holds every local name of the file and the names made up
+	// for them.
+	pending   []*ir.Inst
+	usedNames map[string]bool
+	constants map[string]*ir.Value // by type and spelling: the constant made for it
+
 	// names maps every visible name to its value; defined lists the names
 	// in definition order and scopes the start of each open scope in it, so
 	// closing a scope forgets its names. Redefining a visible name is an
@@ -276,6 +284,9 @@ func (p *parser) function() (f *ir.Func) {
 		p.next()
 		f.Attrs = p.dictionary()
 	}
+	if p.dialect == Legacy {
+		p.legacyFuncAttrs(f)
+	}
 	f.Body = &ir.Region{Kind: ir.RegionCollective}
 	p.regionBody(f.Body)
 	return f
@@ -321,6 +332,9 @@ func (p *parser) regionBody(r *ir.Region) {
 
 func (p *parser) instructionOrSkip(r *ir.Region) {
 	depth := len(p.scopes)
+	outer := p.pending // an instruction of a nested region is read while its parent's are pending
+	p.pending = nil
+	defer func() { p.pending = outer }()
 	defer func() {
 		if rec := recover(); rec != nil {
 			if _, ok := rec.(bailout); !ok {
@@ -333,6 +347,13 @@ func (p *parser) instructionOrSkip(r *ir.Region) {
 	lead := p.takeComments()
 	in := p.instruction()
 	p.claimComments(in, lead)
+	if len(p.pending) > 0 {
+		// The comment lines stay before what the instruction became.
+		p.pending[0].Comments, in.Comments = in.Comments, nil
+	}
+	for _, added := range p.pending {
+		r.Append(added)
+	}
 	r.Append(in)
 }
 

@@ -26,6 +26,9 @@ func (p *parser) typ() (*ir.Type, ir.Pos) {
 		return p.compositeType(), pos
 	}
 	t := ir.BasicByName(p.lit)
+	if p.dialect == Legacy && p.lit == "i1" {
+		t = ir.Bool // the legacy reference's boolean
+	}
 	if t == nil {
 		p.fail(pos, "unknown type '%s'", p.lit)
 	}
@@ -212,10 +215,13 @@ func (p *parser) groupType() *ir.Type {
 		p.fail(p.pos, "expected memref type in group, found %s", p.describe())
 	}
 	m := p.memrefType()
-	if p.tok != tWord || p.lit[0] != 'x' {
-		p.fail(p.pos, "expected 'x' and the group size after the memref type, found %s", p.describe())
+	sizes := []extent{{n: ir.Dynamic}} // the legacy group has no size: any
+	if p.dialect != Legacy || p.tok == tWord {
+		if p.tok != tWord || p.lit[0] != 'x' {
+			p.fail(p.pos, "expected 'x' and the group size after the memref type, found %s", p.describe())
+		}
+		sizes = p.xTail(p.lit, p.pos, p.shapeExtent)
 	}
-	sizes := p.xTail(p.lit, p.pos, p.shapeExtent)
 	if len(sizes) != 1 {
 		p.fail(sizes[0].pos, "a group has exactly one size, found %d", len(sizes))
 	}
