@@ -281,6 +281,9 @@ func (p *parser) legacyBody(in *ir.Inst, m *modifiers) (types []*ir.Type, multi 
 		at := len(in.Operands)
 		p.legacyIndices(in)
 		t := p.legacyTypes(in, 1, "the memref's type")[0]
+		if t.Kind() != ir.KindMemref {
+			p.fail(in.TypePos, "store writes to a memref, found %s", t)
+		}
 		p.annotated(legacyArg{v: mv, pos: mpos}, t)
 		idx := append([]*ir.Value(nil), in.Operands[at:]...)
 		ipos := append([]ir.Pos(nil), in.OperandPos[at:]...)
