@@ -415,6 +415,9 @@ func (p *parser) instructionBody(in *ir.Inst, m *modifiers) (types []*ir.Type, m
 	case "vector_store":
 		in.Op = ir.OpVectorStore
 		p.operand(in)
+		if p.tok == tLBrack { // else it would print as a store of nothing
+			p.missing("expected the values to store before the memref (vector_store %%x, %%y, %%m[...]), found %s", p.describe())
+		}
 		for p.tok != tLBrack {
 			p.expect(tComma, "between the stored values and the memref")
 			p.operand(in)
