@@ -63,6 +63,11 @@ func runCheck(c *context, args []string) int {
 		}{all}); err != nil {
 			return c.fail(err)
 		}
+		if status != exitOK {
+			// A failing command always says so on stderr, also when the
+			// errors themselves go to stdout.
+			fmt.Fprintf(c.stderr, "tltune check: %d errors, as JSON on standard output\n", len(all))
+		}
 	}
 	return status
 }
