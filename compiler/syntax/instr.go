@@ -389,13 +389,7 @@ func (p *parser) instructionBody(in *ir.Inst, m *modifiers) (types []*ir.Type, m
 		p.expand(in)
 		return p.resultType(in), false
 	case "fuse":
-		in.Op = ir.OpFuse
-		p.operand(in)
-		p.expect(tLBrack, "after the fuse operand")
-		p.mode(in)
-		p.expect(tComma, "between the fused modes")
-		in.ModeTo = p.integer()
-		p.expect(tRBrack, "after the fused modes")
+		p.fuseOperands(in)
 		return p.resultType(in), false
 	case "load":
 		in.Op = ir.OpLoad
@@ -439,11 +433,7 @@ func (p *parser) instructionBody(in *ir.Inst, m *modifiers) (types []*ir.Type, m
 		in.Op = ir.OpAsyncWait
 		in.Count = m.count()
 	case "size":
-		in.Op = ir.OpSize
-		p.operand(in)
-		p.expect(tLBrack, "before the mode")
-		p.mode(in)
-		p.expect(tRBrack, "after the mode")
+		p.sizeOperands(in)
 		return p.resultType(in), false
 	case "store":
 		in.Op = ir.OpStore
@@ -613,11 +603,29 @@ func (p *parser) releasedInstruction(in *ir.Inst, m *modifiers) []*ir.Type {
 	return p.coopApply(in)
 }
 
+// sizeOperands parses the operands of size: "%v[mode]".
+func (p *parser) sizeOperands(in *ir.Inst) {
+	in.Op = ir.OpSize
+	p.operand(in)
+	p.bracketedMode(in)
+}
+
+// fuseOperands parses the operands of fuse: "%v[from, to]".
+func (p *parser) fuseOperands(in *ir.Inst) {
+	in.Op = ir.OpFuse
+	p.operand(in)
+	p.expect(tLBrack, "after the fuse operand")
+	p.mode(in)
+	p.expect(tComma, "between the fused modes")
+	in.ModeTo = p.integer()
+	p.expect(tRBrack, "after the fused modes")
+}
+
 // bracketedMode parses "[" integer "]" into in.Mode.
 func (p *parser) bracketedMode(in *ir.Inst) {
-	p.expect(tLBrack, "before the index")
+	p.expect(tLBrack, "before the mode")
 	p.mode(in)
-	p.expect(tRBrack, "after the index")
+	p.expect(tRBrack, "after the mode")
 }
 
 // coopApply parses "(%row, %col, %val) = %A -> TYPE { ... }".
@@ -885,6 +893,12 @@ func (p *parser) typeList() []*ir.Type {
 
 func (p *parser) ifElse(in *ir.Inst) []*ir.Type {
 	p.operand(in)
+	return p.ifTail(in)
+}
+
+// ifTail parses what follows an if's condition: the optional result types
+// and the regions.
+func (p *parser) ifTail(in *ir.Inst) []*ir.Type {
 	var types []*ir.Type
 	if p.accept(tArrow) {
 		in.TypePos = p.pos

@@ -294,11 +294,7 @@ func (p *parser) legacyBody(in *ir.Inst, m *modifiers) (types []*ir.Type, multi 
 		in.OperandPos = append(in.OperandPos, ipos...)
 		return nil, false
 	case "size":
-		in.Op = ir.OpSize
-		p.operand(in)
-		p.expect(tLBrack, "before the mode")
-		p.mode(in)
-		p.expect(tRBrack, "after the mode")
+		p.sizeOperands(in)
 		p.annotated(legacyArg{v: in.Operands[0], pos: in.OperandPos[0]}, p.legacyTypes(in, 1, "the operand's type")[0])
 		return []*ir.Type{ir.Index}, false
 	case "subview":
@@ -306,13 +302,7 @@ func (p *parser) legacyBody(in *ir.Inst, m *modifiers) (types []*ir.Type, multi 
 	case "expand":
 		return []*ir.Type{p.legacyExpand(in)}, false
 	case "fuse":
-		in.Op = ir.OpFuse
-		p.operand(in)
-		p.expect(tLBrack, "after the fuse operand")
-		p.mode(in)
-		p.expect(tComma, "between the fused modes")
-		in.ModeTo = p.integer()
-		p.expect(tRBrack, "after the fused modes")
+		p.fuseOperands(in)
 		t := p.legacyTypes(in, 1, "the operand's type")[0]
 		p.annotated(legacyArg{v: in.Operands[0], pos: in.OperandPos[0]}, t)
 		return []*ir.Type{fuseType(t, in.Mode, in.ModeTo)}, false
@@ -320,24 +310,7 @@ func (p *parser) legacyBody(in *ir.Inst, m *modifiers) (types []*ir.Type, multi 
 		in.Op = ir.OpIf
 		c := p.legacyOperand()
 		p.addOperand(in, p.legacyValue(c, ir.Bool), c.pos)
-		types := []*ir.Type{}
-		if p.accept(tArrow) {
-			in.TypePos = p.pos
-			types = p.typeList()
-		}
-		for i := range 2 {
-			r := in.AddRegion(&ir.Region{Kind: ir.RegionInherit})
-			if i == 1 && !p.isWord("else") {
-				break
-			}
-			if i == 1 {
-				p.next()
-			}
-			p.openScope()
-			p.regionBody(r)
-			p.closeScope()
-		}
-		return types, true
+		return p.ifTail(in), true
 	case "yield":
 		in.Op = ir.OpYield
 		var args []legacyArg
