@@ -29,8 +29,16 @@ all: build
 setup:
 	@bash .ci/setup.sh $(DEB_PACKAGES)
 
+# The version and commit that `tltune version` prints and the results store
+# records with every run, stamped here: Go's VCS stamping is missing from
+# some builds (no .git, -buildvcs=false) and has no version for the main
+# module.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo unknown)
+COMMIT  ?= $(shell c=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HEAD 2>/dev/null && echo $$c || echo $$c+dirty; })
+LDFLAGS := -X main.stampedVersion=$(VERSION) -X main.stampedCommit=$(COMMIT)
+
 build:
-	$(GO) build -o $(BIN) ./cmd/tltune
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/tltune
 
 test: build
 	$(GO) vet $(PKGS)

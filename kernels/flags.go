@@ -20,14 +20,25 @@ type Flags struct {
 	Beta    string // a number, or "atomic" (β=1, atomic update) or "atomic:0" / "atomic:1"
 }
 
-// Register defines the flags on fs with their defaults.
-func (f *Flags) Register(fs *flag.FlagSet) {
-	fs.IntVar(&f.M, "m", 0, "rows of C (gemm, ger) or length of c (gemv)")
-	fs.IntVar(&f.N, "n", 0, "columns of C (gemm, ger), or of op(A) = length of b (gemv)")
-	fs.IntVar(&f.K, "k", 0, "reduction length (gemm only)")
+// Register defines op's flags on fs with their defaults: --k only for
+// gemm, --trans not for ger.
+func (f *Flags) Register(fs *flag.FlagSet, op Op) {
+	switch op {
+	case GEMMOp:
+		fs.IntVar(&f.M, "m", 0, "rows of C")
+		fs.IntVar(&f.N, "n", 0, "columns of C")
+		fs.IntVar(&f.K, "k", 0, "reduction length: columns of op(A), rows of op(B)")
+		fs.StringVar(&f.Trans, "trans", "", "transposes of A and B: nn, nt, tn or tt (default nn)")
+	case GEMVOp:
+		fs.IntVar(&f.M, "m", 0, "length of c: rows of op(A)")
+		fs.IntVar(&f.N, "n", 0, "length of b: columns of op(A)")
+		fs.StringVar(&f.Trans, "trans", "", "transpose of A: n or t (default n)")
+	default:
+		fs.IntVar(&f.M, "m", 0, "rows of C: length of a")
+		fs.IntVar(&f.N, "n", 0, "columns of C: length of b")
+	}
 	fs.StringVar(&f.DType, "dtype", "f32", "element type of the inputs: "+dtypeList(DTypes))
 	fs.StringVar(&f.Acc, "acc", "", "accumulation (output) type; default f32 for f16/bf16, else --dtype")
-	fs.StringVar(&f.Trans, "trans", "", "transposes: gemm nn|nt|tn|tt, gemv n|t (default: none)")
 	fs.StringVar(&f.Layout, "layout", "strided", "batch layout: strided (memref<...x?>) or group (pointer array)")
 	fs.StringVar(&f.Alpha, "alpha", "1", "alpha, real or complex (1+2i)")
 	fs.StringVar(&f.Beta, "beta", "0", "beta, real or complex; atomic (or atomic:1) = beta 1 with an atomic update of C, atomic:0 = atomic store")

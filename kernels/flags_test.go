@@ -3,6 +3,7 @@ package kernels
 import (
 	"flag"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,7 +16,7 @@ func parseFlags(t *testing.T, op Op, args string) (Spec, error) {
 	fs := flag.NewFlagSet("test", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var f Flags
-	f.Register(fs)
+	f.Register(fs, op)
 	if err := fs.Parse(strings.Fields(args)); err != nil {
 		t.Fatalf("%q: %v", args, err)
 	}
@@ -54,13 +55,11 @@ func TestFlagsErrors(t *testing.T) {
 		{GEMMOp, "--n 4 --k 4", "--m must be between 1 and 65536, got 0"},
 		{GEMMOp, "--m 4 --n -3 --k 4", "--n must be between 1 and 65536, got -3"},
 		{GEMMOp, "--m 4 --n 4 --k 70000", "--k must be between 1 and 65536, got 70000"},
-		{GEMVOp, "--m 4 --n 4 --k 4", "--k applies only to gemm; gemv is shaped by m and n"},
 		{GEMMOp, "--m 4 --n 4 --k 4 --dtype f8", `--dtype: unknown type "f8" (want one of f16, bf16, f32, f64, c32, c64)`},
 		{GEMMOp, "--m 4 --n 4 --k 4 --dtype f32 --acc f16", "--acc f16 is narrower than --dtype f32; use one of f32, f64, c32, c64"},
 		{GEMMOp, "--m 4 --n 4 --k 4 --dtype c32 --acc f64", "--acc f64 is narrower than --dtype c32; use one of c32, c64"},
 		{GEMMOp, "--m 4 --n 4 --k 4 --trans t", `--trans "t": gemm takes nn, nt, tn or tt`},
 		{GEMVOp, "--m 4 --n 4 --trans nx", `--trans "nx": gemv takes n or t`},
-		{GEROp, "--m 4 --n 4 --trans n", `--trans "n": ger takes nothing (ger has no transposes)`},
 		{GEMMOp, "--m 4 --n 4 --k 4 --layout pointers", `--layout: unknown layout "pointers" (want strided or group)`},
 		{GEMMOp, "--m 4 --n 4 --k 4 --alpha two", `--alpha: "two" is not a number (write 0.5, -2 or 1+2i)`},
 		{GEMMOp, "--m 4 --n 4 --k 4 --alpha 1+1i", "--alpha (1+1i) is complex but has the real type f32"},
@@ -71,6 +70,21 @@ func TestFlagsErrors(t *testing.T) {
 		_, err := parseFlags(t, c.op, c.args)
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%v %s: error %v, want %q", c.op, c.args, err, c.want)
+		}
+	}
+}
+
+// TestFlagsPerOp: each op defines only its own flags: no --k for gemv and
+// ger, no --trans for ger.
+func TestFlagsPerOp(t *testing.T) {
+	for op, missing := range map[Op][]string{GEMVOp: {"k"}, GEROp: {"k", "trans"}, GEMMOp: nil} {
+		fs := flag.NewFlagSet("test", flag.ContinueOnError)
+		var f Flags
+		f.Register(fs, op)
+		for _, name := range []string{"m", "n", "k", "trans", "dtype", "acc", "layout", "alpha", "beta"} {
+			if defined := fs.Lookup(name) != nil; defined == slices.Contains(missing, name) {
+				t.Errorf("%v: --%s defined %v", op, name, defined)
+			}
 		}
 	}
 }

@@ -200,10 +200,19 @@ func exitStatus(err error) int {
 	return exitRuntime
 }
 
+// versionString is the version, and the commit when known, e.g.
+// "v0.3.0 (commit 0123456789ab+dirty)".
 func versionString() string {
 	version, commit := buildVersion()
-	if len(commit) > 12 {
-		commit = commit[:12]
+	if commit == "" {
+		return version
 	}
-	return strings.TrimSpace(version + " " + commit)
+	short, dirty := strings.CutSuffix(commit, "+dirty")
+	if len(short) > 12 {
+		short = short[:12]
+	}
+	if dirty {
+		short += "+dirty"
+	}
+	return fmt.Sprintf("%s (commit %s)", version, short)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -34,14 +35,25 @@ func environment(info device.Info) results.Environment {
 	}
 }
 
-// buildVersion returns the module version and the VCS revision the binary
-// was built from ("" when the build carries none, as in tests).
+// stampedVersion and stampedCommit are set by the Makefile's build
+// (-ldflags "-X main.stampedVersion=... -X main.stampedCommit=..."): Go's own
+// VCS stamping is missing from builds without .git, with -buildvcs=false,
+// and from `go run` and tests, and it has no version for the main module.
+var stampedVersion, stampedCommit string
+
+// buildVersion returns the version and the commit the binary was built
+// from: the Makefile's stamps, else what Go recorded ("(devel)" and the VCS
+// revision), else "(devel)" and "".
 func buildVersion() (version, commit string) {
+	version, commit = stampedVersion, stampedCommit
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
-		return "(unknown)", ""
+		return cmp.Or(version, "(devel)"), commit
 	}
-	version = info.Main.Version
+	version = cmp.Or(version, info.Main.Version, "(devel)")
+	if commit != "" {
+		return version, commit
+	}
 	for _, s := range info.Settings {
 		if s.Key == "vcs.revision" {
 			commit = s.Value

@@ -239,7 +239,7 @@ func writeHistoryTable(w io.Writer, hist []results.RunBest) error {
 			ci = speak.Duration(rb.CILowNS) + " – " + speak.Duration(rb.CIHighNS)
 		}
 		t.Append(fmt.Sprint(rb.Run.ID), rb.Run.StartedAt.UTC().Format("2006-01-02 15:04"), rb.Run.Tag,
-			speak.Duration(rb.MedianNS), ci, rb.Config.Params.String())
+			speak.Duration(rb.MedianNS), ci, rb.Config.Params.For(rb.Config.Op))
 	}
 	return t.Write(w)
 }

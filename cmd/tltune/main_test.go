@@ -5,8 +5,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"tltune/compiler/tuning"
 	"tltune/device"
 	"tltune/internal/golden"
 	"tltune/tuner/worker"
@@ -68,4 +70,37 @@ func poclDevice(t *testing.T) string {
 	}
 	t.Skip("no PoCL device (install pocl-opencl-icd)")
 	return ""
+}
+
+// TestVersionStamped: the Makefile's stamps (-ldflags -X) are what
+// `tltune version` prints and what the store records with each run.
+func TestVersionStamped(t *testing.T) {
+	oldVersion, oldCommit := stampedVersion, stampedCommit
+	t.Cleanup(func() { stampedVersion, stampedCommit = oldVersion, oldCommit })
+	stampedVersion, stampedCommit = "v0.3.0-4-gabcdef0", "abcdef0123456789abcdef0123456789abcdef01+dirty"
+	status, out, _ := tltune("version")
+	if status != exitOK || out != "tltune v0.3.0-4-gabcdef0 (commit abcdef012345+dirty)\n" {
+		t.Errorf("version: status %d, %q", status, out)
+	}
+	if env := environment(device.Info{Name: "D"}); env.Version != stampedVersion || env.Commit != stampedCommit {
+		t.Errorf("environment records %q %q", env.Version, env.Commit)
+	}
+	stampedVersion, stampedCommit = "", ""
+	if v, _ := buildVersion(); v == "" {
+		t.Error("an unstamped build has no version")
+	}
+}
+
+// TestReadmeLegend keeps README.md's legend of the configuration
+// abbreviations the one `tltune help` prints.
+func TestReadmeLegend(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range []string{"gemm", "gemv"} {
+		if legend := tuning.Legend(op); !strings.Contains(string(readme), legend) {
+			t.Errorf("README.md lacks the %s legend of tltune help:\n%s", op, legend)
+		}
+	}
 }

@@ -150,7 +150,7 @@ func pairUp(matched []results.Match, oldEnv, curEnv results.Environment) (pairs 
 			Current:  compare.Side{Samples: m.Current.SamplesNS, Env: compareEnv(curEnv)},
 		})
 		if old, now := m.Baseline.Config.Params, m.Current.Config.Params; old != now {
-			changed = append(changed, fmt.Sprintf("%s: best configuration changed from %v to %v", m.Problem, old, now))
+			changed = append(changed, fmt.Sprintf("%s: best configuration changed from %s to %s", m.Problem, old.For(m.Problem.Op), now.For(m.Problem.Op)))
 		}
 	}
 	return pairs, unsampled, changed

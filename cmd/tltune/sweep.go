@@ -72,7 +72,7 @@ func parseSweep(c *context, args []string) (sw *sweep, status int, ok bool) {
 	// A sweep reports the best configuration of each shape.
 	f := &sweepFlags{tuneFlags: tuneFlags{top: 1}, given: map[string]bool{}}
 	fs := c.flags()
-	f.registerTuning(fs)
+	f.registerTuning(fs, "") // a suite may hold every op
 	fs.BoolVar(&f.retune, "retune", false, "search every shape again (the default)")
 	fs.BoolVar(&f.remeasure, "remeasure", false, "do not search: verify and time the stored best configuration of each shape on this device again")
 	fs.BoolVar(&f.tuneMissing, "tune-missing", false, "with --remeasure: tune the shapes that have no stored best instead of skipping them")
@@ -147,8 +147,12 @@ type sweep struct {
 	recipes []kernels.Recipe               // one per case
 	runs    []*tuneRun                     // one per device, all recording into the first's run
 	stored  map[speak.Problem]results.Best // --remeasure: the best stored on this device model
-	mu      sync.Mutex                     // guards tally and the output while several devices sweep
+	mu      sync.Mutex                     // guards tally, the counts and the output while several devices sweep
 	tally   throughput                     // of every shape evaluated so far
+	// For the progress bar: when the sweep began, how many shapes it has,
+	// began and finished.
+	start                  time.Time
+	total, started, finish int
 }
 
 // lead is the first device's run, which holds the store and the stored run.
@@ -183,9 +187,9 @@ func (s *sweep) execute(c *context) int {
 	rep := s.newReport()
 	err := s.loadStored()
 	if err == nil {
-		start := time.Now()
+		s.start, s.total = time.Now(), len(s.order())
 		rep.Shapes, err = s.sweepAll(ctx, c)
-		rep.Wall = time.Since(start).Seconds()
+		rep.Wall = time.Since(s.start).Seconds()
 	}
 	if err == nil && !rep.measuredAny() {
 		// A nightly job must not pass on an empty run, nor leave it as
@@ -252,6 +256,9 @@ func (s *sweep) shape(ctx stdctx.Context, c *context, w *tuneRun, i int) (sweepS
 	start := time.Now()
 	out, err := s.evaluateCase(ctx, c, w, i)
 	out.Seconds = time.Since(start).Seconds()
+	s.mu.Lock()
+	s.finish++
+	s.mu.Unlock()
 	if len(s.runs) > 1 {
 		out.Device = w.info.ID
 	}
@@ -320,11 +327,13 @@ func onePoint(sp *space.Space, p tuning.Params) *space.Space { return sp.Point(p
 
 // evaluate runs the shape's tuner over sp and summarises what it found.
 func (s *sweep) evaluate(ctx stdctx.Context, c *context, w *tuneRun, recipe kernels.Recipe, sp *space.Space, opts tuner.Options, out sweepShape) (sweepShape, error) {
+	bar := newProgress(c.stderr, s.flags.quiet || len(s.runs) > 1, opts.Budget, s.progressLabel(out.Name), s.eta)
 	j, err := w.newShape(recipe, sp, opts)
 	if err != nil {
+		bar.finish()
 		return out, err
 	}
-	rep, err := j.tune(ctx, c.stderr, recipe.Name())
+	rep, err := j.tune(ctx, bar)
 	if rep == nil {
 		return out, err
 	}
@@ -339,6 +348,27 @@ func (s *sweep) evaluate(ctx stdctx.Context, c *context, w *tuneRun, recipe kern
 		out.Why = whyNothingRan(rep)
 	}
 	return out, err
+}
+
+// progressLabel counts a shape as begun and names it with its place in
+// the sweep, e.g. "[3/30] gemm.nn f32 64x64x64".
+func (s *sweep) progressLabel(name string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.started++
+	return fmt.Sprintf("[%d/%d] %s", s.started, s.total, name)
+}
+
+// eta estimates the time the sweep has left from the pace of the shapes
+// finished so far.
+func (s *sweep) eta() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.finish == 0 {
+		return "sweep ETA after the first shape"
+	}
+	perShape := time.Since(s.start) / time.Duration(s.finish)
+	return "sweep ETA " + speak.Elapsed(perShape*time.Duration(s.total-s.finish))
 }
 
 // whyNothingRan names what became of the evaluations of a shape with no

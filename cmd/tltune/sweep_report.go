@@ -85,7 +85,7 @@ func (s *sweepShape) writeLine(w io.Writer) {
 		return
 	}
 	b := s.Best
-	fmt.Fprintf(w, "%s: %s, %s, %s, %s%s [%s]\n", s.Name, b.Params, speak.Duration(b.Timing.MedianNS),
+	fmt.Fprintf(w, "%s: %s, %s, %s, %s%s [%s]\n", s.Name, b.Params.For(s.Op), speak.Duration(b.Timing.MedianNS),
 		speak.Rate(b.Timing.GFLOPS, "FLOP/s"), speak.Rate(b.Timing.GBS, "B/s"), s.storedNote(), s.outcomes())
 	if b.AboveRoof != "" {
 		fmt.Fprintln(w, b.AboveRoof)
@@ -97,7 +97,7 @@ func (s *sweepShape) writeLine(w io.Writer) {
 func (s *sweepShape) problem() string {
 	switch {
 	case s.Stored != nil:
-		return fmt.Sprintf("the stored best %s (run %d) failed: %s", s.Stored.Params, s.Stored.Run, s.Why)
+		return fmt.Sprintf("the stored best %s (run %d) failed: %s", s.Stored.Params.For(s.Op), s.Stored.Run, s.Why)
 	case s.Action == actionTuned:
 		return "no configuration ran correctly; " + s.Why
 	}
@@ -198,7 +198,7 @@ func (s *sweepShape) row() []string {
 		row[4] = speak.Duration(s.Stored.MedianNs)
 	}
 	if b := s.Best; b != nil {
-		row[2], row[3], row[5], row[6] = b.Params.String(), speak.Duration(b.Timing.MedianNS), speak.Number(b.Timing.GFLOPS), speak.Number(b.Timing.GBS)
+		row[2], row[3], row[5], row[6] = b.Params.For(s.Op), speak.Duration(b.Timing.MedianNS), speak.Number(b.Timing.GFLOPS), speak.Number(b.Timing.GBS)
 	}
 	return row
 }

@@ -363,3 +363,24 @@ func TestSweepOnTwoDevices(t *testing.T) {
 		t.Errorf("the shapes ran on %v; want both devices used", used)
 	}
 }
+
+// TestSweepProgressText: a sweep's bar names the shape with its place in
+// the sweep and the sweep's remaining time, from the pace so far.
+func TestSweepProgressText(t *testing.T) {
+	s := &sweep{start: time.Now().Add(-20 * time.Second), total: 4}
+	if l := s.progressLabel("gemm.nn f32 8x8x8"); l != "[1/4] gemm.nn f32 8x8x8" {
+		t.Errorf("label %q", l)
+	}
+	p := &progress{label: "[1/4] gemm.nn f32 8x8x8", eta: s.eta}
+	if d := p.description("preparing the inputs"); d != "[1/4] gemm.nn f32 8x8x8: preparing the inputs; sweep ETA after the first shape" {
+		t.Errorf("description %q", d)
+	}
+	s.finish = 2 // 10 s a shape, two to go
+	if d := p.description("best 4.100 µs"); !strings.HasPrefix(d, "[1/4] gemm.nn f32 8x8x8: best 4.100 µs; sweep ETA 20.0") {
+		t.Errorf("description %q", d)
+	}
+	one := &progress{label: "ger f32 8x8"}
+	if d := one.description("tuning"); d != "ger f32 8x8: tuning" {
+		t.Errorf("one shape: %q", d)
+	}
+}

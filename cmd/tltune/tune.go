@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"slices"
@@ -37,6 +36,7 @@ func init() {
 			name:    op.String(),
 			summary: fmt.Sprintf("tune a batched %s shape on a device: search, verify, time, store, report", strings.ToUpper(op.String())),
 			usage:   tuneUsage(op),
+			more:    "configurations are written as (unset knobs left out):\n" + tuning.Legend(op.String()),
 			run:     func(c *context, args []string) int { return tuneCmd(c, op, args) },
 		})
 	}
@@ -75,16 +75,16 @@ type tuneFlags struct {
 	quiet     bool
 }
 
-func (f *tuneFlags) register(fs *flag.FlagSet) {
-	f.recipe.Register(fs)
-	f.registerTuning(fs)
+func (f *tuneFlags) register(fs *flag.FlagSet, op kernels.Op) {
+	f.recipe.Register(fs, op)
+	f.registerTuning(fs, op.String())
 	fs.IntVar(&f.top, "top", 5, "configurations in the final table")
 }
 
 // registerTuning defines every flag but the recipe's: those `tltune sweep`
 // shares.
-func (f *tuneFlags) registerTuning(fs *flag.FlagSet) {
-	f.overrides = space.RegisterFlags(fs)
+func (f *tuneFlags) registerTuning(fs *flag.FlagSet, op string) {
+	f.overrides = space.RegisterFlags(fs, op)
 	f.device = deviceFlag(fs)
 	f.db = dbFlag(fs)
 	fs.StringVar(&f.target, "target", "", "force the code-generation target: "+strings.Join(target.Names(), ", ")+" (default: from the device)")
@@ -107,7 +107,7 @@ func (f *tuneFlags) registerTuning(fs *flag.FlagSet) {
 func tuneCmd(c *context, op kernels.Op, args []string) int {
 	var f tuneFlags
 	fs := c.flags()
-	f.register(fs)
+	f.register(fs, op)
 	if status, ok := c.parse(fs, args); !ok {
 		return status
 	}
@@ -558,12 +558,14 @@ func (r *tuneRun) tuneOne(c *context, recipe kernels.Recipe) int {
 	ctx, stop := signal.NotifyContext(stdctx.Background(), os.Interrupt)
 	defer stop()
 	spec := recipe.Spec()
+	bar := newProgress(c.stderr, r.flags.quiet, r.flags.budget, recipe.Name(), nil)
 	j, err := r.newShape(recipe, r.spaces[spec.Op], r.searchOptions(spec))
 	if err != nil {
+		bar.finish()
 		r.finish(err)
 		return c.fail(err)
 	}
-	rep, err := j.tune(ctx, c.stderr, "tuning")
+	rep, err := j.tune(ctx, bar)
 	status, err := r.finish(err)
 	if rep != nil {
 		if werr := j.report(c, rep); werr != nil && err == nil {
@@ -582,10 +584,9 @@ func (r *tuneRun) tuneOne(c *context, recipe kernels.Recipe) int {
 	return exitOK
 }
 
-// tune runs the shape's tuner with a progress bar on a terminal, and
+// tune runs the shape's tuner, reporting to bar (which it finishes), and
 // stores where its time went, the session's preparation included.
-func (j *shapeJob) tune(ctx stdctx.Context, stderr io.Writer, what string) (*tuner.Report, error) {
-	bar := newProgress(stderr, j.run.flags.quiet, j.tuner.Options.Budget, what)
+func (j *shapeJob) tune(ctx stdctx.Context, bar *progress) (*tuner.Report, error) {
 	j.tuner.Options.Progress = bar.update
 	rep, err := j.tuner.Run(ctx)
 	bar.finish()

@@ -17,12 +17,15 @@ import (
 // progress draws a bar on stderr while tuning, only when stderr is a
 // terminal: logs and pipes get nothing.
 type progress struct {
-	bar  *progressbar.ProgressBar
-	what string
+	bar   *progressbar.ProgressBar
+	label string        // the shape, e.g. "[3/30] gemm.nn f32 64x64x64"
+	eta   func() string // a sweep's remaining time; nil for one shape
 }
 
-// what describes the bar until a configuration is timed ("tuning").
-func newProgress(w io.Writer, quiet bool, budget int, what string) *progress {
+// newProgress shows the bar at once, before the inputs are prepared, so a
+// terminal never sits blank; label names the shape (and its place in a
+// sweep), eta the sweep's remaining time.
+func newProgress(w io.Writer, quiet bool, budget int, label string, eta func() string) *progress {
 	f, ok := w.(*os.File)
 	if quiet || !ok || !term.IsTerminal(int(f.Fd())) {
 		return &progress{}
@@ -31,13 +34,26 @@ func newProgress(w io.Writer, quiet bool, budget int, what string) *progress {
 	if max == 0 {
 		max = -1 // unknown until the tuner says: a spinner
 	}
-	return &progress{what: what, bar: progressbar.NewOptions(max,
+	p := &progress{label: label, eta: eta}
+	p.bar = progressbar.NewOptions(max,
 		progressbar.OptionSetWriter(w),
-		progressbar.OptionSetDescription(what),
+		progressbar.OptionSetDescription(p.description("preparing the inputs")),
 		progressbar.OptionShowCount(),
 		progressbar.OptionSetPredictTime(true),
 		progressbar.OptionClearOnFinish(),
-	)}
+		progressbar.OptionSetRenderBlankState(true),
+	)
+	return p
+}
+
+// description is the bar's text: the shape, what is going on, and the
+// sweep's ETA.
+func (p *progress) description(state string) string {
+	d := p.label + ": " + state
+	if p.eta != nil {
+		d += "; " + p.eta()
+	}
+	return d
 }
 
 func (p *progress) update(s tuner.Progress) {
@@ -47,11 +63,11 @@ func (p *progress) update(s tuner.Progress) {
 	if s.Planned > 0 && p.bar.GetMax() != s.Planned {
 		p.bar.ChangeMax(s.Planned)
 	}
-	desc := p.what
+	state := "tuning"
 	if s.Best != nil {
-		desc = "best " + speak.Duration(s.Best.Median())
+		state = "best " + speak.Duration(s.Best.Median())
 	}
-	p.bar.Describe(desc)
+	p.bar.Describe(p.description(state))
 	p.bar.Set(s.Done)
 }
 
@@ -162,7 +178,7 @@ func (r *tuneReport) writeTop(w io.Writer) error {
 		if rc.BWPercent > 0 {
 			bw = speak.Number(rc.BWPercent)
 		}
-		t.Append(fmt.Sprint(i+1), rc.Params.String(), speak.Duration(rc.Timing.MedianNS),
+		t.Append(fmt.Sprint(i+1), rc.Params.For(r.Op), speak.Duration(rc.Timing.MedianNS),
 			speak.Duration(rc.Timing.CILowNS)+" – "+speak.Duration(rc.Timing.CIHighNS),
 			speak.Number(rc.Timing.GFLOPS), speak.Number(rc.Timing.GBS), bw, fmt.Sprintf("%.2g", rc.VerifyErr))
 	}

@@ -411,3 +411,34 @@ func TestResumeRefuses(t *testing.T) {
 		t.Errorf("resuming the interrupted run of the same problem: status %d: %s", status, stderr)
 	}
 }
+
+// TestHelpPerOp: `tltune help OP` (as OP -h) lists the flags of that op
+// only and ends with its legend of the configuration abbreviations.
+func TestHelpPerOp(t *testing.T) {
+	for op, want := range map[string]struct{ has, lacks []string }{
+		"gemm": {[]string{"  -k int", "  -cm value", "  -stage value", "  cm     cooperative-matrix block", "  local  A and B panels"}, []string{"  -vector-width"}},
+		"gemv": {[]string{"  -trans string", "  -vector-width value", "  v      elements per vector access"}, []string{"  -k int", "  -cm value", "  -stage value", "  cm  "}},
+		"ger":  {[]string{"  -vector-width value"}, []string{"  -k int", "  -trans string", "  -ck value"}},
+	} {
+		status, out, _ := tltune("help", op)
+		if status != exitOK || !strings.HasPrefix(out, "usage: tltune "+op) {
+			t.Fatalf("help %s: status %d\n%s", op, status, out)
+		}
+		for _, s := range want.has {
+			if !strings.Contains(out, s) {
+				t.Errorf("help %s lacks %q", op, s)
+			}
+		}
+		for _, s := range want.lacks {
+			if strings.Contains(out, s) {
+				t.Errorf("help %s has %q", op, s)
+			}
+		}
+	}
+	if status, _, errOut := tltune("help", "nosuch"); status != exitUsage || !strings.Contains(errOut, `unknown command "nosuch"`) {
+		t.Errorf("help nosuch: status %d, %q", status, errOut)
+	}
+	if status, out, _ := tltune("help"); status != exitOK || !strings.Contains(out, "exit status (every command):") || !strings.Contains(out, "130  interrupted") {
+		t.Errorf("help lacks the exit statuses:\n%s", out)
+	}
+}

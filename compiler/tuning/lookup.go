@@ -48,13 +48,13 @@ func (m Match) String() string {
 	switch m.How {
 	case Exact:
 		return fmt.Sprintf("tuning table: exact match for %s%s (run %d, median %s): %s",
-			m.Key, from, e.Run, speak.Duration(e.MedianNS), e.Params)
+			m.Key, from, e.Run, speak.Duration(e.MedianNS), e.Params.For(e.Op))
 	case Nearest:
 		return fmt.Sprintf("tuning table: no entry for %s; nearest tuned shape %s%s (log2 distance %.2f%s): %s",
-			m.Key, e.Shape(), from, m.Distance, tunedFor(m.Key.Problem, e), e.Params)
+			m.Key, e.Shape(), from, m.Distance, tunedFor(m.Key.Problem, e), e.Params.For(e.Op))
 	}
-	return fmt.Sprintf("tuning table: no entry for %s %s %q %s among %d entries; using the heuristic",
-		m.Key.Device, m.Key.Op, m.Key.Trans, m.Key.Dtype, m.others)
+	return fmt.Sprintf("tuning table: no entry for %s, nor for its device, op, transposes and dtype among %d entries; using the heuristic",
+		m.Key, m.others)
 }
 
 // Lookup finds the configuration for k: the entry with exactly this key, else

@@ -6,7 +6,10 @@
 // its consumer.
 package tuning
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Params is one recipe configuration (DESIGN.md §4). The zero value means
 // "not chosen": the compiler falls back to the next source (attributes, then
@@ -38,31 +41,121 @@ type Params struct {
 	LocalEpilogue bool `json:"local_epilogue,omitempty"`
 }
 
+// A knob is one field of Params as reports abbreviate it. The compact form
+// and the legend of `tltune help gemm` and README.md come from this one
+// list, so they cannot disagree; a field added to Params gets a knob here.
+type knob struct {
+	abbrev string              // prefix in the compact form, e.g. "sg"
+	gemm   string              // what it means for gemm; "" when the GEMM lowering does not read it
+	blas2  string              // what it means for gemv and ger; "" when their lowering does not read it
+	value  func(Params) string // the value, "" when unset
+}
+
+var knobs = []knob{
+	{"sg", "subgroup size: lanes that run in lock-step (a warp on NVIDIA, 1 on the generic target)", "the same",
+		func(p Params) string { return ints(p.SubgroupSize) }},
+	{"wg", "work-group size wx×wy in work-items; its (wx/sg)×wy subgroups form a grid over C", "work-group size wx×wy in work-items",
+		func(p Params) string { return ints(p.WorkGroupSize[:]...) }},
+	{"t", "C tile tm×tn each subgroup computes", "tile of the matrix (A or C) a subgroup covers per trip: rows along its contiguous mode × columns",
+		func(p Params) string { return ints(p.Tile[:]...) }},
+	{"cm", "cooperative-matrix block cm×cn×ck: the accumulator block and K step of one multiply-add", "",
+		func(p Params) string { return ints(p.Coopmatrix[:]...) }},
+	{"u", "unroll of the K loop", "unroll of the reduction loop",
+		func(p Params) string { return ints(p.Unroll) }},
+	{"b", "batch entries each work-group computes", "the same",
+		func(p Params) string { return ints(p.BatchPerGroup) }},
+	{"local", "A and B panels staged in local (shared) memory", "",
+		func(p Params) string {
+			if p.StageLocal {
+				return "-" // a flag: the abbreviation alone
+			}
+			return ""
+		}},
+	{"s", "stages of the local-memory pipeline: copies of the next s-1 K panels overlap the arithmetic", "",
+		func(p Params) string {
+			if p.StageLocal && p.Stages > 1 {
+				return ints(p.Stages)
+			}
+			return ""
+		}},
+	{"pad", "padding of each staged panel's leading dimension, in elements (against bank conflicts)", "",
+		func(p Params) string {
+			if p.StageLocal {
+				return ints(p.LocalPad)
+			}
+			return ""
+		}},
+	{"cl", "C written through local memory, in 128-bit chunks", "",
+		func(p Params) string {
+			if p.LocalEpilogue {
+				return "-"
+			}
+			return ""
+		}},
+	{"v", "", "elements per vector access of the matrix (1: scalar; up to 128 bits where aligned)",
+		func(p Params) string { return ints(p.VectorWidth) }},
+}
+
+// ints is "8", "64x2", "16x8x16", or "" when every value is zero (unset).
+func ints(vs ...int) string {
+	parts := make([]string, len(vs))
+	set := false
+	for i, v := range vs {
+		parts[i] = fmt.Sprint(v)
+		set = set || v != 0
+	}
+	if !set {
+		return ""
+	}
+	return strings.Join(parts, "x")
+}
+
 // String is the compact form used in tables and logs, e.g.
-// "sg32 wg64x2 t32x32 cm16x8x16 u2 b1 local s3 pad8 cl v4" (s: pipeline
-// stages, pad: local padding, cl: C through local memory, v: vector width;
-// each only when chosen).
-func (p Params) String() string {
-	s := fmt.Sprintf("sg%d wg%dx%d t%dx%d cm%dx%dx%d u%d b%d",
-		p.SubgroupSize, p.WorkGroupSize[0], p.WorkGroupSize[1],
-		p.Tile[0], p.Tile[1], p.Coopmatrix[0], p.Coopmatrix[1], p.Coopmatrix[2],
-		p.Unroll, p.BatchPerGroup)
-	if p.StageLocal {
-		s += " local"
-		if p.Stages > 1 {
-			s += fmt.Sprintf(" s%d", p.Stages)
+// "sg32 wg64x2 t32x32 cm16x8x16 u2 b1 local"; unset (zero) knobs are left
+// out. Legend explains the abbreviations.
+func (p Params) String() string { return p.format(func(knob) bool { return true }) }
+
+// For is the compact form of the knobs op's lowering reads: a GEMV or GER
+// has no coopmatrix or staging, a GEMM no vector width.
+func (p Params) For(op string) string {
+	return p.format(func(k knob) bool { return k.meaning(op) != "" })
+}
+
+func (p Params) format(use func(knob) bool) string {
+	var parts []string
+	for _, k := range knobs {
+		if v := k.value(p); v != "" && use(k) {
+			parts = append(parts, k.abbrev+strings.TrimPrefix(v, "-"))
 		}
-		if p.LocalPad > 0 {
-			s += fmt.Sprintf(" pad%d", p.LocalPad)
+	}
+	if len(parts) == 0 {
+		return "(none chosen)"
+	}
+	return strings.Join(parts, " ")
+}
+
+// meaning is what the knob means for op ("gemm", "gemv", "ger"), "" when
+// op's lowering does not read it; for any other op, its GEMM meaning.
+func (k knob) meaning(op string) string {
+	if op == "gemv" || op == "ger" {
+		if k.blas2 == "the same" {
+			return k.gemm
+		}
+		return k.blas2
+	}
+	return k.gemm
+}
+
+// Legend explains the abbreviations of the compact form for op, one
+// indented "abbrev  meaning" line each.
+func Legend(op string) string {
+	var b strings.Builder
+	for _, k := range knobs {
+		if m := k.meaning(op); m != "" {
+			fmt.Fprintf(&b, "  %-6s %s\n", k.abbrev, m)
 		}
 	}
-	if p.LocalEpilogue {
-		s += " cl"
-	}
-	if p.VectorWidth != 0 {
-		s += fmt.Sprintf(" v%d", p.VectorWidth)
-	}
-	return s
+	return b.String()
 }
 
 // Subgroups is the number of subgroups in a work-group.

@@ -36,8 +36,14 @@ type Key struct {
 	speak.Problem
 }
 
-// String is the key as messages print it, e.g. "gemm.nn f16/f32 64x64x32 on NVIDIA H200".
-func (k Key) String() string { return k.Problem.String() + " on " + k.Device }
+// String is the key as messages print it, e.g. "gemm.nn f16/f32 64x64x32 on
+// NVIDIA H200"; a key without a device (compiling for no device) says so.
+func (k Key) String() string {
+	if k.Device == "" {
+		return k.Problem.String() + " for no device"
+	}
+	return k.Problem.String() + " on " + k.Device
+}
 
 // family is the part of a key that must agree for a nearest-shape match.
 type family struct{ device, op, trans, dtype string }

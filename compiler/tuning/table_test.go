@@ -104,7 +104,7 @@ func TestLookup(t *testing.T) {
 		// 32x32x16 is (1,1,0) doublings from 16^3 and (1,1,1) from 64x64x32.
 		{"closest in log space", h200(32, 32, 16), Nearest, 16, 16, 16, "log2 distance 1.41"},
 		{"other device", Key{"AMD MI300", gemmProblem("f16", "f32", 64, 64, 32)}, NoMatch, 0, 0, 0, "using the heuristic"},
-		{"other dtype", Key{"NVIDIA H200", gemmProblem("f32", "f32", 64, 64, 32)}, NoMatch, 0, 0, 0, "no entry for NVIDIA H200 gemm \"nn\" f32 among 5 entries"},
+		{"other dtype", Key{"NVIDIA H200", gemmProblem("f32", "f32", 64, 64, 32)}, NoMatch, 0, 0, 0, "no entry for gemm.nn f32 64x64x32 on NVIDIA H200, nor for its device, op, transposes and dtype among 5 entries"},
 		{"other trans", func() Key { k := h200Key(64, 64, 32); k.Trans = "tn"; return k }(), NoMatch, 0, 0, 0, "heuristic"},
 	}
 	for _, tc := range tests {

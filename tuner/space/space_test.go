@@ -114,7 +114,7 @@ func TestOverrides(t *testing.T) {
 		t.Fatal(err)
 	}
 	fs := flag.NewFlagSet("x", flag.ContinueOnError)
-	ov := RegisterFlags(fs)
+	ov := RegisterFlags(fs, "")
 	if err := fs.Parse([]string{"--sg", "16", "--unroll", "1..4*2", "--stage", "off", "--tm", "8,16"}); err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestOverrides(t *testing.T) {
 	for _, args := range [][]string{{"--sg", "x"}, {"--stage", "maybe"}, {"--wx", "9..1"}} {
 		fs := flag.NewFlagSet("x", flag.ContinueOnError)
 		fs.SetOutput(new(strings.Builder))
-		RegisterFlags(fs)
+		RegisterFlags(fs, "")
 		if err := fs.Parse(args); err == nil || !strings.Contains(err.Error(), args[0][2:]) {
 			t.Errorf("%v: error %v, want one naming the flag", args, err)
 		}
