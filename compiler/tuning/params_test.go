@@ -33,7 +33,7 @@ func TestParamsCompactForm(t *testing.T) {
 // explained in that op's legend, and no other.
 func TestLegend(t *testing.T) {
 	for op, want := range map[string][]string{
-		"gemm": {"sg", "wg", "t", "cm", "u", "b", "local"},
+		"gemm": {"sg", "wg", "t", "cm", "u", "b", "local", "s", "pad", "cl"},
 		"ger":  {"sg", "wg", "t", "u", "b", "v"},
 	} {
 		var got []string
@@ -43,5 +43,19 @@ func TestLegend(t *testing.T) {
 		if strings.Join(got, " ") != strings.Join(want, " ") {
 			t.Errorf("Legend(%s) explains %v, want %v", op, got, want)
 		}
+	}
+}
+
+// TestParamsPipelineKnobs: stages and padding print with the staging they
+// belong to, the local epilogue as a flag.
+func TestParamsPipelineKnobs(t *testing.T) {
+	p := Params{SubgroupSize: 32, WorkGroupSize: [2]int{64, 2}, Tile: [2]int{32, 32}, Coopmatrix: [3]int{16, 8, 16},
+		Unroll: 1, BatchPerGroup: 1, StageLocal: true, Stages: 3, LocalPad: 8, LocalEpilogue: true}
+	if got := p.String(); got != "sg32 wg64x2 t32x32 cm16x8x16 u1 b1 local s3 pad8 cl" {
+		t.Errorf("String = %q", got)
+	}
+	p.StageLocal = false
+	if got := p.For("gemm"); got != "sg32 wg64x2 t32x32 cm16x8x16 u1 b1 cl" {
+		t.Errorf("without staging: %q", got)
 	}
 }
