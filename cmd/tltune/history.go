@@ -215,14 +215,19 @@ func historyTitle(hist []results.RunBest) string {
 }
 
 // runLabel is a run's tick label: its id and the month and day it began.
-func runLabel(r results.Run) string {
-	return fmt.Sprintf("#%d %s", r.ID, r.StartedAt.UTC().Format("01-02"))
+// retimed reports whether a run re-timed stored configurations (a sweep
+// with --remeasure) rather than searching.
+func retimed(r results.Run) bool {
+	return slices.ContainsFunc(strings.Fields(r.CommandLine), func(a string) bool {
+		return a == "--remeasure" || a == "-remeasure" || strings.HasPrefix(a, "--remeasure=true") || strings.HasPrefix(a, "-remeasure=true")
+	})
 }
 
 func historyChart(hist []results.RunBest) *chart.History {
 	h := &chart.History{Title: historyTitle(hist)}
 	for _, rb := range hist {
-		h.Runs = append(h.Runs, chart.HistoryRun{Label: runLabel(rb.Run), MedianNs: rb.MedianNS, LoNs: rb.CILowNS, HiNs: rb.CIHighNS})
+		h.Runs = append(h.Runs, chart.HistoryRun{At: rb.Run.StartedAt, MedianNs: rb.MedianNS, LoNs: rb.CILowNS, HiNs: rb.CIHighNS,
+			Config: rb.Config.Params.For(rb.Config.Op), Retimed: retimed(rb.Run)})
 	}
 	return h
 }

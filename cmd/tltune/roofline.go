@@ -85,7 +85,7 @@ func loadRoofline(ctx stdcontext.Context, store *results.Store, ref, op string) 
 	if err != nil {
 		return nil, err
 	}
-	points, err := rooflinePoints(best)
+	points, err := rooflinePoints(best, ceilings)
 	if err != nil {
 		return nil, inputError{fmt.Errorf("run %d: %v", run.ID, err)}
 	}
@@ -101,7 +101,8 @@ func loadRoofline(ctx stdcontext.Context, store *results.Store, ref, op string) 
 // first; an unmeasured one is zero and left out.
 func computeRoofs(c results.Ceilings) []chart.Roof {
 	var roofs []chart.Roof
-	for _, r := range []chart.Roof{{Name: "f16", GFLOPs: c.F16GFLOPS}, {Name: "f32", GFLOPs: c.F32GFLOPS}, {Name: "f64", GFLOPs: c.F64GFLOPS}} {
+	for _, r := range []chart.Roof{{Name: "f16 matrix", GFLOPs: c.MMAGFLOPS}, {Name: "f16 FMA", GFLOPs: c.F16GFLOPS},
+		{Name: "f32 FMA", GFLOPs: c.F32GFLOPS}, {Name: "f64 FMA", GFLOPs: c.F64GFLOPS}} {
 		if r.GFLOPs > 0 {
 			roofs = append(roofs, r)
 		}
@@ -113,7 +114,11 @@ func computeRoofs(c results.Ceilings) []chart.Roof {
 // stored GFLOP/s over GB/s: both were computed from the recipe's FLOP and
 // byte counts over the same median time, so their ratio is FLOP/byte
 // whatever the batch size.
-func rooflinePoints(best []results.Best) ([]chart.Point, error) {
+func rooflinePoints(best []results.Best, c results.Ceilings) ([]chart.Point, error) {
+	roof := func(dtype string) float64 {
+		_, gflops := c.ComputeRoof(dtype)
+		return gflops
+	}
 	if len(best) == 0 {
 		return nil, errors.New("no shape has an ok measurement to chart")
 	}
@@ -128,6 +133,7 @@ func rooflinePoints(best []results.Best) ([]chart.Point, error) {
 			Group:     pointGroup(b.Config.Problem),
 			Intensity: b.GFLOPS / b.GBS,
 			GFLOPs:    b.GFLOPS,
+			Roof:      roof(b.Config.Dtype),
 		})
 	}
 	return points, nil

@@ -36,7 +36,7 @@ func TestRooflineGolden(t *testing.T) {
 	db := nightlyDB(t)
 	svg := checkChart(t, filepath.Join(t.TempDir(), "roofline.svg"), "roofline", "--db", db, "--run", "1")
 	checkGolden(t, "roofline-run1.svg", svg)
-	for _, want := range []string{"Roofline — NVIDIA H200, run 1", "memory 4.02 TB/s", "f16 122 TFLOP/s", "gemm f16", "64×64×32", "ger f32", "512×512"} {
+	for _, want := range []string{"Roofline — NVIDIA H200, run 1", "memory 4.02 TB/s", "f16 FMA 122 TFLOP/s", "gemm f16", "64×64×32", "ger f32", "512×512"} {
 		if !bytes.Contains(svg, []byte(want)) {
 			t.Errorf("roofline lacks %q", want)
 		}

@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/vgsvg"
@@ -49,13 +51,40 @@ func h200Roofline() *Roofline {
 	return r
 }
 
+// poclRoofline is the roofline of the issue that asked for warnings: a
+// PoCL CPU whose FMA ceilings were measured too low, so GEMMs lie above
+// the f32 roof, and a GER that beat the copy bandwidth from cache; two
+// roofs of about equal rates, whose names must not overlap.
+func poclRoofline() *Roofline {
+	return &Roofline{
+		Device:    "pthread-skylake-avx512-AMD EPYC",
+		MemoryGBs: 19.7,
+		Roofs:     []Roof{{"f32 FMA", 28.3}, {"f64 FMA", 29.1}},
+		Points: []Point{
+			{Label: "32×32×32", Group: "gemm f32", Intensity: 32.0 / 6, GFLOPs: 95.6, Roof: 28.3},
+			{Label: "64×64×64", Group: "gemm f32", Intensity: 64.0 / 6, GFLOPs: 24.1, Roof: 28.3},
+			{Label: "64×64", Group: "ger f32", Intensity: 0.25, GFLOPs: 5.12, Roof: 28.3},
+			{Label: "128×128", Group: "gemv f32", Intensity: 0.49, GFLOPs: 6.3, Roof: 28.3},
+		},
+	}
+}
+
+// gemmHistory is a fortnight of nightly runs of one shape: re-timings,
+// a slowdown after a driver update that a new search (a tune on day 10)
+// answered with another configuration, and a skipped night.
 func gemmHistory() *History {
-	h := &History{Title: "gemm nn f16 64×64×32 — NVIDIA H200"}
-	medians := []float64{4105, 4098, 4120, 4087, 4101, 4352, 4347, 4109}
+	h := &History{Title: "gemm.nn f16/f32 64x64x32 — NVIDIA H200"}
+	medians := []float64{4105, 4098, 4120, 4087, 4101, 4352, 4347, 4109, 4096, 4112, 4101}
+	days := []int{0, 1, 2, 3, 4, 5, 6, 8, 9, 10, 11}
+	start := time.Date(2026, 11, 10, 2, 0, 0, 0, time.UTC)
 	for i, m := range medians {
-		run := HistoryRun{Label: fmt.Sprintf("#%d", 31+i), MedianNs: m, LoNs: m * 0.992, HiNs: m * 1.009}
+		run := HistoryRun{At: start.Add(time.Duration(days[i]) * 24 * time.Hour), MedianNs: m, LoNs: m * 0.992, HiNs: m * 1.009,
+			Config: "sg32 wg64x2 t32x32 cm16x8x16 u2 b1", Retimed: i > 0}
 		if i == 2 { // a run that kept no interval
 			run.LoNs, run.HiNs = 0, 0
+		}
+		if i >= 7 {
+			run.Config, run.Retimed = "sg32 wg64x4 t32x16 cm16x8x16 u2 b1", i > 7
 		}
 		h.Runs = append(h.Runs, run)
 	}
@@ -80,6 +109,7 @@ func TestGolden(t *testing.T) {
 		chart Chart
 	}{
 		{"roofline", h200Roofline()},
+		{"roofline-above", poclRoofline()},
 		{"history", gemmHistory()},
 	}
 	for _, c := range charts {
@@ -278,8 +308,8 @@ func TestErrors(t *testing.T) {
 			`roofline: roof "f16": -1 GFLOP/s is not a positive rate`},
 		{"empty history", "h.svg", &History{},
 			"history: no runs measured this shape"},
-		{"interval misses median", "h.svg", &History{Runs: []HistoryRun{{Label: "#3", MedianNs: 10, LoNs: 11, HiNs: 12}}},
-			`history: run "#3": interval [11, 12] ns does not contain the median 10 ns`},
+		{"interval misses median", "h.svg", &History{Runs: []HistoryRun{{MedianNs: 10, LoNs: 11, HiNs: 12}}},
+			`history: run 1: interval [11, 12] ns does not contain the median 10 ns`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -306,19 +336,29 @@ func TestRooflineWithoutComputeRoofs(t *testing.T) {
 	}
 }
 
-func TestHistoryTicksThinned(t *testing.T) {
-	h := &History{}
-	for i := range 30 {
-		h.Runs = append(h.Runs, HistoryRun{Label: fmt.Sprint(i), MedianNs: 100})
+// TestHistoryAxes: times in the unit that suits them, 5 to 11 labels on
+// the y axis, dates on the x axis.
+func TestHistoryAxes(t *testing.T) {
+	if u, scale := timeUnit(4352 * 1.009); u != "µs" || scale != 1e3 {
+		t.Errorf("unit of 4.4 µs: %s %g", u, scale)
 	}
-	labelled := 0
-	for _, tk := range h.runTicks() {
-		if tk.Label != "" {
-			labelled++
+	labels := func(ticks []plot.Tick) (out []string) {
+		for _, tk := range ticks {
+			if tk.Label != "" {
+				out = append(out, tk.Label)
+			}
 		}
+		return out
 	}
-	if labelled > maxTickLabels {
-		t.Errorf("%d of 30 runs labelled, want at most %d", labelled, maxTickLabels)
+	if got := labels(niceTicks{}.Ticks(4.04, 4.43)); len(got) < 5 || len(got) > 11 || got[0] != "4.05" {
+		t.Errorf("y labels %v", got)
+	}
+	day := float64(time.Date(2026, 11, 10, 0, 0, 0, 0, time.UTC).Unix())
+	if got := labels(timeTicks{}.Ticks(day, day+11*86400)); len(got) < 3 || len(got) > 9 || !strings.HasPrefix(got[0], "2026-11-1") {
+		t.Errorf("x labels over 11 days %v", got)
+	}
+	if got := labels(timeTicks{}.Ticks(day, day+5*3600)); got[0] != "11-10 00:00" {
+		t.Errorf("x labels over 5 hours %v", got)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -14,56 +15,59 @@ import (
 
 // A History is one shape's best median time across runs.
 type History struct {
-	Title string       // e.g. "gemm nn f16 64x64x32 — NVIDIA H200"
+	Title string       // e.g. "gemm.nn f16/f32 64x64x32 — NVIDIA H200"
 	Runs  []HistoryRun // oldest first
 }
 
 // A HistoryRun is one run's best median for the shape.
 type HistoryRun struct {
-	Label    string  // x tick label: a run id or date, e.g. "#12 11-20"
-	MedianNs float64 // best configuration's median time
+	At       time.Time // when the run began: the x axis is time
+	MedianNs float64   // best configuration's median time
 	// LoNs and HiNs bound the median's confidence interval; both zero
 	// when the run recorded none (then no error bar is drawn).
 	LoNs, HiNs float64
+	// Config is the best configuration, as reports write it; a change from
+	// the run before is marked on the chart.
+	Config string
+	// Retimed says the run re-timed stored configurations (sweep
+	// --remeasure) rather than searching: the two kinds are told apart by
+	// their markers, since only a search can find a faster configuration.
+	Retimed bool
 }
 
-// maxTickLabels keeps run labels legible: with more runs only every k-th
-// is labelled.
-const maxTickLabels = 12
-
-// Plot implements Chart: medians joined by a line, confidence intervals as
-// error bars, one x position per run.
+// Plot implements Chart: medians joined by a line over the time the runs
+// began, confidence intervals as error bars, a filled marker for a run
+// that searched and a hollow one for a run that re-timed, and a dashed
+// vertical line where the best configuration changed. Times are in the
+// unit that suits them (ns, µs, ms, s).
 func (h *History) Plot() (*plot.Plot, error) {
 	if err := h.validate(); err != nil {
 		return nil, err
 	}
+	unit, scale := timeUnit(h.largest())
 	p := plot.New()
 	p.Title.Text = h.Title
-	p.X.Label.Text = "run"
-	p.Y.Label.Text = "best median (ns)"
-	p.X.Min, p.X.Max = -0.5, float64(len(h.Runs))-0.5
-	p.X.Tick.Marker = h.runTicks()
-	p.Y.Min, p.Y.Max = h.yRange()
+	p.X.Label.Text = "run start (UTC)"
+	p.Y.Label.Text = "best median (" + unit + ")"
+	p.X.Tick.Marker = timeTicks{}
+	lo, hi := h.yRange()
+	lo, hi = lo/scale, hi/scale
+	// The top third is the legend's and the changed configurations'
+	// names: the data never runs under them.
+	top := hi + (hi-lo)/2
+	p.Y.Tick.Marker = niceTicks{}
 	p.Add(plotter.NewGrid())
-
-	medians, bars := h.series()
-	line, points, err := plotter.NewLinePoints(medians)
-	if err != nil {
+	leg := newLegend()
+	leg.Top, leg.Left = true, true
+	if err := h.addChanges(p, &leg, lo, top); err != nil {
 		return nil, err
 	}
-	line.LineStyle = draw.LineStyle{Color: color.Black, Width: vg.Points(1)}
-	points.GlyphStyle = draw.GlyphStyle{Color: color.Black, Radius: vg.Points(2.5), Shape: draw.CircleGlyph{}}
-	p.Add(line, points)
-	if len(bars.XYs) > 0 {
-		eb, err := plotter.NewYErrorBars(bars)
-		if err != nil {
-			return nil, err
-		}
-		p.Add(eb)
-		// Said under the axis rather than in a legend: with one series
-		// a legend only adds a box that may hide the latest run.
-		p.X.Label.Text += " (bars: confidence interval of the median)"
+	if err := h.addSeries(p, &leg, scale); err != nil {
+		return nil, err
 	}
+	p.Add(legendPlotter{&leg})
+	p.X.Min, p.X.Max = h.xRange() // after the plotters, which widen the axes to their data
+	p.Y.Min, p.Y.Max = lo, top
 	return p, nil
 }
 
@@ -71,12 +75,15 @@ func (h *History) validate() error {
 	if len(h.Runs) == 0 {
 		return errors.New("history: no runs measured this shape")
 	}
-	for _, r := range h.Runs {
+	for i, r := range h.Runs {
 		if !(r.MedianNs > 0) || math.IsInf(r.MedianNs, 0) {
-			return fmt.Errorf("history: run %q: median %g ns is not a positive time", r.Label, r.MedianNs)
+			return fmt.Errorf("history: run %d: median %g ns is not a positive time", i+1, r.MedianNs)
 		}
 		if r.hasInterval() && !(r.LoNs <= r.MedianNs && r.MedianNs <= r.HiNs) {
-			return fmt.Errorf("history: run %q: interval [%g, %g] ns does not contain the median %g ns", r.Label, r.LoNs, r.HiNs, r.MedianNs)
+			return fmt.Errorf("history: run %d: interval [%g, %g] ns does not contain the median %g ns", i+1, r.LoNs, r.HiNs, r.MedianNs)
+		}
+		if i > 0 && r.At.Before(h.Runs[i-1].At) {
+			return fmt.Errorf("history: run %d began before the run listed before it", i+1)
 		}
 	}
 	return nil
@@ -84,23 +91,40 @@ func (h *History) validate() error {
 
 func (r HistoryRun) hasInterval() bool { return r.LoNs != 0 || r.HiNs != 0 }
 
-// errorBars are points with asymmetric y errors, for plotter.NewYErrorBars.
-type errorBars struct {
-	plotter.XYs
-	plotter.YErrors
+func (r HistoryRun) x() float64 { return float64(r.At.Unix()) }
+
+// largest is the largest time drawn, which picks the unit.
+func (h *History) largest() float64 {
+	m := 0.0
+	for _, r := range h.Runs {
+		m = max(m, r.MedianNs, r.HiNs)
+	}
+	return m
 }
 
-func (h *History) series() (plotter.XYs, errorBars) {
-	medians := make(plotter.XYs, len(h.Runs))
-	var bars errorBars
-	for i, r := range h.Runs {
-		medians[i] = plotter.XY{X: float64(i), Y: r.MedianNs}
-		if r.hasInterval() {
-			bars.XYs = append(bars.XYs, medians[i])
-			bars.YErrors = append(bars.YErrors, struct{ Low, High float64 }{r.MedianNs - r.LoNs, r.HiNs - r.MedianNs})
-		}
+// timeUnit is the unit of speak.Duration for times up to ns, and its size
+// in ns.
+func timeUnit(ns float64) (string, float64) {
+	switch {
+	case ns >= 1e9:
+		return "s", 1e9
+	case ns >= 1e6:
+		return "ms", 1e6
+	case ns >= 1e3:
+		return "µs", 1e3
 	}
-	return medians, bars
+	return "ns", 1
+}
+
+// xRange spans the runs with a twentieth of the span on each side (an hour
+// each side for a single run).
+func (h *History) xRange() (lo, hi float64) {
+	lo, hi = h.Runs[0].x(), h.Runs[len(h.Runs)-1].x()
+	margin := (hi - lo) / 20
+	if margin == 0 {
+		margin = 3600
+	}
+	return lo - margin, hi + margin
 }
 
 // yRange spans the medians and intervals with a tenth of the span as
@@ -121,15 +145,110 @@ func (h *History) yRange() (lo, hi float64) {
 	return max(0, lo-margin), hi + margin
 }
 
-// runTicks labels every run, or every k-th when there are many.
-func (h *History) runTicks() plot.ConstantTicks {
-	step := (len(h.Runs) + maxTickLabels - 1) / maxTickLabels
-	ticks := make(plot.ConstantTicks, len(h.Runs))
+// errorBars are points with asymmetric y errors, for plotter.NewYErrorBars.
+type errorBars struct {
+	plotter.XYs
+	plotter.YErrors
+}
+
+// addSeries draws the line through the medians, the markers of each kind
+// of run and the error bars, with their legend entries.
+func (h *History) addSeries(p *plot.Plot, leg *plot.Legend, scale float64) error {
+	medians := make(plotter.XYs, len(h.Runs))
+	var tuned, retimed plotter.XYs
+	var bars errorBars
 	for i, r := range h.Runs {
-		ticks[i] = plot.Tick{Value: float64(i)}
-		if i%step == 0 {
-			ticks[i].Label = r.Label
+		medians[i] = plotter.XY{X: r.x(), Y: r.MedianNs / scale}
+		if r.Retimed {
+			retimed = append(retimed, medians[i])
+		} else {
+			tuned = append(tuned, medians[i])
+		}
+		if r.hasInterval() {
+			bars.XYs = append(bars.XYs, medians[i])
+			bars.YErrors = append(bars.YErrors, struct{ Low, High float64 }{(r.MedianNs - r.LoNs) / scale, (r.HiNs - r.MedianNs) / scale})
 		}
 	}
-	return ticks
+	line, err := plotter.NewLine(medians)
+	if err != nil {
+		return err
+	}
+	line.LineStyle = draw.LineStyle{Color: color.Black, Width: vg.Points(1)}
+	p.Add(line)
+	if len(bars.XYs) > 0 {
+		eb, err := plotter.NewYErrorBars(bars)
+		if err != nil {
+			return err
+		}
+		p.Add(eb)
+		p.X.Label.Text += "; bars: 95% confidence interval of the median"
+	}
+	for _, kind := range []struct {
+		xys   plotter.XYs
+		name  string
+		shape draw.GlyphDrawer
+	}{{tuned, "run that searched (tune)", draw.CircleGlyph{}}, {retimed, "run that re-timed the stored best", ring{vg.Points(1.5)}}} {
+		if len(kind.xys) == 0 {
+			continue
+		}
+		s, err := plotter.NewScatter(kind.xys)
+		if err != nil {
+			return err
+		}
+		s.GlyphStyle = draw.GlyphStyle{Color: color.Black, Radius: vg.Points(3), Shape: kind.shape}
+		p.Add(s)
+		leg.Add(kind.name, s)
+	}
+	return nil
+}
+
+// changeColor draws the marks of a changed configuration.
+var changeColor = color.RGBA{R: 0x1f, G: 0x5f, B: 0xbf, A: 0xff}
+
+// addChanges draws a dashed vertical line at each run whose best
+// configuration differs from the run before's, and names the new one
+// at the top: a step in the times there may be the configuration's, not
+// the device's or the driver's.
+func (h *History) addChanges(p *plot.Plot, leg *plot.Legend, bottom, top float64) error {
+	var labels plotter.XYLabels
+	first := true
+	for i := 1; i < len(h.Runs); i++ {
+		r := h.Runs[i]
+		if r.Config == "" || r.Config == h.Runs[i-1].Config {
+			continue
+		}
+		mark, err := plotter.NewLine(plotter.XYs{{X: r.x(), Y: bottom}, {X: r.x(), Y: top}})
+		if err != nil {
+			return err
+		}
+		mark.LineStyle = draw.LineStyle{Color: changeColor, Width: vg.Points(1), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}}
+		p.Add(mark)
+		if first {
+			leg.Add("best configuration changed", mark)
+			first = false
+		}
+		labels.XYs = append(labels.XYs, plotter.XY{X: r.x(), Y: top})
+		labels.Labels = append(labels.Labels, " "+r.Config+" ") // clear of the line on either side
+	}
+	if len(labels.XYs) == 0 {
+		return nil
+	}
+	l, err := plotter.NewLabels(labels)
+	if err != nil {
+		return err
+	}
+	// A name right of its line, or left of it in the right half of the
+	// chart, where it would run off the edge.
+	xlo, xhi := h.xRange()
+	for i, xy := range labels.XYs {
+		l.TextStyle[i].Font.Size = vg.Points(7)
+		l.TextStyle[i].Color = changeColor
+		l.TextStyle[i].XAlign, l.TextStyle[i].YAlign = draw.XLeft, draw.YTop
+		if xy.X > (xlo+xhi)/2 {
+			l.TextStyle[i].XAlign = draw.XRight
+		}
+	}
+	l.Offset = vg.Point{Y: -vg.Points(3)}
+	p.Add(l)
+	return nil
 }

@@ -1,8 +1,10 @@
 package chart
 
 import (
+	"cmp"
 	"image/color"
 	"math"
+	"slices"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -204,4 +206,63 @@ func crosses(s [2]vg.Point, box vg.Rectangle) bool {
 	}
 	d := s[1].Sub(s[0])
 	return clip(s[0].X, d.X, box.Min.X, box.Max.X) && clip(s[0].Y, d.Y, box.Min.Y, box.Max.Y)
+}
+
+// roofNames writes each compute roof's name on it at the right edge, so the
+// reader need not match dashes against the legend: above the line, or
+// below it where the name above would overlap one already written (roofs
+// of nearly equal rates, such as f32 and f16 FMA on a device that computes
+// half in f32), or further left. Names are placed from the highest roof
+// down, at draw time, in canvas units.
+type roofNames struct {
+	ends   plotter.XYs // the right end of each roof, in data coordinates
+	labels []string
+	style  text.Style
+}
+
+// Plot implements plot.Plotter.
+func (r *roofNames) Plot(c draw.Canvas, p *plot.Plot) {
+	for _, pl := range r.layout(c, p) {
+		c.FillText(pl.style, pl.at, pl.text)
+	}
+}
+
+func (r *roofNames) layout(c draw.Canvas, p *plot.Plot) []placedLabel {
+	trX, trY := p.Transforms(&c)
+	order := make([]int, len(r.ends))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(r.ends[b].Y, r.ends[a].Y) })
+	gap := vg.Points(3)
+	var placed []placedLabel
+	for _, i := range order {
+		end := vg.Point{X: trX(r.ends[i].X), Y: trY(r.ends[i].Y)}
+		width := r.style.Width(r.labels[i])
+		best, bestCost := placedLabel{}, vg.Length(math.Inf(1))
+		for shift := range len(r.ends) + 1 {
+			for _, above := range []bool{true, false} {
+				sty := r.style
+				sty.XAlign, sty.YAlign = text.XRight, text.YBottom
+				at := end.Add(vg.Point{X: -gap - vg.Length(shift)*(width+2*gap), Y: gap})
+				if !above {
+					sty.YAlign = text.YTop
+					at.Y = end.Y - gap
+				}
+				box := sty.Rectangle(r.labels[i]).Add(at)
+				cost := outsideArea(box, c.Rectangle)
+				for _, q := range placed {
+					cost += area(intersect(box, q.box))
+				}
+				if cost < bestCost {
+					best, bestCost = placedLabel{r.labels[i], sty, at, box}, cost
+				}
+			}
+			if bestCost == 0 {
+				break
+			}
+		}
+		placed = append(placed, best)
+	}
+	return placed
 }

@@ -8,8 +8,10 @@ import (
 	"slices"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
@@ -37,6 +39,25 @@ type Point struct {
 	Group     string  // legend entry, one marker style per group, e.g. "gemm f16"
 	Intensity float64 // arithmetic intensity in FLOP/byte
 	GFLOPs    float64 // achieved GFLOP/s
+	// Roof is the compute ceiling of the point's element type in GFLOP/s
+	// (results.Ceilings.ComputeRoof); 0: the highest roof.
+	Roof float64
+}
+
+// aboveRoof reports whether pt lies above what the roofline allows it:
+// the memory roof at its intensity or its compute roof.
+func (r *Roofline) aboveRoof(pt Point) bool {
+	roof := pt.Roof
+	if roof == 0 {
+		for _, rf := range r.Roofs {
+			roof = max(roof, rf.GFLOPs)
+		}
+	}
+	attainable := r.MemoryGBs * pt.Intensity
+	if roof > 0 {
+		attainable = min(attainable, roof)
+	}
+	return pt.GFLOPs > attainable*(1+1e-9)
 }
 
 // markerRadius is the radius of a point's marker.
@@ -167,7 +188,7 @@ func (r *Roofline) addRoofs(p *plot.Plot, leg *plot.Legend) error {
 	memory.LineStyle = draw.LineStyle{Color: color.Black, Width: vg.Points(1.5)}
 	p.Add(memory)
 	leg.Add("memory "+speak.Rate(r.MemoryGBs, "B/s"), memory)
-	names := plotter.XYLabels{XYs: make(plotter.XYs, len(r.Roofs)), Labels: make([]string, len(r.Roofs))}
+	names := &roofNames{style: text.Style{Font: font.From(plot.DefaultFont, 8), Color: roofColor, Handler: plot.DefaultTextHandler}}
 	for i, rf := range r.Roofs {
 		line := lines[i+1]
 		roof, err := plotter.NewLine(line)
@@ -177,25 +198,10 @@ func (r *Roofline) addRoofs(p *plot.Plot, leg *plot.Legend) error {
 		roof.LineStyle = roofStyle(i)
 		p.Add(roof)
 		leg.Add(rf.Name+" "+speak.Rate(rf.GFLOPs, "FLOP/s"), roof)
-		names.XYs[i], names.Labels[i] = line[len(line)-1], rf.Name
+		names.ends = append(names.ends, line[len(line)-1])
+		names.labels = append(names.labels, rf.Name)
 	}
-	return addRoofNames(p, names)
-}
-
-// addRoofNames writes each compute roof's name on it at the right edge, so
-// the reader need not match dashes against the legend.
-func addRoofNames(p *plot.Plot, names plotter.XYLabels) error {
-	l, err := plotter.NewLabels(names)
-	if err != nil {
-		return err
-	}
-	for i := range l.TextStyle {
-		l.TextStyle[i].Font.Size = vg.Points(8)
-		l.TextStyle[i].Color = roofColor
-		l.TextStyle[i].XAlign, l.TextStyle[i].YAlign = draw.XRight, draw.YBottom
-	}
-	l.Offset = vg.Point{X: -vg.Points(3), Y: vg.Points(2)}
-	p.Add(l)
+	p.Add(names)
 	return nil
 }
 
@@ -218,7 +224,39 @@ func (r *Roofline) addPoints(p *plot.Plot, leg *plot.Legend) error {
 			leg.Add(g, s)
 		}
 	}
+	if err := r.addAboveRoof(p, leg); err != nil {
+		return err
+	}
 	p.Add(r.pointLabels())
+	return nil
+}
+
+// aboveRoofColor marks points above their roof.
+var aboveRoofColor = color.RGBA{R: 0xd0, A: 0xff}
+
+// addAboveRoof rings every point that lies above its roof and says so
+// under the title: the ceilings were measured too low, or the kernel ran
+// from cache, and no percentage of peak can be trusted until it is
+// resolved.
+func (r *Roofline) addAboveRoof(p *plot.Plot, leg *plot.Legend) error {
+	var above plotter.XYs
+	for _, pt := range r.Points {
+		if r.aboveRoof(pt) {
+			above = append(above, at(pt.Intensity, pt.GFLOPs))
+		}
+	}
+	if len(above) == 0 {
+		return nil
+	}
+	rings, err := plotter.NewScatter(above)
+	if err != nil {
+		return err
+	}
+	rings.GlyphStyle = draw.GlyphStyle{Color: aboveRoofColor, Radius: markerRadius + vg.Points(3), Shape: ring{vg.Points(1.5)}}
+	p.Add(rings)
+	leg.Add("above its roof", rings)
+	p.Title.Text += fmt.Sprintf("\nwarning: %d point(s) above their roof — ceilings measured too low (tltune peak) or kernels run from cache", len(above))
+	p.Title.TextStyle.Font.Size = vg.Points(11)
 	return nil
 }
 
