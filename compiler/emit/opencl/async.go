@@ -28,8 +28,8 @@ func (e *fn) asyncCopy(in *ir.Inst) {
 	src, dst := e.memref(srcV), e.memref(dstV)
 	si := e.u.scalar(srcV.Type.Elem())
 	n := int(in.Count)
-	srcAt := fmt.Sprintf("(%s + %s)", src.ptr, src.offset(e.index(srcIdx)))
-	dstAt := fmt.Sprintf("(%s + %s)", dst.ptr, dst.offset(e.index(dstIdx)))
+	srcAt := fmt.Sprintf("(%s + %s)", src.ptr, e.offsetOf(srcV, srcIdx))
+	dstAt := fmt.Sprintf("(%s + %s)", dst.ptr, e.offsetOf(dstV, dstIdx))
 	valid := e.value(validV)
 	full := isLiteralInt(validV, int64(n))
 	bytes := n * si.size

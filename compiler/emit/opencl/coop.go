@@ -267,6 +267,10 @@ func (e *fn) coopMulAdd(in *ir.Inst) {
 // element, row-major (element (r, c) at slot r·cols + c), so lanes reading
 // the same address meet in one broadcast access.
 func (e *fn) replicatedLoad(in *ir.Inst) {
+	if w := e.replicatedWidth(in); w > 1 {
+		e.replicatedVectorLoad(in, w)
+		return
+	}
 	m := e.memref(in.Operands[0])
 	x, y := e.value(in.Operands[1]), e.value(in.Operands[2])
 	t := in.Result().Type
@@ -282,6 +286,63 @@ func (e *fn) replicatedLoad(in *ir.Inst) {
 	e.line("%s.v[tl_r * %d + tl_c] = %s;", name, t.Cols(), load)
 	e.closeLoop()
 	e.closeLoop()
+}
+
+// replicatedWidth is the vector width a replicated load may use: the
+// widest (up to 16 bytes) that divides the piece along the memory's
+// contiguous mode, whose start and leading dimension keep every vector
+// aligned; 1 for a checked load or where nothing is proven.
+func (e *fn) replicatedWidth(in *ir.Inst) int {
+	mv := in.Operands[0]
+	t, rt := mv.Type, in.Result().Type
+	along := rt.Rows() // memory mode 0 runs along the piece's rows unless transposed
+	if in.TransA == ir.Trans {
+		along = rt.Cols()
+	}
+	if in.Checked != ir.Unchecked || t.Order() != 2 || t.Stride()[0] != 1 || t.Stride()[1] == ir.Dynamic {
+		return 1
+	}
+	size := t.Elem().Size()
+	for w := int64(ir.MaxVectorBytes) / size; w > 1; w /= 2 {
+		if ir.ValidVectorWidth(int(w), t.Elem()) == nil && along%w == 0 && t.Stride()[1]%w == 0 &&
+			ir.Divisible(in.Operands[1], w) && ir.Alignment(e.f, mv)%(w*size) == 0 {
+			return int(w)
+		}
+	}
+	return 1
+}
+
+// replicatedVectorLoad loads a replicated piece in vectors of w elements
+// along the memory's contiguous mode.
+func (e *fn) replicatedVectorLoad(in *ir.Inst, w int) {
+	m := e.memref(in.Operands[0])
+	t := in.Result().Type
+	name, _ := e.coopDecl(in.Result())
+	rows, cols := int(t.Rows()), int(t.Cols())
+	trans := in.TransA == ir.Trans
+	for r := 0; r < rows; r++ {
+		for c := 0; c < cols; c++ {
+			// The vector starts at each multiple of w along the contiguous
+			// direction: rows when memory runs along them, else columns.
+			if (!trans && r%w != 0) || (trans && c%w != 0) {
+				continue
+			}
+			memRow, memCol := fmt.Sprint(r), fmt.Sprint(c)
+			if trans {
+				memRow, memCol = memCol, memRow
+			}
+			rowIdx := add(e.value(in.Operands[1]), memRow)
+			colIdx := add(e.value(in.Operands[2]), memCol)
+			off := add(rowIdx, mul(colIdx, m.stride[1]))
+			for k, x := range e.loadVector(m, off, w) {
+				rr, cc := r+k, c
+				if trans {
+					rr, cc = r, c+k
+				}
+				e.line("%s.v[%d] = %s;", name, rr*cols+cc, x)
+			}
+		}
+	}
 }
 
 // zero is the C zero of scalar type t.

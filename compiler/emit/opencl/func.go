@@ -28,6 +28,7 @@ type fn struct {
 	packed map[*ir.Value]bool // fragment values held two 16-bit elements per uint (packedValues)
 	// replicated: B operands every lane holds whole (replicatedValues).
 	replicated map[*ir.Value]bool
+	ranges     map[*ir.Value]ir.Range // integer values' known ranges (narrow.go)
 	// scratch, tiles: the local arrays of emulated shuffles and of the
 	// emulated matrix engine are declared.
 	scratch, tiles bool
@@ -47,6 +48,7 @@ func (u *unit) emitFunc(out *strings.Builder, f *ir.Func, symbol string, l Launc
 		e.packed = packedValues(f, e.frag, e.engine)
 	}
 	e.replicated = replicatedValues(f, e.frag, l.SubgroupSize)
+	e.ranges = ir.IndexRanges(f, e.builtinRange)
 	e.body.Grow(32 << 10) // typical kernels are tens of KiB; avoid regrowing
 	k := &Kernel{Name: f.Name, Symbol: symbol, Launch: l}
 	params := e.params(k)
@@ -272,6 +274,9 @@ func (e *fn) valueType(v *ir.Value) string {
 	if v.Type.Kind() == ir.KindCoopmatrix {
 		name, _ := e.coopType(v)
 		return name
+	}
+	if e.narrow(v) {
+		return "int"
 	}
 	return e.regType(v.Type)
 }

@@ -31,7 +31,7 @@ func (e *fn) inst(in *ir.Inst) error {
 		e.load(in)
 	case ir.OpStore:
 		m := e.memref(in.Operands[1])
-		return e.storeElem(m, m.offset(e.index(in.Operands[2:])), e.value(in.Operands[0]), in.Atomic)
+		return e.storeElem(m, e.offsetOf(in.Operands[1], in.Operands[2:]), e.value(in.Operands[0]), in.Atomic)
 	case ir.OpVectorLoad:
 		e.vectorLoad(in)
 	case ir.OpVectorStore:
@@ -109,7 +109,11 @@ func (e *fn) constant(in *ir.Inst) {
 		return
 	}
 	// Scalar constants are used inline: the OpenCL compiler folds them and
-	// the kernel reads like the source.
+	// the kernel reads like the source. Narrow index constants are ints.
+	if e.narrow(in.Result()) {
+		e.names[in.Result()] = strconv.FormatInt(in.Const.Int, 10)
+		return
+	}
 	e.names[in.Result()] = e.literal(in.Const, t)
 }
 
@@ -161,12 +165,43 @@ func (e *fn) arith(in *ir.Inst) error {
 	if t.Kind() == ir.KindCoopmatrix {
 		return e.coopArith(in)
 	}
+	if t == ir.Index {
+		return e.indexArith(in)
+	}
 	x, y := e.value(in.Operands[0]), e.value(in.Operands[1])
 	expr, err := e.binary(in.Arith, t, x, y)
 	if err != nil {
 		return err
 	}
 	e.define(in.Result(), expr)
+	return nil
+}
+
+// indexArith writes index arithmetic: in int when the result is narrow
+// (its operands, int or long, give the exact result), else in long with
+// the narrow operands widened first.
+func (e *fn) indexArith(in *ir.Inst) error {
+	r := in.Result()
+	x, y := e.wide(in.Operands[0]), e.wide(in.Operands[1])
+	typ := "long"
+	if e.narrow(r) {
+		typ = "int"
+		if e.narrow(in.Operands[0]) && e.narrow(in.Operands[1]) {
+			x, y = e.value(in.Operands[0]), e.value(in.Operands[1])
+		}
+	}
+	var expr string
+	switch in.Arith {
+	case ir.Min, ir.Max:
+		expr = fmt.Sprintf("(%s)%s(%s, %s)", typ, map[ir.ArithOp]string{ir.Min: "min", ir.Max: "max"}[in.Arith], x, y)
+	default:
+		op, ok := cOp[in.Arith]
+		if !ok {
+			return fmt.Errorf("opencl: arith.%s on index", in.Arith)
+		}
+		expr = fmt.Sprintf("(%s)(%s %s %s)", typ, x, op, y)
+	}
+	e.define(r, expr)
 	return nil
 }
 
@@ -307,7 +342,15 @@ func (e *fn) cast(in *ir.Inst) error {
 		e.coopCast(in)
 		return nil
 	}
-	e.define(in.Result(), e.convert(e.value(in.Operands[0]), from, to))
+	if e.narrow(in.Result()) {
+		e.define(in.Result(), "(int)("+e.value(in.Operands[0])+")")
+		return nil
+	}
+	x := e.value(in.Operands[0])
+	if from == ir.Index {
+		x = e.wide(in.Operands[0])
+	}
+	e.define(in.Result(), e.convert(x, from, to))
 	return nil
 }
 
@@ -405,7 +448,7 @@ func (e *fn) load(in *ir.Inst) {
 		return
 	}
 	m := e.memref(v)
-	e.define(in.Result(), e.loadElem(m, m.offset(e.index(in.Operands[1:]))))
+	e.define(in.Result(), e.loadElem(m, e.offsetOf(in.Operands[0], in.Operands[1:])))
 }
 
 // forLoop writes a for loop; loop-carried values live in variables declared
@@ -432,7 +475,7 @@ func (e *fn) forLoop(in *ir.Inst) error {
 			e.line("#pragma unroll 1")
 		}
 	}
-	e.line("for (%s %s = %s; %s < %s; %s) {", e.regType(iv.Type), ivName, e.value(from), ivName, e.value(to), inc)
+	e.line("for (%s %s = %s; %s < %s; %s) {", e.valueType(iv), ivName, e.value(from), ivName, e.value(to), inc)
 	e.indent++
 	err := e.region(body)
 	e.indent--

@@ -116,7 +116,10 @@ func (e *fn) subview(in *ir.Inst) {
 		}
 		v := rest[0]
 		rest = rest[1:]
-		return e.value(v)
+		if m.space == "local" {
+			return e.value(v) // local memory is far smaller than 2³¹ elements
+		}
+		return e.wide(v)
 	}
 	var offs, shape, stride []string
 	for i := range in.Offsets {

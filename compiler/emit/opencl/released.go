@@ -36,18 +36,18 @@ func (e *fn) releasedInst(in *ir.Inst) (bool, error) {
 	case ir.OpAtomicLoad:
 		m := e.memref(in.Operands[0])
 		e.fenceBefore(in.Semantics == ir.SequentiallyConsistent)
-		e.define(in.Result(), e.loadElem(m, m.offset(e.index(in.Operands[1:]))))
+		e.define(in.Result(), e.loadElem(m, e.offsetOf(in.Operands[0], in.Operands[1:])))
 		e.fenceAfter(in.Semantics)
 	case ir.OpAtomicStore:
 		m := e.memref(in.Operands[1])
 		e.fenceBefore(in.Semantics != ir.Relaxed && in.Semantics != ir.Acquire)
-		err := e.storeElem(m, m.offset(e.index(in.Operands[2:])), e.value(in.Operands[0]), ir.Atomic)
+		err := e.storeElem(m, e.offsetOf(in.Operands[1], in.Operands[2:]), e.value(in.Operands[0]), ir.Atomic)
 		e.fenceAfter(map[bool]ir.MemorySemantics{true: ir.Acquire}[in.Semantics == ir.SequentiallyConsistent])
 		return true, err
 	case ir.OpAtomicUpdate:
 		m := e.memref(in.Operands[1])
 		e.fenceBefore(in.Semantics != ir.Relaxed && in.Semantics != ir.Acquire)
-		old, err := e.fetchUpdate(m, m.offset(e.index(in.Operands[2:])), e.value(in.Operands[0]), in.Arith)
+		old, err := e.fetchUpdate(m, e.offsetOf(in.Operands[1], in.Operands[2:]), e.value(in.Operands[0]), in.Arith)
 		if err != nil {
 			return true, err
 		}

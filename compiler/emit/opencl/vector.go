@@ -41,33 +41,49 @@ func components(k, per int) string {
 	return b.String()
 }
 
-// vectorPtr is the cast pointer to the vector of type raw at the indices
-// of a vector_load or vector_store.
-func vectorPtr(m *memref, raw string, idx []string, const_ bool) string {
+// vectorPtr is the cast pointer to the vector of type raw at element offset
+// off of m.
+func vectorPtr(m *memref, raw string, off string, const_ bool) string {
 	q := m.space
 	if const_ {
 		q += " const"
 	}
-	return fmt.Sprintf("(%s %s*)(%s + %s)", q, raw, m.ptr, m.offset(idx))
+	return fmt.Sprintf("(%s %s*)(%s + %s)", q, raw, m.ptr, off)
 }
 
 func (e *fn) vectorLoad(in *ir.Inst) {
 	m := e.memref(in.Operands[0])
-	si := e.u.scalar(m.typ.Elem())
-	raw, per := rawVector(si, len(in.Results))
-	bits := e.fresh("vec")
-	e.line("const %s %s = *%s;", raw, bits, vectorPtr(m, raw, e.index(in.Operands[1:]), true))
+	elems := e.loadVector(m, e.offsetOf(in.Operands[0], in.Operands[1:]), len(in.Results))
 	for k, r := range in.Results {
+		if e.u.scalar(m.typ.Elem()).halfway || m.typ.Elem().Kind() == ir.KindBF16 {
+			e.define(r, elems[k])
+		} else {
+			e.names[r] = elems[k]
+		}
+	}
+}
+
+// loadVector loads n elements of m from element offset off (aligned for
+// n elements) with one access and returns the C expression of each in its
+// register type.
+func (e *fn) loadVector(m *memref, off string, n int) []string {
+	si := e.u.scalar(m.typ.Elem())
+	raw, per := rawVector(si, n)
+	bits := e.fresh("vec")
+	e.line("const %s %s = *%s;", raw, bits, vectorPtr(m, raw, off, true))
+	out := make([]string, n)
+	for k := range out {
 		c := bits + components(k, per)
 		switch {
 		case si.halfway:
-			e.define(r, fmt.Sprintf("vload_half(%d, (const private half*)&%s)", k, bits))
+			out[k] = fmt.Sprintf("vload_half(%d, (const private half*)&%s)", k, bits)
 		case si.bf16:
-			e.define(r, e.u.helpers.bf16Load()+"("+c+")")
+			out[k] = e.u.helpers.bf16Load() + "(" + c + ")"
 		default:
-			e.names[r] = c
+			out[k] = c
 		}
 	}
+	return out
 }
 
 func (e *fn) vectorStore(in *ir.Inst) {
@@ -94,5 +110,5 @@ func (e *fn) vectorStore(in *ir.Inst) {
 		}
 		val = "(" + raw + ")(" + joinArgs(parts...) + ")"
 	}
-	e.line("*%s = %s;", vectorPtr(m, raw, e.index(idx), false), val)
+	e.line("*%s = %s;", vectorPtr(m, raw, e.offsetOf(mv, idx), false), val)
 }

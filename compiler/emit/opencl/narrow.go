@@ -1,0 +1,122 @@
+package opencl
+
+import (
+	"math"
+
+	"tltune/compiler/ir"
+)
+
+// 32-bit index arithmetic. The language's index type is 64 bits, and so is
+// its C type (long); but 64-bit multiplications and divisions cost GPUs
+// several instructions each, and the lowerings' index arithmetic inside a
+// batch entry (tile origins, copy chunks, panel offsets) stays far below
+// 2³¹. An index value whose range (ir.IndexRanges) fits an int is held in
+// an int and computed in int arithmetic; everything else stays long. Where
+// a narrow value meets a wide computation it is widened first, so that no
+// int expression can overflow: an arithmetic result that is not narrow
+// widens its narrow operands, and a memory offset is computed in int only
+// when every int term and, if all terms are int, their sum fit in 32 bits.
+
+// builtinRange bounds the builtins the launch fixes.
+func (e *fn) builtinRange(k ir.BuiltinKind) (ir.Range, bool) {
+	l := e.launch
+	nsx := int64(l.WorkGroupSize[0] / l.SubgroupSize)
+	wy := int64(l.WorkGroupSize[1])
+	sgs := int64(l.SubgroupSize)
+	switch k {
+	case ir.SubgroupID:
+		return ir.Range{Lo: 0, Hi: nsx*wy - 1}, true
+	case ir.SubgroupIDX:
+		return ir.Range{Lo: 0, Hi: nsx - 1}, true
+	case ir.SubgroupIDY:
+		return ir.Range{Lo: 0, Hi: wy - 1}, true
+	case ir.SubgroupIDZ:
+		return ir.Range{}, true
+	case ir.SubgroupLocalID:
+		return ir.Range{Lo: 0, Hi: sgs - 1}, true
+	case ir.SubgroupSize:
+		return ir.Range{Lo: sgs, Hi: sgs}, true
+	case ir.NumSubgroups:
+		return ir.Range{Lo: nsx * wy, Hi: nsx * wy}, true
+	case ir.NumSubgroupsX:
+		return ir.Range{Lo: nsx, Hi: nsx}, true
+	case ir.NumSubgroupsY:
+		return ir.Range{Lo: wy, Hi: wy}, true
+	case ir.NumSubgroupsZ:
+		return ir.Range{Lo: 1, Hi: 1}, true
+	}
+	return ir.Range{}, false
+}
+
+// narrow reports whether index value v is held in an int.
+func (e *fn) narrow(v *ir.Value) bool {
+	if v.Type != ir.Index {
+		return false
+	}
+	r, ok := e.ranges[v]
+	return ok && r.Fits32()
+}
+
+// wide is v's C expression as a long.
+func (e *fn) wide(v *ir.Value) string {
+	if e.narrow(v) {
+		return "(long)(" + e.value(v) + ")"
+	}
+	return e.value(v)
+}
+
+// rangeOf is v's range, Unknown when nothing is known.
+func (e *fn) rangeOf(v *ir.Value) ir.Range {
+	if r, ok := e.ranges[v]; ok {
+		return r
+	}
+	return ir.Unknown
+}
+
+// offsetOf is the C expression of the element offset of idx in m (the
+// memref of value mv), in int arithmetic where it provably fits.
+func (e *fn) offsetOf(mv *ir.Value, idx []*ir.Value) string {
+	m := e.memref(mv)
+	strides := mv.Type.Stride()
+	fits := true
+	sum, allInt := ir.Range{}, true
+	for i, v := range idx {
+		if !e.narrow(v) {
+			allInt = false
+			continue
+		}
+		if strides[i] == ir.Dynamic {
+			continue // a long stride makes the product long
+		}
+		if abs(strides[i]) > math.MaxInt32 {
+			fits = false
+			break
+		}
+		r := e.rangeOf(v)
+		term := ir.Range{Lo: min(r.Lo*strides[i], r.Hi*strides[i]), Hi: max(r.Lo*strides[i], r.Hi*strides[i])}
+		if !term.Fits32() {
+			fits = false
+			break
+		}
+		sum = ir.Range{Lo: sum.Lo + term.Lo, Hi: sum.Hi + term.Hi}
+	}
+	if allInt && !sum.Fits32() {
+		fits = false
+	}
+	strs := make([]string, len(idx))
+	for i, v := range idx {
+		if fits {
+			strs[i] = e.value(v)
+		} else {
+			strs[i] = e.wide(v)
+		}
+	}
+	return m.offset(strs)
+}
+
+func abs(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
