@@ -41,7 +41,7 @@ func TestPeakOnPoCL(t *testing.T) {
 	if status != exitOK {
 		t.Fatalf("peak: status %d, stderr %q", status, stderr)
 	}
-	checkCeilingsRecorded(t, db, spec)
+	c := checkCeilingsRecorded(t, db, spec)
 	var p device.Peak
 	if err := json.Unmarshal([]byte(stdout), &p); err != nil {
 		t.Fatalf("peak --json: %v\n%s", err, stdout)
@@ -65,19 +65,6 @@ func TestPeakOnPoCL(t *testing.T) {
 	if status != exitOK || json.Unmarshal([]byte(stdout), &rep) != nil || len(rep.Top) == 0 {
 		t.Fatalf("gemm: status %d\n%s%s", status, stdout, stderr)
 	}
-	info, err := device.Select(device.Enumerate(), spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := results.OpenExisting(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	c, err := st.Ceilings(stdctx.Background(), environment(*info))
-	if err != nil {
-		t.Fatal(err)
-	}
 	best := rep.Top[0]
 	t.Logf("f32 FMA ceiling %.1f GFLOP/s, copy %.1f GB/s; best f32 GEMM %.1f GFLOP/s, %.1f GB/s (%s)", c.F32GFLOPS, c.CopyGBS, best.Timing.GFLOPS, best.Timing.GBS, best.Params)
 	if !(best.Timing.GFLOPS < c.F32GFLOPS) || best.AboveRoof != "" {
@@ -86,8 +73,9 @@ func TestPeakOnPoCL(t *testing.T) {
 }
 
 // checkCeilingsRecorded checks that peak stored the ceilings of the device
-// spec names in the database, where the roofline chart finds them.
-func checkCeilingsRecorded(t *testing.T, db, spec string) {
+// spec names in the database, where the roofline chart finds them, and
+// returns them.
+func checkCeilingsRecorded(t *testing.T, db, spec string) results.Ceilings {
 	t.Helper()
 	info, err := device.Select(device.Enumerate(), spec)
 	if err != nil {
@@ -105,4 +93,5 @@ func checkCeilingsRecorded(t *testing.T, db, spec string) {
 	if c.CopyGBS <= 0 || c.F32GFLOPS <= 0 {
 		t.Errorf("recorded ceilings %+v: want copy and f32 measured", c)
 	}
+	return c
 }
