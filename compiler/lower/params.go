@@ -55,6 +55,14 @@ func Choose(f *ir.Func, t *target.Target, table *tuning.Table, device string) (*
 	}
 	heur := heuristic(f, main, t)
 	ch.Params = merge(attr, fromTable, heur)
+	if attr.SubgroupSize == 0 && fromTable.SubgroupSize == 0 && attr.WorkGroupSize != [2]int{} {
+		// The work-group size is fixed and the subgroup size is not: take
+		// the largest the target supports that divides its first mode.
+		if sgs := subgroupSizeFor(t, attr.WorkGroupSize[0]); sgs != 0 && sgs != ch.Params.SubgroupSize {
+			ch.Params.SubgroupSize = sgs
+			ch.Explain = append(ch.Explain, fmt.Sprintf("subgroup size %d: the largest of the target's that divides the work-group size %d", sgs, attr.WorkGroupSize[0]))
+		}
+	}
 	ch.Explain = append(ch.Explain, "heuristic for target "+t.Name+": "+heur.String()+" (fills what the sources above leave unset)")
 	if x, ok := f.BatchExtent(); ok {
 		ch.Batch = &x
@@ -211,6 +219,17 @@ func batchLayout(out *ir.Value) string {
 		return "strided"
 	}
 	return ""
+}
+
+// subgroupSizeFor is the largest subgroup size of t that divides wx, or 0.
+func subgroupSizeFor(t *target.Target, wx int) int {
+	best := 0
+	for _, s := range t.SubgroupSizes {
+		if wx%s == 0 {
+			best = max(best, s)
+		}
+	}
+	return best
 }
 
 // merge takes each parameter from the first source that sets it.

@@ -149,3 +149,16 @@ func TestTableKeyProblem(t *testing.T) {
 		})
 	}
 }
+
+// TestSubgroupSizeFollowsWorkGroupSize: a work-group size fixed by attribute
+// with no subgroup size gets the largest subgroup size of the target that
+// divides it, not the target's default that may not.
+func TestSubgroupSizeFollowsWorkGroupSize(t *testing.T) {
+	ch, err := Choose(parseFunc(t, `attributes {work_group_size=[8, 1]}`), target.Intel(), nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch.Params.SubgroupSize != 8 {
+		t.Errorf("subgroup size %d for work-group size [8, 1] on intel, want 8", ch.Params.SubgroupSize)
+	}
+}
