@@ -52,6 +52,11 @@ type Options struct {
 	// Dialect is the source's dialect (syntax.Auto detects it); the zero
 	// value is the current one.
 	Dialect syntax.Dialect
+	// Precision relaxes f32 products: "tf32" lets f32 GEMMs use the matrix
+	// engine's tf32 inputs (nvidia: mma.sync m16n8k8, inputs rounded to
+	// 10-bit mantissas, f32 accumulation); "" (the default) keeps full f32.
+	// Never implied: the caller asks for it.
+	Precision string
 }
 
 // Result is a compiled program.
@@ -164,6 +169,17 @@ type FuncChoice struct {
 }
 
 func chooseTarget(o Options) (*target.Target, error) {
+	t, err := profileFor(o)
+	if err != nil || o.Precision == "" {
+		return t, err
+	}
+	if o.Precision != "tf32" {
+		return nil, fmt.Errorf("precision %q: only tf32 relaxes f32 (or leave it empty for full f32)", o.Precision)
+	}
+	return t, t.EnableTF32()
+}
+
+func profileFor(o Options) (*target.Target, error) {
 	switch {
 	case o.Target != "":
 		return target.ByName(o.Target)

@@ -205,6 +205,32 @@ func TestNvidiaPipeline(t *testing.T) {
 	clangCompile(t, "nvidia", res.OpenCL)
 }
 
+// TestNvidiaTF32: only when asked, f32 GEMMs on nvidia use mma.sync
+// m16n8k8 with tf32 inputs (rounded to nearest); other targets refuse the
+// precision, and without it f32 stays on FMAs.
+func TestNvidiaTF32(t *testing.T) {
+	r := newRecipe(t, kernels.Spec{Op: kernels.GEMMOp, M: 64, N: 32, K: 40, DType: kernels.F32, Acc: kernels.F32, Alpha: 1, Beta: 0})
+	p := tuning.Params{SubgroupSize: 32, WorkGroupSize: [2]int{32, 2}, Tile: [2]int{32, 16}, Coopmatrix: [3]int{16, 8, 8},
+		Unroll: 1, BatchPerGroup: 1, StageLocal: true, Stages: 2, LocalPad: 4}
+	const tf32 = "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"
+	for _, precision := range []string{"", "tf32"} {
+		res := compileRecipe(t, r, p, compiler.Options{Target: "nvidia", Precision: precision})
+		if got := strings.Contains(res.OpenCL, tf32); got != (precision == "tf32") {
+			t.Errorf("precision %q: tf32 mma.sync used = %v", precision, got)
+		}
+		clangCompile(t, "nvidia", res.OpenCL)
+	}
+	src, err := r.Source(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []compiler.Options{{Target: "intel", Precision: "tf32"}, {Target: "nvidia", Precision: "bf16"}} {
+		if _, err := compiler.Compile([]byte(src), o); err == nil {
+			t.Errorf("%s with precision %q compiled", o.Target, o.Precision)
+		}
+	}
+}
+
 // TestIntelUsesDPAS: on an Intel GPU that lists
 // cl_intel_subgroup_matrix_multiply_accumulate, f16 and bf16 GEMMs into f32
 // call the DPAS builtins at the device's minimum subgroup size (16 on PVC,

@@ -127,6 +127,23 @@ type Target struct {
 	Async Async
 }
 
+// EnableTF32 lets f32 products use the matrix engine's tf32 inputs:
+// mma.sync.m16n8k8 on nvidia (inputs rounded to tf32, f32 accumulation). It
+// is only ever asked for (compiler.Options.Precision); other targets have no
+// tf32 engine.
+func (t *Target) EnableTF32() error {
+	if t.Name != "nvidia" {
+		return fmt.Errorf("precision tf32 needs the nvidia target (mma.sync m16n8k8); target %s has no tf32 matrix engine", t.Name)
+	}
+	for _, s := range t.MMA {
+		if s.In == "f32" {
+			return nil
+		}
+	}
+	t.MMA = append(t.MMA, MatrixShape{Engine: EnginePTX, SubgroupSize: 32, M: 16, N: 8, K: 8, In: "f32", Acc: "f32"})
+	return nil
+}
+
 // SupportsSubgroupSize reports whether sgs is a subgroup size of t.
 func (t *Target) SupportsSubgroupSize(sgs int) bool {
 	return slices.Contains(t.SubgroupSizes, sgs)

@@ -67,10 +67,28 @@ func dpasFragments(sgs int) map[ir.MatrixUse]fragment {
 	}
 }
 
+// mma.sync.m16n8k8 with tf32 inputs (PTX ISA; g = lane/4, t = lane mod 4):
+//
+//	A 16×8 (4 per lane): row g + 8·(i mod 2), column t + 4·(i/2)
+//	B 8×8  (2 per lane): row t + 4·i,         column g
+//	C 16×8 (4 per lane): as for m16n8k16
+var tf32Fragments = map[ir.MatrixUse]fragment{
+	ir.MatrixA: {16, 8, 4,
+		func(i string) string { return fmt.Sprintf("(tl_lane >> 2) + 8 * (%s & 1)", i) },
+		func(i string) string { return fmt.Sprintf("(tl_lane & 3) + 4 * (%s >> 1)", i) }},
+	ir.MatrixB: {8, 8, 2,
+		func(i string) string { return fmt.Sprintf("(tl_lane & 3) + 4 * %s", i) },
+		lit("(tl_lane >> 2)")},
+	ir.MatrixAcc: ptxFragments[ir.MatrixAcc],
+}
+
 // fragmentsOf returns the fragment layouts of an engine shape.
 func fragmentsOf(s *target.MatrixShape) map[ir.MatrixUse]fragment {
-	if s.Engine == target.EngineDPAS {
+	switch {
+	case s.Engine == target.EngineDPAS:
 		return dpasFragments(s.SubgroupSize)
+	case s.In == "f32":
+		return tf32Fragments
 	}
 	return ptxFragments
 }
@@ -350,9 +368,22 @@ func (e *fn) mmaMulAdd(in *ir.Inst) {
 	}
 }
 
-// mma returns the helper that issues one mma.sync.m16n8k16 on fragments
-// held as floats (f16/bf16 values are packed two per 32-bit register).
+// mma returns the helper that issues one mma.sync on fragments held as
+// floats: m16n8k16 with f16/bf16 values packed two per 32-bit register, or
+// m16n8k8 with f32 values rounded to tf32 (cvt.rna, to nearest).
 func (h *helperSet) mma(in string) string {
+	if in == "f32" {
+		return h.add("tl_mma_m16n8k8_tf32", `static inline uint tl_tf32(float x) {
+    uint r;
+    __asm__("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+    return r;
+}
+static inline void tl_mma_m16n8k8_tf32(private float* d, private const float* a, private const float* b) {
+    __asm__ volatile ("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(tl_tf32(a[0])), "r"(tl_tf32(a[1])), "r"(tl_tf32(a[2])), "r"(tl_tf32(a[3])), "r"(tl_tf32(b[0])), "r"(tl_tf32(b[1])));
+}`)
+	}
 	name := "tl_mma_m16n8k16_" + in
 	pack := h.pack2(in, false)
 	return h.add(name, fmt.Sprintf(`static inline void %[1]s(private float* d, private const float* a, private const float* b) {
