@@ -111,6 +111,40 @@ func Compile(src []byte, o Options) (res *Result, err error) {
 	return CompileProgram(prog, o)
 }
 
+// CompileMany compiles several sources into one program: the functions of
+// srcs[i] are renamed names[i] (each source holds one function), so that
+// kernels of the same name become one program with distinct kernels, whose
+// shared helpers the back end writes once. The tuner builds many
+// configurations of a kernel this way with one driver build. An error
+// says which source, by its new name.
+func CompileMany(srcs [][]byte, names []string, o Options) (res *Result, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			res, err = nil, &Error{Err: fmt.Errorf("internal compiler error: %v (please report it with the source)", r)}
+		}
+	}()
+	t, err := chooseTarget(o)
+	if err != nil {
+		return nil, &Error{Err: err}
+	}
+	all := &ir.Program{}
+	for i, src := range srcs {
+		prog, errs := syntax.Read(src, o.Dialect)
+		if len(errs) == 0 {
+			errs = check.Program(prog, limits(t))
+		}
+		if len(errs) > 0 {
+			return nil, &Error{Err: fmt.Errorf("@%s: %v", names[i], errs.Err())}
+		}
+		if len(prog.Funcs) != 1 {
+			return nil, &Error{Err: fmt.Errorf("@%s: the source has %d functions, not one", names[i], len(prog.Funcs))}
+		}
+		prog.Funcs[0].Name = names[i]
+		all.Funcs = append(all.Funcs, prog.Funcs[0])
+	}
+	return CompileProgram(all, o)
+}
+
 // limits are the target's limits in the verifier's terms.
 func limits(t *target.Target) *check.Target {
 	sizes := make([]int64, len(t.SubgroupSizes))

@@ -75,3 +75,21 @@ func TestCompileConcurrently(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestCompileMany: sources of one function each become one program, each
+// function renamed; an error names the source by its new name.
+func TestCompileMany(t *testing.T) {
+	src := []byte(smallGemm)
+	res, err := compiler.CompileMany([][]byte{src, src}, []string{"k_a", "k_b"}, compiler.Options{Target: "intel"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Kernels) != 2 || res.Kernels[0].Name != "k_a" || res.Kernels[1].Name != "k_b" ||
+		!strings.Contains(res.OpenCL, "kernel void k_a(") || !strings.Contains(res.OpenCL, "kernel void k_b(") {
+		t.Errorf("kernels %v:\n%s", res.Kernels, res.OpenCL)
+	}
+	_, err = compiler.CompileMany([][]byte{src, []byte("func @x(")}, []string{"k_a", "k_b"}, compiler.Options{Target: "intel"})
+	if err == nil || !strings.Contains(err.Error(), "@k_b:") {
+		t.Errorf("a bad second source: %v, want an error naming @k_b", err)
+	}
+}

@@ -96,6 +96,10 @@ type Device interface {
 	// BuildSPIR builds a program from SPIR 1.2 LLVM bitcode through
 	// cl_khr_spir (see SPIRVToBitcode); OpenCL only.
 	BuildSPIR(bitcode []byte, options string) (Program, error)
+	// BuildBinary builds a program from the binary of a program built on
+	// this device and driver (Program.Binary), with the options it was
+	// built with.
+	BuildBinary(bin []byte, options string) (Program, error)
 	// Close releases the device's context and queue.
 	Close() error
 }
@@ -115,6 +119,10 @@ type Buffer interface {
 type Program interface {
 	// Log is the build log (warnings); failures carry theirs in *BuildError.
 	Log() string
+	// Binary is the program as the driver built it for the device
+	// (clGetProgramInfo(CL_PROGRAM_BINARIES), zeModuleGetNativeBinary), for
+	// BuildBinary to skip the driver's compiler next time.
+	Binary() ([]byte, error)
 	Kernel(name string) (Kernel, error)
 	Release() error
 }

@@ -383,3 +383,28 @@ func TestOpenedInfo(t *testing.T) {
 		}
 	})
 }
+
+// TestBinaryRoundTrip builds a program from source, takes its binary and
+// builds that again: the kernel runs alike, and no compiler ran the second
+// time (the binary cache of the tuner depends on it).
+func TestBinaryRoundTrip(t *testing.T) {
+	forEachDevice(t, func(t *testing.T, d Device) {
+		p, err := d.BuildSource(string(readFile(t, "testdata/axpy.cl")), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		bin, err := p.Binary()
+		p.Release()
+		if err != nil || len(bin) == 0 {
+			t.Fatalf("binary: %d bytes, %v", len(bin), err)
+		}
+		again, err := d.BuildBinary(bin, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkAxpy(t, d, mustKernel(t, again, "axpy"))
+		if _, err := d.BuildBinary([]byte("not a binary"), ""); !errors.Is(err, ErrBuild) {
+			t.Errorf("a garbage binary: %v, want a build error", err)
+		}
+	})
+}

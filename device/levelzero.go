@@ -149,6 +149,14 @@ func (d *zeDevice) BuildSPIRV(spv []byte, options string) (Program, error) {
 	return &zeProgram{m: m, log: log, props: &d.props}, nil
 }
 
+func (d *zeDevice) BuildBinary(bin []byte, options string) (Program, error) {
+	m, log, err := d.q.ModuleFromNative(bin, options)
+	if err != nil {
+		return nil, &BuildError{Log: log, Err: classifyZE(err)}
+	}
+	return &zeProgram{m: m, log: log, props: &d.props}, nil
+}
+
 func (d *zeDevice) BuildSPIR([]byte, string) (Program, error) {
 	return nil, fmt.Errorf("SPIR bitcode is an OpenCL format (cl_khr_spir); give Level Zero the SPIR-V: %w", ErrUnsupported)
 }
@@ -159,7 +167,12 @@ type zeProgram struct {
 	props *ze.Properties
 }
 
-func (p *zeProgram) Log() string    { return p.log }
+func (p *zeProgram) Log() string { return p.log }
+
+func (p *zeProgram) Binary() ([]byte, error) {
+	b, err := p.m.NativeBinary()
+	return b, classifyZE(err)
+}
 func (p *zeProgram) Release() error { return classifyZE(p.m.Release()) }
 
 func (p *zeProgram) Kernel(name string) (Kernel, error) {

@@ -150,6 +150,11 @@ func (d *clDevice) BuildSPIR(bitcode []byte, options string) (Program, error) {
 	return d.build(p, err, strings.TrimSpace(spirOptions+" "+options))
 }
 
+func (d *clDevice) BuildBinary(bin []byte, options string) (Program, error) {
+	p, err := d.q.ProgramFromBinary(bin)
+	return d.build(p, err, options)
+}
+
 // build finishes every kind of program: a failed build returns a
 // *BuildError with the driver's log.
 func (d *clDevice) build(p *cl.Program, err error, options string) (Program, error) {
@@ -170,7 +175,12 @@ func (d *clDevice) build(p *cl.Program, err error, options string) (Program, err
 
 type clProgram struct{ p *cl.Program }
 
-func (p *clProgram) Log() string    { return p.p.Log() }
+func (p *clProgram) Log() string { return p.p.Log() }
+
+func (p *clProgram) Binary() ([]byte, error) {
+	b, err := p.p.Binary()
+	return b, classifyCL(err)
+}
 func (p *clProgram) Release() error { return classifyCL(p.p.Release()) }
 
 func (p *clProgram) Kernel(name string) (Kernel, error) {

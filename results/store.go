@@ -26,6 +26,8 @@ import (
 	"strings"
 
 	"github.com/mattn/go-sqlite3"
+
+	"tltune/internal/xdg"
 )
 
 // Errors that Open and the queries wrap; test them with errors.Is.
@@ -45,15 +47,11 @@ type Store struct {
 // ~/.local/share/tltune/results.db when XDG_DATA_HOME is unset or not
 // absolute (the XDG base-directory rule).
 func DefaultPath() (string, error) {
-	dir := os.Getenv("XDG_DATA_HOME")
-	if !filepath.IsAbs(dir) {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("cannot find the results database: %v; pass --db PATH", err)
-		}
-		dir = filepath.Join(home, ".local", "share")
+	dir, err := xdg.Dir("XDG_DATA_HOME", filepath.Join(".local", "share"))
+	if err != nil {
+		return "", fmt.Errorf("cannot find the results database: %v, or pass --db PATH", err)
 	}
-	return filepath.Join(dir, "tltune", "results.db"), nil
+	return filepath.Join(dir, "results.db"), nil
 }
 
 // Open opens the database at path, creating it (and its folder) when it

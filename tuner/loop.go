@@ -331,9 +331,9 @@ func (r *run) compile(ctx context.Context, j *job) {
 		r.cache.finish(j.entry, nil, err, CompileError, 0)
 		return
 	}
+	start := time.Now() // before the deadline starts: a timeout lasts the whole limit
 	cctx, cancel := r.configContext(ctx, j.out.Seq)
 	defer cancel()
-	start := time.Now()
 	endCompile := Track(cctx, PhaseCompile)
 	art, err := protect(func() (Artifact, error) { return r.t.Compiler.Compile(cctx, j.out.Source) })
 	endCompile()
@@ -359,9 +359,9 @@ func (r *run) measure(ctx context.Context, j *job) {
 		o.Kind, o.Message, j.done = j.entry.kind, j.entry.err.Error(), true
 		return
 	}
+	start := time.Now()
 	mctx, cancel := r.configContext(ctx, o.Seq)
 	defer cancel()
-	start := time.Now()
 	endTime := Track(mctx, PhaseTime)
 	m, err := protect(func() (Measurement, error) { return r.t.Measurer.Measure(mctx, j.entry.art, o.Params) })
 	endTime()

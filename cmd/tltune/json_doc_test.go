@@ -78,6 +78,7 @@ func jsonOutputs(t *testing.T) map[string]func() []byte {
 				Skipped: []string{"fma_f64: no fp64"}})
 		},
 		"table": func() []byte { return run("table", "--db", fixture, "--op", "gemm") },
+		"cache": func() []byte { t.Setenv("XDG_CACHE_HOME", t.TempDir()); return run("cache", "stats", "--json") },
 		"merge": func() []byte {
 			return marshal([]results.MergeReport{{Source: "shard-1.db", Added: map[string]int{"runs": 1, "measurements": 40},
 				Runs: []results.MergedRun{{UUID: "7bbd87b6-c764-4792-a972-d9c4e82015c5", From: 1, Into: 3, Result: results.RunJoined}}}})

@@ -41,7 +41,16 @@ func TestMain(m *testing.M) {
 	if os.Getenv("TLTUNE_TEST_ARGV") != "" {
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	// The binary cache of the tests' tuning runs, shared by their child
+	// processes, not the user's.
+	cache, err := os.MkdirTemp("", "tltune-test-cache-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_CACHE_HOME", cache)
+	status := m.Run()
+	os.RemoveAll(cache)
+	os.Exit(status)
 }
 
 // tltuneProcess returns an unstarted child process running tltune args.

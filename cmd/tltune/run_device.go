@@ -132,11 +132,12 @@ func runOn(info *device.Info, res *compiler.Result, k *compiler.Kernel, a *bound
 	w.Timeout = timeout
 	defer w.Close()
 	ctx := stdctx.Background()
-	if _, err := w.Open(ctx, info.ID); err != nil {
+	if _, err := w.Open(ctx, info.ID, ""); err != nil {
 		return err
 	}
 	i := slices.IndexFunc(res.Kernels, func(x compiler.Kernel) bool { return x.Name == k.Name })
-	err = w.Program(form, "").Run(ctx, form.Kernels[i], call)
+	// Keys "": a worker that dies is an error, not a reason to try again.
+	err = w.Program(form, make([]string, len(form.Kernels)), nil).Kernel(i).Run(ctx, call)
 	var failed *tuner.Error
 	switch {
 	case errors.As(err, &failed) && failed.Kind == tuner.Timeout:

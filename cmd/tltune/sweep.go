@@ -338,7 +338,7 @@ func (s *sweep) evaluate(ctx stdctx.Context, c *context, w *tuneRun, recipe kern
 		return out, err
 	}
 	s.mu.Lock()
-	s.tally.add(rep)
+	s.tally.add(rep, j.builds)
 	s.mu.Unlock()
 	out.Counts, out.Stop = outcomeCounts(rep), string(rep.Stop)
 	if b := rep.Best(); b != nil {

@@ -7,6 +7,7 @@ import (
 
 	"tltune/internal/speak"
 	"tltune/tuner"
+	"tltune/tuner/worker"
 )
 
 // throughput is how fast a tuning command evaluated configurations and
@@ -20,10 +21,17 @@ type throughput struct {
 	// BusySeconds is the time spent in each phase summed over threads:
 	// above the wall split where work overlaps (builds while timing).
 	BusySeconds map[string]float64 `json:"busy_seconds"`
+	// Builds are the programs the driver built (or loaded) for the
+	// evaluations, CachedBuilds those whose binaries came from the binary
+	// cache.
+	Builds       int `json:"builds"`
+	CachedBuilds int `json:"cached_builds"`
 }
 
-// add accounts for one tuned shape.
-func (t *throughput) add(rep *tuner.Report) {
+// add accounts for one tuned shape and the builds of its worker.
+func (t *throughput) add(rep *tuner.Report, builds worker.Stats) {
+	t.Builds += builds.Builds
+	t.CachedBuilds += builds.CachedBuilds
 	if t.TimeSplit == nil {
 		t.TimeSplit, t.BusySeconds = map[string]float64{}, map[string]float64{}
 	}
@@ -50,6 +58,6 @@ func (t *throughput) write(w io.Writer) {
 			parts = append(parts, fmt.Sprintf("%s %s (%.0f%%)", p, speak.Duration(s*1e9), 100*s/t.WallSeconds))
 		}
 	}
-	fmt.Fprintf(w, "throughput: %d evaluations in %s, %.1f evaluations/s; wall time: %s\n",
-		t.Evaluated, speak.Duration(t.WallSeconds*1e9), t.EvaluationsPerSecond, strings.Join(parts, ", "))
+	fmt.Fprintf(w, "throughput: %d evaluations in %s, %.1f evaluations/s; wall time: %s; driver builds: %d (%d from the binary cache)\n",
+		t.Evaluated, speak.Duration(t.WallSeconds*1e9), t.EvaluationsPerSecond, strings.Join(parts, ", "), t.Builds, t.CachedBuilds)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,6 +23,7 @@ import (
 	"tltune/results"
 	"tltune/tuner"
 	"tltune/tuner/bench"
+	"tltune/tuner/bincache"
 	"tltune/tuner/measure"
 	"tltune/tuner/profile"
 	"tltune/tuner/prune"
@@ -73,6 +75,9 @@ type tuneFlags struct {
 	perConfig time.Duration
 	timeout   time.Duration
 	quiet     bool
+
+	kernelsPerProgram int
+	noCache           bool
 }
 
 func (f *tuneFlags) register(fs *flag.FlagSet, op kernels.Op) {
@@ -100,6 +105,8 @@ func (f *tuneFlags) registerTuning(fs *flag.FlagSet, op string) {
 	fs.IntVar(&f.maxBatch, "max-batch", 0, "largest batch of a timed launch (0: 512 on CPUs, 1<<20 on GPUs)")
 	fs.Float64Var(&f.ciTarget, "ci", 0.01, "stop timing a configuration when the median's CI half-width is below this fraction")
 	fs.DurationVar(&f.perConfig, "sample-time", time.Second, "most time spent timing one configuration")
+	fs.IntVar(&f.kernelsPerProgram, "kernels-per-program", 16, "configurations compiled into one program, built by the driver at once (1: a program each)")
+	fs.BoolVar(&f.noCache, "no-cache", false, "build every program, without the binary cache in $XDG_CACHE_HOME/tltune (tltune cache stats|clear)")
 	fs.DurationVar(&f.timeout, "config-timeout", 2*time.Minute, "a configuration whose build, verification or timing gets no answer for this long is recorded as timeout (its worker process is killed)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar")
 }
@@ -142,6 +149,8 @@ func (f *tuneFlags) check() error {
 		return fmt.Errorf("--budget %d must be ≥ 0", f.budget)
 	case f.time < 0 || f.perConfig <= 0 || f.timeout <= 0:
 		return errors.New("--time, --sample-time and --config-timeout must be positive durations")
+	case f.kernelsPerProgram < 1:
+		return fmt.Errorf("--kernels-per-program %d must be ≥ 1", f.kernelsPerProgram)
 	case f.top < 1:
 		return fmt.Errorf("--top %d must be ≥ 1", f.top)
 	case f.minBatch < 1 || f.maxBatch < 0:
@@ -248,7 +257,11 @@ func (r *tuneRun) prepare(c *context, info *device.Info, ops []kernels.Op) int {
 	r.worker = worker.NewClient(workerLauncher)
 	r.worker.Timeout = f.timeout
 	var err error
-	if r.info, err = r.worker.Open(stdctx.Background(), info.ID); err != nil {
+	cache, err := f.cacheDir()
+	if err != nil {
+		return c.fail(err)
+	}
+	if r.info, err = r.worker.Open(stdctx.Background(), info.ID, cache); err != nil {
 		return c.fail(err)
 	}
 	r.copts = compiler.Options{Target: f.target, Device: targetDevice(&r.info)}
@@ -282,6 +295,7 @@ type shapeJob struct {
 	plan   measure.BatchPlan
 	setup  time.Duration // computing the reference and preparing the session
 	tuner  *tuner.Tuner
+	builds worker.Stats // the worker's builds during the search
 }
 
 // newShape computes the recipe's reference, prepares its inputs on the
@@ -306,8 +320,19 @@ func (r *tuneRun) newShape(recipe kernels.Recipe, sp *space.Space, opts tuner.Op
 	// (r.worker.Timeout): starting a new worker after a crash is no
 	// configuration's time. tltune's own compiler cannot be interrupted.
 	opts.ConfigTimeout = 0
+	// Enough configurations in flight for one program to build while the
+	// next is being filled.
+	opts.CompileWorkers = max(runtime.GOMAXPROCS(0), 2*r.flags.kernelsPerProgram)
 	j.tuner = j.newTuner(sp, opts)
 	return j, nil
+}
+
+// cacheDir is the binary cache's directory, or "" with --no-cache.
+func (f *tuneFlags) cacheDir() (string, error) {
+	if f.noCache {
+		return "", nil
+	}
+	return bincache.DefaultDir()
 }
 
 // deviceSupports says why the device cannot run a recipe's element types: every
@@ -521,19 +546,12 @@ func (j *shapeJob) newTuner(sp *space.Space, opts tuner.Options) *tuner.Tuner {
 		Device:   r.prof,
 		Space:    sp,
 		Generate: j.recipe.Source,
-		Compiler: j.compiler(),
+		Compiler: newBatcher(r),
 		Measurer: &deviceMeasurer{want: j.want, protocol: measure.Protocol{Target: r.flags.ciTarget, MaxTime: r.flags.perConfig}},
 		Recorder: &storeRecorder{store: r.store, runID: r.stored.ID, device: r.info.ID, recipe: j.recipe, problem: spec.Problem(),
 			seed: r.flags.seed, batch: batch},
 		Options: opts,
 	}
-}
-
-// compiler builds programs from the tuner's compile pool on GPUs and when
-// they are measured on CPU devices (see kernelCompiler).
-func (j *shapeJob) compiler() kernelCompiler {
-	r := j.run
-	return kernelCompiler{opts: r.copts, info: r.info, worker: r.worker, lazy: r.info.Type == "cpu"}
 }
 
 // warmStart is the best configuration of the nearest shape tuned before on
@@ -588,11 +606,14 @@ func (r *tuneRun) tuneOne(c *context, recipe kernels.Recipe) int {
 // stores where its time went, the session's preparation included.
 func (j *shapeJob) tune(ctx stdctx.Context, bar *progress) (*tuner.Report, error) {
 	j.tuner.Options.Progress = bar.update
+	before := j.run.worker.Stats()
 	rep, err := j.tuner.Run(ctx)
 	bar.finish()
 	if rep == nil {
 		return nil, err
 	}
+	after := j.run.worker.Stats()
+	j.builds = worker.Stats{Builds: after.Builds - before.Builds, CachedBuilds: after.CachedBuilds - before.CachedBuilds}
 	rep.Split.Add(tuner.PhaseSetup, j.setup)
 	t := results.Throughput{Evaluations: rep.Evaluated(), WallSeconds: rep.Split.Wall.Seconds(), Phases: rep.Split.Seconds()}
 	if serr := j.run.store.AddThroughput(stdctx.Background(), j.run.stored.ID, t); serr != nil && err == nil {

@@ -116,7 +116,7 @@ func (j *shapeJob) report(c *context, rep *tuner.Report) error {
 	for _, o := range rep.Top(run.flags.top) {
 		r.Top = append(r.Top, j.ranked(o))
 	}
-	r.add(rep)
+	r.add(rep, j.builds)
 	if run.flags.asJSON {
 		return speak.WriteJSON(c.stdout, r)
 	}

@@ -442,3 +442,50 @@ func TestHelpPerOp(t *testing.T) {
 		t.Errorf("help lacks the exit statuses:\n%s", out)
 	}
 }
+
+// TestTuneBinaryCache: a tuning run builds its configurations a few to a
+// program; the same run again builds nothing, every program coming from the
+// binary cache, and finds the same configurations correct; --no-cache
+// builds them all again.
+func TestTuneBinaryCache(t *testing.T) {
+	dev := poclDevice(t)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	dir := t.TempDir()
+	runJSON := func(db string, extra ...string) throughput {
+		t.Helper()
+		args := smallGEMM(filepath.Join(dir, db), dev, append([]string{"--budget", "8", "--strategy", "exhaustive",
+			"--kernels-per-program", "4", "--json"}, extra...)...)
+		status, stdout, stderr := tltune(args...)
+		if status != exitOK {
+			t.Fatalf("tltune %v: status %d: %s", args, status, stderr)
+		}
+		var rep tuneReport
+		if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+			t.Fatal(err)
+		}
+		if rep.Counts["ok"] != 8 {
+			t.Errorf("%v: outcomes %v, want 8 ok", extra, rep.Counts)
+		}
+		return rep.throughput
+	}
+	for _, c := range []struct {
+		db            string
+		flags         []string
+		builds, cache int
+	}{
+		{"cold.db", nil, 2, 0},
+		{"warm.db", nil, 2, 2},
+		{"nocache.db", []string{"--no-cache"}, 2, 0},
+	} {
+		if got := runJSON(c.db, c.flags...); got.Builds != c.builds || got.CachedBuilds != c.cache {
+			t.Errorf("%s %v: %d builds, %d from the cache; want %d and %d", c.db, c.flags, got.Builds, got.CachedBuilds, c.builds, c.cache)
+		}
+	}
+	status, stdout, stderr := tltune("cache", "stats")
+	if status != exitOK || !strings.Contains(stdout, "2 program(s)") || !strings.Contains(stdout, "8 kernel(s) indexed") {
+		t.Errorf("cache stats: status %d, %q %q", status, stdout, stderr)
+	}
+	if status, stdout, _ := tltune("cache", "clear"); status != exitOK || !strings.Contains(stdout, "0 program(s)") {
+		t.Errorf("cache clear: status %d, %q", status, stdout)
+	}
+}

@@ -2,16 +2,10 @@ package main
 
 import (
 	stdctx "context"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
 	"math"
 	"time"
 
-	"tltune/compiler"
-	"tltune/compiler/hostcall/devcall"
 	"tltune/compiler/tuning"
-	"tltune/device"
 	"tltune/internal/speak"
 	"tltune/kernels"
 	"tltune/results"
@@ -24,54 +18,6 @@ import (
 // Recorder); this file wires them to the real compiler, the worker process
 // that does the device's work, and the store.
 
-// kernelCompiler compiles generated recipes with tltune's compiler for the
-// tuned device and hands the program to the worker. On a GPU it has the
-// worker build it at once, from the tuner's parallel compile pool: the
-// driver's compiler then runs while the device times other
-// configurations. On a CPU device the driver's compiler would compete with
-// the kernels being timed for the same cores, so there the program is built
-// when it is measured (lazy).
-type kernelCompiler struct {
-	opts   compiler.Options
-	info   device.Info
-	worker *worker.Client
-	lazy   bool
-}
-
-// builtKernel is a configuration compiled for the device, and built there
-// unless lazy; the tuner's cache closes it when it evicts it.
-type builtKernel struct {
-	*worker.Program
-	kernel compiler.Kernel
-}
-
-func (c kernelCompiler) Compile(ctx stdctx.Context, src string) (tuner.Artifact, error) {
-	res, err := compiler.Compile([]byte(src), c.opts)
-	if err != nil {
-		return nil, err
-	}
-	if len(res.Kernels) == 0 {
-		return nil, errors.New("the program has no kernel")
-	}
-	form, err := devcall.FormOf(c.info, res)
-	if err != nil {
-		return nil, err
-	}
-	sum := sha256.Sum256([]byte(src))
-	k := builtKernel{Program: c.worker.Program(form, hex.EncodeToString(sum[:])), kernel: form.Kernels[0]}
-	if c.lazy {
-		return k, nil
-	}
-	endBuild := tuner.Track(ctx, tuner.PhaseBuild)
-	err = k.Build(ctx, tuner.Evaluation(ctx))
-	endBuild()
-	if err != nil {
-		k.Close()
-		return nil, err
-	}
-	return k, nil
-}
-
 // deviceMeasurer builds (when lazy), verifies and times compiled
 // configurations in the worker; it checks the outputs against the host
 // reference itself, computed once per problem.
@@ -81,10 +27,10 @@ type deviceMeasurer struct {
 }
 
 func (m *deviceMeasurer) Measure(ctx stdctx.Context, a tuner.Artifact, _ tuning.Params) (tuner.Measurement, error) {
-	k := a.(builtKernel)
+	k := a.(*worker.BatchKernel)
 	seq := tuner.Evaluation(ctx)
 	endBuild := tuner.Track(ctx, tuner.PhaseBuild)
-	err := k.Build(ctx, seq) // nothing to do unless lazy, or built in a worker since replaced
+	err := k.Build(ctx, seq) // nothing to do unless lazy, built in a worker since replaced, or failed with others
 	endBuild()
 	if err != nil {
 		return tuner.Measurement{}, err
@@ -99,13 +45,13 @@ func (m *deviceMeasurer) Measure(ctx stdctx.Context, a tuner.Artifact, _ tuning.
 	if !v.OK {
 		return out, nil // the tuner records it as a wrong result
 	}
-	out.Result, err = k.Time(ctx, k.kernel, seq, m.protocol)
+	out.Result, err = k.Kernel().Time(ctx, seq, m.protocol)
 	return out, err
 }
 
 // verify runs the kernel once in the worker and checks its output here.
-func (m *deviceMeasurer) verify(ctx stdctx.Context, k builtKernel, seq int) (kernels.Verdict, error) {
-	output, err := k.Verify(ctx, k.kernel, seq)
+func (m *deviceMeasurer) verify(ctx stdctx.Context, k *worker.BatchKernel, seq int) (kernels.Verdict, error) {
+	output, err := k.Kernel().Verify(ctx, seq)
 	if err != nil {
 		return kernels.Verdict{}, err
 	}

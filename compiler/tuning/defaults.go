@@ -2,6 +2,8 @@ package tuning
 
 import (
 	"io/fs"
+	"slices"
+	"sync"
 
 	"tltune/configs"
 )
@@ -11,10 +13,19 @@ const defaultsGlob = "tuning/*.json"
 
 // Defaults returns the tables shipped in configs/tuning, merged in file-name
 // order. With no shipped table it is empty, and every lookup falls through to
-// the compiler's heuristic.
+// the compiler's heuristic. The caller owns the table it gets.
 func Defaults() (*Table, error) {
-	return loadFS(configs.FS, defaultsGlob)
+	t, err := shipped()
+	if err != nil {
+		return nil, err
+	}
+	return &Table{Entries: slices.Clone(t.Entries)}, nil
 }
+
+// shipped parses the embedded tables once: every compilation without a
+// table of its own reads them, and parsing them took about half the time
+// of compiling a GEMM kernel.
+var shipped = sync.OnceValues(func() (*Table, error) { return loadFS(configs.FS, defaultsGlob) })
 
 func loadFS(fsys fs.FS, glob string) (*Table, error) {
 	names, err := fs.Glob(fsys, glob) // sorted

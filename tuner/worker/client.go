@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -49,6 +50,9 @@ type Stats struct {
 	Died     int // deaths the client did not cause
 	Timeouts int // workers killed at a configuration's time limit
 	Lost     int // workers retired because their device was lost
+
+	Builds       int // programs built (or loaded) in a worker
+	CachedBuilds int // of which the binary cache supplied the binaries
 }
 
 // NewClient returns a client that starts workers with launch, the first
@@ -77,9 +81,10 @@ func (c *Client) Close() error {
 }
 
 // Open opens the device a spec names in the worker (and in every worker
-// started after it) and returns its properties.
-func (c *Client) Open(ctx context.Context, spec string) (device.Info, error) {
-	rep, err := c.setupRequest(ctx, request{Op: opOpen, Device: spec}, 0)
+// started after it) and returns its properties. cache is the directory of
+// the binary cache the worker builds through; "" builds everything.
+func (c *Client) Open(ctx context.Context, spec, cache string) (device.Info, error) {
+	rep, err := c.setupRequest(ctx, request{Op: opOpen, Device: spec, Cache: cache}, 0)
 	return rep.Info, err
 }
 
@@ -112,32 +117,42 @@ func (c *Client) setupRequest(ctx context.Context, req request, slot int) (reply
 	return rep, err
 }
 
-// Program is a compiled program the worker builds: the form, and where it
-// is built. It is built again in a worker that replaced the one it was
-// built in.
+// Program is a compiled program the worker builds, of one or more kernels:
+// the form, and where it is built. It is built again in a worker that
+// replaced the one it was built in.
 type Program struct {
-	c    *Client
-	form devcall.Form
-	key  string // the configuration it belongs to, for crash accounting
+	c         *Client
+	form      devcall.Form
+	keys      []string // per kernel: the configuration it belongs to, for crash accounting
+	cacheKeys []string // per kernel: its key in the binary cache ("": none)
 
 	mu     sync.Mutex
-	gen    int // the worker it is built in; 0: none
-	handle uint64
+	gen    int           // the worker it is built in; 0: none
+	built  []builtKernel // per kernel, where the worker has it
+	cached bool          // the last build came from the binary cache
 }
 
-// Program makes form known to the client, not built yet; key names the
-// configuration it belongs to (its source hash, say).
-func (c *Client) Program(form devcall.Form, key string) *Program {
-	return &Program{c: c, form: form, key: key}
+// Program makes form known to the client, not built yet. keys name the
+// configuration each kernel belongs to (its source hash, say); cacheKeys,
+// when given, each kernel's key in the worker's binary cache, which lets a
+// worker load kernels built before in other programs.
+func (c *Client) Program(form devcall.Form, keys, cacheKeys []string) *Program {
+	return &Program{c: c, form: form, keys: keys, cacheKeys: cacheKeys}
 }
 
-// Build builds p in the worker, unless it is built there already; seq is
-// its evaluation number.
-func (p *Program) Build(ctx context.Context, seq int) error {
-	_, err := p.c.do(ctx, p.key, func(ctx context.Context, w *proc) (reply, error) {
+// key is the crash-accounting key of building p: its kernels'.
+func (p *Program) key() string { return strings.Join(p.keys, "+") }
+
+// Build builds p in the worker, unless it is built there already, and
+// says whether the binary cache supplied it; seq is the evaluation number
+// of its first kernel.
+func (p *Program) Build(ctx context.Context, seq int) (cached bool, err error) {
+	_, err = p.c.do(ctx, p.key(), func(ctx context.Context, w *proc) (reply, error) {
 		return reply{}, p.buildIn(ctx, w, seq)
 	})
-	return err
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cached, err
 }
 
 // buildIn builds p in worker w, unless it is built there.
@@ -147,48 +162,76 @@ func (p *Program) buildIn(ctx context.Context, w *proc, seq int) error {
 	if p.gen == w.gen {
 		return nil
 	}
-	rep, err := p.c.call(ctx, w, request{Op: opBuild, Seq: seq, Program: p.form})
+	rep, err := p.c.call(ctx, w, request{Op: opBuild, Seq: seq, Program: p.form, CacheKeys: p.cacheKeys})
 	if err != nil {
 		return err
 	}
-	p.gen, p.handle = w.gen, rep.Handle
+	if len(rep.Kernels) != len(p.form.Kernels) {
+		return fmt.Errorf("the worker built %d kernels of %d", len(rep.Kernels), len(p.form.Kernels))
+	}
+	p.gen, p.built, p.cached = w.gen, rep.Kernels, rep.Cached
+	p.c.count(func(s *Stats) {
+		s.Builds++
+		if rep.Cached {
+			s.CachedBuilds++
+		}
+	})
 	return nil
 }
 
 // Close releases p in the worker it is built in, if that one still runs.
 func (p *Program) Close() error {
 	p.mu.Lock()
-	gen, handle := p.gen, p.handle
-	p.gen = 0
+	gen, built := p.gen, p.built
+	p.gen, p.built = 0, nil
 	p.mu.Unlock()
 	c := p.c
 	c.mu.Lock()
 	w := c.proc
 	c.mu.Unlock()
-	if gen != 0 && w != nil && w.gen == gen && !w.isDead() {
-		_ = w.send(request{Op: opRelease, Handle: handle})
+	if gen == 0 || w == nil || w.gen != gen || w.isDead() {
+		return nil
+	}
+	released := map[uint64]bool{}
+	for _, b := range built {
+		if !released[b.Handle] {
+			released[b.Handle] = true
+			_ = w.send(request{Op: opRelease, Handle: b.Handle})
+		}
 	}
 	return nil
 }
 
-// Verify runs kernel k of p once on the session's verification inputs and
+// Kernel is kernel i of p (in the order of p's form).
+func (p *Program) Kernel(i int) *Kernel { return &Kernel{p: p, i: i} }
+
+// Kernel is one kernel of a Program.
+type Kernel struct {
+	p *Program
+	i int
+}
+
+// ABI is the kernel's argument ABI and launch.
+func (k *Kernel) ABI() compiler.Kernel { return k.p.form.Kernels[k.i] }
+
+// Verify runs the kernel once on the session's verification inputs and
 // returns what it wrote; seq is its evaluation number.
-func (p *Program) Verify(ctx context.Context, k compiler.Kernel, seq int) (*kernels.Buffer, error) {
-	rep, err := p.onDevice(ctx, request{Op: opVerify, Seq: seq, Kernel: k})
+func (k *Kernel) Verify(ctx context.Context, seq int) (*kernels.Buffer, error) {
+	rep, err := k.onDevice(ctx, request{Op: opVerify, Seq: seq})
 	return &rep.Output, err
 }
 
-// Time times kernel k of p with the protocol.
-func (p *Program) Time(ctx context.Context, k compiler.Kernel, seq int, protocol measure.Protocol) (measure.Result, error) {
-	rep, err := p.onDevice(ctx, request{Op: opTime, Seq: seq, Kernel: k, Protocol: protocol})
+// Time times the kernel with the protocol.
+func (k *Kernel) Time(ctx context.Context, seq int, protocol measure.Protocol) (measure.Result, error) {
+	rep, err := k.onDevice(ctx, request{Op: opTime, Seq: seq, Protocol: protocol})
 	return rep.Result, err
 }
 
-// Run launches kernel k of p once on c's arguments and leaves the results
-// in c's buffers. For a program of no configuration (key ""), a worker that
+// Run launches the kernel once on c's arguments and leaves the results in
+// c's buffers. For a kernel of no configuration (key ""), a worker that
 // dies meanwhile is an error, not a reason to launch again.
-func (p *Program) Run(ctx context.Context, k compiler.Kernel, c *hostcall.Call) error {
-	rep, err := p.onDevice(ctx, request{Op: opRun, Kernel: k, Call: callOf(c)})
+func (k *Kernel) Run(ctx context.Context, c *hostcall.Call) error {
+	rep, err := k.onDevice(ctx, request{Op: opRun, Call: callOf(c)})
 	if err != nil {
 		return err
 	}
@@ -201,18 +244,28 @@ func (p *Program) Run(ctx context.Context, k compiler.Kernel, c *hostcall.Call) 
 	return nil
 }
 
-// onDevice sends a request about p, building p first where the worker
-// lacks it.
-func (p *Program) onDevice(ctx context.Context, req request) (reply, error) {
-	return p.c.do(ctx, p.key, func(ctx context.Context, w *proc) (reply, error) {
+// onDevice sends a request about the kernel, building its program first
+// where the worker lacks it.
+func (k *Kernel) onDevice(ctx context.Context, req request) (reply, error) {
+	p := k.p
+	return p.c.do(ctx, p.keys[k.i], func(ctx context.Context, w *proc) (reply, error) {
 		if err := p.buildIn(ctx, w, req.Seq); err != nil {
 			return reply{}, err
 		}
 		p.mu.Lock()
-		req.Handle = p.handle
+		b := p.built[k.i]
 		p.mu.Unlock()
+		req.Handle, req.Kernel = b.Handle, p.form.Kernels[k.i]
+		req.Kernel.Symbol = b.Symbol
 		return p.c.call(ctx, w, req)
 	})
+}
+
+// count updates the statistics.
+func (c *Client) count(f func(*Stats)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f(&c.stats)
 }
 
 // startLimit bounds the requests that set a new worker up (opening the

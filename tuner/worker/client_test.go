@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"sync"
@@ -23,7 +24,7 @@ var testSpec = kernels.Spec{Op: kernels.GEMMOp, M: 8, N: 8, K: 8, DType: kernels
 
 // compiled is a real recipe kernel: the fake device ignores the program,
 // but the session binds the kernel's arguments by its ABI.
-func compiled(t testing.TB) (devcall.Form, compiler.Kernel) {
+func compiled(t testing.TB) devcall.Form {
 	t.Helper()
 	r, err := kernels.New(testSpec)
 	if err != nil {
@@ -37,7 +38,7 @@ func compiled(t testing.TB) (devcall.Form, compiler.Kernel) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return devcall.Form{Path: devcall.PathOpenCLC, Source: res.OpenCL, Kernels: res.Kernels}, res.Kernels[0]
+	return devcall.Form{Path: devcall.PathOpenCLC, Source: res.OpenCL, Kernels: res.Kernels}
 }
 
 // marked is form with a marker the fake device acts on.
@@ -52,7 +53,7 @@ func newFakeClient(t testing.TB, timeout time.Duration, env ...string) *Client {
 	c := NewClient(launchFake(env...))
 	c.Timeout = timeout
 	t.Cleanup(func() { c.Close() })
-	if _, err := c.Open(bg, "fake"); err != nil {
+	if _, err := c.Open(bg, "fake", ""); err != nil {
 		t.Fatal(err)
 	}
 	plan, err := c.Session(bg, Session{Spec: testSpec, Seed: 1, Goal: measure.BatchGoal{MinBatch: 2, MaxBatch: 2, Hot: true}})
@@ -71,19 +72,19 @@ var quick = measure.Protocol{Warmup: 1, MinSamples: 6, MaxSamples: 6}
 
 func TestRoundTrip(t *testing.T) {
 	c := newFakeClient(t, time.Minute)
-	form, k := compiled(t)
-	p := c.Program(form, "a")
-	if err := p.Build(bg, 1); err != nil {
+	form := compiled(t)
+	p := c.Program(form, []string{"a"}, nil)
+	if _, err := p.Build(bg, 1); err != nil {
 		t.Fatal(err)
 	}
-	out, err := p.Verify(bg, k, 1)
+	out, err := p.Kernel(0).Verify(bg, 1)
 	if err != nil || out.Len() != 8*8*8 || out.Batch != 8 {
 		t.Fatalf("verify: %d elements in %d entries, %v; want the 8 verification entries of an 8x8 C", out.Len(), out.Batch, err)
 	}
 	if !math.IsNaN(real(out.At(0))) {
 		t.Errorf("the fake kernel writes nothing, and β = 0 poisons C with NaN; got %v", out.At(0))
 	}
-	res, err := p.Time(bg, k, 1, quick)
+	res, err := p.Kernel(0).Time(bg, 1, quick)
 	if err != nil || res.Summary.N != 6 || res.Summary.Median != 1000 {
 		t.Fatalf("time: %+v, %v; want 6 samples of 1000 ns", res.Summary, err)
 	}
@@ -93,10 +94,51 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
+// TestBinaryCache: a kernel built once is loaded from the binary cache
+// next time, by another worker and in another program; a program with a
+// kernel the cache lacks is built.
+func TestBinaryCache(t *testing.T) {
+	dir := t.TempDir()
+	form := compiled(t)
+	for round, want := range []bool{false, true} {
+		c := NewClient(launchFake())
+		t.Cleanup(func() { c.Close() })
+		if _, err := c.Open(bg, "fake", dir); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Session(bg, Session{Spec: testSpec, Seed: 1, Goal: measure.BatchGoal{MinBatch: 2, MaxBatch: 2, Hot: true}}); err != nil {
+			t.Fatal(err)
+		}
+		p := c.Program(marked(form, fmt.Sprint("round ", round)), []string{"a"}, []string{"kernel a"})
+		cached, err := p.Build(bg, 1)
+		if err != nil || cached != want {
+			t.Fatalf("round %d: cached %v, %v; want %v", round, cached, err, want)
+		}
+		if _, err := p.Kernel(0).Verify(bg, 1); err != nil {
+			t.Fatalf("round %d: verify: %v", round, err)
+		}
+		both := c.Program(form, []string{"a", "b"}, []string{"kernel a", "kernel b"})
+		both.form.Kernels = append(both.form.Kernels, both.form.Kernels[0])
+		if cached, err := both.Build(bg, 2); err != nil || cached != want {
+			t.Errorf("round %d: a program with an uncached kernel: cached %v, %v; want %v", round, cached, err, want)
+		}
+		if s := c.Stats(); s.Builds != 2 || s.CachedBuilds != 2*btoi(want) {
+			t.Errorf("round %d: stats %+v", round, s)
+		}
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 func TestBuildErrorIsCompileError(t *testing.T) {
 	c := newFakeClient(t, time.Minute)
-	form, _ := compiled(t)
-	err := c.Program(marked(form, "BUILD_FAIL"), "a").Build(bg, 1)
+	form := compiled(t)
+	_, err := c.Program(marked(form, "BUILD_FAIL"), []string{"a"}, nil).Build(bg, 1)
 	if !kindIs(err, tuner.CompileError) || !strings.Contains(err.Error(), "fake build failure") {
 		t.Fatalf("build: %v; want a compile error with the log's line", err)
 	}
@@ -107,13 +149,13 @@ func TestBuildErrorIsCompileError(t *testing.T) {
 // runs in a new worker.
 func TestCrashTwiceIsCrash(t *testing.T) {
 	c := newFakeClient(t, time.Minute, FaultEnv+"=abort@2")
-	form, k := compiled(t)
+	form := compiled(t)
 	for seq, key := range []string{"", "a", "b", "c"} {
 		if seq == 0 {
 			continue
 		}
-		p := c.Program(form, key)
-		_, err := p.Verify(bg, k, seq)
+		p := c.Program(form, []string{key}, nil)
+		_, err := p.Kernel(0).Verify(bg, seq)
 		switch {
 		case seq == 2 && !kindIs(err, tuner.Crash):
 			t.Fatalf("evaluation 2: %v; want a crash", err)
@@ -132,19 +174,19 @@ func TestCrashTwiceIsCrash(t *testing.T) {
 // worker is built again and succeeds; only the crashing one is a crash.
 func TestInFlightNotBlamed(t *testing.T) {
 	c := newFakeClient(t, time.Minute)
-	form, _ := compiled(t)
-	crasher := c.Program(marked(form, "CRASH_BUILD"), "crasher")
+	form := compiled(t)
+	crasher := c.Program(marked(form, "CRASH_BUILD"), []string{"crasher"}, nil)
 	var wg sync.WaitGroup
 	errs := make([]error, 3)
 	for i := range errs {
 		wg.Go(func() {
 			if i == 0 {
 				time.Sleep(200 * time.Millisecond) // the others are in flight
-				errs[i] = crasher.Build(bg, 1)
+				_, errs[i] = crasher.Build(bg, 1)
 				return
 			}
 			// Slow enough to be in flight when the crasher crashes.
-			errs[i] = c.Program(marked(form, "SLEEP_BUILD"), string(rune('a'+i))).Build(bg, 2)
+			_, errs[i] = c.Program(marked(form, "SLEEP_BUILD"), []string{string(rune('a' + i))}, nil).Build(bg, 2)
 		})
 	}
 	wg.Wait()
@@ -163,19 +205,19 @@ func TestInFlightNotBlamed(t *testing.T) {
 // sent again, not blamed.
 func TestTimeoutKills(t *testing.T) {
 	c := newFakeClient(t, time.Second)
-	form, k := compiled(t)
+	form := compiled(t)
 	var wg sync.WaitGroup
 	var slowErr, otherErr error
-	wg.Go(func() { slowErr = c.Program(marked(form, "SLOW_BUILD"), "slow").Build(bg, 1) })
+	wg.Go(func() { _, slowErr = c.Program(marked(form, "SLOW_BUILD"), []string{"slow"}, nil).Build(bg, 1) })
 	wg.Go(func() {
 		time.Sleep(800 * time.Millisecond) // in flight when the slow one's second is up
-		otherErr = c.Program(marked(form, "SLEEP_BUILD"), "other").Build(bg, 2)
+		_, otherErr = c.Program(marked(form, "SLEEP_BUILD"), []string{"other"}, nil).Build(bg, 2)
 	})
 	wg.Wait()
 	if !kindIs(slowErr, tuner.Timeout) || otherErr != nil {
 		t.Fatalf("slow build: %v (want a timeout); the other: %v (want success)", slowErr, otherErr)
 	}
-	if _, err := c.Program(form, "next").Verify(bg, k, 3); err != nil {
+	if _, err := c.Program(form, []string{"next"}, nil).Kernel(0).Verify(bg, 3); err != nil {
 		t.Fatalf("after the timeout: %v", err)
 	}
 	if s := c.Stats(); s.Timeouts != 1 || s.Died != 0 || s.Started != 2 {
@@ -185,9 +227,9 @@ func TestTimeoutKills(t *testing.T) {
 
 func TestInjectedFaults(t *testing.T) {
 	c := newFakeClient(t, time.Second, FaultEnv+"=hang@1,lost@2,wrong@3,segv@4")
-	form, k := compiled(t)
+	form := compiled(t)
 	verify := func(seq int) (*kernels.Buffer, error) {
-		return c.Program(form, string(rune('a'+seq))).Verify(bg, k, seq)
+		return c.Program(form, []string{string(rune('a' + seq))}, nil).Kernel(0).Verify(bg, seq)
 	}
 	if _, err := verify(1); !kindIs(err, tuner.Timeout) {
 		t.Errorf("hang: %v; want a timeout", err)
@@ -245,17 +287,17 @@ func TestOutputTail(t *testing.T) {
 // evaluation.
 func BenchmarkEvaluationOverhead(b *testing.B) {
 	c := newFakeClient(b, time.Minute)
-	form, k := compiled(b)
+	form := compiled(b)
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		p := c.Program(form, "k")
-		if err := p.Build(bg, i); err != nil {
+		p := c.Program(form, []string{"k"}, nil)
+		if _, err := p.Build(bg, i); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := p.Verify(bg, k, i); err != nil {
+		if _, err := p.Kernel(0).Verify(bg, i); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := p.Time(bg, k, i, quick); err != nil {
+		if _, err := p.Kernel(0).Time(bg, i, quick); err != nil {
 			b.Fatal(err)
 		}
 		p.Close()

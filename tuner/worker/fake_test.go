@@ -81,6 +81,10 @@ func (d fakeDevice) BuildSPIR(bc []byte, opts string) (device.Program, error) {
 	return d.BuildSource(string(bc), opts)
 }
 
+func (d fakeDevice) BuildBinary(bin []byte, opts string) (device.Program, error) {
+	return d.BuildSource(string(bin), opts)
+}
+
 func (fakeDevice) Close() error { return nil }
 
 type fakeBuffer struct{ data []byte }
@@ -99,6 +103,7 @@ func (b *fakeBuffer) Release() error { return nil }
 type fakeProgram struct{}
 
 func (fakeProgram) Log() string                          { return "" }
+func (fakeProgram) Binary() ([]byte, error)              { return []byte("fake binary"), nil }
 func (fakeProgram) Kernel(string) (device.Kernel, error) { return fakeKernel{}, nil }
 func (fakeProgram) Release() error                       { return nil }
 

@@ -60,17 +60,22 @@ const (
 // request is one message from the parent to the worker. Only the fields of
 // its op are set.
 type request struct {
-	ID       uint64
-	Op       op
-	Seq      int // the evaluation it belongs to (1-based, proposal order); 0 for none
-	Device   string
-	Peak     device.PeakOptions
-	Session  Session
-	Program  devcall.Form
-	Handle   uint64
-	Kernel   compiler.Kernel
-	Protocol measure.Protocol
-	Call     Call
+	ID      uint64
+	Op      op
+	Seq     int // the evaluation it belongs to (1-based, proposal order); 0 for none
+	Device  string
+	Cache   string // opOpen: the binary cache's directory; "": none
+	Peak    device.PeakOptions
+	Session Session
+	Program devcall.Form
+	// CacheKeys are the binary-cache keys of Program's kernels: when every
+	// one is in the cache, the worker loads their programs' binaries instead
+	// of building Program.
+	CacheKeys []string
+	Handle    uint64
+	Kernel    compiler.Kernel
+	Protocol  measure.Protocol
+	Call      Call
 }
 
 // Call is a kernel launch with every argument bound (a hostcall.Call as
@@ -134,16 +139,24 @@ type Session struct {
 // reply is one message from the worker to the parent, for the request with the
 // same ID.
 type reply struct {
-	ID     uint64
-	Kind   tuner.Kind // the failure's outcome kind; "" when the request succeeded
-	Err    string
-	Info   device.Info       // opOpen
-	Peak   device.Peak       // opPeak
-	Plan   measure.BatchPlan // opSession
-	Handle uint64            // opBuild
-	Output kernels.Buffer    // opVerify: what the kernel wrote
-	Result measure.Result    // opTime
-	Blobs  [][]byte          // opRun: the contents of every buffer after the launch
+	ID      uint64
+	Kind    tuner.Kind // the failure's outcome kind; "" when the request succeeded
+	Err     string
+	Info    device.Info       // opOpen
+	Peak    device.Peak       // opPeak
+	Plan    measure.BatchPlan // opSession
+	Kernels []builtKernel     // opBuild: where each kernel of the program is
+	Cached  bool              // opBuild: from the binary cache
+	Output  kernels.Buffer    // opVerify: what the kernel wrote
+	Result  measure.Result    // opTime
+	Blobs   [][]byte          // opRun: the contents of every buffer after the launch
+}
+
+// builtKernel is a kernel of a built program: the worker's program and the
+// kernel's symbol there.
+type builtKernel struct {
+	Handle uint64
+	Symbol string
 }
 
 // encoder writes one direction of the protocol: a gob stream, in which gob

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"sync"
 
 	"tltune/compiler/hostcall/devcall"
@@ -13,6 +14,7 @@ import (
 	"tltune/kernels"
 	"tltune/tuner"
 	"tltune/tuner/bench"
+	"tltune/tuner/bincache"
 )
 
 // Server is the worker's side: it owns the device, the session of the
@@ -27,8 +29,9 @@ type Server struct {
 	// Faults to inject (TLTUNE_FAULT).
 	Faults Faults
 
-	mu       sync.Mutex // guards what the build goroutines share: dev, programs, next
+	mu       sync.Mutex // guards what the build goroutines share: dev, cache, programs, next
 	dev      device.Device
+	cache    *bincache.Cache // nil: build everything
 	programs map[uint64]device.Program
 	next     uint64
 
@@ -111,21 +114,113 @@ func (s *Server) device() device.Device {
 
 var errNoDevice = errors.New("the worker has no device open")
 
-// build builds a program; it runs on a build goroutine.
+// build builds a program, or loads its kernels' programs from the binary
+// cache; it runs on a build goroutine.
 func (s *Server) build(req request) reply {
-	d := s.device()
+	d, cache := s.deviceAndCache()
 	if d == nil {
 		return fail(req, errNoDevice, tuner.LaunchError)
+	}
+	if rep, ok := s.fromCache(d, cache, req); ok {
+		return rep
 	}
 	prog, err := req.Program.Build(d)
 	if err != nil {
 		return fail(req, err, tuner.CompileError)
 	}
+	handle := s.add(prog)
+	rep := reply{ID: req.ID}
+	for _, k := range req.Program.Kernels {
+		rep.Kernels = append(rep.Kernels, builtKernel{handle, k.Symbol})
+	}
+	if cache != nil && len(req.CacheKeys) == len(req.Program.Kernels) {
+		// The cache only saves time: a failure to keep the binary is no
+		// failure of the build.
+		_ = s.store(d, cache, req, prog)
+	}
+	return rep
+}
+
+// programKey is the binary-cache key of a program built on d.
+func programKey(d device.Device, f devcall.Form) string {
+	info := d.Info()
+	text := f.Source
+	if f.Path == devcall.PathSPIRV {
+		text = string(f.SPIRV)
+	}
+	return bincache.Key("program", info.Name, info.Driver, info.Runtime, "" /* build options */, string(f.Path), text)
+}
+
+// store keeps prog's binary, and where each kernel of req is in it.
+func (s *Server) store(d device.Device, cache *bincache.Cache, req request, prog device.Program) error {
+	bin, err := prog.Binary()
+	if err != nil {
+		return err
+	}
+	key := programKey(d, req.Program)
+	if err := cache.Put(key, bin); err != nil {
+		return err
+	}
+	for i, k := range req.Program.Kernels {
+		if req.CacheKeys[i] != "" {
+			if err := cache.Index(req.CacheKeys[i], key, k.Symbol); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// fromCache loads the programs of req's kernels from the binary cache, when
+// every kernel is there.
+func (s *Server) fromCache(d device.Device, cache *bincache.Cache, req request) (reply, bool) {
+	if cache == nil || len(req.CacheKeys) != len(req.Program.Kernels) || slices.Contains(req.CacheKeys, "") {
+		return reply{}, false
+	}
+	rep := reply{ID: req.ID, Cached: true}
+	loaded := map[string]uint64{}
+	undo := func() (reply, bool) {
+		for _, h := range loaded {
+			s.releaseProgram(h)
+		}
+		return reply{}, false
+	}
+	for _, key := range req.CacheKeys {
+		pk, symbol, ok := cache.Lookup(key)
+		if !ok {
+			return undo()
+		}
+		h, ok := loaded[pk]
+		if !ok {
+			bin, found := cache.Get(pk)
+			if !found {
+				return undo()
+			}
+			prog, err := d.BuildBinary(bin, "")
+			if err != nil { // a binary the driver no longer takes: build anew
+				return undo()
+			}
+			h = s.add(prog)
+			loaded[pk] = h
+		}
+		rep.Kernels = append(rep.Kernels, builtKernel{h, symbol})
+	}
+	return rep, true
+}
+
+// add gives a built program its handle.
+func (s *Server) add(prog device.Program) uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.next++
 	s.programs[s.next] = prog
-	return reply{ID: req.ID, Handle: s.next}
+	return s.next
+}
+
+func (s *Server) deviceAndCache() (device.Device, *bincache.Cache) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dev, s.cache
 }
 
 // onDevice serves every request but builds, in order.
@@ -166,8 +261,15 @@ func (s *Server) open(req request) reply {
 	if err != nil {
 		return fail(req, err, tuner.LaunchError)
 	}
+	var cache *bincache.Cache
+	if req.Cache != "" {
+		if cache, err = bincache.Open(req.Cache, 0); err != nil {
+			d.Close()
+			return fail(req, err, tuner.LaunchError)
+		}
+	}
 	s.mu.Lock()
-	s.dev = d
+	s.dev, s.cache = d, cache
 	s.mu.Unlock()
 	return reply{ID: req.ID, Info: d.Info()}
 }
@@ -287,6 +389,11 @@ func (s *Server) release(handle uint64) {
 			delete(s.kernels, key)
 		}
 	}
+	s.releaseProgram(handle)
+}
+
+// releaseProgram frees a program.
+func (s *Server) releaseProgram(handle uint64) {
 	s.mu.Lock()
 	prog, ok := s.programs[handle]
 	delete(s.programs, handle)

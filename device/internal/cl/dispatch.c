@@ -11,7 +11,7 @@
 	X(clFinish) X(clCreateBuffer) X(clReleaseMemObject) X(clEnqueueWriteBuffer) \
 	X(clEnqueueReadBuffer) X(clEnqueueFillBuffer) X(clCreateProgramWithSource) \
 	X(clCreateProgramWithIL) X(clCreateProgramWithBinary) X(clBuildProgram) \
-	X(clGetProgramBuildInfo) X(clReleaseProgram) X(clCreateKernel) X(clReleaseKernel) \
+	X(clGetProgramBuildInfo) X(clGetProgramInfo) X(clReleaseProgram) X(clCreateKernel) X(clReleaseKernel) \
 	X(clSetKernelArg) X(clEnqueueNDRangeKernel) X(clWaitForEvents) X(clGetEventInfo) \
 	X(clGetEventProfilingInfo) X(clReleaseEvent)
 
@@ -155,6 +155,16 @@ cl_int tl_BuildProgram(cl_icd_dispatch *d, cl_program p, cl_device_id dev, const
 cl_int tl_GetBuildLog(cl_icd_dispatch *d, cl_program p, cl_device_id dev, size_t size, void *v, size_t *ret) {
 	TL_CHECK(clGetProgramBuildInfo);
 	return d->clGetProgramBuildInfo(p, dev, CL_PROGRAM_BUILD_LOG, size, v, ret);
+}
+
+// tl_GetProgramBinary reads the binary of a program built for one device:
+// its size with bin NULL, else the bytes (size must be that size).
+cl_int tl_GetProgramBinary(cl_icd_dispatch *d, cl_program p, size_t size, unsigned char *bin, size_t *ret) {
+	TL_CHECK(clGetProgramInfo);
+	if (bin == NULL) {
+		return d->clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof(size_t), ret, NULL);
+	}
+	return d->clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof(unsigned char *), &bin, NULL);
 }
 
 cl_int tl_ReleaseProgram(cl_icd_dispatch *d, cl_program p) {

@@ -35,6 +35,7 @@ cl_program tl_ProgramWithIL(cl_icd_dispatch *d, cl_context c, const void *il, si
 cl_program tl_ProgramWithBinary(cl_icd_dispatch *d, cl_context c, cl_device_id dev, const unsigned char *bin, size_t len, cl_int *err);
 cl_int tl_BuildProgram(cl_icd_dispatch *d, cl_program p, cl_device_id dev, const char *opts);
 cl_int tl_GetBuildLog(cl_icd_dispatch *d, cl_program p, cl_device_id dev, size_t size, void *v, size_t *ret);
+cl_int tl_GetProgramBinary(cl_icd_dispatch *d, cl_program p, size_t size, unsigned char *bin, size_t *ret);
 cl_int tl_ReleaseProgram(cl_icd_dispatch *d, cl_program p);
 cl_kernel tl_CreateKernel(cl_icd_dispatch *d, cl_program p, const char *name, cl_int *err);
 cl_int tl_ReleaseKernel(cl_icd_dispatch *d, cl_kernel k);

@@ -146,6 +146,25 @@ func (p *Program) Log() string {
 	return cString(b)
 }
 
+// Binary returns the program's binary for the queue's device, as
+// clCreateProgramWithBinary takes it back (PTX on NVIDIA, the driver's own
+// format elsewhere).
+func (p *Program) Binary() ([]byte, error) {
+	var size C.size_t
+	if err := check("clGetProgramInfo", C.tl_GetProgramBinary(p.q.d, p.p, 0, nil, &size)); err != nil {
+		return nil, err
+	}
+	if size == 0 {
+		return nil, &Error{Func: "clGetProgramInfo", Code: C.CL_INVALID_PROGRAM_EXECUTABLE}
+	}
+	buf := (*C.uchar)(C.malloc(size))
+	defer C.free(unsafe.Pointer(buf))
+	if err := check("clGetProgramInfo", C.tl_GetProgramBinary(p.q.d, p.p, size, buf, nil)); err != nil {
+		return nil, err
+	}
+	return C.GoBytes(unsafe.Pointer(buf), C.int(size)), nil
+}
+
 // Release releases the program.
 func (p *Program) Release() error {
 	return check("clReleaseProgram", C.tl_ReleaseProgram(p.q.d, p.p))

@@ -12,7 +12,7 @@
 	X(zeDeviceGetModuleProperties) X(zeDeviceGetMemoryProperties) X(zeDeviceGetCacheProperties) \
 	X(zeContextCreate) X(zeContextDestroy) X(zeCommandListCreateImmediate) X(zeCommandListDestroy) \
 	X(zeMemAllocDevice) X(zeMemFree) X(zeCommandListAppendMemoryCopy) X(zeCommandListAppendMemoryFill) \
-	X(zeModuleCreate) X(zeModuleDestroy) X(zeModuleBuildLogGetString) X(zeModuleBuildLogDestroy) \
+	X(zeModuleCreate) X(zeModuleDestroy) X(zeModuleGetNativeBinary) X(zeModuleBuildLogGetString) X(zeModuleBuildLogDestroy) \
 	X(zeKernelCreate) X(zeKernelDestroy) X(zeKernelSetArgumentValue) X(zeKernelSetGroupSize) \
 	X(zeKernelSuggestGroupSize) X(zeCommandListAppendLaunchKernel) X(zeEventPoolCreate) \
 	X(zeEventPoolDestroy) X(zeEventCreate) X(zeEventDestroy) X(zeEventHostSynchronize) \
@@ -171,14 +171,15 @@ ze_result_t tz_fill(ze_command_list_handle_t list, void *dst, const void *patter
 	return t.zeCommandListAppendMemoryFill(list, dst, pattern, patSize, size, NULL, 0, NULL);
 }
 
-// tz_module_create builds a SPIR-V module and returns the build log in a
-// malloc'd string (also on failure, which is when it matters).
+// tz_module_create builds a module from SPIR-V (native 0) or from a native
+// binary and returns the build log in a malloc'd string (also on failure,
+// which is when it matters).
 ze_result_t tz_module_create(ze_context_handle_t ctx, ze_device_handle_t dev, const uint8_t *spv, size_t len,
-		const char *flags, ze_module_handle_t *mod, char **log) {
+		const char *flags, int native, ze_module_handle_t *mod, char **log) {
 	TZ_CHECK(zeModuleCreate);
 	ze_module_desc_t desc = {
 		.stype = ZE_STRUCTURE_TYPE_MODULE_DESC,
-		.format = ZE_MODULE_FORMAT_IL_SPIRV,
+		.format = native ? ZE_MODULE_FORMAT_NATIVE : ZE_MODULE_FORMAT_IL_SPIRV,
 		.inputSize = len,
 		.pInputModule = spv,
 		.pBuildFlags = flags,
@@ -195,6 +196,13 @@ ze_result_t tz_module_create(ze_context_handle_t ctx, ze_device_handle_t dev, co
 	}
 	if (blog && t.zeModuleBuildLogDestroy) t.zeModuleBuildLogDestroy(blog);
 	return r;
+}
+
+// tz_module_native_binary reads a module's native binary: its size with
+// bin NULL, else the bytes.
+ze_result_t tz_module_native_binary(ze_module_handle_t mod, size_t *size, uint8_t *bin) {
+	TZ_CHECK(zeModuleGetNativeBinary);
+	return t.zeModuleGetNativeBinary(mod, size, bin);
 }
 
 ze_result_t tz_module_destroy(ze_module_handle_t mod) {

@@ -34,7 +34,8 @@ ze_result_t tz_free(ze_context_handle_t ctx, void *ptr);
 ze_result_t tz_copy(ze_command_list_handle_t list, void *dst, const void *src, size_t size);
 ze_result_t tz_fill(ze_command_list_handle_t list, void *dst, const void *pattern, size_t patSize, size_t size);
 ze_result_t tz_module_create(ze_context_handle_t ctx, ze_device_handle_t dev, const uint8_t *spv, size_t len,
-	const char *flags, ze_module_handle_t *mod, char **log);
+	const char *flags, int native, ze_module_handle_t *mod, char **log);
+ze_result_t tz_module_native_binary(ze_module_handle_t mod, size_t *size, uint8_t *bin);
 ze_result_t tz_module_destroy(ze_module_handle_t mod);
 ze_result_t tz_kernel_create(ze_module_handle_t mod, const char *name, ze_kernel_handle_t *k);
 ze_result_t tz_kernel_destroy(ze_kernel_handle_t k);

@@ -87,6 +87,16 @@ type Module struct {
 // BuildModule builds a SPIR-V module with the given flags and returns it
 // with the build log, which is also returned when the build fails.
 func (q *Queue) BuildModule(spv []byte, flags string) (*Module, string, error) {
+	return q.buildModule(spv, flags, 0)
+}
+
+// ModuleFromNative builds a module from the native binary NativeBinary
+// returned on this device and driver.
+func (q *Queue) ModuleFromNative(bin []byte, flags string) (*Module, string, error) {
+	return q.buildModule(bin, flags, 1)
+}
+
+func (q *Queue) buildModule(spv []byte, flags string, native C.int) (*Module, string, error) {
 	if len(spv) == 0 {
 		return nil, "", &Error{Func: "zeModuleCreate", Code: uint32(C.ZE_RESULT_ERROR_INVALID_SIZE)}
 	}
@@ -94,7 +104,7 @@ func (q *Queue) BuildModule(spv []byte, flags string) (*Module, string, error) {
 	defer C.free(unsafe.Pointer(cflags))
 	var h C.ze_module_handle_t
 	var clog *C.char
-	r := C.tz_module_create(q.ctx, q.h, (*C.uint8_t)(unsafe.Pointer(&spv[0])), C.size_t(len(spv)), cflags, &h, &clog)
+	r := C.tz_module_create(q.ctx, q.h, (*C.uint8_t)(unsafe.Pointer(&spv[0])), C.size_t(len(spv)), cflags, native, &h, &clog)
 	log := ""
 	if clog != nil {
 		log = C.GoString(clog)
@@ -107,6 +117,22 @@ func (q *Queue) BuildModule(spv []byte, flags string) (*Module, string, error) {
 		return nil, log, err
 	}
 	return &Module{q: q, h: h}, log, nil
+}
+
+// NativeBinary returns the module's binary for its device.
+func (m *Module) NativeBinary() ([]byte, error) {
+	var size C.size_t
+	if err := check("zeModuleGetNativeBinary", C.tz_module_native_binary(m.h, &size, nil)); err != nil {
+		return nil, err
+	}
+	bin := make([]byte, size)
+	if size == 0 {
+		return bin, nil
+	}
+	if err := check("zeModuleGetNativeBinary", C.tz_module_native_binary(m.h, &size, (*C.uint8_t)(unsafe.Pointer(&bin[0])))); err != nil {
+		return nil, err
+	}
+	return bin[:size], nil
 }
 
 // Release destroys the module.

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+
+	"tltune/compiler"
+	"tltune/compiler/hostcall/devcall"
+	"tltune/tuner/bincache"
+	"tltune/tuner/worker"
+)
+
+// newBatcher is the tuner's Compiler for the run: tltune's compiler for
+// the device, --kernels-per-program configurations to a program, built in
+// the run's worker (on a CPU device when measured), each kernel with its
+// key in the binary cache.
+func newBatcher(r *tuneRun) *worker.Batcher {
+	target := r.copts.Target
+	if target == "" {
+		target = "from the device"
+	}
+	// What a kernel's binary depends on beyond its source.
+	kernelID := bincache.Key(r.info.Name, r.info.Driver, r.info.Runtime, target, executableHash())
+	return &worker.Batcher{
+		Client: r.worker,
+		Size:   r.flags.kernelsPerProgram,
+		Lazy:   r.info.Type == "cpu",
+		CompileMany: func(srcs [][]byte, names []string) (devcall.Form, error) {
+			res, err := compiler.CompileMany(srcs, names, r.copts)
+			if err != nil {
+				return devcall.Form{}, err
+			}
+			return devcall.FormOf(r.info, res)
+		},
+		CacheKey: func(path devcall.Path, hash string) string {
+			return bincache.Key("kernel", kernelID, string(path), hash)
+		},
+	}
+}
+
+// executableHash identifies this tltune build: a kernel's binary depends
+// on the compiler that wrote its OpenCL C or SPIR-V, which a rebuilt
+// tltune may change under the same version and commit.
+var executableHash = sync.OnceValue(func() string {
+	h := sha256.New()
+	if exe, err := os.Executable(); err == nil {
+		if f, err := os.Open(exe); err == nil {
+			io.Copy(h, f)
+			f.Close()
+		}
+	}
+	return fmt.Sprintf("%x", h.Sum(nil))
+})

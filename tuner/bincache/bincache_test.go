@@ -1,0 +1,120 @@
+package bincache
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestPutGetLookup(t *testing.T) {
+	c, err := Open(t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog := Key("NVIDIA H200", "580", "opencl", "", "kernel void k() {}")
+	if _, ok := c.Get(prog); ok {
+		t.Fatal("an empty cache hit")
+	}
+	if err := c.Put(prog, []byte("PTX")); err != nil {
+		t.Fatal(err)
+	}
+	if bin, ok := c.Get(prog); !ok || string(bin) != "PTX" {
+		t.Fatalf("Get = %q, %v", bin, ok)
+	}
+	kernel := Key("kernel", "gemm source")
+	if _, _, ok := c.Lookup(kernel); ok {
+		t.Fatal("a kernel never indexed was found")
+	}
+	if err := c.Index(kernel, prog, "gemm_0123"); err != nil {
+		t.Fatal(err)
+	}
+	if p, sym, ok := c.Lookup(kernel); !ok || p != prog || sym != "gemm_0123" {
+		t.Fatalf("Lookup = %s %s %v", p, sym, ok)
+	}
+	s, err := c.Stats()
+	if err != nil || s.Binaries != 1 || s.Kernels != 1 || s.Bytes != 3+32 {
+		t.Fatalf("stats %+v, %v", s, err)
+	}
+	if err := c.Clear(); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := c.Lookup(kernel); ok {
+		t.Error("found after Clear")
+	}
+}
+
+// TestDamagedBinaryIsAMiss: a binary whose checksum does not match is
+// absent (and removed), and so is an index entry whose binary is gone.
+func TestDamagedBinaryIsAMiss(t *testing.T) {
+	c, _ := Open(t.TempDir(), 0)
+	key := Key("p")
+	c.Put(key, []byte("binary"))
+	c.Index(Key("k"), key, "k")
+	path := c.path(binariesDir, key)
+	data, _ := os.ReadFile(path)
+	data[0] ^= 0xff
+	os.WriteFile(path, data, 0o644)
+	if _, ok := c.Get(key); ok {
+		t.Error("a damaged binary was returned")
+	}
+	if _, _, ok := c.Lookup(Key("k")); ok {
+		t.Error("a kernel of a removed binary was found")
+	}
+}
+
+// TestLimit: beyond its limit the cache drops the least recently used
+// binaries.
+func TestLimit(t *testing.T) {
+	c, _ := Open(t.TempDir(), 1200) // three binaries of 332 bytes fit, four do not
+	bin := bytes.Repeat([]byte{1}, 300)
+	start := time.Now().Add(-time.Hour)
+	for i := range 3 {
+		key := Key(fmt.Sprint(i))
+		c.Put(key, bin)
+		at := start.Add(time.Duration(i) * time.Minute)
+		os.Chtimes(c.path(binariesDir, key), at, at)
+	}
+	c.Get(Key("0")) // used now: the newest
+	c.Put(Key("3"), bin)
+	s, _ := c.Stats()
+	if s.Bytes > 1200 {
+		t.Errorf("%d bytes kept, limit 1200", s.Bytes)
+	}
+	for i, want := range []bool{true, false, true, true} {
+		if _, ok := c.Get(Key(fmt.Sprint(i))); ok != want {
+			t.Errorf("binary %d kept %v, want %v (least recently used goes)", i, ok, want)
+		}
+	}
+}
+
+// TestConcurrentWriters: processes (here goroutines with caches of their
+// own on one directory) writing and reading the same keys only ever see
+// whole binaries.
+func TestConcurrentWriters(t *testing.T) {
+	dir := t.TempDir()
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() {
+			c, err := Open(dir, 0)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			for i := range 50 {
+				key := Key(fmt.Sprint(i % 5))
+				want := bytes.Repeat([]byte{byte(i % 5)}, 4096)
+				if i%2 == w%2 {
+					if err := c.Put(key, want); err != nil {
+						t.Error(err)
+					}
+				} else if got, ok := c.Get(key); ok && !bytes.Equal(got, want) {
+					t.Errorf("key %d: a torn or foreign binary", i%5)
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
