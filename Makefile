@@ -10,7 +10,8 @@ PKGS    := ./...
 # Debian packages: OpenCL loader and headers, PoCL (CPU OpenCL for tests and
 # the default device here), the Level Zero loader and headers, the SPIR-V
 # toolchain (validator, LLVM translator, clang for test kernels), Khronos
-# SPIR-V grammar for the generated tables, the C toolchain for cgo, and a
+# SPIR-V grammar for the generated tables, the C toolchain for cgo, Python
+# for the bench report scripts' test, and a
 # single-node Slurm (controller, node daemon, client, munge) for the test of
 # `tltune slurm`.
 DEB_PACKAGES := \
@@ -19,7 +20,7 @@ DEB_PACKAGES := \
 	pocl-opencl-icd \
 	libze1 libze-dev \
 	spirv-tools spirv-headers llvm-spirv-15 clang-15 \
-	libsqlite3-dev \
+	libsqlite3-dev python3 \
 	slurmctld slurmd slurm-client munge
 
 .PHONY: all setup build test test-short bench demo fuzz clean

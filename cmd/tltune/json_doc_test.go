@@ -42,17 +42,10 @@ func jsonOutputs(t *testing.T) map[string]func() []byte {
 		return b.Bytes()
 	}
 	nightly, fixture, replay := nightlyDB(t), fixtureDB(t), replayDB(t)
-	best := rankedConfig{Params: gemmConfig(32, 64).Params, Timing: results.Timing{MedianNS: 4000, MinNS: 3950, MaxNS: 4200,
-		IQRNS: 40, CILowNS: 3980, CIHighNS: 4020, GFLOPS: 65.5, GBS: 6.1}, Samples: 25, BWPercent: 0.2, VerifyErr: 1e-4, AboveRoof: "warning: ..."}
+	best := exampleBest()
 	problem := speak.Named(gemmConfig(0, 0).Problem)
 	return map[string]func() []byte{
-		"gemm": func() []byte {
-			return marshal(tuneReport{Run: 1, Database: "results.db", Device: "NVIDIA H200", Driver: "580.159.04", NamedProblem: problem,
-				Batch: 4096, BufferSets: 4, Stop: "budget", Candidates: 900, Counts: map[string]int{"ok": 40, "pruned": 2000},
-				PrunedBy: map[string]int{"work-group": 2000}, CopyGBs: 4020, Top: []rankedConfig{best},
-				throughput: throughput{Evaluated: 48, WallSeconds: 12, EvaluationsPerSecond: 4, TimeSplit: map[string]float64{"time": 9},
-					BusySeconds: map[string]float64{"compile": 20}}})
-		},
+		"gemm": func() []byte { return marshal(exampleTuneReport(problem)) },
 		"sweep": func() []byte {
 			return marshal(sweepReport{Run: 2, Database: "results.db", Device: "NVIDIA H200", Driver: "580.159.04", Suite: "nightly",
 				Mode: "remeasure", CopyGBs: 4020, Shapes: []sweepShape{{NamedProblem: problem, Action: actionRemeasured, Best: &best,
@@ -84,6 +77,21 @@ func jsonOutputs(t *testing.T) map[string]func() []byte {
 				Runs: []results.MergedRun{{UUID: "7bbd87b6-c764-4792-a972-d9c4e82015c5", From: 1, Into: 3, Result: results.RunJoined}}}})
 		},
 	}
+}
+
+// exampleBest is a ranked configuration as a GPU run reports one.
+func exampleBest() rankedConfig {
+	return rankedConfig{Params: gemmConfig(32, 64).Params, Timing: results.Timing{MedianNS: 4000, MinNS: 3950, MaxNS: 4200,
+		IQRNS: 40, CILowNS: 3980, CIHighNS: 4020, GFLOPS: 65.5, GBS: 6.1}, Samples: 25, BWPercent: 0.2, VerifyErr: 1e-4, AboveRoof: "warning: ..."}
+}
+
+// exampleTuneReport is the report of a tuning run of problem on a GPU.
+func exampleTuneReport(problem speak.NamedProblem) tuneReport {
+	return tuneReport{Run: 1, Database: "results.db", Device: "NVIDIA H200", Driver: "580.159.04", NamedProblem: problem,
+		Batch: 4096, BufferSets: 4, Stop: "budget", Candidates: 900, Counts: map[string]int{"ok": 40, "pruned": 2000},
+		PrunedBy: map[string]int{"work-group": 2000}, CopyGBs: 4020, Top: []rankedConfig{exampleBest()},
+		throughput: throughput{Evaluated: 48, WallSeconds: 12, EvaluationsPerSecond: 4, TimeSplit: map[string]float64{"time": 9},
+			BusySeconds: map[string]float64{"compile": 20}}}
 }
 
 // TestJSONDocumented checks every example of docs/json.md against what the

@@ -24,20 +24,20 @@ bmm(..., out_dtype=torch.float32) where this PyTorch has it, else an f16
 output (marked "f16 out": fewer bytes written than the recipe).
 """
 import json
-import re
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tltune_json  # noqa: E402
 
 DTYPES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64",
           "c32": "complex64", "c64": "complex128"}
 
 
 def problem(report):
-    """(op, dtype, acc, m, n) from a report's recipe name, e.g. 'gemv.t f16/f32 64x64' or 'ger f32 64x64'."""
-    fields = report["recipe"].split()
-    dtype, _, acc = fields[1].partition("/")
-    acc = acc or dtype
-    m, n = (int(x) for x in re.match(r"(\d+)x(\d+)", fields[2]).groups())
-    return fields[0], dtype, acc, m, n
+    """(op, dtype, acc, m, n) of a report's problem; op is gemv.n, gemv.t or ger."""
+    p = tltune_json.problem(report)
+    return p["op"], p["dtype"], p["acc"], p["m"], p["n"]
 
 
 def time_torch(report):
@@ -57,20 +57,7 @@ def time_torch(report):
             return torch.randn(*shape, device="cuda", dtype=dt)
         return torch.rand(*shape, device="cuda", dtype=dt)
 
-    def median_ns(fn, warmup=20, repeats=200):
-        for i in range(warmup):
-            fn(i % sets)
-        torch.cuda.synchronize()
-        times = []
-        for i in range(repeats):
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            fn(i % sets)
-            end.record()
-            end.synchronize()
-            times.append(start.elapsed_time(end) * 1e6)
-        times.sort()
-        return times[len(times) // 2]
+    from torch_baddbmm import median_ns  # imports torch itself
 
     candidates = []
     if op.startswith("gemv"):
@@ -98,7 +85,7 @@ def time_torch(report):
             candidates.append(("baddbmm k=1", lambda i: torch.baddbmm(c[i], b[i], a[i], beta=0, alpha=1, out=c[i])))
     best = None
     for name, fn in candidates:
-        ns = median_ns(fn)
+        ns = median_ns(fn, sets)
         if best is None or ns < best[1]:
             best = (name, ns)
     return {"kernel": best[0], "median_ns": best[1], "torch": torch.__version__}
@@ -108,9 +95,8 @@ def row(report, torch_result):
     op, dtype, acc, m, n = problem(report)
     out = {"op": op, "dtype": dtype, "acc": acc, "m": m, "n": n, "batch": report["batch"],
            "copy_gbs": report.get("copy_ceiling_gbs")}
-    top = report.get("top") or []
-    if top:
-        best = top[0]
+    best = tltune_json.best(report)
+    if best:
         out.update(params=best["params"], median_ns=best["median_ns"], gbs=best["gbs"],
                    bytes=best["gbs"] * best["median_ns"])
     if torch_result and "bytes" in out:

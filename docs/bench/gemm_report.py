@@ -22,21 +22,18 @@ problems (16³, 32³, 64×64×32 in both types) and of all rows.
 import json
 import math
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tltune_json  # noqa: E402
 
 SMALL = {(16, 16, 16), (32, 32, 32), (64, 64, 32)}
 
 
 def problem(report):
-    """(dtype, acc, m, n, k) of a report's recipe, e.g. 'gemm.nn f16->f32 64x64x32'."""
-    fields = report["recipe"].split()
-    types = re.split(r"->|/", fields[1])
-    dtype, acc = types[0], types[-1]
-    m, n, k = (int(x) for x in re.match(r"(\d+)x(\d+)x(\d+)", fields[2]).groups())
-    return dtype, acc, m, n, k
+    """(dtype, acc, m, n, k) of a report's problem."""
+    p = tltune_json.problem(report)
+    return p["dtype"], p["acc"], p["m"], p["n"], p["k"]
 
 
 def time_cublas(report):
@@ -70,9 +67,9 @@ def row(report, cublas):
     dtype, acc, m, n, k = problem(report)
     r = {"dtype": dtype, "acc": acc, "m": m, "n": n, "k": k, "batch": report["batch"],
          "evaluated": report.get("evaluated"), "wall_seconds": report.get("wall_seconds")}
-    top = report.get("top") or []
-    if top:
-        r.update(params=top[0]["params"], median_ns=top[0]["median_ns"], gflops=top[0]["gflops"])
+    best = tltune_json.best(report)
+    if best:
+        r.update(params=best["params"], median_ns=best["median_ns"], gflops=best["gflops"])
     if cublas:
         r["cublas"] = cublas
         same = cublas.get("bmm_out_dtype", cublas.get("baddbmm"))

@@ -11,10 +11,13 @@ baddbmm with a half result (cuBLAS accumulates in f32, stores f16) and, where
 this PyTorch has it, bmm with out_dtype=float32 (the tltune recipe's f16 -> f32).
 """
 import json
-import re
+import os
 import sys
 
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tltune_json  # noqa: E402
 
 DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32, "f64": torch.float64}
 
@@ -37,15 +40,14 @@ def median_ns(fn, sets, warmup=20, repeats=200):
 
 
 def problem(report):
-    """(op, dtype, m, n, k) from a report's recipe name, e.g. 'gemm.nn f16/f32 64x64x32 strided ...'."""
-    op = report["recipe"].split(".")[0].split(" ")[0]
-    dtype = re.search(r" (\w+)/(\w+) ", report["recipe"]).group(1)
-    dims = [int(x) for x in re.search(r" (\d+(?:x\d+)+) ", report["recipe"]).group(1).split("x")]
-    m, n = dims[0], dims[1]
-    k = dims[2] if op == "gemm" else (n if op == "gemv" else 1)
+    """(op, dtype, m, n, k) of a report's problem as a batched m×k times k×n product."""
+    p = tltune_json.problem(report)
+    op, m, n, k = p["op"].split(".")[0], p["m"], p["n"], p["k"]
     if op == "gemv":
-        n = 1
-    return op, dtype, m, n, k
+        n, k = 1, n
+    elif op == "ger":
+        k = 1
+    return op, p["dtype"], m, n, k
 
 
 def time_report(report):
@@ -68,7 +70,7 @@ def time_report(report):
             out["bmm_f32_out_gflops"] = flops / ns
         except (TypeError, RuntimeError) as e:
             out["bmm_f32_out_error"] = str(e).splitlines()[0]
-    best = report["top"][0] if report.get("top") else None
+    best = tltune_json.best(report)
     if best:
         out["tltune_median_ns"] = best["median_ns"]
         out["tltune_gflops"] = best["gflops"]

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"tltune/internal/speak"
+)
+
+// TestBenchReportsReadTuneJSON runs docs/bench's report scripts on the
+// --json report tuning writes today, so a change of that JSON that the GPU
+// machine's bench scripts would trip over fails here first. Without
+// PyTorch the scripts print tltune's side of their tables, which is what
+// is checked.
+func TestBenchReportsReadTuneJSON(t *testing.T) {
+	python := pythonOrSkip(t)
+	wantTime := "4.00 µs"
+	for _, tc := range []struct {
+		script  string
+		problem speak.Problem
+		want    []string
+	}{
+		{"gemm_report.py", gemmConfig(0, 0).Problem, []string{"| 64x64x32 f16→f32 | 4096 | sg32 wg64x2 t32x32 cm16x8x16 u2 b1 | " + wantTime}},
+		{"blas2_report.py", gemvConfig().Problem, []string{"copy ceiling (tltune peak): 4020.0 GB/s", "| gemv.n f32→f32 64×64 | 4096 |", wantTime}},
+	} {
+		t.Run(tc.script, func(t *testing.T) {
+			report := exampleTuneReport(speak.Named(tc.problem))
+			var b bytes.Buffer
+			if err := speak.WriteJSON(&b, report); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(t.TempDir(), "report.json")
+			if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out, err := exec.Command(python, filepath.Join("..", "..", "docs", "bench", tc.script), path).CombinedOutput()
+			if err != nil {
+				t.Fatalf("%s: %v\n%s", tc.script, err, out)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(string(out), w) {
+					t.Errorf("%s does not print %q:\n%s", tc.script, w, out)
+				}
+			}
+		})
+	}
+}
+
+// pythonOrSkip returns python3's path; CI must have it (make setup).
+func pythonOrSkip(t *testing.T) string {
+	t.Helper()
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("no python3, and CI=true: run `make setup` (python3)")
+		}
+		t.Skip("no python3")
+	}
+	return python
+}
