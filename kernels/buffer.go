@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/cmplx"
 	"math/rand/v2"
 
 	"tltune/compiler/numeric"
@@ -60,6 +61,16 @@ func (b *Buffer) Set(i int, z complex128) {
 	if b.Type.IsComplex() {
 		encodeComponent(b.Type, b.Data[off+cs:off+2*cs], imag(z))
 	}
+}
+
+// absolute is a copy of b holding the absolute values of its elements.
+func (b *Buffer) absolute() *Buffer {
+	abs := *b
+	abs.Data = make([]byte, len(b.Data))
+	for i := range b.Len() {
+		abs.Set(i, complex(cmplx.Abs(b.At(i)), 0))
+	}
+	return &abs
 }
 
 // Fill sets every element to z.

@@ -94,4 +94,12 @@
 // scaling may round in the input type, the sum and the store round in the
 // accumulation type with an error growing like √K. Any NaN or infinity in
 // the output fails.
+//
+// A gemm of f32 with precision tf32 (Spec.Precision, `tltune gemm
+// --precision tf32`) may round its inputs to tf32 (10-bit mantissas) on the
+// matrix engine, so each of its batch entries gets a bound of its own on
+// top: θ_K·‖|α|·|opA||opB|‖₂/‖ref‖₂ with θ_K = 2u + u² + γ_K(1+u)², u = 2⁻¹¹
+// and γ_K = K·2⁻²³/(1 − K·2⁻²³), the worst case of rounding every input and
+// summing in f32 (TF32ErrorFactor derives it). An exact problem never gets
+// it.
 package kernels

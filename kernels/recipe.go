@@ -22,10 +22,8 @@ type Recipe interface {
 	// Inputs generates batch entries of every argument from seed.
 	Inputs(seed uint64, batch int) (*Inputs, error)
 	// Reference computes the exact result for in; its Check method
-	// verifies a device output.
+	// verifies a device output, its Tolerance says how closely.
 	Reference(in *Inputs) (*Expected, error)
-	// Tolerance is the largest relative error Check accepts.
-	Tolerance() float64
 }
 
 // recipe is a Spec that passed validation.
@@ -58,7 +56,6 @@ func (r recipe) Name() string                           { return r.spec.Name() }
 func (r recipe) Source(p tuning.Params) (string, error) { return r.spec.source(p) }
 func (r recipe) FLOPs(batch int) int64                  { return r.spec.flops(batch) }
 func (r recipe) Bytes(batch int) int64                  { return r.spec.bytes(batch) }
-func (r recipe) Tolerance() float64                     { return r.spec.Tolerance() }
 func (r recipe) Reference(in *Inputs) (*Expected, error) {
 	return r.spec.reference(in)
 }

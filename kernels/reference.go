@@ -3,7 +3,10 @@ package kernels
 import (
 	"fmt"
 	"math"
+	"math/cmplx"
 	"slices"
+
+	"tltune/internal/speak"
 )
 
 // number is the arithmetic of a reference: float64 for real recipes,
@@ -51,6 +54,9 @@ type Expected struct {
 	Spec   Spec
 	Batch  int
 	Values []complex128 // every output element, packed like the output Buffer
+	// tols is the tolerance of each batch entry where it depends on the
+	// inputs (precision tf32); nil: Spec.Tolerance() for every entry.
+	tols []float64
 }
 
 func (s Spec) reference(in *Inputs) (*Expected, error) {
@@ -62,6 +68,9 @@ func (s Spec) reference(in *Inputs) (*Expected, error) {
 		contract[complex128](s, in, x.Values)
 	} else {
 		contract[float64](s, in, x.Values)
+	}
+	if s.Precision == speak.TF32 {
+		x.tols = s.tf32Tolerances(in, x.Values)
 	}
 	return x, nil
 }
@@ -165,18 +174,106 @@ func checkBuffer(b *Buffer, o operand, batch int) error {
 // rounded in the input type, the second the accumulation and the final
 // store in the accumulation type, whose error grows like √K for rounding
 // errors of random sign.
+//
+// It is the whole tolerance of an exact problem; precision tf32 adds a
+// bound that depends on the inputs (tf32Tolerances).
 func (s Spec) Tolerance() float64 {
 	_, _, k := s.contraction()
 	return 4*s.DType.UnitRoundoff() + 4*s.Acc.UnitRoundoff()*math.Sqrt(float64(k))
 }
 
+// tf32Roundoff is the unit roundoff of tf32: 10 explicit mantissa bits,
+// rounded to nearest (cvt.rna: ties away from zero, the same bound).
+const tf32Roundoff = 0x1p-11
+
+// TF32ErrorFactor is θ_K, the factor of the tf32 error bound of a sum of K
+// products (K the reduction length). Each f32 input is rounded to tf32,
+// ã = a(1+δ) with |δ| ≤ u = 2⁻¹¹, so the engine's exact product of two
+// rounded inputs is off by |ãb̃ − ab| ≤ (2u + u²)|a||b|. The K products are
+// summed in f32 in an order and with a rounding the hardware does not
+// promise (tensor cores may truncate), taken here as at most one f32 ulp,
+// 2⁻²³ relative, per addition: the sum is off by γ_K·Σ|ãb̃| with
+// γ_K = K·2⁻²³/(1 − K·2⁻²³), and Σ|ãb̃| ≤ (1+u)²·Σ|a||b|. Together, element
+// by element,
+//
+//	|ĉᵢⱼ − cᵢⱼ| ≤ θ_K · |α| · Σₗ |aᵢₗ||bₗⱼ|,  θ_K = 2u + u² + γ_K(1+u)²
+//
+// which grows like K·2⁻¹⁰·|a||b|. It is a worst case (every rounding of
+// one sign): errors of random sign grow like √K and stay far below it, so
+// a correct kernel always passes while a wrong fragment layout, whose
+// error is of the order of the result, still fails.
+func TF32ErrorFactor(k int) float64 {
+	u, step := tf32Roundoff, 0x1p-23
+	gamma := float64(k) * step / (1 - float64(k)*step)
+	return 2*u + u*u + gamma*(1+u)*(1+u)
+}
+
+// tf32Tolerances are the tolerances of the batch entries of a tf32 gemm on
+// in, whose exact result is want. The element bound of TF32ErrorFactor
+// holds for the whole entry in the 2-norm Check measures,
+// ‖ĉ − c‖₂ ≤ θ_K·‖|α|·|opA||opB|‖₂, so the entry's relative error is at
+// most θ_K·‖|α|·|opA||opB|‖₂/‖c‖₂ (the absolute bound when ‖c‖₂ = 0);
+// Spec.Tolerance is added for the α scaling, β·C and the final store in
+// f32. The ratio of the norms is about 0.75·√K for the recipe's inputs
+// (uniform in [-1, 1)), far larger where an entry's sums cancel, which the
+// bound follows instead of failing a correct kernel.
+func (s Spec) tf32Tolerances(in *Inputs, want []complex128) []float64 {
+	abs := s
+	abs.Alpha, abs.Beta, abs.Atomic = complex(cmplx.Abs(s.DType.Round(s.Alpha)), 0), 0, false
+	absIn := &Inputs{Seed: in.Seed, Batch: in.Batch, Args: slices.Clone(in.Args)}
+	for i := range len(absIn.Args) - 1 {
+		absIn.Args[i] = absIn.Args[i].absolute()
+	}
+	bound := make([]complex128, len(want))
+	contract[float64](abs, absIn, bound)
+	_, _, k := s.contraction()
+	theta, exact := TF32ErrorFactor(k), s.Tolerance()
+	per := len(want) / in.Batch
+	tols := make([]float64, in.Batch)
+	for e := range tols {
+		magnitude, norm := entryNorm(bound[e*per:(e+1)*per]), entryNorm(want[e*per:(e+1)*per])
+		if norm > 0 {
+			magnitude /= norm
+		}
+		tols[e] = exact + theta*magnitude
+	}
+	return tols
+}
+
+// entryNorm is the 2-norm of one entry's values.
+func entryNorm(values []complex128) float64 {
+	var sum float64
+	for _, z := range values {
+		sum += sqAbs(z)
+	}
+	return math.Sqrt(sum)
+}
+
+// tolerance is the largest relative error Check accepts for batch entry e.
+func (x *Expected) tolerance(e int) float64 {
+	if x.tols != nil {
+		return x.tols[e]
+	}
+	return x.Spec.Tolerance()
+}
+
+// Tolerance is the largest relative error Check accepts for any batch
+// entry: Spec.Tolerance() for an exact problem, the loosest entry's bound
+// for tf32.
+func (x *Expected) Tolerance() float64 {
+	if x.tols != nil {
+		return slices.Max(x.tols)
+	}
+	return x.Spec.Tolerance()
+}
+
 // Verdict is the outcome of comparing a device result with the reference.
 type Verdict struct {
 	OK        bool
-	Err       float64 // largest per-entry relative error (+Inf when a value is not finite)
-	Tol       float64
-	Worst     int // batch entry with the largest error
-	NonFinite int // NaN or ±Inf values in the result; any of them fails
+	Err       float64 // the worst entry's relative error (+Inf when a value is not finite)
+	Tol       float64 // the worst entry's tolerance
+	Worst     int     // batch entry with the largest error relative to its tolerance
+	NonFinite int     // NaN or ±Inf values in the result; any of them fails
 }
 
 func (v Verdict) String() string {
@@ -191,38 +288,50 @@ func (v Verdict) String() string {
 
 // Check compares the device's output with x. The error of a batch entry is
 // ‖out−ref‖₂/‖ref‖₂ over its elements (‖out−ref‖₂ when ‖ref‖₂ = 0, e.g.
-// α = β = 0); the verdict takes the worst entry, so one wrong entry in a
-// large batch is not averaged away. A NaN or infinite output never passes.
+// α = β = 0); the verdict takes the entry worst for its tolerance, so one
+// wrong entry in a large batch is not averaged away. A NaN or infinite
+// output never passes.
 func (x *Expected) Check(out *Buffer) (Verdict, error) {
 	ops := x.Spec.operands()
 	if err := checkBuffer(out, ops[len(ops)-1], x.Batch); err != nil {
 		return Verdict{}, err
 	}
-	v := Verdict{Tol: x.Spec.Tolerance(), Worst: -1}
+	v := Verdict{Worst: -1}
 	per := out.EntryElements()
 	for e := range x.Batch {
-		var diff, norm float64
-		for i := e * per; i < (e+1)*per; i++ {
-			got, want := out.At(i), x.Values[i]
-			if !isFinite(got) {
-				if v.NonFinite == 0 {
-					v.Worst, v.Err = e, math.Inf(1)
-				}
-				v.NonFinite++
-				continue
+		err, nonFinite := x.entryError(out, e*per, (e+1)*per)
+		tol := x.tolerance(e)
+		switch {
+		case nonFinite > 0:
+			if v.NonFinite == 0 {
+				v.Worst, v.Err, v.Tol = e, math.Inf(1), tol
 			}
-			diff += sqAbs(got - want)
-			norm += sqAbs(want)
-		}
-		if norm > 0 {
-			diff /= norm
-		}
-		if err := math.Sqrt(diff); v.NonFinite == 0 && (v.Worst < 0 || err > v.Err) {
-			v.Err, v.Worst = err, e
+			v.NonFinite += nonFinite
+		case v.NonFinite == 0 && (v.Worst < 0 || err/tol > v.Err/v.Tol):
+			v.Err, v.Tol, v.Worst = err, tol, e
 		}
 	}
 	v.OK = v.NonFinite == 0 && v.Err <= v.Tol
 	return v, nil
+}
+
+// entryError is the relative error of out's elements [from, to) and how
+// many of them are not finite (which the error leaves out).
+func (x *Expected) entryError(out *Buffer, from, to int) (err float64, nonFinite int) {
+	var diff, norm float64
+	for i := from; i < to; i++ {
+		got, want := out.At(i), x.Values[i]
+		if !isFinite(got) {
+			nonFinite++
+			continue
+		}
+		diff += sqAbs(got - want)
+		norm += sqAbs(want)
+	}
+	if norm > 0 {
+		diff /= norm
+	}
+	return math.Sqrt(diff), nonFinite
 }
 
 func sqAbs(z complex128) float64 { return real(z)*real(z) + imag(z)*imag(z) }

@@ -83,8 +83,9 @@ func ParseLayout(s string) (Layout, error) {
 }
 
 // Spec is everything that fixes a recipe's kernel except the tuning
-// parameters: the operation, its shape and types, transposes, α and β, and
-// the batch layout. The batch count itself is dynamic (chosen at launch).
+// parameters: the operation, its shape and types, transposes, α and β, the
+// batch layout, and the precision it is compiled and verified with. The
+// batch count itself is dynamic (chosen at launch).
 //
 // Shapes follow the operation's mathematical form: gemm computes an M×N C
 // from op(A) M×K and op(B) K×N; gemv an M-vector c from op(A) M×N and an
@@ -106,6 +107,11 @@ type Spec struct {
 	// Atomic updates C atomically (the .atomic flag); Beta must then be 0
 	// or 1.
 	Atomic bool
+	// Precision is "" (exact) or speak.TF32: an f32 gemm whose products
+	// may round their inputs to tf32 (compiler.Options.Precision), verified
+	// with the tf32 error bound (Expected.Check). The kernel source is the
+	// same; how it is compiled and checked is not.
+	Precision string
 }
 
 // MaxDim bounds every shape entry. It keeps every count of this package
@@ -132,7 +138,25 @@ func (s Spec) Validate() error {
 	if s.Layout != Strided && s.Layout != Group {
 		return fmt.Errorf("unknown layout %v", s.Layout)
 	}
+	if err := s.validatePrecision(); err != nil {
+		return err
+	}
 	return s.validateScalars()
+}
+
+// validatePrecision: tf32 relaxes f32 products on a matrix engine, which
+// only a gemm of f32 into f32 has.
+func (s Spec) validatePrecision() error {
+	switch {
+	case s.Precision == "":
+		return nil
+	case s.Precision != speak.TF32:
+		return &fieldError{"precision", fmt.Sprintf("%q: want %s or %s", s.Precision, speak.ExactPrecision, speak.TF32)}
+	case s.Op != GEMMOp || s.DType != F32 || s.Acc != F32:
+		return &fieldError{"precision", fmt.Sprintf("%s applies to f32 gemm only (--dtype f32 --acc f32), not %v %v/%v; leave it %s",
+			s.Precision, s.Op, s.DType, s.Acc, speak.ExactPrecision)}
+	}
+	return nil
 }
 
 func (s Spec) validateShape() error {
@@ -245,7 +269,7 @@ func (s Spec) Name() string { return s.Problem().String() }
 func (s Spec) Problem() speak.Problem {
 	return speak.Problem{Op: s.Op.String(), Trans: s.transName(), Dtype: s.DType.String(), Acc: s.Acc.String(),
 		M: s.M, N: s.N, K: s.K, Alpha: speak.FormatScalar(s.DType.Round(s.Alpha)), Beta: speak.FormatScalar(s.Acc.Round(s.Beta)),
-		Atomic: s.Atomic, Layout: s.Layout.String()}
+		Atomic: s.Atomic, Layout: s.Layout.String(), Precision: s.Precision}
 }
 
 // TableKey is the tuning-table key of s on device.

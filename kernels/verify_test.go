@@ -2,8 +2,12 @@ package kernels
 
 import (
 	"math"
+	"math/cmplx"
+	"slices"
 	"strings"
 	"testing"
+
+	"tltune/internal/speak"
 )
 
 // simulate plays a legitimate low-precision device: every product rounded
@@ -71,6 +75,88 @@ func TestToleranceRejectsBugs(t *testing.T) {
 			t.Errorf("%s: one wrong batch entry of 8: %v (worst %d)", s.Name(), v, v.Worst)
 		}
 	}
+}
+
+// roundTF32 rounds an f32 value to tf32 as cvt.rna does: to the nearest
+// value with 10 explicit mantissa bits, ties away from zero.
+func roundTF32(x float64) float64 {
+	bits := math.Float32bits(float32(x))
+	return float64(math.Float32frombits((bits + 1<<12) &^ (1<<13 - 1)))
+}
+
+// withInputs is in with its A and B replaced by f(A) and f(B).
+func withInputs(in *Inputs, f func(complex128) complex128) *Inputs {
+	out := &Inputs{Seed: in.Seed, Batch: in.Batch, Args: slices.Clone(in.Args)}
+	for i := range 2 {
+		b := *in.Args[i]
+		b.Data = slices.Clone(b.Data)
+		for j := range b.Len() {
+			b.Set(j, f(b.At(j)))
+		}
+		out.Args[i] = &b
+	}
+	return out
+}
+
+// tf32Device plays mma.sync with tf32 inputs: A and B rounded to tf32, the
+// products (exact in f32) summed in f32, then α, β·C and the store in f32.
+func tf32Device(s Spec, in *Inputs, skip int) *Buffer {
+	return simulate(s, withInputs(in, func(z complex128) complex128 { return complex(roundTF32(real(z)), 0) }), skip)
+}
+
+// TestTF32Tolerance: a result rounded as a tf32 engine rounds passes only
+// with precision tf32, for short and long reductions; so does one off by
+// 0.9 times the worst-case bound in every element (1.5 times fails); the
+// bugs of TestToleranceRejectsBugs still fail.
+func TestTF32Tolerance(t *testing.T) {
+	for _, k := range []int{1, 16, 300, 4096} {
+		s := Spec{Op: GEMMOp, M: 4, N: 3, K: k, DType: F32, Acc: F32, Layout: Strided, Alpha: 0.75, Beta: -1.25, Precision: speak.TF32}
+		in, x := inputsAndReference(t, s, 8)
+		exact := s
+		exact.Precision = ""
+		_, xExact := inputsAndReference(t, exact, 8)
+		out := tf32Device(s, in, 0)
+		if v := check(t, x, out); !v.OK {
+			t.Errorf("%s: a tf32 device fails: %v", s.Name(), v)
+		}
+		if v := check(t, xExact, out); v.OK {
+			t.Errorf("%s: a tf32 device passes as exact: %v", exact.Name(), v)
+		}
+		for factor, pass := range map[float64]bool{0.9: true, 1.5: false} {
+			if v := check(t, x, offByBound(t, s, in, x, factor)); v.OK != pass {
+				t.Errorf("%s: off by %g times the bound in every element: %v", s.Name(), factor, v)
+			}
+		}
+	}
+	s := Spec{Op: GEMMOp, M: 4, N: 4, K: 16, DType: F32, Acc: F32, Layout: Strided, Alpha: 1, Beta: 1, Precision: speak.TF32}
+	in, x := inputsAndReference(t, s, 8)
+	if v := check(t, x, tf32Device(s, in, 1)); v.OK {
+		t.Errorf("%s: dropping one of 16 terms passes: %v", s.Name(), v)
+	}
+	transposed := s
+	transposed.TransB = true
+	if v := check(t, x, tf32Device(transposed, in, 0)); v.OK {
+		t.Errorf("%s: reading B transposed passes: %v", s.Name(), v)
+	}
+}
+
+// offByBound is the exact result plus factor times the element bound of
+// TF32ErrorFactor, θ_K·|α|·Σ|a||b|, in every element.
+func offByBound(t *testing.T, s Spec, in *Inputs, x *Expected, factor float64) *Buffer {
+	t.Helper()
+	abs := s
+	abs.Alpha, abs.Beta, abs.Precision = complex(cmplx.Abs(s.Alpha), 0), 0, ""
+	xa, err := abs.reference(withInputs(in, func(z complex128) complex128 { return complex(cmplx.Abs(z), 0) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	theta := TF32ErrorFactor(s.K)
+	out := *in.Output()
+	out.Data = slices.Clone(out.Data)
+	for i := range out.Len() {
+		out.Set(i, x.Values[i]+complex(factor*theta, 0)*xa.Values[i])
+	}
+	return &out
 }
 
 func TestNaNNeverPasses(t *testing.T) {

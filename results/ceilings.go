@@ -7,22 +7,26 @@ import (
 	"tltune/internal/speak"
 )
 
-// ComputeRoof is the compute ceiling under which a problem of element
-// type dtype runs, and its name: the FMA rate of the type (complex types
-// compute in their real type), and for f16 and bf16 the highest of the
-// half FMA, the f32 FMA (a target without half arithmetic computes in
-// f32) and the matrix engine. Zero when none was measured.
-func (c Ceilings) ComputeRoof(dtype string) (name string, gflops float64) {
+// ComputeRoof is the compute ceiling under which problem p runs, and its
+// name: the FMA rate of its element type (complex types compute in their
+// real type); for f16 and bf16 the highest of the half FMA, the f32 FMA (a
+// target without half arithmetic computes in f32) and the matrix engine;
+// for precision tf32 the higher of the f32 FMA and the f16 matrix rate,
+// which bounds the tf32 one (tltune peak measures no tf32 ceiling). Zero
+// when none was measured.
+func (c Ceilings) ComputeRoof(p speak.Problem) (name string, gflops float64) {
 	type roof struct {
 		name   string
 		gflops float64
 	}
 	var roofs []roof
-	switch dtype {
-	case "f64", "c64":
+	switch {
+	case p.Dtype == "f64" || p.Dtype == "c64":
 		roofs = []roof{{"f64 FMA", c.F64GFLOPS}}
-	case "f16", "bf16":
+	case p.Dtype == "f16" || p.Dtype == "bf16":
 		roofs = []roof{{"f16 FMA", c.F16GFLOPS}, {"f32 FMA", c.F32GFLOPS}, {"f16 matrix", c.MMAGFLOPS}}
+	case p.Precision == speak.TF32:
+		roofs = []roof{{"f32 FMA", c.F32GFLOPS}, {"f16 matrix", c.MMAGFLOPS}}
 	default:
 		roofs = []roof{{"f32 FMA", c.F32GFLOPS}}
 	}
@@ -42,7 +46,7 @@ func (c Ceilings) ComputeRoof(dtype string) (name string, gflops float64) {
 // the percentages of peak mean nothing until it is resolved.
 func (c Ceilings) AboveRoof(p speak.Problem, gflops, gbs float64) string {
 	var over []string
-	if name, roof := c.ComputeRoof(p.Dtype); roof > 0 && gflops > roof {
+	if name, roof := c.ComputeRoof(p); roof > 0 && gflops > roof {
 		over = append(over, fmt.Sprintf("%s is above the %s ceiling %s", speak.Rate(gflops, "FLOP/s"), name, speak.Rate(roof, "FLOP/s")))
 	}
 	if c.CopyGBS > 0 && gbs > c.CopyGBS {

@@ -3,19 +3,23 @@ package results
 import (
 	"context"
 	"fmt"
+
+	"tltune/internal/speak"
 )
 
 // A ShapeQuery selects the measurements of one shape across runs. Op, M, N
 // and K must match exactly (K is 0 for gemv and ger); an empty string field
 // matches any value, and Device selects the devices as in Filter. Atomic
 // must match when Beta is given
-// (the tuning commands' --beta sets both).
+// (the tuning commands' --beta sets both). Precision is spelt as flags
+// spell it (speak.ExactPrecision for the key's "").
 type ShapeQuery struct {
 	Op                        string
 	M, N, K                   int
 	Trans, Dtype, Acc, Layout string
 	Alpha, Beta               string
 	Atomic                    bool
+	Precision                 string
 	Device                    DeviceMatch
 }
 
@@ -43,12 +47,14 @@ func (s *Store) ShapeHistory(ctx context.Context, q ShapeQuery) ([]RunBest, erro
 		  AND (?5 = '' OR c.trans = ?5) AND (?6 = '' OR c.dtype = ?6)
 		  AND (?7 = '' OR c.acc = ?7) AND (?8 = '' OR c.layout = ?8)
 		  AND `+matchDevice("?9", "?13")+`
-		  AND (?10 = '' OR c.alpha = ?10) AND (?11 = '' OR (c.beta = ?11 AND c.atomic = ?12)))
+		  AND (?10 = '' OR c.alpha = ?10) AND (?11 = '' OR (c.beta = ?11 AND c.atomic = ?12))
+		  AND (?14 = '' OR c.precision = (CASE ?14 WHEN ?15 THEN '' ELSE ?14 END)))
 	SELECT `+measurementFields+measurementFrom+`
 		JOIN ranked ON ranked.id = m.id AND ranked.rank = 1
 		JOIN runs r ON r.id = m.run_id
 		ORDER BY r.started_at, r.id, `+problemFields,
-		q.Op, q.M, q.N, q.K, q.Trans, q.Dtype, q.Acc, q.Layout, q.Device.Name, q.Alpha, q.Beta, q.Atomic, q.Device.Exact)
+		q.Op, q.M, q.N, q.K, q.Trans, q.Dtype, q.Acc, q.Layout, q.Device.Name, q.Alpha, q.Beta, q.Atomic, q.Device.Exact,
+		q.Precision, speak.ExactPrecision)
 	if err != nil || len(best) == 0 {
 		return nil, err
 	}

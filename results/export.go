@@ -70,7 +70,7 @@ func ParseOutcomes(list string) ([]Outcome, error) {
 }
 
 var csvHeader = []string{
-	"run", "measurement", "op", "trans", "dtype", "acc", "m", "n", "k", "alpha", "beta", "atomic", "layout",
+	"run", "measurement", "op", "trans", "dtype", "acc", "m", "n", "k", "alpha", "beta", "atomic", "layout", "precision",
 	"subgroup_size", "wg_x", "wg_y", "tile_m", "tile_n", "cm", "cn", "ck", "unroll", "batch_per_group", "stage_local",
 	"vector_width", "source_hash", "outcome", "message", "median_ns", "min_ns", "max_ns", "iqr_ns", "ci_low_ns", "ci_high_ns",
 	"gflops", "gbs", "verify_error", "seed", "measured_at", "samples", "samples_ns",
@@ -91,7 +91,7 @@ func writeCSV(w io.Writer, ms []Measurement) error {
 		}
 		cw.Write([]string{
 			itoa(m.RunID), itoa(m.ID), c.Op, c.Trans, c.Dtype, c.Acc, itoa(c.M), itoa(c.N), itoa(c.K),
-			c.Alpha, c.Beta, strconv.FormatBool(c.Atomic), c.Layout,
+			c.Alpha, c.Beta, strconv.FormatBool(c.Atomic), c.Layout, speak.PrecisionName(c.Precision),
 			itoa(p.SubgroupSize), itoa(p.WorkGroupSize[0]), itoa(p.WorkGroupSize[1]), itoa(p.Tile[0]), itoa(p.Tile[1]),
 			itoa(p.Coopmatrix[0]), itoa(p.Coopmatrix[1]), itoa(p.Coopmatrix[2]), itoa(p.Unroll), itoa(p.BatchPerGroup),
 			strconv.FormatBool(p.StageLocal), itoa(p.VectorWidth), c.SourceHash, string(m.Outcome), m.Message,

@@ -61,7 +61,7 @@ var mergeRules = map[string]mergeRule{
 	"run_time_split": {kind: runTotals},
 	// One run's count of one rule for one problem: shards of a campaign
 	// tune different problems, so their rows never share a key.
-	"pruned": {key: []string{"run_id", "op", "trans", "dtype", "acc", "m", "n", "k", "alpha", "beta", "atomic", "layout", "rule"}},
+	"pruned": {key: slices.Concat([]string{"run_id"}, problemColumns, []string{"rule"})},
 }
 
 // A MergeReport says what one merge did.

@@ -211,23 +211,32 @@ func (k *rekeyer) count(key prunedKey, message string) {
 func (k *rekeyer) flushCounts(ctx context.Context) error {
 	for _, key := range k.order {
 		c := k.counts[key]
-		if err := insertPruned(ctx, k.tx, key.runID, key.problem, key.rule, c.n, c.example); err != nil {
+		if err := insertPruned(ctx, k.tx, keyedColumns, key.runID, key.problem, key.rule, c.n, c.example); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// keyedColumns are the problem columns of this step's tables: precision
+// came later (schema step 7).
+var keyedColumns = problemColumns[:len(problemColumns)-1]
+
 // insertPruned stores the count of one rule for a problem in a run,
 // replacing an earlier count: a resumed run prunes the same
-// configurations again.
-func insertPruned(ctx context.Context, tx *sql.Tx, runID int64, p speak.Problem, rule string, n int, example string) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO pruned (run_id, op, trans, dtype, acc, m, n, k, alpha, beta, atomic, layout,
-			rule, count, example)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT DO UPDATE SET count = excluded.count, example = excluded.example`,
-		runID, p.Op, p.Trans, p.Dtype, p.Acc, p.M, p.N, p.K, p.Alpha, p.Beta, p.Atomic, p.Layout, rule, n, example)
+// configurations again. columns are the pruned table's problem columns
+// (a prefix of problemColumns: fewer while migrating).
+func insertPruned(ctx context.Context, tx *sql.Tx, columns []string, runID int64, p speak.Problem, rule string, n int, example string) error {
+	args := append(append([]any{runID}, problemArgs(p)[:len(columns)]...), rule, n, example)
+	_, err := tx.ExecContext(ctx, `INSERT INTO pruned (run_id, `+strings.Join(columns, ", ")+`, rule, count, example)
+		VALUES (`+placeholders(len(args))+`)
+		ON CONFLICT DO UPDATE SET count = excluded.count, example = excluded.example`, args...)
 	return err
+}
+
+// placeholders is "?, ?, ..." for n values.
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
 }
 
 // scalarSource says which α, β and atomic flag a run tuned a problem with.

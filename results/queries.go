@@ -123,13 +123,32 @@ func (s *Store) ResolveRun(ctx context.Context, ref string) (Run, error) {
 	return runs[0], nil
 }
 
-// problemFields are a configuration's problem key, in the order of
-// speak.Problem; problemDest scans them. Queries also partition and sort
-// by them.
-const problemFields = `c.op, c.trans, c.dtype, c.acc, c.m, c.n, c.k, c.alpha, c.beta, c.atomic, c.layout`
+// problemColumns are the columns of the problem key in configs and
+// pruned, in the order of speak.Problem: problemDest scans them,
+// problemArgs gives their values. Schema steps 4 to 6 had all but the
+// last, precision (step 7).
+var problemColumns = []string{"op", "trans", "dtype", "acc", "m", "n", "k", "alpha", "beta", "atomic", "layout", "precision"}
+
+// problemFields are problemColumns of table c. Queries also partition and
+// sort by them.
+var problemFields = "c." + strings.Join(problemColumns, ", c.")
 
 func problemDest(p *speak.Problem) []any {
-	return []any{&p.Op, &p.Trans, &p.Dtype, &p.Acc, &p.M, &p.N, &p.K, &p.Alpha, &p.Beta, &p.Atomic, &p.Layout}
+	return []any{&p.Op, &p.Trans, &p.Dtype, &p.Acc, &p.M, &p.N, &p.K, &p.Alpha, &p.Beta, &p.Atomic, &p.Layout, &p.Precision}
+}
+
+func problemArgs(p speak.Problem) []any {
+	return []any{p.Op, p.Trans, p.Dtype, p.Acc, p.M, p.N, p.K, p.Alpha, p.Beta, p.Atomic, p.Layout, p.Precision}
+}
+
+// ordinals is "1, 2, ..., n": the ORDER BY of a compound query by its
+// first n result columns.
+func ordinals(n int) string {
+	s := make([]string, n)
+	for i := range s {
+		s[i] = strconv.Itoa(i + 1)
+	}
+	return strings.Join(s, ", ")
 }
 
 // measurementFields are a measurement's columns with its configuration's
@@ -202,7 +221,7 @@ func (s *Store) PrunedCounts(ctx context.Context, runID int64) ([]PrunedCount, e
 		FROM measurements m JOIN configs c ON c.id = m.config_id
 		WHERE m.run_id = ?1 AND m.outcome = 'pruned'
 		GROUP BY `+problemFields+`, `+messageRule+`
-		ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12`, runID)
+		ORDER BY `+ordinals(len(problemColumns)+1), runID)
 }
 
 // RunProblems returns the problems a run recorded anything of
@@ -212,7 +231,7 @@ func (s *Store) RunProblems(ctx context.Context, runID int64) ([]speak.Problem, 
 		FROM measurements m JOIN configs c ON c.id = m.config_id WHERE m.run_id = ?1
 		UNION
 		SELECT `+problemFields+` FROM pruned c WHERE c.run_id = ?1
-		ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11`, runID)
+		ORDER BY `+ordinals(len(problemColumns)), runID)
 }
 
 func scanProblem(row scanner) (speak.Problem, error) {
@@ -262,7 +281,7 @@ type Best struct {
 }
 
 // BestPerShape returns, per device and problem (speak.Problem: op, trans,
-// types, shape, α, β, atomic update, layout), the ok measurement with the
+// types, shape, α, β, atomic update, layout, precision), the ok measurement with the
 // lowest median, sorted by device and problem. Other outcomes — wrong
 // results above all — are never chosen.
 func (s *Store) BestPerShape(ctx context.Context, f Filter) ([]Best, error) {

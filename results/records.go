@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/mattn/go-sqlite3"
@@ -307,13 +308,11 @@ func configID(ctx context.Context, tx *sql.Tx, c Config) (int64, error) {
 		return 0, err
 	}
 	var id int64
-	err = tx.QueryRowContext(ctx, `INSERT INTO configs (op, trans, dtype, acc, m, n, k, alpha, beta, atomic, layout,
-			params, source_hash)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	args := append(problemArgs(c.Problem), string(params), c.SourceHash)
+	err = tx.QueryRowContext(ctx, `INSERT INTO configs (`+strings.Join(problemColumns, ", ")+`, params, source_hash)
+		VALUES (`+placeholders(len(args))+`)
 		ON CONFLICT DO UPDATE SET op = excluded.op
-		RETURNING id`,
-		c.Op, c.Trans, c.Dtype, c.Acc, c.M, c.N, c.K, c.Alpha, c.Beta, c.Atomic, c.Layout, string(params), c.SourceHash,
-	).Scan(&id)
+		RETURNING id`, args...).Scan(&id)
 	return id, err
 }
 
@@ -355,7 +354,7 @@ func (s *Store) RecordPruned(ctx context.Context, runID int64, counts []PrunedCo
 			if c.Count < 1 || c.Rule == "" {
 				return fmt.Errorf("pruned count %d for rule %q: want a rule and a positive count", c.Count, c.Rule)
 			}
-			if err := insertPruned(ctx, tx, runID, c.Problem, c.Rule, c.Count, c.Example); err != nil {
+			if err := insertPruned(ctx, tx, problemColumns, runID, c.Problem, c.Rule, c.Count, c.Example); err != nil {
 				return err
 			}
 		}

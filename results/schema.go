@@ -185,7 +185,53 @@ CREATE INDEX measurements_by_config ON measurements(config_id);
 	// 6: the matrix-engine ceiling (tensor cores through mma.sync on
 	// NVIDIA), the roof of GEMMs that use it.
 	{sql: `ALTER TABLE ceilings ADD COLUMN mma_f16_gflops REAL;`},
+	// 7: the precision in the problem key ('' exact, 'tf32'): a tf32 run
+	// and an exact run of one shape are different problems. Every stored
+	// row was exact. The keys are UNIQUE and PRIMARY KEY constraints, which
+	// SQLite cannot alter, so configs and pruned are rebuilt with the
+	// same ids (measurements keep referencing their configurations).
+	{sql: `
+CREATE TABLE configs_precision (
+	id          INTEGER PRIMARY KEY,` + keyColumnsSQL + `
+	params      TEXT NOT NULL,
+	source_hash TEXT NOT NULL,
+	UNIQUE (op, trans, dtype, acc, m, n, k, alpha, beta, atomic, layout, precision, params, source_hash)
+);
+INSERT INTO configs_precision (id, op, trans, dtype, acc, m, n, k, alpha, beta, atomic, layout, params, source_hash)
+	SELECT id, op, trans, dtype, acc, m, n, k, alpha, beta, atomic, layout, params, source_hash FROM configs;
+DROP TABLE configs;
+ALTER TABLE configs_precision RENAME TO configs;
+
+CREATE TABLE pruned_precision (
+	run_id      INTEGER NOT NULL REFERENCES runs(id),` + keyColumnsSQL + `
+	rule        TEXT NOT NULL,
+	count       INTEGER NOT NULL CHECK (count > 0),
+	example     TEXT NOT NULL,
+	PRIMARY KEY (run_id, op, trans, dtype, acc, m, n, k, alpha, beta, atomic, layout, precision, rule)
+);
+INSERT INTO pruned_precision (run_id, op, trans, dtype, acc, m, n, k, alpha, beta, atomic, layout, rule, count, example)
+	SELECT run_id, op, trans, dtype, acc, m, n, k, alpha, beta, atomic, layout, rule, count, example FROM pruned;
+DROP TABLE pruned;
+ALTER TABLE pruned_precision RENAME TO pruned;
+`},
 }
+
+// keyColumnsSQL are the problem key's columns (problemColumns) as schema
+// step 7 defines them in configs and pruned. It is part of that step and,
+// like every released step, never edited.
+const keyColumnsSQL = `
+	op          TEXT NOT NULL,
+	trans       TEXT NOT NULL,
+	dtype       TEXT NOT NULL,
+	acc         TEXT NOT NULL,
+	m           INTEGER NOT NULL,
+	n           INTEGER NOT NULL,
+	k           INTEGER NOT NULL,
+	alpha       TEXT NOT NULL,          -- speak.FormatScalar, rounded to dtype
+	beta        TEXT NOT NULL,          -- rounded to acc
+	atomic      INTEGER NOT NULL,       -- 1: C updated atomically
+	layout      TEXT NOT NULL,          -- batch layout
+	precision   TEXT NOT NULL DEFAULT '', -- '' exact, 'tf32': f32 inputs rounded to tf32`
 
 // SchemaVersion is the schema version this build writes.
 func SchemaVersion() int { return len(migrations) }

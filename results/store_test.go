@@ -440,11 +440,16 @@ func TestAboveRoof(t *testing.T) {
 			t.Errorf("AboveRoof = %q, want it to contain %q", got, want)
 		}
 	}
-	// An f16 GEMM on a matrix engine runs under the matrix roof.
-	if name, roof := c.ComputeRoof("f16"); name != "f16 matrix" || roof != 600 {
-		t.Errorf("f16 roof %s %g", name, roof)
-	}
-	if name, roof := c.ComputeRoof("c64"); name != "f64 FMA" || roof != 30 {
-		t.Errorf("c64 roof %s %g", name, roof)
+	// An f16 GEMM on a matrix engine runs under the matrix roof, and so
+	// does a tf32 one, which the f16 rate bounds.
+	for _, tc := range []struct {
+		dtype, precision, name string
+		roof                   float64
+	}{{"f16", "", "f16 matrix", 600}, {"c64", "", "f64 FMA", 30}, {"f32", "", "f32 FMA", 40}, {"f32", speak.TF32, "f16 matrix", 600}} {
+		p := f32
+		p.Dtype, p.Precision = tc.dtype, tc.precision
+		if name, roof := c.ComputeRoof(p); name != tc.name || roof != tc.roof {
+			t.Errorf("%s roof %s %g, want %s %g", p, name, roof, tc.name, tc.roof)
+		}
 	}
 }

@@ -48,28 +48,32 @@ func TestThroughputAddsUp(t *testing.T) {
 // crashes.
 func TestCrashOutcomeMigration(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "results.db")
-	all := migrations
-	crashStep := slices.IndexFunc(all, func(m migration) bool { return strings.Contains(m.sql, "measurements_crash") })
-	migrations = all[:crashStep] // a tltune from before the crash outcome
-	s, err := Open(path)
-	if err != nil {
-		migrations = all
+	crashStep := slices.IndexFunc(migrations, func(m migration) bool { return strings.Contains(m.sql, "measurements_crash") })
+	db := schemaAt(t, path, crashStep) // as a tltune from before the crash outcome left it
+	insertMeasurement := func(outcome string, median any) error {
+		_, err := db.Exec(`INSERT INTO measurements (run_id, config_id, outcome, message, median_ns, verified, seed, measured_at, environment_id)
+			VALUES (1, 1, ?, '', ?, 0, 1, '2026-11-24T01:00:00Z', 1)`, outcome, median)
+		return err
+	}
+	oldRun(t, db, "running")
+	if _, err := db.Exec(`INSERT INTO configs VALUES (1, 'gemm', 'nn', 'f16', 'f32', 64, 64, 32, '1', '0', 0, 'strided', '{"subgroup_size":16}', 'h')`); err != nil {
 		t.Fatal(err)
 	}
-	r := begin(t, s, h200, "")
-	record(t, s, r.ID, ok(gemm(64, 64, 32, 16), 1000))
-	_, err = s.Record(ctx, r.ID, Measurement{Config: gemm(64, 64, 32, 32), Outcome: Crash, Message: "SIGSEGV"})
-	s.Close()
-	migrations = all
-	if err == nil {
-		t.Fatal("schema 2 accepted a crash")
+	if err := insertMeasurement("ok", 1000); err != nil {
+		t.Fatal(err)
 	}
-	if s, err = Open(path); err != nil {
+	err := insertMeasurement("crash", nil)
+	db.Close()
+	if err == nil {
+		t.Fatal("the schema before the crash step accepted a crash")
+	}
+	s, err := Open(path)
+	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	record(t, s, r.ID, Measurement{Config: gemm(64, 64, 32, 32), Outcome: Crash, Message: "SIGSEGV"})
-	ms, err := s.Measurements(ctx, r.ID)
+	record(t, s, 1, Measurement{Config: gemm(64, 64, 32, 32), Outcome: Crash, Message: "SIGSEGV"})
+	ms, err := s.Measurements(ctx, 1)
 	if err != nil || len(ms) != 2 || ms[0].Outcome != OK || ms[0].MedianNS != 1000 || ms[1].Outcome != Crash {
 		t.Fatalf("after the migration: %+v, %v; want the ok measurement kept and the crash recorded", ms, err)
 	}

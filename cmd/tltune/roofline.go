@@ -115,8 +115,8 @@ func computeRoofs(c results.Ceilings) []chart.Roof {
 // byte counts over the same median time, so their ratio is FLOP/byte
 // whatever the batch size.
 func rooflinePoints(best []results.Best, c results.Ceilings) ([]chart.Point, error) {
-	roof := func(dtype string) float64 {
-		_, gflops := c.ComputeRoof(dtype)
+	roof := func(p speak.Problem) float64 {
+		_, gflops := c.ComputeRoof(p)
 		return gflops
 	}
 	if len(best) == 0 {
@@ -133,15 +133,20 @@ func rooflinePoints(best []results.Best, c results.Ceilings) ([]chart.Point, err
 			Group:     pointGroup(b.Config.Problem),
 			Intensity: b.GFLOPS / b.GBS,
 			GFLOPs:    b.GFLOPS,
-			Roof:      roof(b.Config.Dtype),
+			Roof:      roof(b.Config.Problem),
 		})
 	}
 	return points, nil
 }
 
 // pointGroup is a point's legend entry: one colour and marker per
-// operation and element type.
-func pointGroup(s speak.Problem) string { return s.Op + " " + s.Dtype }
+// operation, element type and precision (a tf32 point has another roof).
+func pointGroup(s speak.Problem) string {
+	if s.Precision != "" {
+		return s.Op + " " + s.Dtype + " " + s.Precision
+	}
+	return s.Op + " " + s.Dtype
+}
 
 // pointLabels labels each point with its dimensions, e.g. "64×64×32", and
 // with those of transposition, accumulation type and layout that differ

@@ -549,7 +549,7 @@ func (j *shapeJob) newTuner(sp *space.Space, opts tuner.Options) *tuner.Tuner {
 		Compiler: newBatcher(r),
 		Measurer: &deviceMeasurer{want: j.want, protocol: measure.Protocol{Target: r.flags.ciTarget, MaxTime: r.flags.perConfig}},
 		Recorder: &storeRecorder{store: r.store, runID: r.stored.ID, device: r.info.ID, recipe: j.recipe, problem: spec.Problem(),
-			seed: r.flags.seed, batch: batch},
+			seed: r.flags.seed, batch: batch, tol: j.want.Tolerance()},
 		Options: opts,
 	}
 }

@@ -71,7 +71,8 @@ type storeRecorder struct {
 	recipe  kernels.Recipe
 	problem speak.Problem
 	seed    uint64
-	batch   int // batch entries of one timed launch, for the rates
+	batch   int     // batch entries of one timed launch, for the rates
+	tol     float64 // the reference's tolerance (kernels.Expected.Tolerance)
 }
 
 func (r *storeRecorder) config(o tuner.Outcome) results.Config {
@@ -149,7 +150,7 @@ func (r *storeRecorder) Previous(ctx stdctx.Context) ([]tuner.Outcome, error) {
 		}
 		o := tuner.Outcome{Params: m.Config.Params, Kind: tuner.Kind(m.Outcome), Message: m.Message, SourceHash: m.Config.SourceHash}
 		if m.Verified {
-			o.Verify = tuner.Verification{RelErr: m.VerifyError, Tolerance: r.recipe.Tolerance()}
+			o.Verify = tuner.Verification{RelErr: m.VerifyError, Tolerance: r.tol}
 		}
 		if o.Kind == tuner.OK {
 			o.Result = measure.Result{Samples: m.SamplesNS, Summary: measure.Summarize(m.SamplesNS, 0.95)}

@@ -44,7 +44,7 @@ func Choose(f *ir.Func, t *target.Target, table *tuning.Table, device string) (*
 	var fromTable tuning.Params
 	main := mainCollective(f)
 	if main != nil {
-		k := tableKey(main, device)
+		k := tableKey(main, device, t)
 		ch.Key = &k
 		if table != nil {
 			m := table.Lookup(k)
@@ -159,10 +159,11 @@ func mainCollective(f *ir.Func) *ir.Inst {
 	return main
 }
 
-// tableKey is the tuning-table key of a gemm, gemv or ger; dynamic sizes
-// count as 0, which the nearest-shape search treats as 1, and an α or β
-// that is no constant as speak.DynamicScalar.
-func tableKey(in *ir.Inst, device string) tuning.Key {
+// tableKey is the tuning-table key of a gemm, gemv or ger compiled for t;
+// dynamic sizes count as 0, which the nearest-shape search treats as 1, an
+// α or β that is no constant as speak.DynamicScalar, and an f32 gemm on a
+// target with tf32 enabled has precision tf32 (kernels.Spec's rule).
+func tableKey(in *ir.Inst, device string, t *target.Target) tuning.Key {
 	alpha, ins, beta, out := in.BLASOperands()
 	dim := func(v int64) int {
 		if v == ir.Dynamic {
@@ -188,6 +189,9 @@ func tableKey(in *ir.Inst, device string) tuning.Key {
 		k.M, k.N = dim(out.Type.Shape()[0]), dim(ins[1].Type.Shape()[0])
 	case ir.OpGer:
 		k.M, k.N = dim(out.Type.Shape()[0]), dim(out.Type.Shape()[1])
+	}
+	if t.TF32 && in.Op == ir.OpGemm && k.Dtype == "f32" && k.Acc == "f32" {
+		k.Precision = speak.TF32
 	}
 	return k
 }

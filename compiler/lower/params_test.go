@@ -142,11 +142,37 @@ func TestTableKeyProblem(t *testing.T) {
 			if len(errs) > 0 {
 				t.Fatal(errs)
 			}
-			k := tableKey(mainCollective(prog.Funcs[0]), "D")
+			k := tableKey(mainCollective(prog.Funcs[0]), "D", target.Generic())
 			if got := k.Problem.String(); got != tc.want {
 				t.Errorf("key %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestTableKeyPrecision: compiled with tf32 enabled, an f32 gemm is keyed
+// and looked up as the tf32 problem, so an exact entry of the same shape
+// does not serve it; without tf32 the exact entry does.
+func TestTableKeyPrecision(t *testing.T) {
+	table := tunedTable()
+	table.Entries[0].Device = "H200"
+	table.Entries[0].Params = tuning.Params{SubgroupSize: 32, WorkGroupSize: [2]int{32, 1}, Tile: [2]int{16, 8}, Coopmatrix: [3]int{16, 8, 8}, Unroll: 1, BatchPerGroup: 1}
+	exact := target.Nvidia()
+	tf32 := target.Nvidia()
+	if err := tf32.EnableTF32(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		t    *target.Target
+		want string
+	}{{exact, "exact match for gemm.nn f32 48x40x16 beta=1 on H200"}, {tf32, "no entry for gemm.nn f32 48x40x16 beta=1 tf32 on H200"}} {
+		ch, err := Choose(parseFunc(t, ""), tc.t, table, "H200")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(ch.Match.String(), tc.want) {
+			t.Errorf("tf32 %v: %v, want %q", tc.t.TF32, ch.Match, tc.want)
+		}
 	}
 }
 

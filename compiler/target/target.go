@@ -125,6 +125,10 @@ type Target struct {
 	OneSubgroupPerGroup bool
 	// Async says how async_copy is carried out.
 	Async Async
+	// TF32: f32 gemm products may round their inputs to tf32 on the
+	// matrix engine (EnableTF32); tuning-table keys then carry precision
+	// tf32.
+	TF32 bool
 }
 
 // EnableTF32 lets f32 products use the matrix engine's tf32 inputs:
@@ -135,6 +139,7 @@ func (t *Target) EnableTF32() error {
 	if t.Name != "nvidia" {
 		return fmt.Errorf("precision tf32 needs the nvidia target (mma.sync m16n8k8); target %s has no tf32 matrix engine", t.Name)
 	}
+	t.TF32 = true
 	for _, s := range t.MMA {
 		if s.In == "f32" {
 			return nil

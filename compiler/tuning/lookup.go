@@ -15,7 +15,7 @@ type How int
 const (
 	NoMatch How = iota // nothing usable: the compiler falls back to its heuristic
 	Exact              // an entry for exactly this device and problem
-	Nearest            // the closest tuned problem of the same device, op, trans and dtype
+	Nearest            // the closest tuned problem of the same device, op, trans, dtype and precision
 )
 
 var howNames = [...]string{NoMatch: "no match", Exact: "exact", Nearest: "nearest"}
@@ -53,16 +53,16 @@ func (m Match) String() string {
 		return fmt.Sprintf("tuning table: no entry for %s; nearest tuned shape %s%s (log2 distance %.2f%s): %s",
 			m.Key, e.Shape(), from, m.Distance, tunedFor(m.Key.Problem, e), e.Params.For(e.Op))
 	}
-	return fmt.Sprintf("tuning table: no entry for %s, nor for its device, op, transposes and dtype among %d entries; using the heuristic",
+	return fmt.Sprintf("tuning table: no entry for %s, nor for its device, op, transposes, dtype and precision among %d entries; using the heuristic",
 		m.Key, m.others)
 }
 
-// Lookup finds the configuration for k: the entry with exactly this key, else
-// the entry of the same device, op, trans and dtype whose shape is nearest,
-// else no match. Among nearest candidates one with the same accumulation type
-// is preferred to a closer one with another; ties go to the smaller shape
-// (its tiles do not overhang the requested one) and then to key order, so
-// the answer never depends on entry order.
+// Lookup finds the configuration for k: the entry with exactly this key,
+// else the entry of the same device, op, trans, dtype and precision whose
+// shape is nearest, else no match. Among nearest candidates one with the
+// same accumulation type is preferred to a closer one with another; ties go
+// to the smaller shape (its tiles do not overhang the requested one) and
+// then to key order, so the answer never depends on entry order.
 func (t *Table) Lookup(k Key) Match {
 	m := Match{How: NoMatch, Key: k, others: len(t.Entries)}
 	var best *Entry

@@ -39,6 +39,8 @@ func validateProblem(p speak.Problem, legacy bool) error {
 		return fmt.Errorf("shape m=%d n=%d k=%d: m and n must be positive, k non-negative", p.M, p.N, p.K)
 	case p.Op == "gemm" && p.K < 1:
 		return fmt.Errorf("gemm shape needs k >= 1, got %d", p.K)
+	case p.Precision != "" && (p.Precision != speak.TF32 || p.Op != "gemm" || p.Dtype != "f32" || p.Acc != "f32"):
+		return fmt.Errorf("precision %q: only an f32 gemm into f32 may have one, %q (absent: exact)", p.Precision, speak.TF32)
 	}
 	if legacy && p.Alpha == "" && p.Beta == "" && !p.Atomic && p.Layout == "" {
 		return nil

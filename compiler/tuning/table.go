@@ -20,7 +20,11 @@ import (
 //
 // Version 2 keys entries by the whole Problem; version 1 files (no alpha,
 // beta, atomic or layout) are still read, their entries' scalars and layout
-// unknown, so they serve lookups only as nearest matches.
+// unknown, so they serve lookups only as nearest matches. An entry's
+// "precision" ("tf32") is written only where it is not exact, so a table
+// of exact entries reads in every version 2 reader, and one that predates
+// the field refuses a tf32 entry (an unknown field) rather than serving it
+// to an exact compile.
 const (
 	Format  = "tltune-tuning-table"
 	Version = 2
@@ -45,10 +49,12 @@ func (k Key) String() string {
 	return k.Problem.String() + " on " + k.Device
 }
 
-// family is the part of a key that must agree for a nearest-shape match.
-type family struct{ device, op, trans, dtype string }
+// family is the part of a key that must agree for a nearest-shape match:
+// a configuration tuned with tf32 products never serves an exact compile,
+// nor the other way round.
+type family struct{ device, op, trans, dtype, precision string }
 
-func (k Key) family() family { return family{k.Device, k.Op, k.Trans, k.Dtype} }
+func (k Key) family() family { return family{k.Device, k.Op, k.Trans, k.Dtype, k.Precision} }
 
 // An Entry is one tuned problem: its key, the configuration that won, where
 // it was measured (driver, runtime, results run) and how fast it was.

@@ -104,7 +104,7 @@ func TestLookup(t *testing.T) {
 		// 32x32x16 is (1,1,0) doublings from 16^3 and (1,1,1) from 64x64x32.
 		{"closest in log space", h200(32, 32, 16), Nearest, 16, 16, 16, "log2 distance 1.41"},
 		{"other device", Key{"AMD MI300", gemmProblem("f16", "f32", 64, 64, 32)}, NoMatch, 0, 0, 0, "using the heuristic"},
-		{"other dtype", Key{"NVIDIA H200", gemmProblem("f32", "f32", 64, 64, 32)}, NoMatch, 0, 0, 0, "no entry for gemm.nn f32 64x64x32 on NVIDIA H200, nor for its device, op, transposes and dtype among 5 entries"},
+		{"other dtype", Key{"NVIDIA H200", gemmProblem("f32", "f32", 64, 64, 32)}, NoMatch, 0, 0, 0, "no entry for gemm.nn f32 64x64x32 on NVIDIA H200, nor for its device, op, transposes, dtype and precision among 5 entries"},
 		{"other trans", func() Key { k := h200Key(64, 64, 32); k.Trans = "tn"; return k }(), NoMatch, 0, 0, 0, "heuristic"},
 	}
 	for _, tc := range tests {
@@ -165,6 +165,8 @@ func TestParseErrors(t *testing.T) {
 		{"no beta", entryJSON(`"beta":""`), `beta "" is not a number`},
 		{"bad layout", entryJSON(`"layout":"packed"`), `layout "packed" is not one of strided, group`},
 		{"atomic beta", entryJSON(`"beta":"0.5"`, `"atomic":true`), "beta 0.5 with an atomic update"},
+		{"bad precision", entryJSON(`"precision":"bf16"`), `precision "bf16": only an f32 gemm into f32 may have one`},
+		{"tf32 of f16", entryJSON(`"dtype":"f16"`, `"precision":"tf32"`), `precision "tf32": only an f32 gemm`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -178,7 +180,7 @@ func TestParseErrors(t *testing.T) {
 
 // entryJSON is a one-entry version 2 table with some fields replaced.
 func entryJSON(overrides ...string) string {
-	names := []string{`"device"`, `"op"`, `"trans"`, `"dtype"`, `"k"`, `"alpha"`, `"beta"`, `"atomic"`, `"layout"`, `"params"`}
+	names := []string{`"device"`, `"op"`, `"trans"`, `"dtype"`, `"k"`, `"alpha"`, `"beta"`, `"atomic"`, `"layout"`, `"precision"`, `"params"`}
 	fields := map[string]string{
 		`"device"`: `"device":"D"`, `"op"`: `"op":"gemm"`, `"trans"`: `"trans":"nn"`,
 		`"dtype"`: `"dtype":"f32"`, `"k"`: `"k":8`, `"alpha"`: `"alpha":"1"`, `"beta"`: `"beta":"0"`,
@@ -189,7 +191,9 @@ func entryJSON(overrides ...string) string {
 	}
 	parts := []string{`"m":8`, `"n":8`}
 	for _, k := range names {
-		parts = append(parts, fields[k])
+		if fields[k] != "" {
+			parts = append(parts, fields[k])
+		}
 	}
 	return `{"format":"tltune-tuning-table","version":2,"entries":[{` + strings.Join(parts, ",") + `}]}`
 }
@@ -275,6 +279,51 @@ func TestLookupBeta(t *testing.T) {
 	asked.Beta = speak.DynamicScalar
 	if got := tab.Lookup(asked); got.How != Nearest || !strings.Contains(got.String(), "beta=?") {
 		t.Errorf("dynamic beta: %v", got)
+	}
+}
+
+// TestLookupPrecision: a tf32 entry serves only tf32 lookups, exact or
+// nearest, and an exact entry only exact ones; the table writes precision
+// for the tf32 entry alone and reads it back.
+func TestLookupPrecision(t *testing.T) {
+	f32 := func(m int, precision string) Entry {
+		e := gemmEntry("D", m, m, m, 32)
+		e.Problem = gemmProblem("f32", "f32", m, m, m)
+		e.Precision = precision
+		return e
+	}
+	tab := &Table{Entries: []Entry{f32(64, speak.TF32), f32(256, "")}}
+	var buf bytes.Buffer
+	if err := tab.Encode(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(buf.String(), `"precision":"tf32"`); n != 1 || strings.Contains(buf.String(), `"precision":""`) {
+		t.Errorf("encoded table writes precision %d times:\n%s", n, buf.String())
+	}
+	back, err := Parse("t.json", buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		precision string
+		m         int
+		how       How
+		want      int
+	}{
+		{speak.TF32, 64, Exact, 64}, {speak.TF32, 128, Nearest, 64},
+		{"", 64, Nearest, 256}, {"", 256, Exact, 256},
+	} {
+		k := Key{"D", gemmProblem("f32", "f32", tc.m, tc.m, tc.m)}
+		k.Precision = tc.precision
+		if got := back.Lookup(k); got.How != tc.how || got.Entry.M != tc.want {
+			t.Errorf("%v: %v, want %v of the %d³ entry", k, got, tc.how, tc.want)
+		}
+	}
+	exactOnly := &Table{Entries: []Entry{f32(256, "")}}
+	k := Key{"D", gemmProblem("f32", "f32", 64, 64, 64)}
+	k.Precision = speak.TF32
+	if got := exactOnly.Lookup(k); got.How != NoMatch || !strings.Contains(got.String(), "dtype and precision") {
+		t.Errorf("tf32 lookup among exact entries: %v", got)
 	}
 }
 

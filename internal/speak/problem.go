@@ -31,6 +31,12 @@ type Problem struct {
 	Beta   string `json:"beta"`
 	Atomic bool   `json:"atomic"` // C is updated atomically (β is then 0 or 1)
 	Layout string `json:"layout"` // batch layout: "strided" or "group"; "" when unknown
+	// Precision is how the products may round: "" (ExactPrecision) is the
+	// arithmetic of the types, TF32 rounds f32 inputs to tf32 on the matrix
+	// engine. A relaxed run computes something else (another error bound,
+	// another speed), so it is another problem. Omitted from JSON when
+	// exact, so documents and tuning tables from before it still read.
+	Precision string `json:"precision,omitempty"`
 }
 
 // Scalar spellings with a meaning of their own.
@@ -42,6 +48,30 @@ const (
 	DefaultBeta   = "0"
 	DefaultLayout = "strided"
 )
+
+// The precisions. ExactPrecision is how flags and messages spell the
+// empty (default) one.
+const (
+	ExactPrecision = "exact"
+	TF32           = "tf32" // f32 GEMM inputs rounded to 10-bit mantissas, f32 accumulation
+)
+
+// PrecisionNote says in one line what a relaxed precision means for a
+// problem's results; "" for exact.
+func PrecisionNote(p string) string {
+	if p == TF32 {
+		return "precision tf32: f32 inputs rounded to tf32 (10-bit mantissa) on the matrix engine, f32 accumulation; verified with the tf32 error bound, not the f32 tolerance"
+	}
+	return ""
+}
+
+// PrecisionName is p as flags and messages spell it: "exact" for "".
+func PrecisionName(p string) string {
+	if p == "" {
+		return ExactPrecision
+	}
+	return p
+}
 
 // FormatScalar is the one spelling of α and β in keys: a real number as
 // Go's shortest round-trip form ("1", "0.5", "-2"), a complex one as
@@ -55,10 +85,11 @@ func FormatScalar(z complex128) string {
 
 // String is the one spelling of a problem in every table, message and
 // chart, e.g. "gemm.nn f16/f32 64x64x32", "ger f32 32x32 beta=1",
-// "gemv.t f64 128x64 alpha=0.5 atomic group": the operation and its
-// transposes, the element type (and accumulation type where it differs),
-// the shape, then α, β, atomic update and batch layout where they differ
-// from the defaults (α = 1, β = 0, strided). A dynamic or unknown scalar
+// "gemv.t f64 128x64 alpha=0.5 atomic group", "gemm.nn f32 64x64x64 tf32":
+// the operation and its transposes, the element type (and accumulation
+// type where it differs), the shape, then α, β, atomic update, batch
+// layout and precision where they differ from the defaults (α = 1, β = 0,
+// strided, exact). A dynamic or unknown scalar
 // prints as "?", a dynamic size as "?".
 func (p Problem) String() string {
 	var b strings.Builder
@@ -82,6 +113,9 @@ func (p Problem) String() string {
 	}
 	if p.Layout != "" && p.Layout != DefaultLayout {
 		b.WriteString(" " + p.Layout)
+	}
+	if p.Precision != "" {
+		b.WriteString(" " + p.Precision)
 	}
 	return b.String()
 }
@@ -110,7 +144,7 @@ func (p Problem) Shape() string {
 }
 
 // Compare orders problems by op, trans, types, shape, then scalars,
-// atomic update and layout: the order of tables and reports.
+// atomic update, layout and precision: the order of tables and reports.
 func (p Problem) Compare(q Problem) int {
 	return cmp.Or(
 		strings.Compare(p.Op, q.Op),
@@ -124,6 +158,7 @@ func (p Problem) Compare(q Problem) int {
 		strings.Compare(p.Beta, q.Beta),
 		boolCompare(p.Atomic, q.Atomic),
 		strings.Compare(p.Layout, q.Layout),
+		strings.Compare(p.Precision, q.Precision),
 	)
 }
 

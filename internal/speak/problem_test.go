@@ -16,6 +16,7 @@ func TestProblemString(t *testing.T) {
 		{defaults(Problem{Op: "gemv", Trans: "n", Dtype: "f32", Acc: "f32", M: 128, N: 256}), "gemv.n f32 128x256"},
 		{Problem{Op: "ger", Dtype: "f64", Acc: "f64", M: 32, N: 32, Alpha: "0.5", Beta: "1", Layout: "group"}, "ger f64 32x32 alpha=0.5 beta=1 group"},
 		{Problem{Op: "ger", Dtype: "c32", Acc: "c32", M: 8, N: 8, Alpha: "(1+2i)", Beta: "0", Atomic: true, Layout: "strided"}, "ger c32 8x8 alpha=(1+2i) atomic"},
+		{Problem{Op: "gemm", Trans: "nn", Dtype: "f32", Acc: "f32", M: 64, N: 64, K: 64, Alpha: "1", Beta: "0", Layout: "group", Precision: TF32}, "gemm.nn f32 64x64x64 group tf32"},
 		// The compiler's key of a kernel with dynamic sizes and β; a
 		// version 1 tuning table's unknown scalars.
 		{Problem{Op: "gemm", Trans: "nn", Dtype: "f32", Acc: "f32", M: 64, N: 0, K: 0, Alpha: "1", Beta: DynamicScalar}, "gemm.nn f32 64x?x? beta=?"},
