@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"tltune/internal/speak"
 )
 
 // Flags are the textual shape and type flags of `tltune gemm|gemv|ger`.
@@ -18,6 +20,8 @@ type Flags struct {
 	Layout  string
 	Alpha   string
 	Beta    string // a number, or "atomic" (β=1, atomic update) or "atomic:0" / "atomic:1"
+	// Precision is "exact" (or empty) or "tf32"; gemm only.
+	Precision string
 }
 
 // Register defines op's flags on fs with their defaults: --k only for
@@ -29,6 +33,7 @@ func (f *Flags) Register(fs *flag.FlagSet, op Op) {
 		fs.IntVar(&f.N, "n", 0, "columns of C")
 		fs.IntVar(&f.K, "k", 0, "reduction length: columns of op(A), rows of op(B)")
 		fs.StringVar(&f.Trans, "trans", "", "transposes of A and B: nn, nt, tn or tt (default nn)")
+		fs.StringVar(&f.Precision, "precision", speak.ExactPrecision, "exact, or tf32: f32 inputs rounded to tf32 on the matrix engine (nvidia mma.sync m16n8k8), verified with the tf32 error bound; a separate problem in the store")
 	case GEMVOp:
 		fs.IntVar(&f.M, "m", 0, "length of c: rows of op(A)")
 		fs.IntVar(&f.N, "n", 0, "length of b: columns of op(A)")
@@ -66,6 +71,9 @@ func (f *Flags) Spec(op Op) (Spec, error) {
 	}
 	if s.Beta, s.Atomic, err = ParseBeta(f.Beta); err != nil {
 		return Spec{}, fmt.Errorf("--beta: %v", err)
+	}
+	if s.Precision, err = ParsePrecision(f.Precision); err != nil {
+		return Spec{}, fmt.Errorf("--precision: %v", err)
 	}
 	if err := s.Validate(); err != nil {
 		return Spec{}, flagError(err)
@@ -122,6 +130,18 @@ func ParseBeta(s string) (beta complex128, atomic bool, err error) {
 	}
 	beta, err = ParseScalar(s)
 	return beta, false, err
+}
+
+// ParsePrecision reads a precision as flags spell it: "exact" (or empty)
+// is the problem key's "", "tf32" is speak.TF32.
+func ParsePrecision(s string) (string, error) {
+	switch s {
+	case "", speak.ExactPrecision:
+		return "", nil
+	case speak.TF32:
+		return speak.TF32, nil
+	}
+	return "", fmt.Errorf("%q: want %s or %s", s, speak.ExactPrecision, speak.TF32)
 }
 
 // flagError names the flag behind a Validate error about one field.

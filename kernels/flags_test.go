@@ -37,6 +37,10 @@ func TestFlagsSpec(t *testing.T) {
 			Spec{Op: GEMVOp, M: 8, N: 4, DType: F64, Acc: F64, TransA: true, Layout: Strided, Alpha: 1, Beta: -0.5}},
 		{GEROp, "--m 8 --n 4 --dtype bf16 --acc bf16 --alpha 0 --beta atomic:0",
 			Spec{Op: GEROp, M: 8, N: 4, DType: BF16, Acc: BF16, Layout: Strided, Atomic: true}},
+		{GEMMOp, "--m 64 --n 64 --k 64 --precision tf32",
+			Spec{Op: GEMMOp, M: 64, N: 64, K: 64, DType: F32, Acc: F32, Layout: Strided, Alpha: 1, Precision: speak.TF32}},
+		{GEMMOp, "--m 64 --n 64 --k 64 --dtype f16 --precision exact",
+			Spec{Op: GEMMOp, M: 64, N: 64, K: 64, DType: F16, Acc: F32, Layout: Strided, Alpha: 1}},
 	} {
 		got, err := parseFlags(t, c.op, c.args)
 		if err != nil || got != c.want {
@@ -66,6 +70,11 @@ func TestFlagsErrors(t *testing.T) {
 		{GEMMOp, "--m 4 --n 4 --k 4 --alpha inf", "--alpha must be finite, got +Inf"},
 		{GEMMOp, "--m 4 --n 4 --k 4 --dtype f16 --alpha 1e6", "--alpha 1e+06 overflows its type f16"},
 		{GEMMOp, "--m 4 --n 4 --k 4 --beta atomic:2", `--beta: "atomic:2" is not a number`},
+		{GEMMOp, "--m 4 --n 4 --k 4 --precision bf16", `--precision: "bf16": want exact or tf32`},
+		{GEMMOp, "--m 4 --n 4 --k 4 --dtype f16 --precision tf32",
+			"--precision tf32 applies to f32 gemm only (--dtype f32 --acc f32), not gemm f16/f32; leave it exact"},
+		{GEMMOp, "--m 4 --n 4 --k 4 --acc f64 --precision tf32",
+			"--precision tf32 applies to f32 gemm only (--dtype f32 --acc f32), not gemm f32/f64; leave it exact"},
 	} {
 		_, err := parseFlags(t, c.op, c.args)
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
@@ -75,13 +84,13 @@ func TestFlagsErrors(t *testing.T) {
 }
 
 // TestFlagsPerOp: each op defines only its own flags: no --k for gemv and
-// ger, no --trans for ger.
+// ger, no --trans for ger, --precision for gemm only.
 func TestFlagsPerOp(t *testing.T) {
-	for op, missing := range map[Op][]string{GEMVOp: {"k"}, GEROp: {"k", "trans"}, GEMMOp: nil} {
+	for op, missing := range map[Op][]string{GEMVOp: {"k", "precision"}, GEROp: {"k", "trans", "precision"}, GEMMOp: nil} {
 		fs := flag.NewFlagSet("test", flag.ContinueOnError)
 		var f Flags
 		f.Register(fs, op)
-		for _, name := range []string{"m", "n", "k", "trans", "dtype", "acc", "layout", "alpha", "beta"} {
+		for _, name := range []string{"m", "n", "k", "trans", "dtype", "acc", "layout", "alpha", "beta", "precision"} {
 			if defined := fs.Lookup(name) != nil; defined == slices.Contains(missing, name) {
 				t.Errorf("%v: --%s defined %v", op, name, defined)
 			}
@@ -119,5 +128,23 @@ func TestTableKey(t *testing.T) {
 		Alpha: "1", Beta: "0", Layout: "strided"}}
 	if got := s.TableKey("PoCL"); got != want {
 		t.Errorf("key %+v, want %+v", got, want)
+	}
+}
+
+// A tf32 gemm is its own problem: the key says so, and a spec built
+// without the flags is checked the same way.
+func TestPrecisionKey(t *testing.T) {
+	s, err := parseFlags(t, GEMMOp, "--m 32 --n 32 --k 8 --precision tf32")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exact := s
+	exact.Precision = ""
+	if p := s.Problem(); p.Precision != speak.TF32 || p == exact.Problem() || s.Name() != "gemm.nn f32 32x32x8 tf32" {
+		t.Errorf("tf32 problem %+v (%s), exact %+v", p, s.Name(), exact.Problem())
+	}
+	gemv := Spec{Op: GEMVOp, M: 4, N: 4, DType: F32, Acc: F32, Layout: Strided, Alpha: 1, Precision: speak.TF32}
+	if err := gemv.Validate(); err == nil || !strings.Contains(err.Error(), "f32 gemm only") {
+		t.Errorf("tf32 gemv: %v", err)
 	}
 }

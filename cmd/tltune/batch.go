@@ -22,8 +22,9 @@ func newBatcher(r *tuneRun) *worker.Batcher {
 	if target == "" {
 		target = "from the device"
 	}
-	// What a kernel's binary depends on beyond its source.
-	kernelID := bincache.Key(r.info.Name, r.info.Driver, r.info.Runtime, target, executableHash())
+	// What a kernel's binary depends on beyond its source: the precision
+	// too, since a tf32 kernel is compiled from the same source.
+	kernelID := bincache.Key(r.info.Name, r.info.Driver, r.info.Runtime, target, r.copts.Precision, executableHash())
 	return &worker.Batcher{
 		Client: r.worker,
 		Size:   r.flags.kernelsPerProgram,

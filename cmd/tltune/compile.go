@@ -15,20 +15,21 @@ import (
 	"tltune/compiler/tuning"
 	"tltune/device"
 	"tltune/internal/speak"
+	"tltune/kernels"
 )
 
 func init() {
 	register(&command{
 		name:    "compile",
 		summary: "compile a tensor-language file to OpenCL C or SPIR-V for a target",
-		usage:   "FILE [--emit=opencl|spirv|spirv-asm] [-o FILE] [--target generic|intel|nvidia | --device D] [--tuning FILE] [--tuning-device D] [--explain] [--json] [--debug-passes] [--dialect D]",
+		usage:   "FILE [--emit=opencl|spirv|spirv-asm] [-o FILE] [--target generic|intel|nvidia | --device D] [--precision exact|tf32] [--tuning FILE] [--tuning-device D] [--explain] [--json] [--debug-passes] [--dialect D]",
 		run:     compileCmd,
 	})
 }
 
 type compileFlags struct {
 	emit, out, target, device, tuning string
-	tuningDevice                      string
+	tuningDevice, precision           string
 	asJSON                            bool
 	explain, debugPasses              bool
 }
@@ -40,6 +41,7 @@ func compileCmd(c *context, args []string) int {
 	fs.StringVar(&f.out, "o", "", "write the output to this file instead of standard output")
 	fs.StringVar(&f.target, "target", "", "force a target profile: generic, intel, nvidia, or emulated (subgroups through local memory, for testing on PoCL); default: from --device, else generic")
 	fs.StringVar(&f.device, "device", "", "choose the target from this device's properties: "+deviceUsage)
+	fs.StringVar(&f.precision, "precision", speak.ExactPrecision, "exact, or tf32: f32 gemm inputs rounded to tf32 on the matrix engine (nvidia only), looked up as tf32 problems in the tuning table")
 	fs.StringVar(&f.tuning, "tuning", "", "tuning table (JSON) consulted before the embedded defaults")
 	fs.StringVar(&f.tuningDevice, "tuning-device", "", "with --target: use the table entries of this device (a name or part of one; default: the device of --tuning's entries when they name one)")
 	fs.BoolVar(&f.explain, "explain", false, "print to standard error where each configuration parameter came from")
@@ -128,6 +130,10 @@ var emitters = map[string]func(*compiler.Result) ([]byte, error){
 // options turns the flags into compiler options.
 func (f *compileFlags) options(c *context) (compiler.Options, error) {
 	var o compiler.Options
+	var err error
+	if o.Precision, err = kernels.ParsePrecision(f.precision); err != nil {
+		return o, fmt.Errorf("--precision: %v", err)
+	}
 	if f.target != "" {
 		if _, err := target.ByName(f.target); err != nil {
 			return o, err

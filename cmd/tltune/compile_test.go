@@ -107,6 +107,8 @@ func TestCompileErrors(t *testing.T) {
 		{[]string{"compile", "testdata/compile/missing.tl"}, exitUsage, "no such file"},
 		{[]string{"compile", "testdata/compile/bad.tl"}, exitUsage, "bad.tl:2:10: error: load from %A (order 1) needs 1 indices, found 0\n    %x = load %A[] : f32\n         ^\n"},
 		{[]string{"compile", "testdata/compile/attrs.tl", "--target", "nvidia"}, exitUsage, "attrs.tl:3:17: error: subgroup_size 1 is not supported by the target"},
+		{[]string{"compile", "testdata/compile/gemm.tl", "--precision", "half"}, exitUsage, `--precision: "half": want exact or tf32`},
+		{[]string{"compile", "testdata/compile/gemm.tl", "--target", "intel", "--precision", "tf32"}, exitUsage, "precision tf32 needs the nvidia target"},
 	} {
 		status, _, stderr := tltune(tc.args...)
 		if status != tc.status || !strings.Contains(stderr, tc.want) {
@@ -136,6 +138,29 @@ func TestCompileSPIRV(t *testing.T) {
 		}
 		if msg, err := exec.Command(val, "--target-env", env, out).CombinedOutput(); err != nil {
 			t.Errorf("%s: spirv-val --target-env %s: %v\n%s", tgt, env, err, msg)
+		}
+	}
+}
+
+// TestCompilePrecision: --precision tf32 compiles the f32 gemm with tf32
+// mma.sync and keys its tuning-table lookup as the tf32 problem; exact
+// (the default) does neither.
+func TestCompilePrecision(t *testing.T) {
+	for precision, want := range map[string]bool{"exact": false, "tf32": true} {
+		args := []string{"compile", "testdata/compile/gemm.tl", "--target", "nvidia", "--precision", precision}
+		status, out, stderr := tltune(args...)
+		if status != exitOK {
+			t.Fatalf("%v: status %d: %s", args, status, stderr)
+		}
+		if got := strings.Contains(out, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"); got != want {
+			t.Errorf("%s: tf32 mma.sync used = %v", precision, got)
+		}
+		status, out, stderr = tltune(append(args, "--json")...)
+		if status != exitOK {
+			t.Fatalf("%v --json: status %d: %s", args, status, stderr)
+		}
+		if got := strings.Contains(out, `"problem": "gemm.nn f32 20x5x56 alpha=1.5 beta=0.5 tf32"`); got != want {
+			t.Errorf("%s: the tuning key is the tf32 problem = %v:\n%s", precision, got, out)
 		}
 	}
 }

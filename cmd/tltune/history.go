@@ -19,7 +19,7 @@ func init() {
 	register(&command{
 		name:    "history",
 		summary: "print (and chart) a shape's best median time in every run that measured it",
-		usage:   "--op gemm|gemv|ger --m M --n N [--k K] [--dtype T] [--trans T] [--acc T] [--alpha A] [--beta B] [--layout L] [--device D] [-o FILE.svg|png|pdf] [--json] [--db PATH]",
+		usage:   "--op gemm|gemv|ger --m M --n N [--k K] [--dtype T] [--trans T] [--acc T] [--alpha A] [--beta B] [--layout L] [--precision P] [--device D] [-o FILE.svg|png|pdf] [--json] [--db PATH]",
 		run:     historyCmd,
 	})
 }
@@ -35,6 +35,7 @@ func historyCmd(c *context, args []string) int {
 	fs.StringVar(&q.Trans, "trans", "", "transposition, e.g. nn (default: the one measured)")
 	fs.StringVar(&q.Acc, "acc", "", "accumulation type (default: the one measured)")
 	fs.StringVar(&q.Layout, "layout", "", "batch layout: strided or group (default: the one measured)")
+	fs.StringVar(&q.Precision, "precision", "", "exact or tf32, as gemm takes it (default: the one measured)")
 	alpha := fs.String("alpha", "", "alpha, as the tuning commands take it (default: the one measured)")
 	beta := fs.String("beta", "", "beta, as the tuning commands take it, atomic forms included (default: the one measured)")
 	device := storedDeviceFlag(fs, "the one that measured the shape")
@@ -131,6 +132,9 @@ func checkShapeQuery(q results.ShapeQuery) error {
 	case q.Op != "gemm" && q.K != 0:
 		return fmt.Errorf("--k does not apply to %s", q.Op)
 	}
+	if _, err := kernels.ParsePrecision(q.Precision); err != nil {
+		return fmt.Errorf("--precision: %v", err)
+	}
 	return nil
 }
 
@@ -161,6 +165,9 @@ func queryScalars(q *results.ShapeQuery, alpha, beta string) error {
 func describeQuery(q results.ShapeQuery) string {
 	p := speak.Problem{Op: q.Op, Trans: q.Trans, Dtype: q.Dtype, Acc: q.Acc, M: q.M, N: q.N, K: q.K,
 		Alpha: cmp.Or(q.Alpha, speak.DefaultAlpha), Beta: cmp.Or(q.Beta, speak.DefaultBeta), Atomic: q.Atomic, Layout: q.Layout}
+	if q.Precision != speak.ExactPrecision {
+		p.Precision = q.Precision
+	}
 	s := strings.Join(strings.Fields(p.String()), " ") // fields left open print as nothing
 	if q.Device.Name != "" {
 		s += fmt.Sprintf(" on %q", q.Device.Name)
@@ -183,6 +190,7 @@ func ambiguity(hist []results.RunBest) string {
 		{"--layout", func(rb results.RunBest) string { return rb.Config.Layout }},
 		{"--alpha", func(rb results.RunBest) string { return rb.Config.Alpha }},
 		{"--beta", func(rb results.RunBest) string { return betaFlag(rb.Config.Problem) }},
+		{"--precision", func(rb results.RunBest) string { return speak.PrecisionName(rb.Config.Precision) }},
 		{"--device", func(rb results.RunBest) string { return fmt.Sprintf("%q", rb.Run.Env.Device) }},
 	}
 	var choices []string

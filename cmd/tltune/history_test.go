@@ -39,7 +39,7 @@ func TestHistoryFormats(t *testing.T) {
 	dir := t.TempDir()
 	for _, name := range []string{"h.png", "h.pdf"} {
 		path := filepath.Join(dir, name)
-		args := append(slices.Clone(gemmHistoryArgs), "--db", db, "--dtype", "f16", "--device", "xeon", "-o", path)
+		args := append(slices.Clone(gemmHistoryArgs), "--db", db, "--dtype", "f16", "--precision", "exact", "--device", "xeon", "-o", path)
 		if status, out, errOut := tltune(args...); status != exitOK || errOut != "" || !strings.Contains(out, "cpu-haswell") {
 			t.Fatalf("status %d, stdout %q, stderr %q", status, out, errOut)
 		}
@@ -64,6 +64,9 @@ func TestHistoryErrors(t *testing.T) {
 		{[]string{"history", "--op", "ger", "--m", "32", "--n", "32", "--k", "1"}, exitUsage, "--k does not apply to ger"},
 		{append(slices.Clone(gemmHistoryArgs), "-o", filepath.Join(dir, "h.gif")), exitUsage, `chart format "gif" not supported`},
 		{append(slices.Clone(gemmHistoryArgs), "extra"), exitUsage, `unexpected argument "extra"`},
+		{append(slices.Clone(gemmHistoryArgs), "--precision", "fp8"), exitUsage, `--precision: "fp8": want exact or tf32`},
+		// Every stored run was exact: tf32 is another problem.
+		{append(slices.Clone(gemmHistoryArgs), "--device", "h200", "--precision", "tf32"), exitUsage, `ok measurement of gemm 64x64x32 tf32 on "h200"`},
 		// Runs 1–3 on the H200 and run 4 on the CPU measured it.
 		{gemmHistoryArgs, exitUsage, `gemm 64x64x32 matches several shapes or devices: pick one with --device "NVIDIA H200"|"cpu-haswell-Intel(R) Xeon(R)"`},
 		{[]string{"history", "--op", "gemv", "--m", "256", "--n", "256", "--dtype", "f64"}, exitUsage,

@@ -45,11 +45,11 @@ func init() {
 }
 
 func tuneUsage(op kernels.Op) string {
-	shape := "--m M --n N --k K"
+	shape, precision := "--m M --n N --k K", " [--precision exact|tf32]"
 	if op != kernels.GEMMOp {
-		shape = "--m M --n N"
+		shape, precision = "--m M --n N", ""
 	}
-	return shape + " [--dtype T] [--device D] [--strategy gp|random|exhaustive] [--budget N] [--time D] [--db PATH] [--tag NAME] [--resume RUN] [--json] [space flags]"
+	return shape + " [--dtype T]" + precision + " [--device D] [--strategy gp|random|exhaustive] [--budget N] [--time D] [--db PATH] [--tag NAME] [--resume RUN] [--json] [space flags]"
 }
 
 // tuneFlags are the flags of `tltune gemm|gemv|ger` beyond the recipe's.
@@ -59,6 +59,7 @@ type tuneFlags struct {
 	device    *string
 	db        *string
 	target    string
+	precision string // the recipe's (kernels.Spec.Precision), for the compiler and the pruner
 	tag       string
 	resume    string
 	campaign  string // sweep --campaign: the name every shard of a campaign shares
@@ -128,6 +129,7 @@ func tuneCmd(c *context, op kernels.Op, args []string) int {
 	if err := f.check(); err != nil {
 		return c.usageError("%v", err)
 	}
+	f.precision = spec.Precision
 	recipe, err := kernels.New(spec)
 	if err != nil {
 		return c.usageError("%v", err)
@@ -272,6 +274,11 @@ func (r *tuneRun) prepare(c *context, info *device.Info, ops []kernels.Op) int {
 	if r.prof, err = deviceProfile(r.info, tgt.Name); err != nil {
 		return c.fail(err)
 	}
+	if f.precision == speak.TF32 {
+		if err := r.enableTF32(tgt); err != nil {
+			return c.usageError("--precision %s: %v; tune it with --precision %s", f.precision, err, speak.ExactPrecision)
+		}
+	}
 	for _, o := range ops {
 		sp, err := space.Load(configs.FS, "spaces", o.String(), tgt.Name)
 		if err == nil {
@@ -283,6 +290,25 @@ func (r *tuneRun) prepare(c *context, info *device.Info, ops []kernels.Op) int {
 		r.spaces[o] = sp
 	}
 	return exitOK
+}
+
+// enableTF32 lets every compile of the run round f32 gemm inputs to tf32
+// on the target's matrix engine, and lists the engine's shape in the
+// device profile, so that the pruner keeps f32 coopmatrices to grids of it
+// (any other shape would compute in exact FMAs under the tf32 name). It
+// fails on a target without a tf32 engine.
+func (r *tuneRun) enableTF32(tgt *target.Target) error {
+	if err := tgt.EnableTF32(); err != nil {
+		return err
+	}
+	r.copts.Precision = speak.TF32
+	for _, s := range tgt.MMA {
+		if s.In == "f32" {
+			r.prof.Matrix = append(slices.Clip(r.prof.Matrix), profile.Matrix{Kind: "mma", Dtypes: []string{"f32"},
+				SubgroupSize: s.SubgroupSize, M: []int{s.M}, N: s.N, K: s.K})
+		}
+	}
+	return nil
 }
 
 // shapeJob is one shape tuned inside a run: the recipe, its host

@@ -147,7 +147,11 @@ func (j *shapeJob) ranked(o tuner.Outcome) rankedConfig {
 }
 
 func (r *tuneReport) write(w io.Writer) error {
-	fmt.Fprintf(w, "%s on %s (driver %s): %d entries per timed launch, %d buffer set(s)\n\n", r.Name, r.Device, r.Driver, r.Batch, r.BufferSets)
+	fmt.Fprintf(w, "%s on %s (driver %s): %d entries per timed launch, %d buffer set(s)\n", r.Name, r.Device, r.Driver, r.Batch, r.BufferSets)
+	if note := speak.PrecisionNote(r.Precision); note != "" {
+		fmt.Fprintln(w, note)
+	}
+	fmt.Fprintln(w)
 	if len(r.Top) > 0 {
 		if err := r.writeTop(w); err != nil {
 			return err

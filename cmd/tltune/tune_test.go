@@ -12,7 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"tltune/compiler"
+	"tltune/compiler/hostcall/devcall"
+	"tltune/compiler/target"
 	"tltune/device"
+	"tltune/internal/speak"
 	"tltune/kernels"
 	"tltune/results"
 	"tltune/tuner/worker"
@@ -39,6 +43,9 @@ func TestTuneUsageErrors(t *testing.T) {
 		{"gemm", "--m", "4", "--n", "4", "--k", "4", "extra"},
 		{"gemv", "--m", "4", "--n", "4", "--k", "4"},
 		{"ger", "--m", "4", "--n", "4", "--trans", "t"},
+		{"gemm", "--m", "4", "--n", "4", "--k", "4", "--precision", "bf16"},
+		{"gemm", "--m", "4", "--n", "4", "--k", "4", "--dtype", "f16", "--precision", "tf32"},
+		{"gemv", "--m", "4", "--n", "4", "--precision", "tf32"},
 	} {
 		status, stdout, stderr := tltune(args...)
 		if status != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 {
@@ -388,6 +395,7 @@ func TestResumeRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	tf32Run := interruptedTF32Run(t, st, first)
 	before := len(storedEvaluations(t, db))
 	refused := func(args []string, want string) {
 		t.Helper()
@@ -404,6 +412,10 @@ func TestResumeRefuses(t *testing.T) {
 	refused(smallGEMM(db, dev, "--resume", "1", "--alpha", "2"), "run 1 tuned gemm")
 	refused([]string{"gemv", "--m", "20", "--n", "5", "--device", dev, "--db", db, "--resume", "1"}, "run 1 is a gemm run, not gemv")
 	refused(smallGEMM(db, dev, "--resume", fmt.Sprint(elsewhere.ID)), "ran on Other GPU (driver 0.1)")
+	// The other precision is another problem, both ways (nvidia forced:
+	// PoCL's own target has no tf32; nothing is compiled before the refusal).
+	refused(smallGEMM(db, dev, "--resume", "1", "--precision", "tf32", "--target", "nvidia"), "run 1 tuned gemm.nn f32 20x5x7 beta=1, which this command does not")
+	refused(smallGEMM(db, dev, "--resume", fmt.Sprint(tf32Run)), "tuned gemm.nn f32 20x5x7 beta=1 tf32, which this command does not")
 	if after := len(storedEvaluations(t, db)); after != before {
 		t.Errorf("the refused commands changed run 1: %d evaluations, %d before", after, before)
 	}
@@ -412,13 +424,123 @@ func TestResumeRefuses(t *testing.T) {
 	}
 }
 
+// interruptedTF32Run stores an interrupted run of the tf32 variant of the
+// problem first tuned, in first's environment, and returns its id.
+func interruptedTF32Run(t *testing.T, st *results.Store, first results.Run) int64 {
+	t.Helper()
+	ctx := stdctx.Background()
+	ms, err := st.Measurements(ctx, first.ID)
+	if err != nil || len(ms) == 0 {
+		t.Fatalf("run %d: %d measurements, %v", first.ID, len(ms), err)
+	}
+	c := ms[0].Config
+	c.Precision = speak.TF32
+	run, err := st.BeginRun(ctx, first.Env, results.Run{Op: "gemm", CommandLine: "tltune gemm --precision tf32"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Record(ctx, run.ID, results.Measurement{Config: c, Outcome: results.CompileError, Message: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.FinishRun(ctx, run.ID, results.Interrupted, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	return run.ID
+}
+
+// TestTuneRefusesTF32WithoutEngine: --precision tf32 on a device whose
+// target has no tf32 matrix engine (PoCL: generic) is one usage line,
+// before anything is stored.
+func TestTuneRefusesTF32WithoutEngine(t *testing.T) {
+	dev := poclDevice(t)
+	db := filepath.Join(t.TempDir(), "results.db")
+	status, stdout, stderr := tltune(smallGEMM(db, dev, "--precision", "tf32")...)
+	if status != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 ||
+		!strings.Contains(stderr, "--precision tf32: precision tf32 needs the nvidia target") || !strings.Contains(stderr, "--precision exact") {
+		t.Errorf("status %d, stdout %q, stderr %q; want one usage line naming the target and the fix", status, stdout, stderr)
+	}
+	if _, err := os.Stat(db); !os.IsNotExist(err) {
+		t.Errorf("the refused run created %s (%v)", db, err)
+	}
+}
+
+// TestTF32Report: a tf32 problem says so in its name, in a line of the
+// report, and in the JSON document's precision field; an exact one has
+// neither the line nor the field.
+func TestTF32Report(t *testing.T) {
+	p := gemmConfig(0, 0).Problem
+	p.Dtype, p.Acc = "f32", "f32"
+	for precision, want := range map[string]bool{"": false, speak.TF32: true} {
+		p.Precision = precision
+		r := tuneReport{NamedProblem: speak.Named(p)}
+		var text, js strings.Builder
+		if err := r.write(&text); err != nil {
+			t.Fatal(err)
+		}
+		if err := speak.WriteJSON(&js, r); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(text.String(), "64x64x32 tf32 on") && strings.Contains(text.String(), "\nprecision tf32: f32 inputs rounded to tf32"); got != want {
+			t.Errorf("precision %q: the report names tf32 = %v:\n%s", precision, got, text.String())
+		}
+		if got := strings.Contains(js.String(), `"precision": "tf32"`); got != want {
+			t.Errorf("precision %q: the JSON has precision tf32 = %v:\n%s", precision, got, js.String())
+		}
+		if strings.Contains(js.String(), `"precision": ""`) {
+			t.Errorf("an exact problem writes an empty precision:\n%s", js.String())
+		}
+	}
+}
+
+// TestEnableTF32: on nvidia the run compiles with tf32 and its profile
+// lists the m16n8k8 f32 shape, so the pruner keeps f32 coopmatrices to
+// grids of it; the shipped profile stays as it was; a target without the
+// engine refuses.
+func TestEnableTF32(t *testing.T) {
+	h200 := device.Info{Name: "NVIDIA H200"}
+	prof, err := deviceProfile(h200, "nvidia")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &tuneRun{prof: prof}
+	if err := r.enableTF32(target.Nvidia()); err != nil {
+		t.Fatal(err)
+	}
+	m := prof.MatrixFor("f32")
+	if r.copts.Precision != speak.TF32 || len(m) != 1 || !m[0].Fits(32, 32, 16, 16) || m[0].Fits(32, 16, 8, 4) {
+		t.Errorf("precision %q, f32 matrix shapes %+v; want tf32 and m16n8k8", r.copts.Precision, m)
+	}
+	if again, _ := deviceProfile(h200, "nvidia"); len(again.MatrixFor("f32")) != 0 {
+		t.Error("enabling tf32 for a run changed the shipped profile")
+	}
+	generic := &tuneRun{prof: prof}
+	if err := generic.enableTF32(target.Generic()); err == nil || generic.copts.Precision != "" {
+		t.Errorf("generic target: %v, precision %q", err, generic.copts.Precision)
+	}
+}
+
+// TestKernelCacheKeyHasPrecision: a kernel compiled with tf32 comes from
+// the same source as the exact one, so the binary cache must key them
+// apart.
+func TestKernelCacheKeyHasPrecision(t *testing.T) {
+	keys := map[string]bool{}
+	for _, precision := range []string{"", speak.TF32} {
+		r := &tuneRun{flags: &tuneFlags{kernelsPerProgram: 1}, info: device.Info{Name: "NVIDIA H200", Driver: "580", Runtime: "opencl"},
+			copts: compiler.Options{Target: "nvidia", Precision: precision}}
+		keys[newBatcher(r).CacheKey(devcall.PathOpenCLC, "source-hash")] = true
+	}
+	if len(keys) != 2 {
+		t.Error("exact and tf32 kernels of one source share a binary-cache key")
+	}
+}
+
 // TestHelpPerOp: `tltune help OP` (as OP -h) lists the flags of that op
 // only and ends with its legend of the configuration abbreviations.
 func TestHelpPerOp(t *testing.T) {
 	for op, want := range map[string]struct{ has, lacks []string }{
-		"gemm": {[]string{"  -k int", "  -cm value", "  -stage value", "  cm     cooperative-matrix block", "  local  A and B panels"}, []string{"  -vector-width"}},
-		"gemv": {[]string{"  -trans string", "  -vector-width value", "  v      elements per vector access"}, []string{"  -k int", "  -cm value", "  -stage value", "  cm  "}},
-		"ger":  {[]string{"  -vector-width value"}, []string{"  -k int", "  -trans string", "  -ck value"}},
+		"gemm": {[]string{"  -k int", "  -cm value", "  -stage value", "  -precision string", "  cm     cooperative-matrix block", "  local  A and B panels"}, []string{"  -vector-width"}},
+		"gemv": {[]string{"  -trans string", "  -vector-width value", "  v      elements per vector access"}, []string{"  -k int", "  -cm value", "  -stage value", "  cm  ", "  -precision"}},
+		"ger":  {[]string{"  -vector-width value"}, []string{"  -k int", "  -trans string", "  -ck value", "  -precision"}},
 	} {
 		status, out, _ := tltune("help", op)
 		if status != exitOK || !strings.HasPrefix(out, "usage: tltune "+op) {
