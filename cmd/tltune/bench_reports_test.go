@@ -19,12 +19,15 @@ import (
 func TestBenchReportsReadTuneJSON(t *testing.T) {
 	python := pythonOrSkip(t)
 	wantTime := "4.00 µs"
+	tf32 := gemmConfig(0, 0).Problem
+	tf32.Dtype, tf32.Acc, tf32.Precision = "f32", "f32", speak.TF32
 	for _, tc := range []struct {
 		script  string
 		problem speak.Problem
 		want    []string
 	}{
-		{"gemm_report.py", gemmConfig(0, 0).Problem, []string{"| 64x64x32 f16→f32 | 4096 | sg32 wg64x2 t32x32 cm16x8x16 u2 b1 | " + wantTime}},
+		{"gemm_report.py", gemmConfig(0, 0).Problem, []string{"| 64x64x32 f16→f32 exact | 4096 | sg32 wg64x2 t32x32 cm16x8x16 u2 b1 | " + wantTime}},
+		{"gemm_report.py", tf32, []string{"torch.backends.cuda.matmul.allow_tf32 = True", "| 64x64x32 f32→f32 tf32 | 4096 |"}},
 		{"blas2_report.py", gemvConfig().Problem, []string{"copy ceiling (tltune peak): 4020.0 GB/s", "| gemv.n f32→f32 64×64 | 4096 |", wantTime}},
 	} {
 		t.Run(tc.script, func(t *testing.T) {

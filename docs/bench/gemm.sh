@@ -15,7 +15,9 @@
 # Environment: TLTUNE (default bin/tltune), DEVICE (default NVIDIA), SHAPES
 # (default "16x16x16 32x32x32 64x64x32 64x64x64 128x128x128 256x256x256"),
 # DTYPES (default "f16 f32"), FLAGS (more tuning flags, e.g. "--budget 96"),
-# PYTHON (default python3).
+# PYTHON (default python3), PRECISION (default exact; tf32 tunes the f32 rows
+# with --precision tf32, reports SHAPE-f32-tf32.json, and the table times
+# cuBLAS on them with TF32 allowed; f16 rows stay exact).
 #
 # NVIDIA's OpenCL: where the ICD loader lists no NVIDIA platform (no
 # nvidia.icd in the image), tltune opens libnvidia-opencl.so.1 itself; or set
@@ -27,6 +29,7 @@ device=${DEVICE:-NVIDIA}
 shapes=${SHAPES:-16x16x16 32x32x32 64x64x32 64x64x64 128x128x128 256x256x256}
 dtypes=${DTYPES:-f16 f32}
 python=${PYTHON:-python3}
+precision=${PRECISION:-exact}
 out=${1:-gemm}
 read -r -a flags <<<"${FLAGS:-}"
 here=$(dirname "$0")
@@ -39,15 +42,19 @@ reports=()
 for dtype in $dtypes; do
 	for shape in $shapes; do
 		IFS=x read -r m n k <<<"$shape"
-		report=$out/reports/$shape-$dtype.json
+		p=exact suffix=
+		if [ "$dtype" = f32 ] && [ "$precision" != exact ]; then
+			p=$precision suffix=-$precision
+		fi
+		report=$out/reports/$shape-$dtype$suffix.json
 		reports+=("$report")
 		[ -s "$report" ] && continue
-		echo "== gemm $dtype $shape" >&2
-		if "$tltune" gemm --m "$m" --n "$n" --k "$k" --dtype "$dtype" --device "$device" \
+		echo "== gemm $dtype $shape ($p)" >&2
+		if "$tltune" gemm --m "$m" --n "$n" --k "$k" --dtype "$dtype" --precision "$p" --device "$device" \
 			--db "$db" --tag gemm-bench --quiet --json "${flags[@]}" >"$report.tmp"; then
 			mv "$report.tmp" "$report"
 		else
-			echo "tltune failed on gemm $dtype $shape (report kept in $report.tmp)" >&2
+			echo "tltune failed on gemm $dtype $shape $p (report kept in $report.tmp)" >&2
 		fi
 	done
 done

@@ -13,7 +13,11 @@ PyTorch's Cᵀ = Bᵀ·Aᵀ on the same memory: torch.bmm(Bt, At) with Bt of
   f16 inputs: bmm(..., out_dtype=torch.float32) computes the recipe's
               problem (f32 C); baddbmm with an f16 C (half the output
               bytes) is shown too.
-  f32:        baddbmm (beta 0, alpha 1), as the recipe.
+  f32:        baddbmm (beta 0, alpha 1), as the recipe. A report of
+              `tltune gemm --precision tf32` (its "precision" is "tf32")
+              is timed with torch.backends.cuda.matmul.allow_tf32 = True,
+              every other one with it False; rows are labelled with the
+              precision and the output begins with a line saying so.
 
 The ratio is cuBLAS time over tltune time (above 1: tltune is faster). The
 table ends with the geometric mean of the ratios of the small and medium
@@ -34,6 +38,11 @@ def problem(report):
     """(dtype, acc, m, n, k) of a report's problem."""
     p = tltune_json.problem(report)
     return p["dtype"], p["acc"], p["m"], p["n"], p["k"]
+
+
+def precision(report):
+    """The report's precision: "exact" or "tf32"."""
+    return tltune_json.problem(report)["precision"]
 
 
 def time_cublas(report):
@@ -59,13 +68,18 @@ def time_cublas(report):
         out["baddbmm_half_out"] = median_ns(lambda i: torch.baddbmm(h[i], bt[i], at[i], beta=0, alpha=1, out=h[i]), sets)
     else:
         c = [torch.empty(batch, n, m, device="cuda", dtype=t) for _ in range(sets)]
-        out["baddbmm"] = median_ns(lambda i: torch.baddbmm(c[i], bt[i], at[i], beta=0, alpha=1, out=c[i]), sets)
+        torch.backends.cuda.matmul.allow_tf32 = precision(report) == "tf32"
+        try:
+            out["baddbmm"] = median_ns(lambda i: torch.baddbmm(c[i], bt[i], at[i], beta=0, alpha=1, out=c[i]), sets)
+        finally:
+            torch.backends.cuda.matmul.allow_tf32 = False
+        out["allow_tf32"] = precision(report) == "tf32"
     return out
 
 
 def row(report, cublas):
     dtype, acc, m, n, k = problem(report)
-    r = {"dtype": dtype, "acc": acc, "m": m, "n": n, "k": k, "batch": report["batch"],
+    r = {"dtype": dtype, "acc": acc, "m": m, "n": n, "k": k, "precision": precision(report), "batch": report["batch"],
          "evaluated": report.get("evaluated"), "wall_seconds": report.get("wall_seconds")}
     best = tltune_json.best(report)
     if best:
@@ -100,10 +114,14 @@ def geomean(xs):
 
 
 def table(rows):
-    lines = ["| problem | batch | tltune best configuration | tltune | TFLOP/s | cuBLAS (same problem) | ratio | baddbmm, f16 C | ratio |",
+    lines = []
+    if any(r["precision"] == "tf32" for r in rows):
+        lines += ["tf32 rows: tltune gemm --precision tf32 (f32 inputs rounded to tf32 in mma.sync), "
+                  "cuBLAS baddbmm timed with torch.backends.cuda.matmul.allow_tf32 = True", ""]
+    lines += ["| problem | batch | tltune best configuration | tltune | TFLOP/s | cuBLAS (same problem) | ratio | baddbmm, f16 C | ratio |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        name = "%dx%dx%d %s→%s" % (r["m"], r["n"], r["k"], r["dtype"], r["acc"])
+        name = "%dx%dx%d %s→%s %s" % (r["m"], r["n"], r["k"], r["dtype"], r["acc"], r["precision"])
         if "median_ns" not in r:
             lines.append("| %s | %d | no verified configuration | | | | | | |" % (name, r["batch"]))
             continue

@@ -6,12 +6,14 @@ is followed in one place (TestBenchReports runs them on a fresh report).
 
 
 def problem(report):
-    """The tuned problem: op (gemm, gemv.n, gemv.t or ger), dtype, acc, m, n, k."""
+    """The tuned problem: op (gemm, gemv.n, gemv.t or ger), dtype, acc, m, n, k,
+    precision ("exact", or "tf32" where the report has the field)."""
     op = report["op"]
     if op == "gemv":
         op += "." + report["trans"]
     return {"op": op, "dtype": report["dtype"], "acc": report["acc"],
-            "m": report["m"], "n": report["n"], "k": report["k"]}
+            "m": report["m"], "n": report["n"], "k": report["k"],
+            "precision": report.get("precision") or "exact"}
 
 
 def best(report):
