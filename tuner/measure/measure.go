@@ -1,6 +1,7 @@
 // Package measure owns the statistics of the measurement protocol
 // (DESIGN.md §5): warm-up, adaptive repetition until the median's
-// distribution-free confidence interval is tight enough, the summary of the
+// distribution-free confidence interval is tight enough (or, racing, until
+// it lies clearly above the best configuration's), the summary of the
 // raw samples, and the sizing of a launch's batch against the device cache.
 //
 // It knows nothing of devices: a sample is whatever the caller's function
@@ -27,6 +28,9 @@ type Protocol struct {
 	// interval at which sampling stops; default 0.01 (1 %).
 	Target     float64
 	Confidence float64 // confidence level of the interval; default 0.95
+	// Race stops sampling a configuration clearly slower than the best
+	// so far; the zero Race never does.
+	Race Race
 }
 
 func (p Protocol) withDefaults() Protocol {
@@ -51,6 +55,7 @@ func (p Protocol) withDefaults() Protocol {
 	// on the target.
 	p.MinSamples = max(p.MinSamples, 6)
 	p.MaxSamples = max(p.MaxSamples, p.MinSamples)
+	p.Race = p.Race.withDefaults()
 	return p
 }
 
@@ -62,6 +67,7 @@ const (
 	StopTarget Stop = "target" // the interval reached the target width
 	StopCount  Stop = "count"  // MaxSamples taken
 	StopTime   Stop = "time"   // MaxTime spent
+	StopRaced  Stop = "raced"  // clearly slower than the best so far (Race): the samples are partial
 )
 
 // Result is one configuration's measurement.
@@ -86,8 +92,9 @@ type Summary struct {
 type Sampler func(ctx context.Context) (float64, error)
 
 // Run warms up, then samples until the median's confidence interval is
-// within p.Target of the median or a cap is hit. A sampler error stops the
-// run and is returned with the samples so far; so is ctx's error.
+// within p.Target of the median, a cap is hit or the configuration loses
+// its race. A sampler error stops the run and is returned with the samples
+// so far; so is ctx's error.
 func (p Protocol) Run(ctx context.Context, sample Sampler) (Result, error) {
 	p = p.withDefaults()
 	var r Result
@@ -112,6 +119,9 @@ func (p Protocol) Run(ctx context.Context, sample Sampler) (Result, error) {
 		}
 	}
 	next := p.MinSamples // when to look at the interval next
+	if p.Race.on() {
+		next = min(next, p.Race.After)
+	}
 	for {
 		if err := take(&r.Samples); err != nil {
 			r.Summary = Summarize(r.Samples, p.Confidence)
@@ -127,7 +137,11 @@ func (p Protocol) Run(ctx context.Context, sample Sampler) (Result, error) {
 			// Looking costs a sort; look at geometrically spaced counts
 			// (every ~10 %) so a long run costs O(n log n) in total.
 			r.Summary = Summarize(r.Samples, p.Confidence)
-			if r.Summary.RelativeHalfWidth <= p.Target {
+			switch {
+			case p.Race.lost(r.Summary):
+				r.Stop = StopRaced
+				return r, nil
+			case n >= p.MinSamples && r.Summary.RelativeHalfWidth <= p.Target:
 				r.Stop = StopTarget
 				return r, nil
 			}

@@ -156,3 +156,51 @@ func TestPlanBatch(t *testing.T) {
 		t.Error("no error for zero entry bytes")
 	}
 }
+
+// scaled is a sampler of median ns with 1 % noise, seeded.
+func scaled(median float64, seed uint64) Sampler {
+	base := noisy(seed, 0.01)
+	return func(ctx context.Context) (float64, error) {
+		ns, err := base(ctx)
+		return ns * median / 1000, err
+	}
+}
+
+// TestRace: against a best whose interval ends at 1000 ns, a configuration
+// 50 % slower stops at the first look with its partial samples; one 3 %
+// slower (inside the margin) and one without a best to race are timed in
+// full, as one faster is.
+func TestRace(t *testing.T) {
+	full := Protocol{Target: 0.01, MaxSamples: 100000, MaxTime: time.Hour}
+	cases := []struct {
+		name    string
+		median  float64
+		race    Race
+		raced   bool
+		samples int // 0: any
+	}{
+		{"clearly slower", 1500, Race{Above: 1000}, true, 6},
+		{"clearly slower, later look", 1500, Race{Above: 1000, After: 8}, true, 8},
+		{"within the margin", 1030, Race{Above: 1000}, false, 0},
+		{"faster", 900, Race{Above: 1000}, false, 0},
+		{"no best yet", 1500, Race{}, false, 0},
+		{"unbounded best", 1500, Race{Above: math.Inf(1)}, false, 0},
+	}
+	for i, c := range cases {
+		p := full
+		p.Race = c.race
+		r, err := p.Run(context.Background(), scaled(c.median, uint64(i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if raced := r.Stop == StopRaced; raced != c.raced || (c.samples > 0 && len(r.Samples) != c.samples) {
+			t.Errorf("%s: stop %s after %d samples; want raced %v after %d", c.name, r.Stop, len(r.Samples), c.raced, c.samples)
+		}
+		if !c.raced && (r.Stop != StopTarget || len(r.Samples) < 10) {
+			t.Errorf("%s: stop %s after %d samples; want the full protocol", c.name, r.Stop, len(r.Samples))
+		}
+		if r.Summary.N != len(r.Samples) || !(r.Summary.Median > 0) {
+			t.Errorf("%s: summary %+v of %d samples", c.name, r.Summary, len(r.Samples))
+		}
+	}
+}
