@@ -73,7 +73,7 @@ var csvHeader = []string{
 	"run", "measurement", "op", "trans", "dtype", "acc", "m", "n", "k", "alpha", "beta", "atomic", "layout", "precision",
 	"subgroup_size", "wg_x", "wg_y", "tile_m", "tile_n", "cm", "cn", "ck", "unroll", "batch_per_group", "stage_local",
 	"vector_width", "source_hash", "outcome", "message", "median_ns", "min_ns", "max_ns", "iqr_ns", "ci_low_ns", "ci_high_ns",
-	"gflops", "gbs", "verify_error", "seed", "measured_at", "samples", "samples_ns",
+	"gflops", "gbs", "raced", "retimed", "verify_error", "seed", "measured_at", "samples", "samples_ns",
 }
 
 // writeCSV writes one row per measurement. Absent values (no timing, not
@@ -97,7 +97,7 @@ func writeCSV(w io.Writer, ms []Measurement) error {
 			strconv.FormatBool(p.StageLocal), itoa(p.VectorWidth), c.SourceHash, string(m.Outcome), m.Message,
 			cell(timed, m.MedianNS), cell(timed, m.MinNS), cell(timed, m.MaxNS), cell(timed, m.IQRNS),
 			cell(timed, m.CILowNS), cell(timed, m.CIHighNS), cell(timed, m.GFLOPS), cell(timed, m.GBS),
-			cell(m.Verified, m.VerifyError), itoa(m.Seed), formatTime(m.MeasuredAt),
+			strconv.FormatBool(m.Raced), strconv.FormatBool(m.Retimed), cell(m.Verified, m.VerifyError), itoa(m.Seed), formatTime(m.MeasuredAt),
 			itoa(len(m.SamplesNS)), strings.Join(samples, " "),
 		})
 	}
@@ -146,6 +146,8 @@ type jsonMeasurement struct {
 	Outcome     Outcome   `json:"outcome"`
 	Message     string    `json:"message,omitempty"`
 	Timing      *Timing   `json:"timing,omitempty"` // absent when nothing was timed
+	Raced       bool      `json:"raced"`            // the timing stopped early: partial samples
+	Retimed     bool      `json:"retimed"`          // the timing is the run's final re-timing
 	Verified    bool      `json:"verified"`
 	VerifyError *float64  `json:"verify_error,omitempty"` // absent when not verified or NaN
 	Seed        int64     `json:"seed"`
@@ -224,7 +226,7 @@ func toJSON(m Measurement) jsonMeasurement {
 	c := m.Config
 	j := jsonMeasurement{
 		ID: m.ID, NamedProblem: speak.Named(c.Problem), Params: c.Params, SourceHash: c.SourceHash, Outcome: m.Outcome, Message: m.Message,
-		Verified: m.Verified, Seed: m.Seed, MeasuredAt: formatTime(m.MeasuredAt), SamplesNS: m.SamplesNS,
+		Raced: m.Raced, Retimed: m.Retimed, Verified: m.Verified, Seed: m.Seed, MeasuredAt: formatTime(m.MeasuredAt), SamplesNS: m.SamplesNS,
 	}
 	if j.SamplesNS == nil {
 		j.SamplesNS = []float64{}

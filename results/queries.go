@@ -157,7 +157,7 @@ var measurementFields = `m.id, m.run_id, ` + problemFields + `,
 	c.params, c.source_hash, m.outcome, m.message, m.samples_ns,
 	coalesce(m.median_ns, 0), coalesce(m.min_ns, 0), coalesce(m.max_ns, 0), coalesce(m.iqr_ns, 0),
 	coalesce(m.ci_low_ns, 0), coalesce(m.ci_high_ns, 0), coalesce(m.gflops, 0), coalesce(m.gbs, 0),
-	m.verified, m.verify_error, m.seed, m.measured_at, m.device, ` + measurementEnvFields
+	m.verified, m.verify_error, m.seed, m.measured_at, m.device, m.raced, m.retimed, ` + measurementEnvFields
 
 const measurementFrom = ` FROM measurements m JOIN configs c ON c.id = m.config_id
 	JOIN environments me ON me.id = m.environment_id`
@@ -171,7 +171,7 @@ func scanMeasurement(row scanner) (Measurement, error) {
 	dest := append([]any{&m.ID, &m.RunID}, problemDest(&c.Problem)...)
 	dest = append(dest, &params, &c.SourceHash, &m.Outcome, &m.Message, &samples,
 		&m.MedianNS, &m.MinNS, &m.MaxNS, &m.IQRNS, &m.CILowNS, &m.CIHighNS, &m.GFLOPS, &m.GBS,
-		&m.Verified, &verifyErr, &m.Seed, &measured, &m.Device)
+		&m.Verified, &verifyErr, &m.Seed, &measured, &m.Device, &m.Raced, &m.Retimed)
 	dest = append(dest, envDest(&m.Env)...)
 	if err := row.Scan(dest...); err != nil {
 		return m, err

@@ -114,8 +114,14 @@ type Measurement struct {
 	GBS         float64
 	Verified    bool    // the output was compared with the host reference
 	VerifyError float64 // ‖out−ref‖/‖ref‖; NaN when not verified or the output held NaN
-	Seed        int64   // seed of the random inputs
-	MeasuredAt  time.Time
+	// Raced: an ok timing that stopped early, the configuration clearly
+	// slower than the run's best so far; the samples are partial.
+	Raced bool
+	// Retimed: the timing is the run's final re-timing of its fastest
+	// configurations with the full protocol (Store.Retime).
+	Retimed    bool
+	Seed       int64 // seed of the random inputs
+	MeasuredAt time.Time
 	// Env is where it was measured; Record takes the run's when it is
 	// zero. Device is the device on Env's host, as the runtime numbers it
 	// (e.g. opencl:1): a run may time on several devices, and hosts.
@@ -317,20 +323,68 @@ func configID(ctx context.Context, tx *sql.Tx, c Config) (int64, error) {
 }
 
 func insertMeasurement(ctx context.Context, tx *sql.Tx, runID, configID, envID int64, m *Measurement) (int64, error) {
-	timed := m.MedianNS > 0
-	res, err := tx.ExecContext(ctx, `INSERT INTO measurements (run_id, config_id, outcome, message, samples_ns,
-			median_ns, min_ns, max_ns, iqr_ns, ci_low_ns, ci_high_ns, gflops, gbs,
-			verified, verify_error, seed, measured_at, environment_id, device)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		runID, configID, m.Outcome, m.Message, encodeSamples(m.SamplesNS),
-		nullIf(timed, m.MedianNS), nullIf(timed, m.MinNS), nullIf(timed, m.MaxNS), nullIf(timed, m.IQRNS),
-		nullIf(timed, m.CILowNS), nullIf(timed, m.CIHighNS), nullIf(timed, m.GFLOPS), nullIf(timed, m.GBS),
-		m.Verified, nullIf(m.Verified && !math.IsNaN(m.VerifyError), m.VerifyError), m.Seed,
-		formatTime(m.MeasuredAt), envID, m.Device)
+	res, err := tx.ExecContext(ctx, `INSERT INTO measurements (run_id, config_id, environment_id, device, `+resultColumns+`)
+		VALUES (?, ?, ?, ?, `+resultPlaceholders+`)`,
+		append([]any{runID, configID, envID, m.Device}, m.resultValues()...)...)
 	if err != nil {
 		return 0, err
 	}
 	return res.LastInsertId()
+}
+
+// resultColumns are the columns of what an evaluation found, which
+// resultValues gives and Retime replaces.
+const resultColumns = `outcome, message, samples_ns, median_ns, min_ns, max_ns, iqr_ns, ci_low_ns, ci_high_ns, gflops, gbs,
+	verified, verify_error, seed, measured_at, raced, retimed`
+
+const resultPlaceholders = `?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?`
+
+// resultAssignments set resultColumns to resultValues in an UPDATE.
+var resultAssignments = strings.ReplaceAll(resultColumns, ",", " = ?,") + " = ?"
+
+func (m *Measurement) resultValues() []any {
+	timed := m.MedianNS > 0
+	return []any{m.Outcome, m.Message, encodeSamples(m.SamplesNS),
+		nullIf(timed, m.MedianNS), nullIf(timed, m.MinNS), nullIf(timed, m.MaxNS), nullIf(timed, m.IQRNS),
+		nullIf(timed, m.CILowNS), nullIf(timed, m.CIHighNS), nullIf(timed, m.GFLOPS), nullIf(timed, m.GBS),
+		m.Verified, nullIf(m.Verified && !math.IsNaN(m.VerifyError), m.VerifyError), m.Seed,
+		formatTime(m.MeasuredAt), m.Raced, m.Retimed}
+}
+
+// ErrNotMeasured is returned by Retime for a configuration the run has not
+// recorded.
+var ErrNotMeasured = errors.New("configuration not measured in this run")
+
+// Retime replaces what the running run recorded for m's configuration
+// with m, the configuration's final re-timing (m.Retimed), in one
+// transaction: outcome, message, samples, timing, verification, seed and
+// time; the environment and device stay the search's.
+func (s *Store) Retime(ctx context.Context, runID int64, m Measurement) error {
+	if err := m.validate(); err != nil {
+		return err
+	}
+	if m.MeasuredAt.IsZero() {
+		m.MeasuredAt = time.Now()
+	}
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := requireRunning(ctx, tx, runID); err != nil {
+			return err
+		}
+		configID, err := configID(ctx, tx, m.Config)
+		if err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE measurements SET `+resultAssignments+` WHERE run_id = ? AND config_id = ?`,
+			append(m.resultValues(), runID, configID)...)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("run %d, %v: %w", runID, m.Config.Params, ErrNotMeasured)
+		}
+		return nil
+	})
+	return s.describe(err)
 }
 
 // A PrunedCount is how many configurations of a problem one pruning rule

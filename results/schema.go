@@ -214,6 +214,15 @@ INSERT INTO pruned_precision (run_id, op, trans, dtype, acc, m, n, k, alpha, bet
 DROP TABLE pruned;
 ALTER TABLE pruned_precision RENAME TO pruned;
 `},
+	// 8: racing (DESIGN.md §5, measure.Race). An ok measurement whose
+	// timing stopped early, clearly slower than the run's best so far,
+	// keeps its partial samples and says so; the run's fastest are timed
+	// again at the end with the full protocol, which replaces their
+	// search timing and says so. Older rows were timed in full.
+	{sql: `
+ALTER TABLE measurements ADD COLUMN raced INTEGER NOT NULL DEFAULT 0;    -- 1: the samples are partial (stopped early)
+ALTER TABLE measurements ADD COLUMN retimed INTEGER NOT NULL DEFAULT 0;  -- 1: the timing is the run's final re-timing
+`},
 }
 
 // keyColumnsSQL are the problem key's columns (problemColumns) as schema

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -451,5 +452,39 @@ func TestAboveRoof(t *testing.T) {
 		if name, roof := c.ComputeRoof(p); name != tc.name || roof != tc.roof {
 			t.Errorf("%s roof %s %g, want %s %g", p, name, roof, tc.name, tc.roof)
 		}
+	}
+}
+
+// TestRetime: a raced measurement keeps its partial samples and says so;
+// its final re-timing replaces outcome, samples and timing in place and
+// says so; a configuration the run never measured, or a finished run,
+// cannot be re-timed.
+func TestRetime(t *testing.T) {
+	s := openTemp(t)
+	r := begin(t, s, h200, "")
+	raced := ok(gemm(64, 64, 32, 16), 2000)
+	raced.Raced = true
+	id := record(t, s, r.ID, raced)
+	full := ok(gemm(64, 64, 32, 16), 1900)
+	full.SamplesNS = []float64{1900, 1899, 1901, 1900, 1900, 1902}
+	full.Retimed = true
+	if err := s.Retime(ctx, r.ID, full); err != nil {
+		t.Fatal(err)
+	}
+	ms, err := s.Measurements(ctx, r.ID)
+	if err != nil || len(ms) != 1 {
+		t.Fatalf("%+v, %v: want one measurement", ms, err)
+	}
+	if m := ms[0]; m.ID != id || m.Raced || !m.Retimed || m.MedianNS != 1900 || !slices.Equal(m.SamplesNS, full.SamplesNS) || m.Env != h200 {
+		t.Errorf("after the re-timing: %+v", m)
+	}
+	if err := s.Retime(ctx, r.ID, ok(gemm(64, 64, 32, 32), 1000)); !errors.Is(err, ErrNotMeasured) {
+		t.Errorf("re-timing a configuration never measured: %v", err)
+	}
+	if err := s.FinishRun(ctx, r.ID, Done, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Retime(ctx, r.ID, full); err == nil {
+		t.Error("a finished run accepted a re-timing")
 	}
 }

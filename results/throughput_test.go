@@ -77,4 +77,7 @@ func TestCrashOutcomeMigration(t *testing.T) {
 	if err != nil || len(ms) != 2 || ms[0].Outcome != OK || ms[0].MedianNS != 1000 || ms[1].Outcome != Crash {
 		t.Fatalf("after the migration: %+v, %v; want the ok measurement kept and the crash recorded", ms, err)
 	}
+	if ms[0].Raced || ms[0].Retimed {
+		t.Errorf("a measurement from before racing reads raced %v, retimed %v; want timed in full", ms[0].Raced, ms[0].Retimed)
+	}
 }

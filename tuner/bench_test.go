@@ -36,6 +36,7 @@ type nullRecorder struct{}
 
 func (nullRecorder) Record(context.Context, ...Outcome) error          { return nil }
 func (nullRecorder) RecordPruned(context.Context, []PrunedCount) error { return nil }
+func (nullRecorder) Retime(context.Context, Outcome) error             { return nil }
 func (nullRecorder) Previous(context.Context) ([]Outcome, error)       { return nil, nil }
 
 // BenchmarkOverheadPerEvaluation measures what the tuner itself costs per

@@ -30,6 +30,7 @@ type discard struct{}
 
 func (discard) Record(context.Context, ...tuner.Outcome) error          { return nil }
 func (discard) RecordPruned(context.Context, []tuner.PrunedCount) error { return nil }
+func (discard) Retime(context.Context, tuner.Outcome) error             { return nil }
 func (discard) Previous(context.Context) ([]tuner.Outcome, error)       { return nil, nil }
 
 func ExampleTuner_Run() {

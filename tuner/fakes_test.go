@@ -182,6 +182,23 @@ func (r *memRecorder) RecordPruned(_ context.Context, counts []PrunedCount) erro
 	return nil
 }
 
+// Retime replaces the outcome of o's configuration.
+func (r *memRecorder) Retime(_ context.Context, o Outcome) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls++
+	if r.calls == r.failAt {
+		return errors.New("disk full")
+	}
+	for i := range r.outcomes {
+		if r.outcomes[i].Params == o.Params {
+			r.outcomes[i] = o
+			return nil
+		}
+	}
+	return fmt.Errorf("%v was never recorded", o.Params)
+}
+
 func (r *memRecorder) Previous(context.Context) ([]Outcome, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -49,6 +49,10 @@ type run struct {
 	best     *Outcome
 	fatal    error // a recorder failure: stop, the store is not keeping up
 	clock    *phaseClock
+	// raceAbove is the lowest upper end of an OK outcome's confidence
+	// interval so far, ns (0: none), which racing configurations must
+	// stay below (race.go). The device worker owns it during the pipeline.
+	raceAbove float64
 }
 
 func (o Options) withDefaults() Options {
@@ -60,6 +64,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.CacheSize <= 0 {
 		o.CacheSize = 1024
+	}
+	if o.RetimeTop <= 0 {
+		o.RetimeTop = 3
 	}
 	return o
 }
@@ -75,7 +82,10 @@ func (t *Tuner) Run(ctx context.Context) (*Report, error) {
 	}
 	r := &run{t: t, opts: t.Options.withDefaults(), start: time.Now(), clock: newPhaseClock(time.Now),
 		rep: &Report{PrunedByRule: map[string]int{}, Counts: map[Kind]int{}}}
-	defer func() { r.rep.Split = r.clock.stop() }()
+	defer func() {
+		r.rep.Split = r.clock.stop()
+		r.rep.countTimings()
+	}()
 	ctx = r.clock.newLane(ctx)
 	if err := r.prepare(ctx); err != nil {
 		return nil, err
@@ -83,6 +93,9 @@ func (t *Tuner) Run(ctx context.Context) (*Report, error) {
 	r.cache = newCompileCache(r.opts.CacheSize)
 	defer r.cache.close()
 	r.pipeline(ctx)
+	if r.opts.Race && r.fatal == nil && ctx.Err() == nil {
+		r.retime(ctx)
+	}
 	switch {
 	case r.fatal != nil:
 		return r.rep, r.fatal
@@ -166,6 +179,7 @@ func (r *run) resume(prev []Outcome) (recipeRefused int) {
 			continue
 		}
 		r.strategy.Observe(o.Params, o.Median(), o.Kind == OK)
+		r.noteTimed(&o)
 		// Number on after the resumed evaluations, whether or not the
 		// store kept their numbers.
 		r.seq = max(r.seq+1, o.Seq)
@@ -240,7 +254,7 @@ func (r *run) pipeline(ctx context.Context) {
 	dctx := r.clock.newLane(ctx)
 	wg.Go(func() {
 		for j := range deviceQ {
-			r.measure(dctx, j)
+			r.measure(dctx, j, PhaseTime, r.opts.Race)
 			results <- j
 		}
 	})
@@ -307,9 +321,8 @@ func (r *run) dispatch(ctx context.Context) *job {
 		}
 		return nil
 	}
-	sum := sha256.Sum256([]byte(src))
 	r.seq++
-	j := &job{out: Outcome{Params: p, Seq: r.seq, Source: src, SourceHash: hex.EncodeToString(sum[:])}}
+	j := &job{out: Outcome{Params: p, Seq: r.seq, Source: src, SourceHash: sourceHash(src)}}
 	var created bool
 	j.entry, created = r.cache.acquire(j.out.SourceHash)
 	j.out.CacheHit = !created
@@ -344,8 +357,9 @@ func (r *run) compile(ctx context.Context, j *job) {
 	r.cache.finish(j.entry, art, err, kind, time.Since(start))
 }
 
-// measure runs on the device worker, in proposal order.
-func (r *run) measure(ctx context.Context, j *job) {
+// measure runs on the device worker, in proposal order: the time of the
+// Measure call goes to phase; race says whether it races the best so far.
+func (r *run) measure(ctx context.Context, j *job, phase Phase, race bool) {
 	defer r.cache.release(j.entry)
 	<-j.entry.done
 	o := &j.out
@@ -362,7 +376,10 @@ func (r *run) measure(ctx context.Context, j *job) {
 	start := time.Now()
 	mctx, cancel := r.configContext(ctx, o.Seq)
 	defer cancel()
-	endTime := Track(mctx, PhaseTime)
+	if race {
+		mctx = context.WithValue(mctx, raceKey{}, r.race())
+	}
+	endTime := Track(mctx, phase)
 	m, err := protect(func() (Measurement, error) { return r.t.Measurer.Measure(mctx, j.entry.art, o.Params) })
 	endTime()
 	o.MeasureTime = time.Since(start)
@@ -378,6 +395,7 @@ func (r *run) measure(ctx context.Context, j *job) {
 	o.Kind, o.Message = checkMeasurement(m)
 	if o.Kind == OK {
 		o.Result = m.Result
+		r.noteTimed(o)
 	}
 }
 
@@ -390,13 +408,7 @@ func (r *run) finish(ctx context.Context, j *job) {
 		return
 	}
 	o := &j.out
-	// Record even when ctx was cancelled meanwhile: the work is done and
-	// losing it would mean measuring it again.
-	endRecord := Track(ctx, PhaseRecord)
-	err := r.t.Recorder.Record(context.WithoutCancel(ctx), *o)
-	endRecord()
-	if err != nil {
-		r.fatal = fmt.Errorf("recording %v: %w", o.Params, err)
+	if !r.commit(ctx, "recording", o.Params, func(ctx context.Context) error { return r.t.Recorder.Record(ctx, *o) }) {
 		return
 	}
 	endPropose := Track(ctx, PhasePropose)
@@ -406,6 +418,26 @@ func (r *run) finish(ctx context.Context, j *job) {
 	if r.opts.Progress != nil {
 		r.opts.Progress(Progress{Done: r.rep.Evaluations, Planned: r.planned, Last: o, Best: r.best})
 	}
+}
+
+// sourceHash is the hex SHA-256 of a generated source.
+func sourceHash(src string) string {
+	sum := sha256.Sum256([]byte(src))
+	return hex.EncodeToString(sum[:])
+}
+
+// commit makes a Recorder call for configuration p, in the record phase,
+// even when ctx was cancelled meanwhile: the work is done and losing it
+// would mean measuring it again. A failure stops the run (what names the
+// call in its error); commit reports whether the call succeeded.
+func (r *run) commit(ctx context.Context, what string, p tuning.Params, call func(context.Context) error) bool {
+	end := Track(ctx, PhaseRecord)
+	err := call(context.WithoutCancel(ctx))
+	end()
+	if err != nil {
+		r.fatal = fmt.Errorf("%s %v: %w", what, p, err)
+	}
+	return err == nil
 }
 
 // protect turns a panic in a compiler or measurer into an error: one bad

@@ -14,6 +14,7 @@ type Phase int
 // Split).
 const (
 	PhaseTime    Phase = iota // timing a verified configuration on the device
+	PhaseRetime               // timing the fastest again with the full protocol at the end (racing)
 	PhaseVerify               // running it once and checking the output against the reference
 	PhaseBuild                // the driver building a program for the device
 	PhaseCompile              // tltune's compiler: source to OpenCL C or SPIR-V
@@ -24,12 +25,12 @@ const (
 	numPhases
 )
 
-var phaseNames = [numPhases]string{"time", "verify", "build", "compile", "record", "propose", "setup", "idle"}
+var phaseNames = [numPhases]string{"time", "retime", "verify", "build", "compile", "record", "propose", "setup", "idle"}
 
 func (p Phase) String() string { return phaseNames[p] }
 
 // Phases lists every phase in report order: the pipeline's order, idle last.
-var Phases = []Phase{PhaseSetup, PhasePropose, PhaseCompile, PhaseBuild, PhaseVerify, PhaseTime, PhaseRecord, PhaseIdle}
+var Phases = []Phase{PhaseSetup, PhasePropose, PhaseCompile, PhaseBuild, PhaseVerify, PhaseTime, PhaseRetime, PhaseRecord, PhaseIdle}
 
 // Split is where a run's wall time went. The phases partition the wall
 // time: at each instant the time goes to the most device-bound phase any

@@ -3,7 +3,9 @@
 // evaluate, compiles configurations in parallel (cached by source hash)
 // while a single device worker verifies and times them, and records every
 // outcome as it happens, so that an interrupted run resumes where it
-// stopped. It accounts for where each run's wall time goes (Split, Track).
+// stopped. It accounts for where each run's wall time goes (Split, Track),
+// and races configurations against the best so far, re-timing the fastest
+// with the full protocol at the end (Options.Race, race.go).
 //
 // The loop is written against small interfaces — Generator (recipes),
 // Compiler, Measurer (device), Recorder (store) — that the command line
@@ -76,8 +78,9 @@ type Compiler interface {
 
 // Measurer runs a compiled configuration on the device: it verifies the
 // output against the host reference first, then times it (typically with
-// measure.Protocol). It is called from one goroutine only. It must honour
-// ctx's deadline: that is how the per-configuration time limit works.
+// measure.Protocol, whose Race it takes from RaceOf(ctx)). It is called
+// from one goroutine only. It must honour ctx's deadline: that is how the
+// per-configuration time limit works.
 type Measurer interface {
 	Measure(ctx context.Context, a Artifact, p tuning.Params) (Measurement, error)
 }
@@ -90,6 +93,18 @@ func Evaluation(ctx context.Context) int {
 }
 
 type evaluationKey struct{}
+
+// RaceOf is the race a Measurer's timing of this configuration runs in
+// (measure.Protocol.Race): against the best configuration measured before
+// it, when the tuner races (Options.Race); the zero Race, which stops
+// nothing, otherwise, for the first configuration, and in the final
+// re-timing.
+func RaceOf(ctx context.Context) measure.Race {
+	r, _ := ctx.Value(raceKey{}).(measure.Race)
+	return r
+}
+
+type raceKey struct{}
 
 // Measurement is what the device reports for one configuration.
 type Measurement struct {
@@ -117,9 +132,14 @@ type Recorder interface {
 	// configurations are counted, not recorded one by one. A resumed run
 	// prunes the same ones again, so a later call replaces an earlier one.
 	RecordPruned(ctx context.Context, counts []PrunedCount) error
+	// Retime replaces the recorded outcome of o's configuration with its
+	// final re-timing (o.Retimed), whatever its kind now; it commits
+	// before it returns, as Record does.
+	Retime(ctx context.Context, o Outcome) error
 	// Previous returns the outcomes this run already recorded, when it is
-	// being resumed; none for a fresh run. The loop needs Params, Kind and
-	// Seq of each, and Result.Summary of the OK ones (to rank them and to
+	// being resumed; none for a fresh run. The loop needs Params, Kind,
+	// Seq, SourceHash and Retimed of each, and Result.Summary and
+	// Result.Stop of the OK ones (to rank them, race against them and
 	// teach the strategy); Source and raw samples may be left out.
 	Previous(ctx context.Context) ([]Outcome, error)
 }
@@ -145,10 +165,18 @@ type Outcome struct {
 	MeasureTime time.Duration
 	Verify      Verification
 	Result      measure.Result // samples and summary when Kind is OK
+	// Retimed: Result is the final re-timing with the full protocol of
+	// one of the run's fastest configurations (Options.Race), which
+	// replaced its timing in the search.
+	Retimed bool
 }
 
 // Median is the median time in ns of an OK outcome.
 func (o *Outcome) Median() float64 { return o.Result.Summary.Median }
+
+// Raced reports whether the timing of an OK outcome stopped early, clearly
+// slower than the best so far: its samples are partial.
+func (o *Outcome) Raced() bool { return o.Kind == OK && o.Result.Stop == measure.StopRaced }
 
 // Options tune the tuner.
 type Options struct {
@@ -173,6 +201,18 @@ type Options struct {
 	// evaluated first, where pruning keeps them.
 	WarmStart []tuning.Params
 
+	// Race times configurations against the best so far: the timing of
+	// one clearly slower stops early (measure.Race, with RaceMargin;
+	// default measure.DefaultRaceMargin) and it is recorded OK with its
+	// partial samples (Outcome.Raced). At the end the RetimeTop fastest
+	// (default 3) are timed again with the full protocol, and again until
+	// the fastest RetimeTop are all re-timed, so the winner is measured
+	// as carefully as without racing. Off: every configuration is timed
+	// in full once.
+	Race       bool
+	RaceMargin float64
+	RetimeTop  int
+
 	// Progress, if set, is called after each evaluation, from the loop's
 	// goroutine.
 	Progress func(Progress)
@@ -193,6 +233,8 @@ type Report struct {
 	Evaluations  int            // evaluated configurations, resumed ones included
 	Resumed      int            // evaluations taken from a previous, interrupted run
 	CacheHits    int
+	Raced        int // OK outcomes whose timing stopped early (and stayed partial)
+	Retimed      int // OK outcomes timed again at the end with the full protocol
 	Stop         Stop
 	Outcomes     []Outcome // every evaluation, in order; resumed ones first
 	Split        Split     // where the wall time of this Run went
@@ -225,14 +267,24 @@ func (r *Report) Best() *Outcome {
 // Top returns up to n OK outcomes, fastest first. Anything but OK (a wrong
 // result above all) is never among them.
 func (r *Report) Top(n int) []Outcome {
-	var ok []Outcome
-	for _, o := range r.Outcomes {
+	top := r.topIndexes(n)
+	out := make([]Outcome, len(top))
+	for i, j := range top {
+		out[i] = r.Outcomes[j]
+	}
+	return out
+}
+
+// topIndexes are the indexes in Outcomes of Top(n).
+func (r *Report) topIndexes(n int) []int {
+	var ok []int
+	for i, o := range r.Outcomes {
 		if o.Kind == OK {
-			ok = append(ok, o)
+			ok = append(ok, i)
 		}
 	}
-	slices.SortStableFunc(ok, func(a, b Outcome) int {
-		switch ma, mb := a.Median(), b.Median(); {
+	slices.SortStableFunc(ok, func(a, b int) int {
+		switch ma, mb := r.Outcomes[a].Median(), r.Outcomes[b].Median(); {
 		case ma < mb:
 			return -1
 		case ma > mb:

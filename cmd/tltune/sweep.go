@@ -130,7 +130,7 @@ func newSweep(f *sweepFlags, path string) (*sweep, error) {
 	}
 	sw := &sweep{flags: f, suite: s}
 	for _, cs := range s.Cases {
-		r, err := kernels.New(cs.Spec)
+		r, err := newRecipe(cs.Spec)
 		if err != nil { // suite.Parse validated the spec; a recipe may still refuse it
 			return nil, fmt.Errorf("%s: recipe %d: %v", s.Name, cs.Recipe, err)
 		}

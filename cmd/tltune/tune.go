@@ -52,6 +52,11 @@ func tuneUsage(op kernels.Op) string {
 	return shape + " [--dtype T]" + precision + " [--device D] [--strategy gp|random|exhaustive] [--budget N] [--time D] [--db PATH] [--tag NAME] [--resume RUN] [--json] [space flags]"
 }
 
+// newRecipe makes the recipe of a problem to tune: the tuning process
+// generates its verification inputs and computes their reference once per
+// problem (tests count that through it).
+var newRecipe = kernels.New
+
 // tuneFlags are the flags of `tltune gemm|gemv|ger` beyond the recipe's.
 type tuneFlags struct {
 	recipe    kernels.Flags
@@ -79,6 +84,7 @@ type tuneFlags struct {
 
 	kernelsPerProgram int
 	noCache           bool
+	noRace            bool
 }
 
 func (f *tuneFlags) register(fs *flag.FlagSet, op kernels.Op) {
@@ -107,6 +113,7 @@ func (f *tuneFlags) registerTuning(fs *flag.FlagSet, op string) {
 	fs.Float64Var(&f.ciTarget, "ci", 0.01, "stop timing a configuration when the median's CI half-width is below this fraction")
 	fs.DurationVar(&f.perConfig, "sample-time", time.Second, "most time spent timing one configuration")
 	fs.IntVar(&f.kernelsPerProgram, "kernels-per-program", 16, "configurations compiled into one program, built by the driver at once (1: a program each)")
+	fs.BoolVar(&f.noRace, "no-race", false, "time every configuration in full, once: no racing against the best so far (by default one clearly slower stops after a few samples and the 3 fastest are re-timed in full at the end)")
 	fs.BoolVar(&f.noCache, "no-cache", false, "build every program, without the binary cache in $XDG_CACHE_HOME/tltune (tltune cache stats|clear)")
 	fs.DurationVar(&f.timeout, "config-timeout", 2*time.Minute, "a configuration whose build, verification or timing gets no answer for this long is recorded as timeout (its worker process is killed)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar")
@@ -130,7 +137,7 @@ func tuneCmd(c *context, op kernels.Op, args []string) int {
 		return c.usageError("%v", err)
 	}
 	f.precision = spec.Precision
-	recipe, err := kernels.New(spec)
+	recipe, err := newRecipe(spec)
 	if err != nil {
 		return c.usageError("%v", err)
 	}
@@ -379,7 +386,7 @@ func deviceSupports(info device.Info, s kernels.Spec) error {
 func (r *tuneRun) searchOptions(spec kernels.Spec) tuner.Options {
 	f := r.flags
 	return tuner.Options{Strategy: f.strategy, Seed: f.seed, Budget: f.budget, Time: f.time,
-		ConfigTimeout: f.timeout, WarmStart: r.warmStart(spec.TableKey(r.info.Name))}
+		ConfigTimeout: f.timeout, WarmStart: r.warmStart(spec.TableKey(r.info.Name)), Race: !f.noRace}
 }
 
 // deviceProfile is the shipped profile of the device's family with the

@@ -89,6 +89,8 @@ type tuneReport struct {
 	Stop       string         `json:"stop"`
 	Candidates int            `json:"candidates"`
 	Counts     map[string]int `json:"outcomes"`
+	Raced      int            `json:"raced"`   // ok configurations whose timing stopped early (partial samples)
+	Retimed    int            `json:"retimed"` // the fastest, timed again in full at the end
 	PrunedBy   map[string]int `json:"pruned_by_rule"`
 	CopyGBs    float64        `json:"copy_ceiling_gbs,omitempty"`
 	Top        []rankedConfig `json:"top"`
@@ -101,6 +103,8 @@ type rankedConfig struct {
 	Params    tuning.Params  `json:"params"`
 	Timing    results.Timing `json:"timing"`
 	Samples   int            `json:"samples"`
+	Raced     bool           `json:"raced"`                       // the timing stopped early, clearly slower than the best: partial samples
+	Retimed   bool           `json:"retimed"`                     // timed again in full at the end of the search
 	BWPercent float64        `json:"bandwidth_percent,omitempty"` // of the measured copy ceiling
 	VerifyErr float64        `json:"verify_error"`
 	AboveRoof string         `json:"above_roof,omitempty"` // the warning when the rates exceed the device's ceilings
@@ -111,7 +115,8 @@ func (j *shapeJob) report(c *context, rep *tuner.Report) error {
 	r := tuneReport{
 		Run: run.stored.ID, Database: run.store.Path(), Device: run.info.Name, Driver: run.info.Driver,
 		NamedProblem: speak.Named(j.recipe.Spec().Problem()), Batch: plan.Batch, BufferSets: plan.Sets, Stop: string(rep.Stop),
-		Candidates: rep.Candidates, Counts: outcomeCounts(rep), PrunedBy: rep.PrunedByRule, CopyGBs: run.ceilings.CopyGBS,
+		Candidates: rep.Candidates, Counts: outcomeCounts(rep), Raced: rep.Raced, Retimed: rep.Retimed,
+		PrunedBy: rep.PrunedByRule, CopyGBs: run.ceilings.CopyGBS,
 	}
 	for _, o := range rep.Top(run.flags.top) {
 		r.Top = append(r.Top, j.ranked(o))
@@ -138,7 +143,7 @@ func (j *shapeJob) ranked(o tuner.Outcome) rankedConfig {
 	flops, bytes := float64(j.recipe.FLOPs(batch)), float64(j.recipe.Bytes(batch))
 	t := results.Timing{MedianNS: s.Median, MinNS: s.Min, MaxNS: s.Max, IQRNS: s.IQR,
 		CILowNS: finiteOr(s.Lo, s.Min), CIHighNS: finiteOr(s.Hi, s.Max), GFLOPS: flops / s.Median, GBS: bytes / s.Median}
-	rc := rankedConfig{Params: o.Params, Timing: t, Samples: s.N, VerifyErr: o.Verify.RelErr}
+	rc := rankedConfig{Params: o.Params, Timing: t, Samples: s.N, Raced: o.Raced(), Retimed: o.Retimed, VerifyErr: o.Verify.RelErr}
 	if copyGBs := j.run.ceilings.CopyGBS; copyGBs > 0 {
 		rc.BWPercent = 100 * t.GBS / copyGBs
 	}
@@ -163,6 +168,9 @@ func (r *tuneReport) write(w io.Writer) error {
 		}
 	}
 	fmt.Fprintf(w, "\noutcomes: %s (stopped: %s)\n", outcomeLine(r.Counts), r.Stop)
+	if r.Raced > 0 || r.Retimed > 0 {
+		fmt.Fprintf(w, "racing: %d stopped early, clearly slower than the best (partial samples); %d of the fastest re-timed in full\n", r.Raced, r.Retimed)
+	}
 	if len(r.PrunedBy) > 0 {
 		fmt.Fprintf(w, "pruned by rule: %s\n", speak.Counts(r.PrunedBy, nil))
 	}
@@ -182,7 +190,11 @@ func (r *tuneReport) writeTop(w io.Writer) error {
 		if rc.BWPercent > 0 {
 			bw = speak.Number(rc.BWPercent)
 		}
-		t.Append(fmt.Sprint(i+1), rc.Params.For(r.Op), speak.Duration(rc.Timing.MedianNS),
+		config := rc.Params.For(r.Op)
+		if rc.Raced {
+			config += " (raced)"
+		}
+		t.Append(fmt.Sprint(i+1), config, speak.Duration(rc.Timing.MedianNS),
 			speak.Duration(rc.Timing.CILowNS)+" – "+speak.Duration(rc.Timing.CIHighNS),
 			speak.Number(rc.Timing.GFLOPS), speak.Number(rc.Timing.GBS), bw, fmt.Sprintf("%.2g", rc.VerifyErr))
 	}

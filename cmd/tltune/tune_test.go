@@ -18,6 +18,7 @@ import (
 	"tltune/device"
 	"tltune/internal/speak"
 	"tltune/kernels"
+	"tltune/kernels/kernelstest"
 	"tltune/results"
 	"tltune/tuner/worker"
 )
@@ -143,6 +144,11 @@ func TestTuneJSON(t *testing.T) {
 	if rep.Run != 1 || rep.Database != db || len(rep.Top) != 1 || rep.Top[0].Timing.MedianNS <= 0 || rep.Counts["ok"] == 0 {
 		t.Errorf("--json report: %+v", rep)
 	}
+	// Racing is on: the fastest (here every ok one) are re-timed at the end.
+	if rep.Retimed != rep.Counts["ok"] || !rep.Top[0].Retimed || rep.Top[0].Raced {
+		t.Errorf("--json: %d re-timed of %d ok, best retimed %v raced %v; want every ok one re-timed",
+			rep.Retimed, rep.Counts["ok"], rep.Top[0].Retimed, rep.Top[0].Raced)
+	}
 	var fields struct {
 		EvaluationsPerSecond float64            `json:"evaluations_per_second"`
 		TimeSplit            map[string]float64 `json:"time_split"`
@@ -155,7 +161,7 @@ func TestTuneJSON(t *testing.T) {
 	for _, s := range fields.TimeSplit {
 		sum += s
 	}
-	want := []string{"setup", "propose", "compile", "build", "verify", "time", "record", "idle"}
+	want := []string{"setup", "propose", "compile", "build", "verify", "time", "retime", "record", "idle"}
 	if !(fields.EvaluationsPerSecond > 0) || len(fields.TimeSplit) != len(want) || math.Abs(sum-fields.WallSeconds) > 1e-6*fields.WallSeconds {
 		t.Errorf("--json: evaluations_per_second %g, time_split %v (sum %g, wall %g); want a rate and the phases %v adding up to the wall time",
 			fields.EvaluationsPerSecond, fields.TimeSplit, sum, fields.WallSeconds, want)
@@ -567,16 +573,33 @@ func TestHelpPerOp(t *testing.T) {
 
 // TestTuneBinaryCache: a tuning run builds its configurations a few to a
 // program; the same run again builds nothing, every program coming from the
-// binary cache, and finds the same configurations correct; --no-cache
-// builds them all again.
+// binary cache, and finds the same configurations correct; a run with other
+// inputs (another seed) loads every program from the cache too and still
+// verifies each configuration on its own inputs, so an output corrupted in
+// the worker is caught; --no-cache builds them all again. The runs race
+// (at least the 3 fastest re-timed, recorded so; more when a re-timing
+// came out slower than the next), but --no-race, which times every
+// configuration in full once.
 func TestTuneBinaryCache(t *testing.T) {
 	dev := poclDevice(t)
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	dir := t.TempDir()
-	runJSON := func(db string, extra ...string) throughput {
-		t.Helper()
-		args := smallGEMM(filepath.Join(dir, db), dev, append([]string{"--budget", "8", "--strategy", "exhaustive",
-			"--kernels-per-program", "4", "--json"}, extra...)...)
+	for _, c := range []struct {
+		db             string
+		flags          []string
+		fault          string
+		builds, cached int
+		ok, retimed    int
+	}{
+		{"cold.db", nil, "", 2, 0, 8, 3},
+		{"warm.db", nil, "", 2, 2, 8, 3},
+		{"seed.db", []string{"--seed", "2"}, "wrong@3", 2, 2, 7, 3},
+		{"nocache.db", []string{"--no-cache", "--no-race"}, "", 2, 0, 8, 0},
+	} {
+		t.Setenv(worker.FaultEnv, c.fault)
+		db := filepath.Join(dir, c.db)
+		args := smallGEMM(db, dev, append([]string{"--budget", "8", "--strategy", "exhaustive",
+			"--kernels-per-program", "4", "--json"}, c.flags...)...)
 		status, stdout, stderr := tltune(args...)
 		if status != exitOK {
 			t.Fatalf("tltune %v: status %d: %s", args, status, stderr)
@@ -585,23 +608,16 @@ func TestTuneBinaryCache(t *testing.T) {
 		if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 			t.Fatal(err)
 		}
-		if rep.Counts["ok"] != 8 {
-			t.Errorf("%v: outcomes %v, want 8 ok", extra, rep.Counts)
+		if rep.Builds != c.builds || rep.CachedBuilds != c.cached {
+			t.Errorf("%s %v: %d builds, %d from the cache; want %d and %d", c.db, c.flags, rep.Builds, rep.CachedBuilds, c.builds, c.cached)
 		}
-		return rep.throughput
-	}
-	for _, c := range []struct {
-		db            string
-		flags         []string
-		builds, cache int
-	}{
-		{"cold.db", nil, 2, 0},
-		{"warm.db", nil, 2, 2},
-		{"nocache.db", []string{"--no-cache"}, 2, 0},
-	} {
-		if got := runJSON(c.db, c.flags...); got.Builds != c.builds || got.CachedBuilds != c.cache {
-			t.Errorf("%s %v: %d builds, %d from the cache; want %d and %d", c.db, c.flags, got.Builds, got.CachedBuilds, c.builds, c.cache)
+		if rep.Counts["ok"] != c.ok || rep.Counts["wrong_result"] != 8-c.ok {
+			t.Errorf("%s %v: outcomes %v, want %d ok, the rest wrong", c.db, c.flags, rep.Counts, c.ok)
 		}
+		if rep.Retimed < c.retimed || (c.retimed == 0 && rep.Retimed+rep.Raced != 0) {
+			t.Errorf("%s %v: %d raced, %d re-timed; want %d re-timed or more (none without racing)", c.db, c.flags, rep.Raced, rep.Retimed, c.retimed)
+		}
+		checkStoredTimings(t, db, rep)
 	}
 	status, stdout, stderr := tltune("cache", "stats")
 	if status != exitOK || !strings.Contains(stdout, "2 program(s)") || !strings.Contains(stdout, "8 kernel(s) indexed") {
@@ -609,5 +625,84 @@ func TestTuneBinaryCache(t *testing.T) {
 	}
 	if status, stdout, _ := tltune("cache", "clear"); status != exitOK || !strings.Contains(stdout, "0 program(s)") {
 		t.Errorf("cache clear: status %d, %q", status, stdout)
+	}
+}
+
+// checkStoredTimings checks that the store says of run 1 what the report
+// does: as many raced and re-timed measurements, all ok, the best
+// re-timed when any was, and every raced one slower than the best.
+func checkStoredTimings(t *testing.T, db string, rep tuneReport) {
+	t.Helper()
+	raced, retimed := 0, 0
+	for _, m := range firstRunMeasurements(t, db) {
+		if (m.Raced || m.Retimed) && m.Outcome != results.OK || m.Raced && m.Retimed {
+			t.Errorf("%s: %s measurement with raced %v, retimed %v", db, m.Outcome, m.Raced, m.Retimed)
+		}
+		if m.Raced {
+			raced++
+			if len(rep.Top) > 0 && m.MedianNS <= rep.Top[0].Timing.MedianNS {
+				t.Errorf("%s: raced measurement with median %g ns, the best's %g", db, m.MedianNS, rep.Top[0].Timing.MedianNS)
+			}
+		}
+		if m.Retimed {
+			retimed++
+		}
+	}
+	if raced != rep.Raced || retimed != rep.Retimed {
+		t.Errorf("%s: stored %d raced, %d re-timed; the report says %d and %d", db, raced, retimed, rep.Raced, rep.Retimed)
+	}
+	if len(rep.Top) > 0 && rep.Retimed > 0 && !rep.Top[0].Retimed {
+		t.Errorf("%s: the best was not re-timed", db)
+	}
+}
+
+// firstRunMeasurements are the measurements of run 1 in the store at db.
+func firstRunMeasurements(t *testing.T, db string) []results.Measurement {
+	t.Helper()
+	st, err := results.OpenExisting(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ms, err := st.Measurements(stdctx.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ms
+}
+
+// TestReferenceOncePerProblem: a tuning run of 6 configurations generates
+// the verification inputs and computes their float64 reference once, in
+// the tuning process, and checks every configuration's output against it.
+func TestReferenceOncePerProblem(t *testing.T) {
+	dev := poclDevice(t)
+	var made []*kernelstest.Counting
+	newRecipe = func(s kernels.Spec) (kernels.Recipe, error) {
+		r, err := kernels.New(s)
+		c := &kernelstest.Counting{Recipe: r}
+		made = append(made, c)
+		return c, err
+	}
+	t.Cleanup(func() { newRecipe = kernels.New })
+	db := filepath.Join(t.TempDir(), "results.db")
+	status, stdout, stderr := tltune(smallGEMM(db, dev, "--budget", "6", "--strategy", "exhaustive", "--kernels-per-program", "2", "--json")...)
+	if status != exitOK {
+		t.Fatalf("status %d: %s", status, stderr)
+	}
+	var rep tuneReport
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(made) != 1 {
+		t.Fatalf("%d recipes made for one problem", len(made))
+	}
+	if inputs, references := made[0].Counts(); rep.Evaluated != 6 || inputs != 1 || references != 1 {
+		t.Errorf("%d configurations evaluated; inputs generated %d times, the reference computed %d times; want 6, 1, 1",
+			rep.Evaluated, inputs, references)
+	}
+	for _, m := range firstRunMeasurements(t, db) {
+		if m.Outcome == results.OK && !(m.Verified && m.VerifyError < 1e-5) {
+			t.Errorf("ok measurement %d: verified %v, error %g; want checked against the reference", m.ID, m.Verified, m.VerifyError)
+		}
 	}
 }

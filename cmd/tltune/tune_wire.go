@@ -19,8 +19,9 @@ import (
 // that does the device's work, and the store.
 
 // deviceMeasurer builds (when lazy), verifies and times compiled
-// configurations in the worker; it checks the outputs against the host
-// reference itself, computed once per problem.
+// configurations in the worker, racing the best so far when the tuner
+// says so; it checks the outputs against the host reference itself,
+// computed once per problem (newShape) and shared by every configuration.
 type deviceMeasurer struct {
 	want     *kernels.Expected
 	protocol measure.Protocol
@@ -45,7 +46,9 @@ func (m *deviceMeasurer) Measure(ctx stdctx.Context, a tuner.Artifact, _ tuning.
 	if !v.OK {
 		return out, nil // the tuner records it as a wrong result
 	}
-	out.Result, err = k.Kernel().Time(ctx, seq, m.protocol)
+	protocol := m.protocol
+	protocol.Race = tuner.RaceOf(ctx)
+	out.Result, err = k.Kernel().Time(ctx, seq, protocol)
 	return out, err
 }
 
@@ -88,6 +91,12 @@ func (r *storeRecorder) RecordPruned(ctx stdctx.Context, counts []tuner.PrunedCo
 	return r.store.RecordPruned(ctx, r.runID, stored)
 }
 
+// Retime replaces the stored outcome of o's configuration with its final
+// re-timing.
+func (r *storeRecorder) Retime(ctx stdctx.Context, o tuner.Outcome) error {
+	return r.store.Retime(ctx, r.runID, r.measurement(o))
+}
+
 func (r *storeRecorder) Record(ctx stdctx.Context, outcomes ...tuner.Outcome) error {
 	for _, o := range outcomes {
 		if _, err := r.store.Record(ctx, r.runID, r.measurement(o)); err != nil {
@@ -109,6 +118,8 @@ func (r *storeRecorder) measurement(o tuner.Outcome) results.Measurement {
 		Verified:    o.Verify.Tolerance > 0,
 		VerifyError: o.Verify.RelErr,
 		MeasuredAt:  time.Now(),
+		Raced:       o.Raced(),
+		Retimed:     o.Retimed,
 	}
 	if !m.Verified || math.IsInf(m.VerifyError, 0) {
 		m.VerifyError = math.NaN()
@@ -148,12 +159,16 @@ func (r *storeRecorder) Previous(ctx stdctx.Context) ([]tuner.Outcome, error) {
 		if m.Config.Problem != problem {
 			continue
 		}
-		o := tuner.Outcome{Params: m.Config.Params, Kind: tuner.Kind(m.Outcome), Message: m.Message, SourceHash: m.Config.SourceHash}
+		o := tuner.Outcome{Params: m.Config.Params, Kind: tuner.Kind(m.Outcome), Message: m.Message, SourceHash: m.Config.SourceHash,
+			Retimed: m.Retimed}
 		if m.Verified {
 			o.Verify = tuner.Verification{RelErr: m.VerifyError, Tolerance: r.tol}
 		}
 		if o.Kind == tuner.OK {
 			o.Result = measure.Result{Samples: m.SamplesNS, Summary: measure.Summarize(m.SamplesNS, 0.95)}
+			if m.Raced {
+				o.Result.Stop = measure.StopRaced
+			}
 		}
 		outs = append(outs, o)
 	}

@@ -10,6 +10,7 @@ import (
 	"tltune/device"
 	"tltune/internal/devtest"
 	"tltune/kernels"
+	"tltune/kernels/kernelstest"
 	"tltune/tuner/measure"
 )
 
@@ -143,5 +144,35 @@ func TestTimingSetsRotate(t *testing.T) {
 	defer s.Close()
 	if p := s.Plan(); p.Sets < 2 || len(s.sets) != p.Sets {
 		t.Fatalf("plan %+v with %d sets uploaded: want several sets", p, len(s.sets))
+	}
+}
+
+// TestSessionPreparesOnce: a session generates its inputs when it starts
+// (the verification inputs and one batch for the timing sets) and never
+// again, however many kernels it verifies and times; it computes no
+// reference (the tuning process does, once per problem).
+func TestSessionPreparesOnce(t *testing.T) {
+	d := devtest.OpenCL(t)
+	r := &kernelstest.Counting{Recipe: recipe(t, gemmSpec(kernels.Strided, 1.5))}
+	s, err := NewSession(d, r, Options{Seed: 3, Goal: smallGoal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	k := build(t, d, compile(t, r, tuning.Params{}))
+	for range 5 {
+		if _, err := s.Output(k); err != nil {
+			t.Fatal(err)
+		}
+		sample, err := s.Sampler(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := sample(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if inputs, references := r.Counts(); inputs != 2 || references != 0 {
+		t.Errorf("5 verifications and timings generated inputs %d times and the reference %d times; want 2 and 0, at the start", inputs, references)
 	}
 }
