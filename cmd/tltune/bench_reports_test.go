@@ -15,7 +15,8 @@ import (
 // --json report tuning writes today, so a change of that JSON that the GPU
 // machine's bench scripts would trip over fails here first. Without
 // PyTorch the scripts print tltune's side of their tables, which is what
-// is checked.
+// is checked. throughput_report.py compares three runs' reports (here
+// three copies of one).
 func TestBenchReportsReadTuneJSON(t *testing.T) {
 	python := pythonOrSkip(t)
 	wantTime := "4.00 µs"
@@ -25,10 +26,14 @@ func TestBenchReportsReadTuneJSON(t *testing.T) {
 		script  string
 		problem speak.Problem
 		want    []string
+		reports int // copies of the report the script reads
 	}{
-		{"gemm_report.py", gemmConfig(0, 0).Problem, []string{"| 64x64x32 f16→f32 exact | 4096 | sg32 wg64x2 t32x32 cm16x8x16 u2 b1 | " + wantTime}},
-		{"gemm_report.py", tf32, []string{"torch.backends.cuda.matmul.allow_tf32 = True", "| 64x64x32 f32→f32 tf32 | 4096 |"}},
-		{"blas2_report.py", gemvConfig().Problem, []string{"copy ceiling (tltune peak): 4020.0 GB/s", "| gemv.n f32→f32 64×64 | 4096 |", wantTime}},
+		{"gemm_report.py", gemmConfig(0, 0).Problem, []string{"| 64x64x32 f16→f32 exact | 4096 | sg32 wg64x2 t32x32 cm16x8x16 u2 b1 | " + wantTime}, 1},
+		{"gemm_report.py", tf32, []string{"torch.backends.cuda.matmul.allow_tf32 = True", "| 64x64x32 f32→f32 tf32 | 4096 |"}, 1},
+		{"blas2_report.py", gemvConfig().Problem, []string{"copy ceiling (tltune peak): 4020.0 GB/s", "| gemv.n f32→f32 64×64 | 4096 |", wantTime}, 1},
+		{"throughput_report.py", gemmConfig(0, 0).Problem, []string{
+			"cold       4.0      12 s       3       1     25        3  sg32 wg64x2 t32x32 cm16x8x16 u2 b1  4 µs [3.98 µs, 4.02 µs]",
+			"today  time 9", "winners: cold: same winner as today (median +0.0 %)", "goals: cold 4.0/s < (MISSED) 50/s"}, 3},
 	} {
 		t.Run(tc.script, func(t *testing.T) {
 			report := exampleTuneReport(speak.Named(tc.problem))
@@ -40,7 +45,11 @@ func TestBenchReportsReadTuneJSON(t *testing.T) {
 			if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			out, err := exec.Command(python, filepath.Join("..", "..", "docs", "bench", tc.script), path).CombinedOutput()
+			args := []string{filepath.Join("..", "..", "docs", "bench", tc.script)}
+			for range tc.reports {
+				args = append(args, path)
+			}
+			out, err := exec.Command(python, args...).CombinedOutput()
 			if err != nil {
 				t.Fatalf("%s: %v\n%s", tc.script, err, out)
 			}

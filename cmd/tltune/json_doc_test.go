@@ -82,16 +82,16 @@ func jsonOutputs(t *testing.T) map[string]func() []byte {
 // exampleBest is a ranked configuration as a GPU run reports one.
 func exampleBest() rankedConfig {
 	return rankedConfig{Params: gemmConfig(32, 64).Params, Timing: results.Timing{MedianNS: 4000, MinNS: 3950, MaxNS: 4200,
-		IQRNS: 40, CILowNS: 3980, CIHighNS: 4020, GFLOPS: 65.5, GBS: 6.1}, Samples: 25, BWPercent: 0.2, VerifyErr: 1e-4, AboveRoof: "warning: ..."}
+		IQRNS: 40, CILowNS: 3980, CIHighNS: 4020, GFLOPS: 65.5, GBS: 6.1}, Samples: 25, Retimed: true, BWPercent: 0.2, VerifyErr: 1e-4, AboveRoof: "warning: ..."}
 }
 
 // exampleTuneReport is the report of a tuning run of problem on a GPU.
 func exampleTuneReport(problem speak.NamedProblem) tuneReport {
 	return tuneReport{Run: 1, Database: "results.db", Device: "NVIDIA H200", Driver: "580.159.04", NamedProblem: problem,
 		Batch: 4096, BufferSets: 4, Stop: "budget", Candidates: 900, Counts: map[string]int{"ok": 40, "pruned": 2000},
-		PrunedBy: map[string]int{"work-group": 2000}, CopyGBs: 4020, Top: []rankedConfig{exampleBest()},
+		Raced: 25, Retimed: 3, PrunedBy: map[string]int{"work-group": 2000}, CopyGBs: 4020, Top: []rankedConfig{exampleBest()},
 		throughput: throughput{Evaluated: 48, WallSeconds: 12, EvaluationsPerSecond: 4, TimeSplit: map[string]float64{"time": 9},
-			BusySeconds: map[string]float64{"compile": 20}}}
+			BusySeconds: map[string]float64{"compile": 20}, Builds: 3, CachedBuilds: 1}}
 }
 
 // TestJSONDocumented checks every example of docs/json.md against what the

@@ -1,6 +1,6 @@
 """Reading the --json report of `tltune gemm|gemv|ger` (docs/json.md).
 
-The bench reports share these two readers so that a change of tltune's JSON
+The bench reports share these readers so that a change of tltune's JSON
 is followed in one place (TestBenchReports runs them on a fresh report).
 """
 
@@ -16,11 +16,14 @@ def problem(report):
             "precision": report.get("precision") or "exact"}
 
 
+def ranked(report):
+    """The fastest verified configurations, fastest first, each with params,
+    median_ns, its 95 % interval ci_low_ns and ci_high_ns, gflops and gbs."""
+    keys = ("median_ns", "ci_low_ns", "ci_high_ns", "gflops", "gbs")
+    return [dict(params=t["params"], **{k: t["timing"][k] for k in keys}) for t in report.get("top") or []]
+
+
 def best(report):
-    """The fastest verified configuration: params, median_ns, gflops, gbs; None without one."""
-    top = report.get("top") or []
-    if not top:
-        return None
-    timing = top[0]["timing"]
-    return {"params": top[0]["params"], "median_ns": timing["median_ns"],
-            "gflops": timing["gflops"], "gbs": timing["gbs"]}
+    """The fastest verified configuration, as ranked gives it; None without one."""
+    top = ranked(report)
+    return top[0] if top else None

@@ -1,0 +1,93 @@
+"""Tuning throughput: today's protocol against racing with a cold and a warm
+binary cache (docs/bench/throughput.sh).
+
+Usage: python3 throughput_report.py TODAY.json COLD.json WARM.json
+
+Each is the --json report of one `tltune gemm` run. Prints one line per run
+(evaluations per second, wall time, driver builds and those from the binary
+cache, raced and re-timed configurations, the winner with its median and
+95 % interval), each run's wall time split, whether the winners of cold and
+warm agree with today's within the measurement noise, and issue 16's goals.
+
+Two winners agree within the noise when they are the same configuration,
+or when their 95 % intervals overlap (the data cannot tell them apart);
+where the other run timed the same configuration too (its top list), that
+timing is shown as well.
+"""
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tltune_json  # noqa: E402
+from gemm_report import params_string  # noqa: E402
+
+NAMES = ("today", "cold", "warm")
+GOALS = {"cold": 50, "warm": 200}  # evaluations per second (issue 16, item 4)
+PHASES = ("setup", "propose", "compile", "build", "verify", "time", "retime", "record", "idle")
+
+
+def duration(ns):
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
+        if ns >= scale:
+            return "%.4g %s" % (ns / scale, unit)
+    return "%.4g ns" % ns
+
+
+def run_line(name, r):
+    w = tltune_json.best(r)
+    best = "no verified configuration"
+    if w:
+        best = "%s  %s [%s, %s]" % (params_string(w["params"]), duration(w["median_ns"]),
+                                    duration(w["ci_low_ns"]), duration(w["ci_high_ns"]))
+    return "%-6s %7.1f %9s %7d %7d %6d %8d  %s" % (
+        name, r["evaluations_per_second"], duration(r["wall_seconds"] * 1e9), r["builds"], r["cached_builds"],
+        r.get("raced", 0), r.get("retimed", 0), best)
+
+
+def split_line(name, r):
+    split = r.get("time_split") or {}
+    parts = ["%s %.3g" % (p, split[p]) for p in PHASES if split.get(p, 0) > 0]
+    return "%-6s %s" % (name, "  ".join(parts))
+
+
+def agreement(name, r, ref):
+    """Whether run r's winner agrees with ref's (today's) within the noise."""
+    a, b = tltune_json.best(r), tltune_json.best(ref)
+    if not a or not b:
+        return "%s: no winner to compare" % name
+    diff = "median %+.1f %%" % (100 * (a["median_ns"] / b["median_ns"] - 1))
+    if a["params"] == b["params"]:
+        return "%s: same winner as today (%s)" % (name, diff)
+    overlap = a["ci_low_ns"] <= b["ci_high_ns"] and b["ci_low_ns"] <= a["ci_high_ns"]
+    verdict = "another winner, within the noise (95 %% intervals overlap; %s)" % diff if overlap \
+        else "ANOTHER WINNER, beyond the noise (95 %% intervals apart; %s)" % diff
+    for i, o in enumerate(tltune_json.ranked(ref)):
+        if o["params"] == a["params"]:
+            verdict += "; today timed it #%d at %s" % (i + 1, duration(o["median_ns"]))
+    return "%s: %s" % (name, verdict)
+
+
+def main(paths):
+    if len(paths) != len(NAMES):
+        sys.exit(__doc__)
+    reports = {}
+    for name, path in zip(NAMES, paths):
+        with open(path) as f:
+            reports[name] = json.load(f)
+    print("run     eval/s      wall  builds  cached  raced  retimed  winner  median [95% interval]")
+    for name in NAMES:
+        print(run_line(name, reports[name]))
+    print("wall time split, seconds:")
+    for name in NAMES:
+        print(split_line(name, reports[name]))
+    print("winners: " + "; ".join(agreement(n, reports[n], reports["today"]) for n in ("cold", "warm")))
+    goals = []
+    for name, goal in GOALS.items():
+        rate = reports[name]["evaluations_per_second"]
+        goals.append("%s %.1f/s %s %d/s" % (name, rate, "≥" if rate >= goal else "< (MISSED)", goal))
+    print("goals: " + "; ".join(goals))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
