@@ -331,38 +331,29 @@ func (e *fn) mmaMulAdd(in *ir.Inst) {
 	typ, _ := e.coopType(cv)
 	e.line("%s %s = %s;", typ, acc, c)
 	defer func() { e.names[in.Result()] = acc }()
-	var h string
+	// block issues the engine call of one block of D from the fragment
+	// elements starting at offC, offA and offB.
+	var block func(offC, offA, offB int)
 	switch {
 	case e.engine.Emulated:
-		for ni := range bn {
-			for mi := range bm {
-				for ki := range bk {
-					e.emulatedBlock(acc, (mi+ni*bm)*fc.per, a, (mi+ki*bm)*fa.per, b, (ki+ni*bk)*fb.per)
-				}
-			}
-		}
-		return
+		block = func(offC, offA, offB int) { e.emulatedBlock(acc, offC, a, offA, b, offB) }
 	case e.engine.Engine == target.EngineDPAS:
-		h = e.dpas(in16, e.launch.SubgroupSize)
+		block = func(offC, offA, offB int) { e.dpas(in16, acc, offC, a, offA, b, offB) }
 	case e.packed[av] && e.packed[bv]:
-		h = e.u.helpers.mmaPacked(in16.String())
-		for ni := range bn {
-			for mi := range bm {
-				for ki := range bk {
-					e.line("%s(&%s.v[%d], &%s.v[%d], &%s.v[%d]);", h,
-						acc, (mi+ni*bm)*fc.per, a, (mi+ki*bm)*fa.per/2, b, (ki+ni*bk)*fb.per/2)
-				}
-			}
+		h := e.u.helpers.mmaPacked(in16.String())
+		block = func(offC, offA, offB int) {
+			e.line("%s(&%s.v[%d], &%s.v[%d], &%s.v[%d]);", h, acc, offC, a, offA/2, b, offB/2)
 		}
-		return
 	default:
-		h = e.u.helpers.mma(in16.String())
+		h := e.u.helpers.mma(in16.String())
+		block = func(offC, offA, offB int) {
+			e.line("%s(&%s.v[%d], &%s.v[%d], &%s.v[%d]);", h, acc, offC, a, offA, b, offB)
+		}
 	}
 	for ni := range bn {
 		for mi := range bm {
 			for ki := range bk {
-				e.line("%s(&%s.v[%d], &%s.v[%d], &%s.v[%d]);", h,
-					acc, (mi+ni*bm)*fc.per, a, (mi+ki*bm)*fa.per, b, (ki+ni*bk)*fb.per)
+				block((mi+ni*bm)*fc.per, (mi+ki*bm)*fa.per, (ki+ni*bk)*fb.per)
 			}
 		}
 	}
@@ -429,34 +420,36 @@ func (h *helperSet) pack2(in string, native bool) string {
 }`)
 }
 
-// dpas returns the helper calling intel_sub_group_<in>_<in>_matrix_mad_k16
-// on one 8×16 A block, one 16×sgs B block and one 8×sgs accumulator block.
-// At 16 lanes A passes one 16-bit value per row (short8), at 8 lanes two
-// (int8); B always passes 16 values packed in pairs (int8).
-func (e *fn) dpas(in *ir.Type, sgs int) string {
-	reg := e.regType(in)
-	h := e.u.helpers
-	pack := h.pack2(in.String(), reg == "half")
-	name := fmt.Sprintf("tl_dpas_%s_sg%d", in, sgs)
-	pairs := func(v string, n int) string {
+// dpas calls intel_sub_group_<in>_<in>_matrix_mad_k16 on one 8×16 A
+// block, one 16×sgs B block and one 8×sgs accumulator block of fragments,
+// starting at elements offA, offB and offC. At 16 lanes A passes one 16-bit
+// value per row (short8), at 8 lanes two (int8); B always passes 16 values
+// packed in pairs (int8). The call is written inline rather than through a
+// helper taking the fragments by pointer: PoCL mishandles private arrays
+// passed by pointer into functions with barriers, and on PoCL 5 the
+// built-ins' test emulation (compiler/testdata/targets/dpas_emulation.h)
+// exchanges values between lanes through barriers.
+func (e *fn) dpas(in *ir.Type, acc string, offC int, a string, offA int, b string, offB int) {
+	pack := e.u.helpers.pack2(in.String(), e.regType(in) == "half")
+	pairs := func(v string, off int) string {
 		var parts []string
-		for i := 0; i < n; i += 2 {
-			parts = append(parts, fmt.Sprintf("%s(%s[%d], %s[%d])", pack, v, i, v, i+1))
+		for i := 0; i < 16; i += 2 {
+			parts = append(parts, fmt.Sprintf("%s(%s.v[%d], %s.v[%d])", pack, v, off+i, v, off+i+1))
 		}
 		return "(int8)(" + strings.Join(parts, ", ") + ")"
 	}
-	a := pairs("a", 16)
-	if sgs == 16 {
+	av := pairs(a, offA)
+	if e.launch.SubgroupSize == 16 {
 		// One 16-bit value per row: the low half of a packed pair.
 		var parts []string
 		for i := range 8 {
-			parts = append(parts, fmt.Sprintf("(short)%s(a[%d], a[%d])", pack, i, i))
+			parts = append(parts, fmt.Sprintf("(short)%s(%s.v[%d], %s.v[%d])", pack, a, offA+i, a, offA+i))
 		}
-		a = "(short8)(" + strings.Join(parts, ", ") + ")"
+		av = "(short8)(" + strings.Join(parts, ", ") + ")"
 	}
-	return h.add(name, fmt.Sprintf(`static inline void %[1]s(private float* d, private const %[2]s* a, private const %[2]s* b) {
-    vstore8(intel_sub_group_%[3]s_%[3]s_matrix_mad_k16(%[4]s, %[5]s, vload8(0, d)), 0, d);
-}`, name, reg, in, a, pairs("b", 16)))
+	e.line("vstore8(intel_sub_group_%[1]s_%[1]s_matrix_mad_k16(%[2]s,", in, av)
+	e.line("    %s,", pairs(b, offB))
+	e.line("    vload8(0, &%[1]s.v[%[2]d])), 0, &%[1]s.v[%[2]d]);", acc, offC)
 }
 
 // emulatedBlock multiplies one block of fragments the way the engine
