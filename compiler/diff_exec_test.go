@@ -107,6 +107,13 @@ func diffKernel(t *testing.T, d device.Device, src []byte, opts compiler.Options
 	if err != nil {
 		t.Fatalf("compile: %v", err)
 	}
+	diffCompiled(t, d, src, res)
+}
+
+// diffCompiled runs every kernel of res, compiled from src, on d and on the
+// interpreter (source and lowered program) and compares them.
+func diffCompiled(t *testing.T, d device.Device, src []byte, res *compiler.Result) {
+	t.Helper()
 	for fi, f := range exectest.Parse(t, src).Funcs {
 		want, lowered := interpretBoth(t, f, res, fi)
 		exectest.Compare(t, "lowered program (interpreter)", f, want, lowered)

@@ -234,10 +234,11 @@ func TestNvidiaTF32(t *testing.T) {
 // TestIntelUsesDPAS: on an Intel GPU that lists
 // cl_intel_subgroup_matrix_multiply_accumulate, f16 and bf16 GEMMs into f32
 // call the DPAS builtins at the device's minimum subgroup size (16 on PVC,
-// 8 on Arc A-series); without the extension they use shuffles.
+// 8 on Arc A-series); without the extension they use shuffles. The
+// built-ins come from the test's emulation (TestDPASOnDevice runs it).
 func TestIntelUsesDPAS(t *testing.T) {
 	dpasExt := []string{"cl_intel_subgroups", "cl_khr_fp16", "cl_khr_fp64", "cl_intel_subgroup_matrix_multiply_accumulate"}
-	header, err := filepath.Abs("testdata/targets/dpas.h")
+	header, err := filepath.Abs(dpasEmulationFile)
 	if err != nil {
 		t.Fatal(err)
 	}
