@@ -182,7 +182,7 @@ func CompileProgram(prog *ir.Program, o Options) (*Result, error) {
 	launch := map[*ir.Func]opencl.Launch{}
 	for f, ch := range st.Choices {
 		p := ch.Params
-		launch[f] = opencl.Launch{SubgroupSize: p.SubgroupSize, WorkGroupSize: p.WorkGroupSize, BatchPerGroup: p.BatchPerGroup, Batch: ch.Batch}
+		launch[f] = opencl.Launch{SubgroupSize: p.SubgroupSize, WorkGroupSize: p.WorkGroupSize, BatchPerGroup: p.BatchPerGroup, Split: p.Split, Batch: ch.Batch}
 	}
 	out, err := opencl.Emit(prog, t, launch)
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 )
 
 // The gemv and ger lowering's knobs — vector width, tile, batch entries per
-// work-group — on recipes: ragged shapes, both transposes, every element
+// work-group, gemv's split of an entry over work-groups — on recipes: ragged shapes, both transposes, every element
 // family, both layouts, β specialisations and atomic updates. On the
 // generic target (one lane per subgroup) the tile is per work-item; the
 // emulated target splits subgroups of 4 and 8 lanes between rows and
@@ -23,6 +23,9 @@ func mv(sgs, vw, tm, tn, wx, wy, b int) tuning.Params {
 	return tuning.Params{SubgroupSize: sgs, WorkGroupSize: [2]int{wx, wy}, Tile: [2]int{tm, tn},
 		VectorWidth: vw, Unroll: 1, BatchPerGroup: b}
 }
+
+// splitOver is p with each batch entry shared by s work-groups.
+func splitOver(s int, p tuning.Params) tuning.Params { p.Split = s; return p }
 
 func gemvSpec(m, n int, dt, acc kernels.DType, trans bool, alpha, beta complex128) kernels.Spec {
 	return kernels.Spec{Op: kernels.GEMVOp, M: m, N: n, DType: dt, Acc: acc, TransA: trans, Alpha: alpha, Beta: beta}
@@ -48,6 +51,13 @@ func TestMatvecKnobsOnDevice(t *testing.T) {
 		{spec: group(gemvSpec(7, 20, kernels.F64, kernels.F64, true, 1, 0)), params: mv(1, 2, 4, 2, 2, 1, 1)},
 		{spec: gemvSpec(16, 12, kernels.C32, kernels.C32, true, complex(1, -1), complex(0, 0.5)), params: mv(1, 2, 8, 1, 1, 1, 2)},
 		{spec: atomic(gemvSpec(24, 8, kernels.F32, kernels.F32, false, 1, 1)), params: mv(1, 4, 8, 2, 2, 1, 1)},
+		// split: 8 row tiles in 2 rounds of 4 subgroups over 2 work-groups;
+		// 3 work-groups (one idle) with 2 entries each; gemv.t's 13 column
+		// tiles in 7 rounds of 2 over 3; an atomic update over 2
+		{spec: gemvSpec(64, 40, kernels.F32, kernels.F32, false, 1.5, 0.5), params: splitOver(2, mv(1, 4, 8, 3, 4, 1, 1))},
+		{spec: group(gemvSpec(61, 9, kernels.F16, kernels.F32, false, 1, 1)), params: splitOver(3, mv(1, 1, 8, 2, 4, 1, 2))},
+		{spec: gemvSpec(30, 64, kernels.F32, kernels.F32, true, 0.5, 1), params: splitOver(3, mv(1, 4, 16, 5, 2, 1, 1))},
+		{spec: atomic(gemvSpec(24, 8, kernels.F32, kernels.F32, true, 1, 1)), params: splitOver(2, mv(1, 4, 8, 2, 2, 1, 1))},
 		// ger: vectors of C with vectors (or elements) of a
 		{spec: group(gerSpec(64, 10, kernels.F32, kernels.F32, 1, 1)), params: mv(1, 4, 16, 3, 2, 2, 1)},
 		{spec: gerSpec(32, 7, kernels.F16, kernels.F32, 2, 0), params: mv(1, 4, 32, 2, 1, 4, 2)},
@@ -70,6 +80,7 @@ func TestMatvecLanesOnDevice(t *testing.T) {
 		// gemv.t: 8 lanes down one column, or 2 down and 4 across
 		{spec: gemvSpec(24, 32, kernels.F16, kernels.F32, true, 1, 1), params: mv(8, 4, 32, 1, 8, 1, 2)},
 		{spec: gemvSpec(9, 40, kernels.F32, kernels.F64, true, 2, 0), params: mv(8, 4, 8, 4, 8, 1, 1)},
+		{spec: gemvSpec(48, 20, kernels.F32, kernels.F32, false, 1, 0), params: splitOver(3, mv(8, 4, 16, 4, 8, 1, 2))},
 		// ger: 2 lanes down, 2 across, columns past the end
 		{spec: gerSpec(20, 9, kernels.F32, kernels.F32, -1, 1), params: mv(4, 4, 8, 4, 4, 1, 1)},
 	} {

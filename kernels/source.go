@@ -225,6 +225,9 @@ func functionAttrs(p tuning.Params) (ir.Attrs, error) {
 	if p.LocalEpilogue {
 		rest.Set("local_epilogue", ir.BoolAttr(true))
 	}
+	if p.Split != 0 {
+		rest.Set("split", ir.IntAttr(int64(p.Split)))
+	}
 	if len(rest) > 0 {
 		attrs.Set(ParamsAttr, ir.Attr{Kind: ir.AttrDict, Dict: rest})
 	}
@@ -256,6 +259,7 @@ func checkParams(p tuning.Params) error {
 		{"vector_width", []int{p.VectorWidth}},
 		{"stages", []int{p.Stages}},
 		{"local_pad", []int{p.LocalPad}},
+		{"split", []int{p.Split}},
 	}
 	for _, vec := range vectors {
 		zeros := 0

@@ -107,7 +107,7 @@ func TestReadmeLegend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, op := range []string{"gemm", "gemv"} {
+	for _, op := range []string{"gemm", "gemv", "ger"} {
 		if legend := tuning.Legend(op); !strings.Contains(string(readme), legend) {
 			t.Errorf("README.md lacks the %s legend of tltune help:\n%s", op, legend)
 		}

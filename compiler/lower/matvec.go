@@ -339,12 +339,19 @@ func lowerGemv(g *gen, f *ir.Func, in *ir.Inst, p tuning.Params) {
 	}
 }
 
-// tileLoop opens the work-group-uniform loop over tiles tiles of size step
-// taken round-robin by the subgroups, and returns the generator inside, the
-// tile's origin and whether the subgroup's tile exists.
+// tileLoop opens the work-group-uniform loop over tiles of size step taken
+// round-robin by the subgroups, and returns the generator inside, the
+// tile's origin and whether the subgroup's tile exists. With a split, the
+// work-groups sharing the entry (builtin.group_id.y) deal out the rounds:
+// work-group y takes rounds y, y+split, ...
 func (mv *matvec) tileLoop(g *gen, size *ir.Value, step int64) (gt *gen, origin, active *ir.Value) {
-	ns := int64(mv.p.Subgroups())
-	loop, gl := g.forLoop(g.index(0), size, g.index(ns*step))
+	round := int64(mv.p.Subgroups()) * step
+	first, stride := g.index(0), g.index(round)
+	if split := int64(mv.p.Split); split > 1 {
+		part := g.Cast(g.Builtin(ir.GroupIDY), ir.Index)
+		first, stride = g.mul(part, g.index(round)), g.index(split*round)
+	}
+	loop, gl := g.forLoop(first, size, stride)
 	origin = gl.add(loop.Body().Args[0], gl.mul(mv.sg, gl.index(step)))
 	return gl, origin, gl.Cmp(ir.Lt, origin, size)
 }

@@ -71,7 +71,7 @@ func Choose(f *ir.Func, t *target.Target, table *tuning.Table, device string) (*
 		ch.Params.BatchPerGroup = 1
 	}
 	ch.Explain = append(ch.Explain, "chosen: "+ch.Params.String())
-	if err := Validate(ch.Params, t, main); err != nil {
+	if err := Validate(ch.Params, t, f, main); err != nil {
 		return nil, fmt.Errorf("@%s: %w", f.Name, err)
 	}
 	if main != nil && (main.Op == ir.OpGemv || main.Op == ir.OpGer) {
@@ -129,7 +129,7 @@ func fromAttrs(f *ir.Func) (p tuning.Params, named []string, err error) {
 		ints("tile", p.Tile[:]), ints("coopmatrix", p.Coopmatrix[:]),
 		one("unroll", &p.Unroll), one("batch_per_group", &p.BatchPerGroup),
 		one("vector_width", &p.VectorWidth),
-		one("stages", &p.Stages), one("local_pad", &p.LocalPad),
+		one("stages", &p.Stages), one("local_pad", &p.LocalPad), one("split", &p.Split),
 	} {
 		if e != nil {
 			return p, nil, e
@@ -270,6 +270,9 @@ func merge(srcs ...tuning.Params) tuning.Params {
 			p.VectorWidth = s.VectorWidth
 		}
 		p.LocalEpilogue = p.LocalEpilogue || s.LocalEpilogue
+		if s.Split != 0 {
+			p.Split = s.Split
+		}
 	}
 	return p
 }
@@ -337,8 +340,9 @@ func heuristic(f *ir.Func, main *ir.Inst, t *target.Target) tuning.Params {
 
 func clamp(x, lo, hi int) int { return max(lo, min(x, hi)) }
 
-// Validate checks p against target t before anything is generated.
-func Validate(p tuning.Params, t *target.Target, main *ir.Inst) error {
+// Validate checks p for f, whose main collective is main (nil: none),
+// against target t before anything is generated.
+func Validate(p tuning.Params, t *target.Target, f *ir.Func, main *ir.Inst) error {
 	sgs, wg := p.SubgroupSize, p.WorkGroupSize
 	switch {
 	case !t.SupportsSubgroupSize(sgs):
@@ -351,6 +355,9 @@ func Validate(p tuning.Params, t *target.Target, main *ir.Inst) error {
 		return fmt.Errorf("work-group size %v: target %s runs one subgroup per work-group, [%d, 1]", wg, t.Name, sgs)
 	case p.BatchPerGroup < 1 || p.Unroll < 1:
 		return fmt.Errorf("batch_per_group and unroll must be at least 1 (got %d, %d)", p.BatchPerGroup, p.Unroll)
+	}
+	if err := validSplit(p.Split, f, main); err != nil {
+		return err
 	}
 	if main == nil || main.Op != ir.OpGemm {
 		return nil
@@ -373,4 +380,38 @@ func Validate(p tuning.Params, t *target.Target, main *ir.Inst) error {
 		return fmt.Errorf("staged panels and C need %d bytes of local memory; target %s has %d", bytes, t.Name, t.LocalMemBytes)
 	}
 	return nil
+}
+
+// validSplit: work-groups share a batch entry only in a function whose one
+// effect is a gemv (the lowering deals its output tiles out among them);
+// anything else in the function would run once per work-group of the split.
+func validSplit(split int, f *ir.Func, main *ir.Inst) error {
+	if split <= 1 {
+		if split < 0 {
+			return fmt.Errorf("split %d must be at least 1", split)
+		}
+		return nil
+	}
+	if main == nil || main.Op != ir.OpGemv {
+		return fmt.Errorf("split %d: only a gemv's work-groups can share a batch entry", split)
+	}
+	var other *ir.Inst
+	f.Body.Walk(func(in *ir.Inst) bool {
+		if in != main && !viewOrValue[in.Op] {
+			other = in
+		}
+		return other == nil
+	})
+	if other != nil {
+		return fmt.Errorf("split %d: the function does more than its gemv (%s), which every work-group of the split would repeat", split, other.Op)
+	}
+	return nil
+}
+
+// viewOrValue are the instructions that neither write memory nor
+// synchronise: repeating them in every work-group of a split is harmless.
+var viewOrValue = map[ir.Op]bool{
+	ir.OpBuiltin: true, ir.OpConstant: true, ir.OpSubview: true, ir.OpLoad: true, ir.OpSize: true,
+	ir.OpCast: true, ir.OpArith: true, ir.OpArithUnary: true, ir.OpCmp: true, ir.OpExpand: true,
+	ir.OpFuse: true, ir.OpMath: true,
 }

@@ -74,10 +74,41 @@ func TestChooseRejectsImpossibleConfigs(t *testing.T) {
 		`attributes {"tltune.params"={"tile"=[8]}}`:                                                     "array of 2 integers",
 		`attributes {"tltune.params"=3}`:                                                                "must be a dictionary",
 		`attributes {"tltune.params"={"coopmatrix"=[64, 64, 64], "tile"=[64, 64], "stage_local"=true}}`: "local memory",
+		`attributes {"tltune.params"={"split"=2}}`:                                                      "only a gemv's work-groups",
 	} {
 		_, err := Choose(parseFunc(t, attrs), target.Intel(), nil, "")
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v, want %q", attrs, err, want)
+		}
+	}
+}
+
+// TestSplitOnlyForALoneGemv: a split repeats everything of the function
+// but its gemv in every work-group sharing the entry, so only a function
+// that does nothing else may split.
+func TestSplitOnlyForALoneGemv(t *testing.T) {
+	const src = `func @k(%A: memref<f32x64x8x?>, %x: memref<f32x8x?>, %y: memref<f32x64x?>) attributes {"tltune.params"={"split"=4}} {
+    %g = builtin.group_id : index
+    %one = constant 1.0 : f32
+    %a = subview %A[0:64, 0:8, %g] : memref<f32x64x8>
+    %b = subview %x[0:8, %g] : memref<f32x8>
+    %c = subview %y[0:64, %g] : memref<f32x64>
+    gemv.n %one, %a, %b, %one, %cEXTRA
+}`
+	for extra, want := range map[string]string{
+		"": "",
+		"\n    %i = constant 0 : index\n    store %one, %c[%i]": "does more than its gemv (store)",
+	} {
+		prog, errs := syntax.Parse([]byte(strings.Replace(src, "EXTRA", extra, 1)))
+		if len(errs) > 0 {
+			t.Fatal(errs)
+		}
+		ch, err := Choose(prog.Funcs[0], target.Generic(), nil, "")
+		switch {
+		case want == "" && (err != nil || ch.Params.Split != 4):
+			t.Errorf("gemv alone: %v, split %v", err, ch)
+		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+			t.Errorf("gemv and a store: error %v, want %q", err, want)
 		}
 	}
 }

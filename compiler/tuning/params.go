@@ -39,6 +39,11 @@ type Params struct {
 	// LocalEpilogue writes C through local memory, in 128-bit chunks along
 	// its columns, instead of straight from the accumulators.
 	LocalEpilogue bool `json:"local_epilogue,omitempty"`
+	// Split is the number of work-groups that share one batch entry of a
+	// gemv, each taking every Split-th of its output tiles (0 and 1: one
+	// work-group an entry). They form the launch's second dimension, so a
+	// batch too small to fill the device still streams at full bandwidth.
+	Split int `json:"split,omitempty"`
 }
 
 // A knob is one field of Params as reports abbreviate it. The compact form
@@ -50,6 +55,10 @@ type knob struct {
 	blas2  string              // what it means for gemv and ger; "" when their lowering does not read it
 	value  func(Params) string // the value, "" when unset
 }
+
+// gemvOnly are the knobs of the GEMV lowering that the GER lowering does
+// not read.
+var gemvOnly = map[string]bool{"sp": true}
 
 var knobs = []knob{
 	{"sg", "subgroup size: lanes that run in lock-step (a warp on NVIDIA, 1 on the generic target)", "the same",
@@ -94,6 +103,13 @@ var knobs = []knob{
 		}},
 	{"v", "", "elements per vector access of the matrix (1: scalar; up to 128 bits where aligned)",
 		func(p Params) string { return ints(p.VectorWidth) }},
+	{"sp", "", "work-groups sharing one batch entry, each computing every sp-th round of output tiles",
+		func(p Params) string {
+			if p.Split > 1 {
+				return ints(p.Split)
+			}
+			return ""
+		}},
 }
 
 // ints is "8", "64x2", "16x8x16", or "" when every value is zero (unset).
@@ -138,6 +154,9 @@ func (p Params) format(use func(knob) bool) string {
 // op's lowering does not read it; for any other op, its GEMM meaning.
 func (k knob) meaning(op string) string {
 	if op == "gemv" || op == "ger" {
+		if gemvOnly[k.abbrev] && op != "gemv" {
+			return ""
+		}
 		if k.blas2 == "the same" {
 			return k.gemm
 		}
@@ -172,7 +191,7 @@ func (p Params) Subgroups() int {
 func (p Params) Validate() error {
 	for _, v := range []int{p.SubgroupSize, p.WorkGroupSize[0], p.WorkGroupSize[1],
 		p.Tile[0], p.Tile[1], p.Coopmatrix[0], p.Coopmatrix[1], p.Coopmatrix[2],
-		p.Unroll, p.BatchPerGroup, p.VectorWidth, p.Stages, p.LocalPad} {
+		p.Unroll, p.BatchPerGroup, p.VectorWidth, p.Stages, p.LocalPad, p.Split} {
 		if v < 0 {
 			return fmt.Errorf("negative value in %s", p)
 		}

@@ -34,6 +34,7 @@ func TestParamsCompactForm(t *testing.T) {
 func TestLegend(t *testing.T) {
 	for op, want := range map[string][]string{
 		"gemm": {"sg", "wg", "t", "cm", "u", "b", "local", "s", "pad", "cl"},
+		"gemv": {"sg", "wg", "t", "u", "b", "v", "sp"},
 		"ger":  {"sg", "wg", "t", "u", "b", "v"},
 	} {
 		var got []string

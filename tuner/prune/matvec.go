@@ -91,12 +91,35 @@ func matvecBusy(c *checker) *Reason {
 	if gy > 1 {
 		return why("work-group", "gemv's subgroups form one row: wy %d repeats wx·wy = %d", gy, c.p.WorkGroupSize[0]*gy)
 	}
-	tiles := tr
-	if c.prob.Trans == "t" {
-		tiles = tc
-	}
-	if gx > tiles {
+	if tiles := c.gemvTiles(); gx > tiles {
 		return why("idle-subgroups", "%d subgroups share %d tiles of the %dx%d matrix: subgroups idle", gx, tiles, rows, cols)
+	}
+	return nil
+}
+
+// gemvTiles is the number of output tiles of a gemv: row tiles of A for
+// gemv.n, column tiles for gemv.t.
+func (c *checker) gemvTiles() int {
+	rows, cols, _ := c.matrix()
+	if c.prob.Trans == "t" {
+		return ceilDiv(cols, c.p.Tile[1])
+	}
+	return ceilDiv(rows, c.p.Tile[0])
+}
+
+// splitUseful: only gemv's work-groups share a batch entry, and a split
+// beyond the rounds of tiles its subgroups take leaves work-groups idle.
+func splitUseful(c *checker) *Reason {
+	split := c.p.Split
+	if split <= 1 {
+		return nil
+	}
+	if c.prob.Op != "gemv" {
+		return why("split", "%s does not split a batch entry over work-groups (split %d)", c.prob.Op, split)
+	}
+	rounds := ceilDiv(c.gemvTiles(), c.p.WorkGroupSize[0]/c.p.SubgroupSize)
+	if split > rounds {
+		return why("idle-work-groups", "split %d exceeds the %d rounds of tiles of a work-group: work-groups idle", split, rounds)
 	}
 	return nil
 }

@@ -49,6 +49,7 @@ var rules = []rule{
 	tileFitsProblem,
 	subgroupsBusy,
 	matvecBusy,
+	splitUseful,
 	unrollFitsK,
 	matvecUnused,
 	batchFits,

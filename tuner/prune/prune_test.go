@@ -69,6 +69,8 @@ func TestRules(t *testing.T) {
 		{"tile the lowering changes", gemv, func(p *tuning.Params) { *p = gemvVec; p.Tile = [2]int{16, 2} }, "tile", "lowered as 16x4"},
 		{"matvec tile beyond the matrix", Problem{Op: "ger", Dtype: "f32", M: 64, N: 1}, func(p *tuning.Params) { *p = gemvVec }, "problem-size", "64x1 matrix"},
 		{"gemv with wy", gemv, func(p *tuning.Params) { *p = gemvVec; p.WorkGroupSize = [2]int{16, 2} }, "work-group", "one row"},
+		{"gemm split", gemm64, func(p *tuning.Params) { p.Split = 2 }, "split", "gemm does not split"},
+		{"gemv split beyond its rounds", gemv, func(p *tuning.Params) { *p = gemvVec; p.Split = 2 }, "idle-work-groups", "split 2 exceeds the 1 rounds"},
 		{"gemv idle subgroups", gemv, func(p *tuning.Params) { *p = gemvVec; p.WorkGroupSize = [2]int{32, 1} }, "idle-subgroups", "2 subgroups share 1 tiles"},
 		{"ger idle subgroups", Problem{Op: "ger", Dtype: "f32", M: 64, N: 8}, func(p *tuning.Params) { *p = gemvVec; p.WorkGroupSize = [2]int{16, 4} }, "idle-subgroups", "1x4 exceeds the 1x2 tiles"},
 		{"matvec unroll", gemv, func(p *tuning.Params) { *p = gemvVec; p.Unroll = 2 }, "unroll", "same kernel"},
@@ -84,6 +86,11 @@ func TestRules(t *testing.T) {
 	}
 	if why := Check(gemvVec, dev, gemv); why != nil {
 		t.Fatalf("vectorised gemv baseline pruned: %s", why)
+	}
+	split := gemvParams // 16 row tiles in 8 rounds of 2 subgroups
+	split.Split = 8
+	if why := Check(split, dev, gemv); why != nil {
+		t.Fatalf("gemv split over its rounds pruned: %s", why)
 	}
 	// A gemv configuration stored before vector widths existed.
 	old := tuning.Params{SubgroupSize: 16, WorkGroupSize: [2]int{16, 1}, Tile: [2]int{1, 1}, Unroll: 1, BatchPerGroup: 1}

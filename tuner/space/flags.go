@@ -22,7 +22,8 @@ func RegisterFlags(fs *flag.FlagSet, op string) *Overrides {
 	gemmOnly := map[string]bool{"stages": true, "local_pad": true}
 	var probe Dims
 	for _, d := range probe.dims() {
-		if (d.isCoopmatrix() || gemmOnly[d.key]) && !gemm || d.key == "vector_width" && !blas2 {
+		if (d.isCoopmatrix() || gemmOnly[d.key]) && !gemm || d.key == "vector_width" && !blas2 ||
+			d.key == "split" && op != "gemv" && op != "" {
 			continue
 		}
 		o.define(fs, d.flag, "candidate "+d.key+" values (list or range, e.g. 1,2,4 or 1..64*2)")

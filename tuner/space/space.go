@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"iter"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -38,6 +39,8 @@ type Dims struct {
 	Stages        Values `toml:"stages"`
 	LocalPad      Values `toml:"local_pad"`
 	LocalEpilogue Bools  `toml:"local_epilogue"`
+	// Split is gemv's: work-groups sharing one batch entry. Empty: one.
+	Split         Values `toml:"split"`
 	WorkGroupSize struct {
 		X Values `toml:"x"`
 		Y Values `toml:"y"`
@@ -150,6 +153,7 @@ func (s *Dims) dims() []dim {
 		{"vector_width", "vector-width", &s.VectorWidth, 0},
 		{"stages", "stages", &s.Stages, 1},
 		{"local_pad", "local-pad", &s.LocalPad, 1},
+		{"split", "split", &s.Split, 0},
 	}
 }
 
@@ -224,11 +228,12 @@ func (s *Space) Size() int {
 
 // All enumerates every point. The order is fixed: the staging choices vary
 // fastest (stage_local, then for staged points the pad and the stages),
-// then local_epilogue, batch_per_group, unroll, coopmatrix k, n, m, vector
+// then local_epilogue, split, batch_per_group, unroll, coopmatrix k, n, m, vector
 // width, tile n, m, work-group y, x, and subgroup size slowest; values in
 // ascending order. Points without staging have no stages and no padding,
 // so the staged sub-dimensions do not repeat them; a single stage is
-// Stages 0, as configurations were stored before the pipeline existed.
+// Stages 0, as configurations were stored before the pipeline existed, and
+// a split of one is Split 0 for the same reason.
 func (s *Space) All() iter.Seq[tuning.Params] {
 	orZero := func(v Values) Values {
 		if len(v) == 0 {
@@ -238,6 +243,15 @@ func (s *Space) All() iter.Seq[tuning.Params] {
 	}
 	cm, cn, ck := orZero(s.Coopmatrix.M), orZero(s.Coopmatrix.N), orZero(s.Coopmatrix.K)
 	vw := orZero(s.VectorWidth)
+	splits := make(Values, 0, len(s.Split)+1)
+	for _, x := range orZero(s.Split) {
+		if x == 1 {
+			x = 0 // one work-group an entry: the form stored before splits
+		}
+		if !slices.Contains(splits, x) {
+			splits = append(splits, x)
+		}
+	}
 	type staging struct {
 		on          bool
 		stages, pad int
@@ -274,11 +288,13 @@ func (s *Space) All() iter.Seq[tuning.Params] {
 										for _, p.Coopmatrix[2] = range ck {
 											for _, p.Unroll = range s.Unroll {
 												for _, p.BatchPerGroup = range s.BatchPerGroup {
-													for _, p.LocalEpilogue = range epilogues {
-														for _, st := range stagings {
-															p.StageLocal, p.Stages, p.LocalPad = st.on, st.stages, st.pad
-															if !yield(p) {
-																return
+													for _, p.Split = range splits {
+														for _, p.LocalEpilogue = range epilogues {
+															for _, st := range stagings {
+																p.StageLocal, p.Stages, p.LocalPad = st.on, st.stages, st.pad
+																if !yield(p) {
+																	return
+																}
 															}
 														}
 													}
@@ -323,6 +339,9 @@ func (s *Space) Point(p tuning.Params) *Space {
 	one.Stages = Values{max(p.Stages, 1)}
 	one.LocalPad = Values{p.LocalPad}
 	one.LocalEpilogue = Bools{p.LocalEpilogue}
+	if p.Split != 0 { // only gemv splits
+		one.Split = Values{p.Split}
+	}
 	return one
 }
 

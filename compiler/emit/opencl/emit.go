@@ -26,6 +26,9 @@ type Launch struct {
 	SubgroupSize  int
 	WorkGroupSize [2]int // [wx, wy]
 	BatchPerGroup int    // logical work-groups per physical work-group (≥ 1)
+	// Split is the number of work-groups in y that share each logical
+	// work-group (tuning.Params.Split; 0 and 1: one).
+	Split int
 	// Batch is the argument extent holding the number of logical
 	// work-groups, which a kernel with BatchPerGroup > 1 needs; nil means
 	// the launch gives it (BatchPerGroup times the number of work-groups).
@@ -71,11 +74,12 @@ type Kernel struct {
 }
 
 // GlobalSize returns the OpenCL global work size for groups logical
-// work-groups (batch entries): ceil(groups / BatchPerGroup) work-groups.
+// work-groups (batch entries): ceil(groups / BatchPerGroup) work-groups in
+// x, Split in y.
 func (k *Kernel) GlobalSize(groups int64) [3]int64 {
 	b := int64(max(k.BatchPerGroup, 1))
 	phys := (groups + b - 1) / b
-	return [3]int64{phys * int64(k.WorkGroupSize[0]), int64(k.WorkGroupSize[1]), 1}
+	return [3]int64{phys * int64(k.WorkGroupSize[0]), int64(k.WorkGroupSize[1]) * int64(max(k.Split, 1)), 1}
 }
 
 // LocalSize returns the OpenCL local work size.
