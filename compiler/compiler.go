@@ -47,8 +47,14 @@ type Options struct {
 	// TuningDevice names the device whose table entries to use when
 	// Device is nil (cross-compiling with Target); Device's name wins.
 	TuningDevice string
-	// DebugPasses, when not nil, receives the IR after every pass.
+	// DebugPasses, when not nil, receives the IR after every pass; it
+	// implies CheckPasses.
 	DebugPasses io.Writer
+	// CheckPasses verifies the IR after every pass of the pipeline, so that
+	// a pass that breaks the IR's invariants is named (check mode). By
+	// default the IR is verified twice: the source, and the result of the
+	// pipeline before it is emitted. The compiler's tests run in check mode.
+	CheckPasses bool
 	// Dialect is the source's dialect (syntax.Auto detects it); the zero
 	// value is the current one.
 	Dialect syntax.Dialect
@@ -58,6 +64,10 @@ type Options struct {
 	// Never implied: the caller asks for it.
 	Precision string
 }
+
+// checkPasses turns check mode (Options.CheckPasses) on for every compile:
+// the compiler's own tests set it, as cmd/compile's tests run ssa/check.
+var checkPasses = false
 
 // Result is a compiled program.
 type Result struct {
@@ -163,7 +173,7 @@ func CompileProgram(prog *ir.Program, o Options) (*Result, error) {
 	}
 	table := o.Table
 	if table == nil {
-		if table, err = tuning.Defaults(); err != nil {
+		if table, err = tuning.SharedDefaults(); err != nil {
 			return nil, &Error{Err: fmt.Errorf("embedded tuning tables: %w", err)}
 		}
 	}
@@ -172,9 +182,10 @@ func CompileProgram(prog *ir.Program, o Options) (*Result, error) {
 		st.Device = o.Device.Name
 	}
 	popts := pass.Options{
-		Verify: func(p *ir.Program) error { return check.Program(p, limits(t)).Err() },
-		Debug:  o.DebugPasses,
-		Print:  printer.String,
+		Verify:     func(p *ir.Program) error { return check.Program(p, limits(t)).Err() },
+		VerifyEach: o.CheckPasses || o.DebugPasses != nil || checkPasses,
+		Debug:      o.DebugPasses,
+		Print:      printer.String,
 	}
 	if err := pass.Run(st, pass.Pipeline(), popts); err != nil {
 		return nil, &Error{Err: err}

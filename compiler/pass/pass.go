@@ -1,7 +1,8 @@
 // Package pass owns the compiler's pass pipeline (DESIGN.md §3): the
 // ordered table of passes from the verified source program to SPMD code
-// ready for a back end, the invariant check (the verifier) run after every
-// pass, and the debug hook that prints the IR after each.
+// ready for a back end, the invariant check (the verifier) run after the
+// pipeline or, in check mode, after every pass, and the debug hook that
+// prints the IR after each.
 package pass
 
 import (
@@ -34,9 +35,15 @@ type Pass struct {
 
 // Options control how a pipeline runs.
 type Options struct {
-	// Verify checks the program's invariants; it runs after every pass and
-	// a failure names the pass that broke them.
+	// Verify checks the program's invariants; it runs after the last pass
+	// and, with VerifyEach, after every pass.
 	Verify func(*ir.Program) error
+	// VerifyEach runs Verify after every pass, so that a failure names the
+	// pass that broke the invariants (check mode, as cmd/compile's
+	// ssa/check: the tests and --debug-passes run in it). Without it the
+	// IR is verified once, after the pipeline: a compile per tuning
+	// configuration cannot afford a verification per pass.
+	VerifyEach bool
 	// Debug, when not nil, receives the IR after every pass, printed by
 	// Print.
 	Debug io.Writer
@@ -58,22 +65,28 @@ func Pipeline() []Pass {
 	}
 }
 
-// Run runs passes over s, verifying after each one.
+// Run runs passes over s and verifies the result: after each pass with
+// o.VerifyEach, else after the last one.
 func Run(s *State, passes []Pass, o Options) error {
 	if s.Choices == nil {
 		s.Choices = map[*ir.Func]*lower.Choice{}
 	}
-	for _, p := range passes {
+	for i, p := range passes {
 		if err := p.Run(s); err != nil {
 			return fmt.Errorf("%s: %w", p.Name, err)
 		}
 		if o.Debug != nil && o.Print != nil {
 			fmt.Fprintf(o.Debug, "; ---- IR after %s (%s)\n%s\n", p.Name, p.Doc, o.Print(s.Prog))
 		}
-		if o.Verify != nil {
-			if err := o.Verify(s.Prog); err != nil {
+		last := i == len(passes)-1
+		if o.Verify == nil || !o.VerifyEach && !last {
+			continue
+		}
+		if err := o.Verify(s.Prog); err != nil {
+			if o.VerifyEach {
 				return fmt.Errorf("invalid IR after pass %s: %w", p.Name, err)
 			}
+			return fmt.Errorf("invalid IR after the pass pipeline (check mode, which verifies after every pass, names the pass that broke it): %w", err)
 		}
 	}
 	return nil

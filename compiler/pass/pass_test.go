@@ -9,8 +9,8 @@ import (
 	"tltune/compiler/ir"
 )
 
-// TestRunVerifiesAfterEveryPass: a pass that breaks the IR is named in the
-// error, and the passes after it do not run.
+// TestRunVerifiesAfterEveryPass: in check mode a pass that breaks the IR
+// is named in the error, and the passes after it do not run.
 func TestRunVerifiesAfterEveryPass(t *testing.T) {
 	var ran []string
 	mk := func(name string) Pass {
@@ -18,7 +18,7 @@ func TestRunVerifiesAfterEveryPass(t *testing.T) {
 	}
 	broken := errors.New("value used before its definition")
 	verified := 0
-	opts := Options{Verify: func(*ir.Program) error {
+	opts := Options{VerifyEach: true, Verify: func(*ir.Program) error {
 		verified++
 		if verified == 2 {
 			return broken
@@ -31,6 +31,21 @@ func TestRunVerifiesAfterEveryPass(t *testing.T) {
 	}
 	if strings.Join(ran, ",") != "a,b" {
 		t.Errorf("passes run: %v, want a,b", ran)
+	}
+}
+
+// TestRunVerifiesAfterThePipeline: without check mode the IR is verified
+// once, after the last pass, and a failure is still an error.
+func TestRunVerifiesAfterThePipeline(t *testing.T) {
+	noop := func(*State) error { return nil }
+	broken := errors.New("value used before its definition")
+	var ran []string
+	verified := 0
+	opts := Options{Verify: func(*ir.Program) error { verified++; return broken }}
+	passes := []Pass{{"a", "a", func(*State) error { ran = append(ran, "a"); return nil }}, {"b", "b", noop}}
+	err := Run(&State{Prog: &ir.Program{}}, passes, opts)
+	if !errors.Is(err, broken) || verified != 1 || len(ran) != 1 {
+		t.Errorf("error %v after %d verifications (passes run: %v), want the broken IR reported after one", err, verified, ran)
 	}
 }
 
