@@ -1,6 +1,8 @@
 package pass
 
 import (
+	"slices"
+
 	"tltune/compiler/interp"
 	"tltune/compiler/ir"
 	"tltune/compiler/numeric"
@@ -63,37 +65,44 @@ func foldInt(in *ir.Inst) (int64, bool) {
 	return r, true
 }
 
-// deadCode deletes instructions without effects whose results are unused,
-// repeating until nothing changes (a deletion can make operands dead).
+// deadCode deletes instructions without effects whose results are unused.
+// One backward sweep finds them all: every use of a value follows its
+// definition in program order (nested regions included), so when the sweep
+// reaches an instruction, each of its users has been kept or deleted, and
+// deleting it releases its operands' uses before their definitions are
+// reached.
 func deadCode(f *ir.Func) error {
-	for {
-		uses := map[*ir.Value]int{}
-		f.Body.Walk(func(in *ir.Inst) bool {
-			for _, v := range in.Operands {
-				uses[v]++
-			}
-			return true
-		})
-		removed := 0
-		var sweep func(r *ir.Region)
-		sweep = func(r *ir.Region) {
-			kept := r.Insts[:0]
-			for _, in := range r.Insts {
-				if pure(in) && unused(in, uses) {
-					removed++
-					continue
-				}
-				for _, sub := range in.Regions {
-					sweep(sub)
-				}
-				kept = append(kept, in)
-			}
-			r.Insts = kept
+	uses := map[*ir.Value]int{}
+	f.Body.Walk(func(in *ir.Inst) bool {
+		for _, v := range in.Operands {
+			uses[v]++
 		}
-		sweep(f.Body)
-		if removed == 0 {
-			return nil
+		return true
+	})
+	sweepDead(f.Body, uses)
+	return nil
+}
+
+// sweepDead deletes r's dead instructions, last to first, the regions of
+// an instruction before the instruction itself.
+func sweepDead(r *ir.Region, uses map[*ir.Value]int) {
+	dead := 0
+	for i := len(r.Insts) - 1; i >= 0; i-- {
+		in := r.Insts[i]
+		for _, sub := range in.Regions {
+			sweepDead(sub, uses)
 		}
+		if !pure(in) || !unused(in, uses) {
+			continue
+		}
+		for _, v := range in.Operands {
+			uses[v]--
+		}
+		r.Insts[i] = nil
+		dead++
+	}
+	if dead > 0 {
+		r.Insts = slices.DeleteFunc(r.Insts, func(in *ir.Inst) bool { return in == nil })
 	}
 }
 
