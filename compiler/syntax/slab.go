@@ -1,15 +1,24 @@
 package syntax
 
-// slab hands out elements of T from large chunks: a kernel has hundreds of
+// slab hands out elements of T from chunks: a kernel has hundreds of
 // instructions and values, and one allocation per chunk instead of one per
-// object keeps the parser's garbage-collection cost low.
-type slab[T any] struct{ buf []T }
+// object keeps the parser's garbage-collection cost low. Chunks start
+// small and double up to slabChunk, so that a kernel of a dozen
+// instructions (the tuner's GEMM recipes) does not clear a chunk of 64.
+type slab[T any] struct {
+	buf  []T
+	size int // of the last chunk
+}
 
-const slabChunk = 64
+const (
+	slabChunk = 64
+	slabFirst = 8
+)
 
 func (s *slab[T]) new() *T {
 	if len(s.buf) == 0 {
-		s.buf = make([]T, slabChunk)
+		s.size = min(max(2*s.size, slabFirst), slabChunk)
+		s.buf = make([]T, s.size)
 	}
 	x := &s.buf[0]
 	s.buf = s.buf[1:]
