@@ -2,6 +2,7 @@ package opencl
 
 import (
 	"fmt"
+	"strconv"
 
 	"tltune/compiler/ir"
 )
@@ -14,14 +15,14 @@ import (
 
 // coopLoop opens "for (int NAME = 0; NAME < n; ++NAME) {" marked for unrolling.
 func (e *fn) coopLoop(name string, n int) {
-	e.line("#pragma unroll")
-	e.line("for (int %s = 0; %s < %d; ++%s) {", name, name, n, name)
+	e.put("#pragma unroll")
+	e.put("for (int ", name, " = 0; ", name, " < ", strconv.Itoa(n), "; ++", name, ") {")
 	e.indent++
 }
 
 func (e *fn) closeLoop() {
 	e.indent--
-	e.line("}")
+	e.put("}")
 }
 
 // laneRow is the C expression of the matrix row held in row slot `slot`.
@@ -54,7 +55,7 @@ func (e *fn) coopType(v *ir.Value) (name string, perLane int) {
 func (e *fn) coopDecl(v *ir.Value) (name string, perLane int) {
 	typ, n := e.coopType(v)
 	name = e.fresh(v.Name)
-	e.line("%s %s;", typ, name)
+	e.put(typ, " ", name, ";")
 	e.names[v] = name
 	return name, n
 }

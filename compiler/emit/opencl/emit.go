@@ -14,8 +14,10 @@
 package opencl
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
+	"sync"
 
 	"tltune/compiler/ir"
 	"tltune/compiler/target"
@@ -97,7 +99,8 @@ type Output struct {
 // configuration.
 func Emit(prog *ir.Program, t *target.Target, launch map[*ir.Func]Launch) (*Output, error) {
 	u := &unit{target: t, helpers: &helperSet{}}
-	var body strings.Builder
+	body := getBuffer()
+	defer putBuffer(body)
 	out := &Output{}
 	symbols := kernelSymbols(prog)
 	for _, f := range prog.Funcs {
@@ -105,17 +108,32 @@ func Emit(prog *ir.Program, t *target.Target, launch map[*ir.Func]Launch) (*Outp
 		if !ok {
 			return nil, fmt.Errorf("opencl: no launch configuration for @%s", f.Name)
 		}
-		k, err := u.emitFunc(&body, f, symbols[f], l)
+		k, err := u.emitFunc(body, f, symbols[f], l)
 		if err != nil {
 			return nil, fmt.Errorf("@%s: %w", f.Name, err)
 		}
 		out.Kernels = append(out.Kernels, *k)
 	}
-	var src strings.Builder
-	u.writePreamble(&src)
-	src.WriteString(body.String())
+	var pre, src strings.Builder
+	u.writePreamble(&pre)
+	src.Grow(pre.Len() + body.Len())
+	src.WriteString(pre.String())
+	src.Write(body.Bytes())
 	out.Source = src.String()
 	return out, nil
+}
+
+// buffers recycles the buffers kernels are written to before they are
+// copied into the program's source: a GEMM kernel is tens of KiB of C,
+// and a buffer grown anew for every compile was a third of the bytes a
+// compile allocated.
+var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+func getBuffer() *bytes.Buffer { return buffers.Get().(*bytes.Buffer) }
+
+func putBuffer(b *bytes.Buffer) {
+	b.Reset()
+	buffers.Put(b)
 }
 
 // unit is the state shared by the kernels of one translation unit.
@@ -128,6 +146,8 @@ type unit struct {
 	int64Ext bool // 64-bit atomic max and min are used
 	structs  map[string]string
 	order    []string // struct names in first-use order
+	// coopNames caches coopStruct's names.
+	coopNames map[coopKey]string
 }
 
 func (u *unit) writePreamble(b *strings.Builder) {
@@ -172,16 +192,27 @@ func (u *unit) scalar(t *ir.Type) scalarInfo {
 // scalar type elem: one lane's share of a cooperative matrix. Structs,
 // unlike arrays, can be assigned, which loop-carried values need.
 func (u *unit) coopStruct(elem *ir.Type, perLane int) string {
+	key := coopKey{elem, perLane}
+	if name, ok := u.coopNames[key]; ok {
+		return name // every use of a coopmatrix asks; naming it once saves formatting
+	}
 	si := u.scalar(elem)
 	name := fmt.Sprintf("tl_cm_%s_%d", elem, perLane)
 	if u.structs == nil {
-		u.structs = map[string]string{}
+		u.structs, u.coopNames = map[string]string{}, map[coopKey]string{}
 	}
+	u.coopNames[key] = name
 	if _, ok := u.structs[name]; !ok {
 		u.structs[name] = fmt.Sprintf("typedef struct { %s v[%d]; } %s;", si.reg, perLane, name)
 		u.order = append(u.order, name)
 	}
 	return name
+}
+
+// coopKey is a coopmatrix struct's element type and elements per lane.
+type coopKey struct {
+	elem    *ir.Type
+	perLane int
 }
 
 // packedStruct declares the struct of n 32-bit registers holding a packed

@@ -1,6 +1,7 @@
 package opencl
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
@@ -14,7 +15,7 @@ type fn struct {
 	u      *unit
 	f      *ir.Func
 	launch Launch
-	body   strings.Builder
+	body   *bytes.Buffer   // from buffers
 	locals strings.Builder // local-memory arrays, declared at kernel scope as OpenCL 1.2 requires
 	indent int
 	next   int
@@ -34,7 +35,7 @@ type fn struct {
 	scratch, tiles bool
 }
 
-func (u *unit) emitFunc(out *strings.Builder, f *ir.Func, symbol string, l Launch) (*Kernel, error) {
+func (u *unit) emitFunc(out *bytes.Buffer, f *ir.Func, symbol string, l Launch) (*Kernel, error) {
 	if l.SubgroupSize < 1 || l.WorkGroupSize[0]%l.SubgroupSize != 0 {
 		return nil, fmt.Errorf("opencl: work-group size %v is not a multiple of subgroup size %d", l.WorkGroupSize, l.SubgroupSize)
 	}
@@ -49,7 +50,8 @@ func (u *unit) emitFunc(out *strings.Builder, f *ir.Func, symbol string, l Launc
 	}
 	e.replicated = replicatedValues(f, e.frag, l.SubgroupSize)
 	e.ranges = ir.IndexRanges(f, e.builtinRange)
-	e.body.Grow(32 << 10) // typical kernels are tens of KiB; avoid regrowing
+	e.body = getBuffer()
+	defer putBuffer(e.body)
 	k := &Kernel{Name: f.Name, Symbol: symbol, Launch: l}
 	params := e.params(k)
 	if err := e.emitKernelBody(); err != nil {
@@ -60,8 +62,9 @@ func (u *unit) emitFunc(out *strings.Builder, f *ir.Func, symbol string, l Launc
 		fmt.Fprintf(out, "__attribute__((intel_reqd_sub_group_size(%d)))\n", l.SubgroupSize)
 	}
 	fmt.Fprintf(out, "kernel void %s(%s) {\n", symbol, strings.Join(params, ", "))
+	out.Grow(e.locals.Len() + e.body.Len() + 3)
 	out.WriteString(e.locals.String())
-	out.WriteString(e.body.String())
+	out.Write(e.body.Bytes())
 	out.WriteString("}\n\n")
 	return k, nil
 }
@@ -123,15 +126,29 @@ func (e *fn) logicalGroups() string {
 
 // line writes one indented line of C, formatted as fmt.Fprintf would.
 func (e *fn) line(format string, a ...any) {
+	e.writeIndent()
+	if !simpleFormat(format, a) {
+		fmt.Fprintf(e.body, format, a...)
+	} else {
+		writeSimple(e.body, format, a)
+	}
+	e.body.WriteByte('\n')
+}
+
+// put writes one indented line of C made of parts: the most frequent
+// lines, written without formatting or boxing their parts.
+func (e *fn) put(parts ...string) {
+	e.writeIndent()
+	for _, p := range parts {
+		e.body.WriteString(p)
+	}
+	e.body.WriteByte('\n')
+}
+
+func (e *fn) writeIndent() {
 	for range e.indent {
 		e.body.WriteString("    ")
 	}
-	if !simpleFormat(format, a) {
-		fmt.Fprintf(&e.body, format, a...)
-	} else {
-		writeSimple(&e.body, format, a)
-	}
-	e.body.WriteByte('\n')
 }
 
 // simpleFormat reports whether format uses only %s with string arguments,
@@ -176,7 +193,7 @@ func simpleFormat(format string, a []any) bool {
 
 // writeSimple writes format with its arguments, which simpleFormat
 // accepted.
-func writeSimple(b *strings.Builder, format string, a []any) {
+func writeSimple(b *bytes.Buffer, format string, a []any) {
 	n := 0
 	for i := 0; i < len(format); i++ {
 		j := strings.IndexByte(format[i:], '%')
@@ -206,10 +223,14 @@ func writeSimple(b *strings.Builder, format string, a []any) {
 // fresh returns a new C identifier derived from the value's source name.
 func (e *fn) fresh(hint string) string {
 	e.next++
+	var buf [32]byte
+	var id []byte
 	if hint == "" || !isIdent(hint) {
-		return "v" + strconv.Itoa(e.next)
+		id = append(buf[:0], 'v')
+	} else {
+		id = append(append(buf[:0], hint...), '_')
 	}
-	return hint + "_" + strconv.Itoa(e.next)
+	return string(strconv.AppendInt(id, int64(e.next), 10))
 }
 
 func isIdent(s string) bool {
@@ -330,7 +351,7 @@ func (e *fn) value(v *ir.Value) string {
 // define declares a C variable holding expr for result v.
 func (e *fn) define(v *ir.Value, expr string) {
 	name := e.fresh(v.Name)
-	e.line("%s %s = %s;", e.valueType(v), name, expr)
+	e.put(e.valueType(v), " ", name, " = ", expr, ";")
 	e.names[v] = name
 }
 

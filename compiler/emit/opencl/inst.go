@@ -192,14 +192,16 @@ func (e *fn) indexArith(in *ir.Inst) error {
 	}
 	var expr string
 	switch in.Arith {
-	case ir.Min, ir.Max:
-		expr = fmt.Sprintf("(%s)%s(%s, %s)", typ, map[ir.ArithOp]string{ir.Min: "min", ir.Max: "max"}[in.Arith], x, y)
+	case ir.Min:
+		expr = "(" + typ + ")min(" + x + ", " + y + ")"
+	case ir.Max:
+		expr = "(" + typ + ")max(" + x + ", " + y + ")"
 	default:
 		op, ok := cOp[in.Arith]
 		if !ok {
 			return fmt.Errorf("opencl: arith.%s on index", in.Arith)
 		}
-		expr = fmt.Sprintf("(%s)(%s %s %s)", typ, x, op, y)
+		expr = "(" + typ + ")(" + x + " " + op + " " + y + ")"
 	}
 	e.define(r, expr)
 	return nil
@@ -475,11 +477,11 @@ func (e *fn) forLoop(in *ir.Inst) error {
 			e.line("#pragma unroll 1")
 		}
 	}
-	e.line("for (%s %s = %s; %s < %s; %s) {", e.valueType(iv), ivName, e.value(from), ivName, e.value(to), inc)
+	e.put("for (", e.valueType(iv), " ", ivName, " = ", e.value(from), "; ", ivName, " < ", e.value(to), "; ", inc, ") {")
 	e.indent++
 	err := e.region(body)
 	e.indent--
-	e.line("}")
+	e.put("}")
 	return err
 }
 
@@ -490,9 +492,9 @@ func (e *fn) carried(results, init []*ir.Value) []string {
 	for i, r := range results {
 		names[i] = e.fresh(r.Name)
 		if init != nil {
-			e.line("%s %s = %s;", e.valueType(r), names[i], e.value(init[i]))
+			e.put(e.valueType(r), " ", names[i], " = ", e.value(init[i]), ";")
 		} else {
-			e.line("%s %s;", e.valueType(r), names[i])
+			e.put(e.valueType(r), " ", names[i], ";")
 		}
 		e.names[r] = names[i]
 	}
@@ -531,9 +533,9 @@ func (e *fn) yield(in *ir.Inst) {
 	tmps := make([]string, len(dst))
 	for i, v := range in.Operands {
 		tmps[i] = e.fresh("y")
-		e.line("%s %s = %s;", e.valueType(v), tmps[i], e.value(v))
+		e.put(e.valueType(v), " ", tmps[i], " = ", e.value(v), ";")
 	}
 	for i := range dst {
-		e.line("%s = %s;", dst[i], tmps[i])
+		e.put(dst[i], " = ", tmps[i], ";")
 	}
 }
