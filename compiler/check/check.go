@@ -53,7 +53,7 @@ type checker struct {
 
 	// visible holds the values in scope; defined lists them in definition
 	// order so that leaving a region can drop its values.
-	visible map[*ir.Value]bool
+	visible *ir.ValueMap[bool]
 	defined []*ir.Value
 
 	localBytes int64 // sum of the sizes of the function's allocas
@@ -65,7 +65,7 @@ func (c *checker) errorf(pos ir.Pos, format string, args ...any) {
 }
 
 func (c *checker) function(f *ir.Func) {
-	c.visible, c.defined, c.localBytes = make(map[*ir.Value]bool, 128), c.defined[:0], 0
+	c.visible, c.defined, c.localBytes = ir.NewValueMap[bool](128), c.defined[:0], 0
 	c.sgs, _ = f.SubgroupSize()
 	for i, v := range f.Params {
 		pos := v.Pos
@@ -97,8 +97,13 @@ func (c *checker) function(f *ir.Func) {
 }
 
 func (c *checker) define(v *ir.Value) {
-	c.visible[v] = true
+	c.visible.Set(v, true)
 	c.defined = append(c.defined, v)
+}
+
+func (c *checker) isVisible(v *ir.Value) bool {
+	ok, _ := c.visible.Get(v)
+	return ok
 }
 
 // region checks r, whose effective class is kind (collective or SPMD).
@@ -125,7 +130,7 @@ func (c *checker) region(r *ir.Region, kind ir.RegionKind) {
 		c.inst(in, kind)
 	}
 	for _, v := range c.defined[mark:] {
-		delete(c.visible, v)
+		c.visible.Delete(v)
 	}
 	c.defined = c.defined[:mark]
 }
@@ -144,7 +149,7 @@ func (c *checker) inst(in *ir.Inst, kind ir.RegionKind) {
 		case v == nil:
 			c.errorf(in.OpPos, "operand %d of %s is missing", i+1, in.Mnemonic())
 			return
-		case !c.visible[v]:
+		case !c.isVisible(v):
 			c.errorf(operandPos(in, i), "%%%s is not visible here (values defined inside a region cannot be used outside it, and a value must be defined before its use)", v.Name)
 			return
 		case v.Type == nil:

@@ -28,6 +28,11 @@ type Value struct {
 	Def    *Inst   // the instruction whose result this is
 	Region *Region // the region whose argument this is
 	Index  int     // position in Def.Results, Region.Args or Func.Params
+
+	// ID numbers the value within its function (Func.Number), so that
+	// ValueMaps index slices by it. A value built after its function was
+	// numbered keeps a stale ID, which costs a ValueMap speed only.
+	ID int
 }
 
 // RegionKind says which instructions a region admits (the region class of

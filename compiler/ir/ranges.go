@@ -18,8 +18,8 @@ func (r Range) Fits32() bool { return r.Lo >= math.MinInt32 && r.Hi <= math.MaxI
 // and for loops' variables between their bounds. A value absent from the
 // result is Unknown. Back ends use it to do index arithmetic in 32 bits
 // where every value involved provably fits.
-func IndexRanges(f *Func, bounds func(BuiltinKind) (Range, bool)) map[*Value]Range {
-	r := ranges{known: map[*Value]Range{}, bounds: bounds}
+func IndexRanges(f *Func, bounds func(BuiltinKind) (Range, bool)) *ValueMap[Range] {
+	r := ranges{known: &ValueMap[Range]{}, bounds: bounds}
 	f.Body.Walk(func(in *Inst) bool {
 		r.inst(in)
 		return true
@@ -28,12 +28,12 @@ func IndexRanges(f *Func, bounds func(BuiltinKind) (Range, bool)) map[*Value]Ran
 }
 
 type ranges struct {
-	known  map[*Value]Range
+	known  *ValueMap[Range]
 	bounds func(BuiltinKind) (Range, bool)
 }
 
 func (r *ranges) of(v *Value) Range {
-	if x, ok := r.known[v]; ok {
+	if x, ok := r.known.Get(v); ok {
 		return x
 	}
 	return Unknown
@@ -41,7 +41,7 @@ func (r *ranges) of(v *Value) Range {
 
 func (r *ranges) set(v *Value, x Range) {
 	if x != Unknown && v.Type.IsInteger() {
-		r.known[v] = clampTo(x, v.Type)
+		r.known.Set(v, clampTo(x, v.Type))
 	}
 }
 

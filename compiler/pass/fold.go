@@ -72,10 +72,11 @@ func foldInt(in *ir.Inst) (int64, bool) {
 // deleting it releases its operands' uses before their definitions are
 // reached.
 func deadCode(f *ir.Func) error {
-	uses := map[*ir.Value]int{}
+	uses := ir.NewValueMap[int](f.Number())
 	f.Body.Walk(func(in *ir.Inst) bool {
 		for _, v := range in.Operands {
-			uses[v]++
+			n, _ := uses.Get(v)
+			uses.Set(v, n+1)
 		}
 		return true
 	})
@@ -85,7 +86,7 @@ func deadCode(f *ir.Func) error {
 
 // sweepDead deletes r's dead instructions, last to first, the regions of
 // an instruction before the instruction itself.
-func sweepDead(r *ir.Region, uses map[*ir.Value]int) {
+func sweepDead(r *ir.Region, uses *ir.ValueMap[int]) {
 	dead := 0
 	for i := len(r.Insts) - 1; i >= 0; i-- {
 		in := r.Insts[i]
@@ -96,7 +97,8 @@ func sweepDead(r *ir.Region, uses map[*ir.Value]int) {
 			continue
 		}
 		for _, v := range in.Operands {
-			uses[v]--
+			n, _ := uses.Get(v)
+			uses.Set(v, n-1)
 		}
 		r.Insts[i] = nil
 		dead++
@@ -106,9 +108,9 @@ func sweepDead(r *ir.Region, uses map[*ir.Value]int) {
 	}
 }
 
-func unused(in *ir.Inst, uses map[*ir.Value]int) bool {
+func unused(in *ir.Inst, uses *ir.ValueMap[int]) bool {
 	for _, r := range in.Results {
-		if uses[r] > 0 {
+		if n, _ := uses.Get(r); n > 0 {
 			return false
 		}
 	}

@@ -79,6 +79,9 @@ func Run(s *State, passes []Pass, o Options) error {
 			fmt.Fprintf(o.Debug, "; ---- IR after %s (%s)\n%s\n", p.Name, p.Doc, o.Print(s.Prog))
 		}
 		last := i == len(passes)-1
+		if last || o.VerifyEach {
+			number(s.Prog) // for the verifier and the back ends
+		}
 		if o.Verify == nil || !o.VerifyEach && !last {
 			continue
 		}
@@ -90,6 +93,14 @@ func Run(s *State, passes []Pass, o Options) error {
 		}
 	}
 	return nil
+}
+
+// number renumbers the values of p's functions (ir.Func.Number), which
+// the passes have added to.
+func number(p *ir.Program) {
+	for _, f := range p.Funcs {
+		f.Number()
+	}
 }
 
 func perFunc(fn func(*ir.Func) error) func(*State) error {

@@ -32,6 +32,7 @@ func parse(src []byte, d Dialect) (prog *ir.Program, errs diag.List) {
 	prog = &ir.Program{}
 	for p.tok != tEOF {
 		if f := p.function(); f != nil {
+			f.Number()
 			prog.Funcs = append(prog.Funcs, f)
 		}
 	}

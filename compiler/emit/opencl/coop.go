@@ -56,7 +56,7 @@ func (e *fn) coopDecl(v *ir.Value) (name string, perLane int) {
 	typ, n := e.coopType(v)
 	name = e.fresh(v.Name)
 	e.put(typ, " ", name, ";")
-	e.names[v] = name
+	e.names.Set(v, name)
 	return name, n
 }
 
@@ -258,7 +258,7 @@ func (e *fn) coopMulAdd(in *ir.Inst) {
 	e.closeLoop()
 	d := in.Result()
 	if d.Type == cv.Type {
-		e.names[d] = acc
+		e.names.Set(d, acc)
 		return
 	}
 	e.coopElementwise(d, func(x []string) string { return e.convert(x[0], ct, d.Type.Elem()) }, acc)

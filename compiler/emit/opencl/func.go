@@ -19,8 +19,8 @@ type fn struct {
 	locals strings.Builder // local-memory arrays, declared at kernel scope as OpenCL 1.2 requires
 	indent int
 	next   int
-	names  map[*ir.Value]string    // scalar and coopmatrix values
-	mems   map[*ir.Value]*memref   // memref values
+	names  ir.ValueMap[string]     // scalar and coopmatrix values
+	mems   ir.ValueMap[*memref]    // memref values
 	groups map[*ir.Value]*group    // group values
 	yields map[*ir.Region][]string // where a region's yield stores its values
 	frag   map[*ir.Value]bool      // coopmatrix values in the matrix engine's fragment layout
@@ -29,7 +29,7 @@ type fn struct {
 	packed map[*ir.Value]bool // fragment values held two 16-bit elements per uint (packedValues)
 	// replicated: B operands every lane holds whole (replicatedValues).
 	replicated map[*ir.Value]bool
-	ranges     map[*ir.Value]ir.Range // integer values' known ranges (narrow.go)
+	ranges     *ir.ValueMap[ir.Range] // integer values' known ranges (narrow.go)
 	// scratch, tiles: the local arrays of emulated shuffles and of the
 	// emulated matrix engine are declared.
 	scratch, tiles bool
@@ -41,7 +41,6 @@ func (u *unit) emitFunc(out *bytes.Buffer, f *ir.Func, symbol string, l Launch) 
 	}
 	l.BatchPerGroup = max(l.BatchPerGroup, 1)
 	e := &fn{u: u, f: f, launch: l,
-		names: map[*ir.Value]string{}, mems: map[*ir.Value]*memref{},
 		groups: map[*ir.Value]*group{}, yields: map[*ir.Region][]string{}}
 	e.frag, e.engine = fragmentValues(f, u.target, l.SubgroupSize)
 	if e.engine != nil {
@@ -117,7 +116,7 @@ func (e *fn) logicalGroups() string {
 	case x != nil && x.Mode == ir.GroupSizeMode:
 		return "(long)" + e.groups[e.f.Params[x.Param]].size
 	case x != nil:
-		return "(long)" + e.mems[e.f.Params[x.Param]].shape[x.Mode]
+		return "(long)" + e.memref(e.f.Params[x.Param]).shape[x.Mode]
 	default:
 		return fmt.Sprintf("(long)get_num_groups(0) * %d", l.BatchPerGroup)
 	}
@@ -255,13 +254,13 @@ func (e *fn) params(k *Kernel) []string {
 		base := e.fresh(p.Name)
 		switch p.Type.Kind() {
 		case ir.KindMemref:
-			e.mems[p] = e.memrefParam(p.Type, base, i, add)
+			e.mems.Set(p, e.memrefParam(p.Type, base, i, add))
 		case ir.KindGroup:
 			e.groups[p] = e.groupParam(p.Type, base, i, add)
 		default:
 			si := e.u.scalar(p.Type)
 			name := add(Arg{Name: base, CType: si.arg, Role: RoleScalar, Param: i, Elem: p.Type.String()})
-			e.names[p] = e.fromArg(name, p.Type, si)
+			e.names.Set(p, e.fromArg(name, p.Type, si))
 		}
 	}
 	return decl
@@ -342,7 +341,7 @@ func (e *fn) region(r *ir.Region) error {
 
 // value returns the C expression of a scalar or coopmatrix value.
 func (e *fn) value(v *ir.Value) string {
-	if s, ok := e.names[v]; ok {
+	if s, ok := e.names.Get(v); ok {
 		return s
 	}
 	panic(fmt.Sprintf("opencl: value %%%s used before it was written", v.Name))
@@ -352,7 +351,7 @@ func (e *fn) value(v *ir.Value) string {
 func (e *fn) define(v *ir.Value, expr string) {
 	name := e.fresh(v.Name)
 	e.put(e.valueType(v), " ", name, " = ", expr, ";")
-	e.names[v] = name
+	e.names.Set(v, name)
 }
 
 // regType is the C type of a scalar or bool in a private variable.

@@ -111,10 +111,10 @@ func (e *fn) constant(in *ir.Inst) {
 	// Scalar constants are used inline: the OpenCL compiler folds them and
 	// the kernel reads like the source. Narrow index constants are ints.
 	if e.narrow(in.Result()) {
-		e.names[in.Result()] = strconv.FormatInt(in.Const.Int, 10)
+		e.names.Set(in.Result(), strconv.FormatInt(in.Const.Int, 10))
 		return
 	}
-	e.names[in.Result()] = e.literal(in.Const, t)
+	e.names.Set(in.Result(), e.literal(in.Const, t))
 }
 
 // literal spells constant c of scalar or bool type t in C.
@@ -461,11 +461,11 @@ func (e *fn) forLoop(in *ir.Inst) error {
 	iv := body.Args[0]
 	carried := e.carried(in.Results, init)
 	for i, c := range carried {
-		e.names[body.Args[i+1]] = c
+		e.names.Set(body.Args[i+1], c)
 	}
 	e.yields[body] = carried
 	ivName := e.fresh(iv.Name)
-	e.names[iv] = ivName
+	e.names.Set(iv, ivName)
 	inc := "++" + ivName
 	if step != nil {
 		inc = ivName + " += " + e.value(step)
@@ -496,7 +496,7 @@ func (e *fn) carried(results, init []*ir.Value) []string {
 		} else {
 			e.put(e.valueType(r), " ", names[i], ";")
 		}
-		e.names[r] = names[i]
+		e.names.Set(r, names[i])
 	}
 	return names
 }

@@ -60,7 +60,7 @@ func (m *memref) offset(idx []string) string {
 
 // memref returns the view of memref value v.
 func (e *fn) memref(v *ir.Value) *memref {
-	if m, ok := e.mems[v]; ok {
+	if m, ok := e.mems.Get(v); ok {
 		return m
 	}
 	panic(fmt.Sprintf("opencl: memref %%%s used before it was written", v.Name))
@@ -78,7 +78,7 @@ func (e *fn) bindMemref(v *ir.Value, ptr string, shape, stride []string) {
 	m := &memref{typ: t, ptr: name, space: space}
 	m.shape = e.pinAll(shape, t.Shape())
 	m.stride = e.pinAll(stride, t.Stride())
-	e.mems[v] = m
+	e.mems.Set(v, m)
 }
 
 // pinAll returns the static entries of static as literals and stores the
@@ -300,7 +300,7 @@ func (e *fn) alloca(in *ir.Inst) {
 	m := &memref{typ: t, ptr: ptr, space: "local"}
 	m.shape = e.pinAll(make([]string, len(t.Shape())), t.Shape())
 	m.stride = e.pinAll(make([]string, len(t.Stride())), t.Stride())
-	e.mems[in.Result()] = m
+	e.mems.Set(in.Result(), m)
 }
 
 // index returns the C expressions of index operands.

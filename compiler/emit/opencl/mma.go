@@ -330,7 +330,7 @@ func (e *fn) mmaMulAdd(in *ir.Inst) {
 	acc := e.fresh("acc")
 	typ, _ := e.coopType(cv)
 	e.line("%s %s = %s;", typ, acc, c)
-	defer func() { e.names[in.Result()] = acc }()
+	defer func() { e.names.Set(in.Result(), acc) }()
 	// block issues the engine call of one block of D from the fragment
 	// elements starting at offC, offA and offB.
 	var block func(offC, offA, offB int)

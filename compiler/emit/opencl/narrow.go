@@ -53,7 +53,7 @@ func (e *fn) narrow(v *ir.Value) bool {
 	if v.Type != ir.Index {
 		return false
 	}
-	r, ok := e.ranges[v]
+	r, ok := e.ranges.Get(v)
 	return ok && r.Fits32()
 }
 
@@ -67,7 +67,7 @@ func (e *fn) wide(v *ir.Value) string {
 
 // rangeOf is v's range, Unknown when nothing is known.
 func (e *fn) rangeOf(v *ir.Value) ir.Range {
-	if r, ok := e.ranges[v]; ok {
+	if r, ok := e.ranges.Get(v); ok {
 		return r
 	}
 	return ir.Unknown

@@ -241,7 +241,7 @@ func (e *fn) coopReduce(in *ir.Inst) error {
 // instruction subgroup_add.reduce (or _max, _min) writes.
 func (e *fn) subgroupReduce(op ir.ArithOp, t *ir.Type, x string) (string, error) {
 	src := &ir.Value{Type: t}
-	e.names[src] = x
+	e.names.Set(src, x)
 	sg := ir.NewInst(map[ir.ArithOp]ir.Op{ir.Add: ir.OpSubgroupAdd, ir.Max: ir.OpSubgroupMax, ir.Min: ir.OpSubgroupMin}[op], []*ir.Value{src}, t)
 	sg.Scan = ir.Reduce
 	if err := e.subgroupOp(sg); err != nil {
@@ -258,9 +258,9 @@ func (e *fn) coopApply(in *ir.Inst) error {
 	body := in.Body()
 	name, _ := e.coopDecl(in.Result())
 	e.coopElems(a)
-	e.names[body.Args[0]] = "(int)tl_r"
-	e.names[body.Args[1]] = "(int)tl_c"
-	e.names[body.Args[2]] = e.value(a) + ".v[tl_k]"
+	e.names.Set(body.Args[0], "(int)tl_r")
+	e.names.Set(body.Args[1], "(int)tl_c")
+	e.names.Set(body.Args[2], e.value(a)+".v[tl_k]")
 	e.yields[body] = []string{name + ".v[tl_k]"}
 	err := e.region(body)
 	e.closeElems()

@@ -128,7 +128,7 @@ func (e *fn) shuffleScan(in *ir.Inst, op ir.ArithOp, x, ident string) {
 		e.define(in.Result(), fmt.Sprintf("tl_lane == 0 ? %s : %s", ident, prev))
 		return
 	}
-	e.names[in.Result()] = acc
+	e.names.Set(in.Result(), acc)
 }
 
 // identity is the neutral element of op on type t.

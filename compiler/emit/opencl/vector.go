@@ -58,7 +58,7 @@ func (e *fn) vectorLoad(in *ir.Inst) {
 		if e.u.scalar(m.typ.Elem()).halfway || m.typ.Elem().Kind() == ir.KindBF16 {
 			e.define(r, elems[k])
 		} else {
-			e.names[r] = elems[k]
+			e.names.Set(r, elems[k])
 		}
 	}
 }

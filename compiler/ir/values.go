@@ -1,0 +1,105 @@
+package ir
+
+// Number gives every value f defines (parameters, region arguments,
+// instruction results) a distinct ID from 0, in program order, and returns
+// how many there are. It writes the IDs: the parser numbers the functions
+// it builds, the pass pipeline those it rewrites, and analyses read them
+// through ValueMaps, so number f again after adding values to it for speed.
+func (f *Func) Number() int {
+	n := 0
+	for _, p := range f.Params {
+		p.ID, n = n, n+1
+	}
+	if f.Body != nil {
+		n = f.Body.number(n)
+	}
+	return n
+}
+
+func (r *Region) number(n int) int {
+	for _, a := range r.Args {
+		a.ID, n = n, n+1
+	}
+	for _, in := range r.Insts {
+		for _, res := range in.Results {
+			res.ID, n = n, n+1
+		}
+		for _, sub := range in.Regions {
+			n = sub.number(n)
+		}
+	}
+	return n
+}
+
+// A ValueMap maps the values of one function to Ts, in slices indexed by
+// the values' IDs (Func.Number): the compiler's analyses and back ends
+// look a value up for nearly every instruction, and Go maps keyed by
+// *Value were a fifth of a compile. IDs are a hint, never trusted: a slot
+// remembers its value, and a value whose ID is stale (built after the
+// numbering) or taken by another lives in an ordinary map instead. The
+// zero ValueMap is empty and ready to use.
+type ValueMap[T any] struct {
+	keys  []*Value
+	vals  []T
+	other map[*Value]T
+}
+
+// maxDenseID bounds the slices: an ID beyond it (no function has that many
+// values) goes to the map.
+const maxDenseID = 1 << 24
+
+// NewValueMap returns an empty map with room for the IDs below n.
+func NewValueMap[T any](n int) *ValueMap[T] {
+	return &ValueMap[T]{keys: make([]*Value, n), vals: make([]T, n)}
+}
+
+// Get returns v's entry and whether it has one.
+func (m *ValueMap[T]) Get(v *Value) (T, bool) {
+	if id := v.ID; uint(id) < uint(len(m.keys)) && m.keys[id] == v {
+		return m.vals[id], true
+	}
+	x, ok := m.other[v]
+	return x, ok
+}
+
+// Set makes x v's entry.
+func (m *ValueMap[T]) Set(v *Value, x T) {
+	id := v.ID
+	if id >= len(m.keys) && id < maxDenseID {
+		m.grow(id + 1)
+	}
+	if uint(id) < uint(len(m.keys)) {
+		switch m.keys[id] {
+		case v:
+			m.vals[id] = x
+			return
+		case nil:
+			if _, elsewhere := m.other[v]; !elsewhere {
+				m.keys[id], m.vals[id] = v, x
+				return
+			}
+		}
+	}
+	if m.other == nil {
+		m.other = map[*Value]T{}
+	}
+	m.other[v] = x
+}
+
+// Delete removes v's entry, if any.
+func (m *ValueMap[T]) Delete(v *Value) {
+	if id := v.ID; uint(id) < uint(len(m.keys)) && m.keys[id] == v {
+		var zero T
+		m.keys[id], m.vals[id] = nil, zero
+		return
+	}
+	delete(m.other, v)
+}
+
+func (m *ValueMap[T]) grow(n int) {
+	n = max(n, 2*len(m.keys))
+	keys, vals := make([]*Value, n), make([]T, n)
+	copy(keys, m.keys)
+	copy(vals, m.vals)
+	m.keys, m.vals = keys, vals
+}
