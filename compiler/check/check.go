@@ -65,7 +65,7 @@ func (c *checker) errorf(pos ir.Pos, format string, args ...any) {
 }
 
 func (c *checker) function(f *ir.Func) {
-	c.visible, c.defined, c.localBytes = ir.NewValueMap[bool](128), c.defined[:0], 0
+	c.visible, c.defined, c.localBytes = ir.NewValueMap[bool](f.NumValues), c.defined[:0], 0
 	c.sgs, _ = f.SubgroupSize()
 	for i, v := range f.Params {
 		pos := v.Pos

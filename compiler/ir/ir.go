@@ -248,6 +248,10 @@ type Func struct {
 	Pos        Pos     // of the "func" keyword
 	NamePos    Pos
 	Comments   []string // comment lines before the function, each with its ';'
+
+	// NumValues is the count of values Number gave IDs to: the size of a
+	// ValueMap for f's values (a hint: f may have grown since).
+	NumValues int
 }
 
 // WorkGroupSize returns the work_group_size attribute.

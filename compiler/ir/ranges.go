@@ -19,7 +19,7 @@ func (r Range) Fits32() bool { return r.Lo >= math.MinInt32 && r.Hi <= math.MaxI
 // result is Unknown. Back ends use it to do index arithmetic in 32 bits
 // where every value involved provably fits.
 func IndexRanges(f *Func, bounds func(BuiltinKind) (Range, bool)) *ValueMap[Range] {
-	r := ranges{known: &ValueMap[Range]{}, bounds: bounds}
+	r := ranges{known: NewValueMap[Range](f.NumValues), bounds: bounds}
 	f.Body.Walk(func(in *Inst) bool {
 		r.inst(in)
 		return true

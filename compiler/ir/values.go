@@ -2,7 +2,7 @@ package ir
 
 // Number gives every value f defines (parameters, region arguments,
 // instruction results) a distinct ID from 0, in program order, and returns
-// how many there are. It writes the IDs: the parser numbers the functions
+// how many there are (also kept in f.NumValues). It writes the IDs: the parser numbers the functions
 // it builds, the pass pipeline those it rewrites, and analyses read them
 // through ValueMaps, so number f again after adding values to it for speed.
 func (f *Func) Number() int {
@@ -13,6 +13,7 @@ func (f *Func) Number() int {
 	if f.Body != nil {
 		n = f.Body.number(n)
 	}
+	f.NumValues = n
 	return n
 }
 

@@ -41,6 +41,7 @@ func (u *unit) emitFunc(out *bytes.Buffer, f *ir.Func, symbol string, l Launch) 
 	}
 	l.BatchPerGroup = max(l.BatchPerGroup, 1)
 	e := &fn{u: u, f: f, launch: l,
+		names:  *ir.NewValueMap[string](f.NumValues),
 		groups: map[*ir.Value]*group{}, yields: map[*ir.Region][]string{}}
 	e.frag, e.engine = fragmentValues(f, u.target, l.SubgroupSize)
 	if e.engine != nil {

@@ -91,6 +91,7 @@ func EmitWith(prog *ir.Program, t *target.Target, launch map[*ir.Func]opencl.Lau
 		return nil, fmt.Errorf("spirv: target %s has no SPIR-V path; use generic or intel", t.Name)
 	}
 	u := newUnit(t)
+	defer u.b.Release()
 	u.opts = o
 	out := &Output{Env: "opencl1.2"}
 	if t.Shuffle == target.ShuffleIntel {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // ID is a SPIR-V result id.
@@ -42,7 +43,7 @@ type Builder struct {
 // minVersion (encoded as in the header, e.g. 0x10000 for 1.0).
 func NewBuilder(minVersion uint32) *Builder {
 	return &Builder{next: 1, minVer: minVersion, version: minVersion, dedup: map[dedupKey]ID{}, dedupLong: map[string]ID{},
-		code: make([]uint32, 0, 1<<14)}
+		code: *codeBuffers.Get().(*[]uint32)}
 }
 
 // NewID allocates a result id.
@@ -390,15 +391,41 @@ func (b *Builder) Bytes(addressing AddressingModel, memory MemoryModel) []byte {
 	words = append(words, head...)
 	words = append(words, b.imports...)
 	words = b.encode(words, OpMemoryModel, []uint32{uint32(addressing), uint32(memory)})
-	for _, sec := range [][]uint32{b.entries, b.modes, b.names, b.annotations, b.globals, b.code} {
-		words = append(words, sec...)
+	sections := [...][]uint32{words, b.entries, b.modes, b.names, b.annotations, b.globals, b.code}
+	n := 0
+	for _, sec := range sections {
+		n += len(sec)
 	}
-	out := make([]byte, 4*len(words))
-	for i, w := range words {
-		binary.LittleEndian.PutUint32(out[4*i:], w)
+	out := make([]byte, 4*n)
+	at := out
+	for _, sec := range sections {
+		for _, w := range sec {
+			binary.LittleEndian.PutUint32(at, w)
+			at = at[4:]
+		}
 	}
 	return out
 }
+
+// Release hands the builder's code buffer back for the next module; the
+// builder must not be used after it. Module code is tens of KiB, and a
+// buffer allocated per module was a quarter of a compile's allocations.
+func (b *Builder) Release() {
+	if cap(b.code) <= maxPooledCode {
+		code := b.code[:0]
+		codeBuffers.Put(&code)
+	}
+	b.code = nil
+}
+
+// maxPooledCode bounds the buffers kept (in words), so that one huge
+// module does not pin its buffer.
+const maxPooledCode = 1 << 20
+
+var codeBuffers = sync.Pool{New: func() any {
+	code := make([]uint32, 0, 1<<12)
+	return &code
+}}
 
 // Version is the module's SPIR-V version so far (final after Bytes).
 func (b *Builder) Version() uint32 { return b.version }
