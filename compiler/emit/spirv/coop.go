@@ -22,7 +22,7 @@ func (e *fn) perLane(t *ir.Type) int {
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
 func (e *fn) coop(v *ir.Value) []spv.ID {
-	if ids, ok := e.coops[v]; ok {
+	if ids, ok := e.coops.Get(v); ok {
 		return ids
 	}
 	panic(fmt.Sprintf("spirv: coopmatrix %%%s used before it was written", v.Name))
@@ -42,7 +42,7 @@ func (e *fn) coopElementwise(v *ir.Value, f func(x []spv.ID) (spv.ID, error), sr
 		}
 		out[k] = id
 	}
-	e.coops[v] = out
+	e.coops.Set(v, out)
 	return nil
 }
 
@@ -150,7 +150,7 @@ func (e *fn) coopLoad(in *ir.Inst) {
 		v := e.guarded(cond, e.u.reg(et), e.u.zero(et), func() spv.ID { return e.loadElem(m, off) })
 		out[k] = e.convert(v, m.typ.Elem(), et)
 	})
-	e.coops[in.Result()] = out
+	e.coops.Set(in.Result(), out)
 }
 
 func (e *fn) coopStore(in *ir.Inst) {
@@ -240,7 +240,7 @@ func (e *fn) coopMulAdd(in *ir.Inst) {
 	for k := range acc {
 		acc[k] = e.convert(acc[k], ct, d.Type.Elem())
 	}
-	e.coops[d] = acc
+	e.coops.Set(d, acc)
 }
 
 // broadcast returns x (register value of type t) from lane `lane` (an i32)
@@ -298,10 +298,10 @@ func (e *fn) subgroupOp(in *ir.Inst) error {
 	if e.launch.SubgroupSize == 1 {
 		if in.Scan == ir.ExclusiveScan {
 			id, err := e.identity(in.Op, t)
-			e.vals[in.Result()] = id
+			e.vals.Set(in.Result(), id)
 			return err
 		}
-		e.vals[in.Result()] = x
+		e.vals.Set(in.Result(), x)
 		return nil
 	}
 	if e.u.target.Shuffle != target.ShuffleIntel {
@@ -315,10 +315,10 @@ func (e *fn) subgroupOp(in *ir.Inst) error {
 		rt := e.u.reg(ct)
 		re := e.groupOp(in, ct, e.extract(rt, x, 0))
 		im := e.groupOp(in, ct, e.extract(rt, x, 1))
-		e.vals[in.Result()] = e.complex(e.u.reg(t), re, im)
+		e.vals.Set(in.Result(), e.complex(e.u.reg(t), re, im))
 		return nil
 	}
-	e.vals[in.Result()] = e.groupOp(in, t, x)
+	e.vals.Set(in.Result(), e.groupOp(in, t, x))
 	return nil
 }
 

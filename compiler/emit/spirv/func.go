@@ -16,9 +16,9 @@ type fn struct {
 	launch opencl.Launch
 	block  spv.ID // the block instructions are appended to
 
-	vals   map[*ir.Value]spv.ID   // scalar values
-	coops  map[*ir.Value][]spv.ID // coopmatrix values: this lane's elements
-	mems   map[*ir.Value]*memref
+	vals   ir.ValueMap[spv.ID]   // scalar values
+	coops  ir.ValueMap[[]spv.ID] // coopmatrix values: this lane's elements
+	mems   ir.ValueMap[*memref]
 	groups map[*ir.Value]*group
 	yields map[*ir.Region]*yieldSink
 
@@ -43,8 +43,8 @@ func (u *unit) emitFunc(f *ir.Func, l opencl.Launch) (*opencl.Kernel, error) {
 	}
 	l.BatchPerGroup = max(l.BatchPerGroup, 1)
 	e := &fn{u: u, b: u.b, f: f, launch: l,
-		vals: map[*ir.Value]spv.ID{}, coops: map[*ir.Value][]spv.ID{},
-		mems: map[*ir.Value]*memref{}, groups: map[*ir.Value]*group{}, yields: map[*ir.Region]*yieldSink{}}
+		vals:   *ir.NewValueMap[spv.ID](f.NumValues),
+		groups: map[*ir.Value]*group{}, yields: map[*ir.Region]*yieldSink{}}
 	// SPIR-V entry points are free strings: every kernel keeps its name.
 	k := &opencl.Kernel{Name: f.Name, Symbol: f.Name, Launch: l}
 	sig := e.signature(k)
@@ -144,7 +144,7 @@ func (e *fn) logicalGroups() spv.ID {
 	case l.BatchPerGroup > 1 && x != nil && x.Mode == ir.GroupSizeMode:
 		return e.dimID(e.groups[e.f.Params[x.Param]].size)
 	case l.BatchPerGroup > 1 && x != nil:
-		return e.dimID(e.mems[e.f.Params[x.Param]].shape[x.Mode])
+		return e.dimID(e.memref(e.f.Params[x.Param]).shape[x.Mode])
 	}
 	launched := e.extract(u.intT(64), e.loadBuiltin(spv.BuiltInNumWorkgroups), 0)
 	if l.BatchPerGroup > 1 {
@@ -253,7 +253,7 @@ func (e *fn) forLoop(in *ir.Inst) error {
 	e.yields[body] = sink
 	spec := loopSpec{ivType: ivType, from: e.value(from), to: e.value(to), step: stepID, init: initIDs, types: types}
 	phis, err := e.loop(spec, func(iv spv.ID, carried []spv.ID) ([]spv.ID, error) {
-		e.vals[body.Args[0]] = iv
+		e.vals.Set(body.Args[0], iv)
 		e.unflatten(body.Args[1:], carried)
 		if err := e.region(body); err != nil {
 			return nil, err
@@ -360,11 +360,11 @@ func (e *fn) unflatten(vs []*ir.Value, ids []spv.ID) {
 	for _, v := range vs {
 		if v.Type.Kind() == ir.KindCoopmatrix {
 			n := e.perLane(v.Type)
-			e.coops[v] = ids[:n]
+			e.coops.Set(v, ids[:n])
 			ids = ids[n:]
 			continue
 		}
-		e.vals[v] = ids[0]
+		e.vals.Set(v, ids[0])
 		ids = ids[1:]
 	}
 }
@@ -379,7 +379,7 @@ func flat(vals [][]spv.ID) []spv.ID {
 
 // value returns the id of a scalar value.
 func (e *fn) value(v *ir.Value) spv.ID {
-	if id, ok := e.vals[v]; ok {
+	if id, ok := e.vals.Get(v); ok {
 		return id
 	}
 	panic(fmt.Sprintf("spirv: value %%%s used before it was written", v.Name))

@@ -18,7 +18,7 @@ func (e *fn) inst(in *ir.Inst) error {
 	case ir.OpArithUnary:
 		return e.unaryInst(in)
 	case ir.OpCmp:
-		e.vals[in.Result()] = e.cmp(in.Cmp, in.Operands[0].Type, e.value(in.Operands[0]), e.value(in.Operands[1]))
+		e.vals.Set(in.Result(), e.cmp(in.Cmp, in.Operands[0].Type, e.value(in.Operands[0]), e.value(in.Operands[1])))
 	case ir.OpCast:
 		e.castInst(in)
 	case ir.OpMath:
@@ -60,10 +60,10 @@ func (e *fn) inst(in *ir.Inst) error {
 	case ir.OpParallel:
 		return e.region(in.Body())
 	case ir.OpSubgroupBroadcast:
-		e.vals[in.Result()] = e.broadcast(e.value(in.Operands[0]), in.Result().Type, e.value(in.Operands[1]))
+		e.vals.Set(in.Result(), e.broadcast(e.value(in.Operands[0]), in.Result().Type, e.value(in.Operands[1])))
 	case ir.OpSubgroupShuffleXor:
 		lane := e.op(spv.OpBitwiseXor, e.u.intT(32), e.lane, e.value(in.Operands[1]))
-		e.vals[in.Result()] = e.broadcast(e.value(in.Operands[0]), in.Result().Type, lane)
+		e.vals.Set(in.Result(), e.broadcast(e.value(in.Operands[0]), in.Result().Type, lane))
 	case ir.OpSubgroupAdd, ir.OpSubgroupMax, ir.OpSubgroupMin:
 		return e.subgroupOp(in)
 	case ir.OpCoopMatrixLoad:
@@ -98,7 +98,7 @@ func (e *fn) load(in *ir.Inst) {
 		return
 	}
 	m := e.memref(v)
-	e.vals[in.Result()] = e.loadElem(m, e.offset(m, e.indices(in.Operands[1:])))
+	e.vals.Set(in.Result(), e.loadElem(m, e.offset(m, e.indices(in.Operands[1:]))))
 }
 
 // barrier is OpControlBarrier over the work-group with sequentially
@@ -123,10 +123,10 @@ func (e *fn) constantInst(in *ir.Inst) {
 		for i := range ids {
 			ids[i] = c
 		}
-		e.coops[in.Result()] = ids
+		e.coops.Set(in.Result(), ids)
 		return
 	}
-	e.vals[in.Result()] = e.u.constant(in.Const, t)
+	e.vals.Set(in.Result(), e.u.constant(in.Const, t))
 }
 
 func (e *fn) arithInst(in *ir.Inst) error {
@@ -137,40 +137,59 @@ func (e *fn) arithInst(in *ir.Inst) error {
 		}, in.Operands[0], in.Operands[1])
 	}
 	id, err := e.binary(in.Arith, t, e.value(in.Operands[0]), e.value(in.Operands[1]))
-	e.vals[in.Result()] = id
+	e.vals.Set(in.Result(), id)
 	return err
 }
 
+// The instructions of the arithmetic operations, in tables indexed by the
+// operation: binary runs for every element of unrolled coopmatrix
+// arithmetic, where hashing map keys showed in profiles.
 var (
-	intOps   = map[ir.ArithOp]spv.Op{ir.Add: spv.OpIAdd, ir.Sub: spv.OpISub, ir.Mul: spv.OpIMul, ir.Div: spv.OpSDiv, ir.Rem: spv.OpSRem, ir.Shl: spv.OpShiftLeftLogical, ir.Shr: spv.OpShiftRightArithmetic, ir.And: spv.OpBitwiseAnd, ir.Or: spv.OpBitwiseOr, ir.Xor: spv.OpBitwiseXor}
-	intExt   = map[ir.ArithOp]spv.CLExtInst{ir.Min: spv.CLSMin, ir.Max: spv.CLSMax}
-	floatOps = map[ir.ArithOp]spv.Op{ir.Add: spv.OpFAdd, ir.Sub: spv.OpFSub, ir.Mul: spv.OpFMul, ir.Div: spv.OpFDiv}
-	floatExt = map[ir.ArithOp]spv.CLExtInst{ir.Rem: spv.CLFmod, ir.Min: spv.CLFmin, ir.Max: spv.CLFmax}
-	boolOps  = map[ir.ArithOp]spv.Op{ir.And: spv.OpLogicalAnd, ir.Or: spv.OpLogicalOr, ir.Xor: spv.OpLogicalNotEqual}
+	intOps   = tableOf(map[ir.ArithOp]spv.Op{ir.Add: spv.OpIAdd, ir.Sub: spv.OpISub, ir.Mul: spv.OpIMul, ir.Div: spv.OpSDiv, ir.Rem: spv.OpSRem, ir.Shl: spv.OpShiftLeftLogical, ir.Shr: spv.OpShiftRightArithmetic, ir.And: spv.OpBitwiseAnd, ir.Or: spv.OpBitwiseOr, ir.Xor: spv.OpBitwiseXor})
+	intExt   = tableOf(map[ir.ArithOp]spv.CLExtInst{ir.Min: spv.CLSMin, ir.Max: spv.CLSMax})
+	floatOps = tableOf(map[ir.ArithOp]spv.Op{ir.Add: spv.OpFAdd, ir.Sub: spv.OpFSub, ir.Mul: spv.OpFMul, ir.Div: spv.OpFDiv})
+	floatExt = tableOf(map[ir.ArithOp]spv.CLExtInst{ir.Rem: spv.CLFmod, ir.Min: spv.CLFmin, ir.Max: spv.CLFmax})
+	boolOps  = tableOf(map[ir.ArithOp]spv.Op{ir.And: spv.OpLogicalAnd, ir.Or: spv.OpLogicalOr, ir.Xor: spv.OpLogicalNotEqual})
 )
+
+// opTable is a map from the 256 values of a byte-sized operation to Vs.
+type opTable[K ~uint8, V any] struct {
+	v  [256]V
+	ok [256]bool
+}
+
+func tableOf[K ~uint8, V any](m map[K]V) *opTable[K, V] {
+	t := &opTable[K, V]{}
+	for k, v := range m {
+		t.v[k], t.ok[k] = v, true
+	}
+	return t
+}
+
+func (t *opTable[K, V]) get(k K) (V, bool) { return t.v[k], t.ok[k] }
 
 // binary computes x op y for scalar or bool type t.
 func (e *fn) binary(op ir.ArithOp, t *ir.Type, x, y spv.ID) (spv.ID, error) {
 	rt := e.u.reg(t)
 	switch {
 	case t.Kind() == ir.KindBool:
-		if o, ok := boolOps[op]; ok {
+		if o, ok := boolOps.get(op); ok {
 			return e.op(o, rt, x, y), nil
 		}
 	case t.IsComplex():
 		return e.complexBinary(op, t, x, y)
 	case t.IsFloat():
-		if o, ok := floatOps[op]; ok {
+		if o, ok := floatOps.get(op); ok {
 			return e.roundTo(e.op(o, rt, x, y), t), nil
 		}
-		if o, ok := floatExt[op]; ok {
+		if o, ok := floatExt.get(op); ok {
 			return e.roundTo(e.ext(rt, o, x, y), t), nil
 		}
 	case t.IsInteger():
-		if o, ok := intOps[op]; ok {
+		if o, ok := intOps.get(op); ok {
 			return e.op(o, rt, x, y), nil
 		}
-		if o, ok := intExt[op]; ok {
+		if o, ok := intExt.get(op); ok {
 			return e.ext(rt, o, x, y), nil
 		}
 	}
@@ -210,7 +229,7 @@ func (e *fn) unaryInst(in *ir.Inst) error {
 		}, in.Operands[0])
 	}
 	id, err := e.unary(in.Unary, src, e.value(in.Operands[0]))
-	e.vals[in.Result()] = id
+	e.vals.Set(in.Result(), id)
 	return err
 }
 
@@ -282,7 +301,7 @@ func (e *fn) castInst(in *ir.Inst) {
 		}, in.Operands[0])
 		return
 	}
-	e.vals[in.Result()] = e.convert(e.value(in.Operands[0]), from, to)
+	e.vals.Set(in.Result(), e.convert(e.value(in.Operands[0]), from, to))
 }
 
 // convert converts register value x of scalar type from to scalar type to.
@@ -356,14 +375,14 @@ func (e *fn) mathInst(in *ir.Inst) error {
 			re, im = e.op(spv.OpFMul, ct, re, ln2), e.op(spv.OpFMul, ct, im, ln2)
 		}
 		r := e.ext(ct, spv.CLExp, re)
-		e.vals[in.Result()] = e.complex(rt,
-			e.op(spv.OpFMul, ct, r, e.ext(ct, spv.CLCos, im)), e.op(spv.OpFMul, ct, r, e.ext(ct, spv.CLSin, im)))
+		e.vals.Set(in.Result(), e.complex(rt,
+			e.op(spv.OpFMul, ct, r, e.ext(ct, spv.CLCos, im)), e.op(spv.OpFMul, ct, r, e.ext(ct, spv.CLSin, im))))
 	case !t.IsFloat():
 		return fmt.Errorf("spirv: math on %s", t)
 	case native && rt == e.u.floatT(32):
-		e.vals[in.Result()] = e.roundTo(e.ext(rt, mathExt[op][1], x), t)
+		e.vals.Set(in.Result(), e.roundTo(e.ext(rt, mathExt[op][1], x), t))
 	default:
-		e.vals[in.Result()] = e.roundTo(e.ext(rt, mathExt[op][0], x), t)
+		e.vals.Set(in.Result(), e.roundTo(e.ext(rt, mathExt[op][0], x), t))
 	}
 	return nil
 }
@@ -403,7 +422,7 @@ func (e *fn) builtin(in *ir.Inst) {
 	case ir.SubgroupLocalID:
 		id = e.lane
 	}
-	e.vals[in.Result()] = e.convertInt(id, bits, in.Result().Type.Bits())
+	e.vals.Set(in.Result(), e.convertInt(id, bits, in.Result().Type.Bits()))
 }
 
 // complex builds the 2-vector (re, im) of type t. It inserts into an undef

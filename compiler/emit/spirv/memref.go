@@ -30,7 +30,23 @@ type group struct {
 	size, offset  *dim
 }
 
-func constDim(c int64) *dim { return &dim{c: c} }
+// constDim is the constant dim c. Dims are never modified once made
+// (only a parameter's are bound, and those are made in dynamicDims), so
+// small constants, which the unrolled element loops make by the
+// thousand, are shared.
+func constDim(c int64) *dim {
+	if 0 <= c && c < int64(len(smallDims)) {
+		return &smallDims[c]
+	}
+	return &dim{c: c}
+}
+
+var smallDims = func() (ds [1024]dim) {
+	for i := range ds {
+		ds[i].c = int64(i)
+	}
+	return ds
+}()
 
 // dimID is d as an i64 value.
 func (e *fn) dimID(d *dim) spv.ID {
@@ -89,7 +105,10 @@ func (e *fn) offset(m *memref, idx []*dim) *dim {
 	return off
 }
 
-func (e *fn) memref(v *ir.Value) *memref { return e.mems[v] }
+func (e *fn) memref(v *ir.Value) *memref {
+	m, _ := e.mems.Get(v)
+	return m
+}
 
 // ptrType is the pointer type of m's elements.
 func (e *fn) ptrType(m *memref) spv.ID { return e.u.ptr(m.sc, e.u.mem(m.typ.Elem())) }
@@ -146,7 +165,7 @@ func (e *fn) bindView(v *ir.Value, m *memref, ptr spv.ID, shape, stride []*dim) 
 		}
 		return ds
 	}
-	e.mems[v] = &memref{typ: t, sc: m.sc, ptr: ptr, shape: pin(shape, t.Shape()), stride: pin(stride, t.Stride())}
+	e.mems.Set(v, &memref{typ: t, sc: m.sc, ptr: ptr, shape: pin(shape, t.Shape()), stride: pin(stride, t.Stride())})
 }
 
 // expand splits mode Mode into the modes of the expand shape, with
@@ -235,7 +254,7 @@ func (e *fn) alloca(in *ir.Inst) {
 		m.shape = append(m.shape, constDim(t.Shape()[i]))
 		m.stride = append(m.stride, constDim(t.Stride()[i]))
 	}
-	e.mems[in.Result()] = m
+	e.mems.Set(in.Result(), m)
 }
 
 func (e *fn) size(in *ir.Inst) {
@@ -246,7 +265,7 @@ func (e *fn) size(in *ir.Inst) {
 	} else {
 		d = e.memref(v).shape[in.Mode]
 	}
-	e.vals[in.Result()] = e.convertInt(e.dimID(d), 64, in.Result().Type.Bits())
+	e.vals.Set(in.Result(), e.convertInt(e.dimID(d), 64, in.Result().Type.Bits()))
 }
 
 // convertInt changes the width of an integer.

@@ -39,7 +39,7 @@ func (e *fn) signature(k *opencl.Kernel) *signature {
 			e.groupParam(p, i, add)
 		default:
 			a := opencl.Arg{Role: opencl.RoleScalar, Param: i, Elem: p.Type.String(), CType: cType(p.Type, e.u.target.NativeF16)}
-			add(a, e.u.arg(p.Type), func(id spv.ID) { e.vals[p] = e.fromArg(id, p.Type) })
+			add(a, e.u.arg(p.Type), func(id spv.ID) { e.vals.Set(p, e.fromArg(id, p.Type)) })
 		}
 	}
 	return s
@@ -70,7 +70,7 @@ func (e *fn) memrefParam(p *ir.Value, param int, add addArg) {
 	m.stride = e.dynamicDims(t.Stride(), func(i int, bind func(spv.ID)) {
 		add(opencl.Arg{Role: opencl.RoleStride, Param: param, Mode: i, CType: "long"}, e.u.intT(64), bind)
 	})
-	e.mems[p] = m
+	e.mems.Set(p, m)
 }
 
 func (e *fn) groupParam(p *ir.Value, param int, add addArg) {

@@ -20,7 +20,7 @@ func (e *fn) releasedInst(in *ir.Inst) (bool, error) {
 	case ir.OpAtomicLoad:
 		m := e.memref(in.Operands[0])
 		e.fence(in.Semantics == ir.SequentiallyConsistent)
-		e.vals[in.Result()] = e.loadElem(m, e.offset(m, e.indices(in.Operands[1:])))
+		e.vals.Set(in.Result(), e.loadElem(m, e.offset(m, e.indices(in.Operands[1:]))))
 		e.fence(in.Semantics != ir.Relaxed && in.Semantics != ir.Release)
 	case ir.OpAtomicStore, ir.OpAtomicUpdate:
 		m := e.memref(in.Operands[1])
@@ -31,11 +31,11 @@ func (e *fn) releasedInst(in *ir.Inst) (bool, error) {
 		}
 		old := e.atomicStore(m, e.offset(m, e.indices(in.Operands[2:])), e.value(in.Operands[0]), mode)
 		if in.Op == ir.OpAtomicUpdate {
-			e.vals[in.Result()] = old
+			e.vals.Set(in.Result(), old)
 		}
 		e.fence(in.Semantics == ir.SequentiallyConsistent || in.Op == ir.OpAtomicUpdate && in.Semantics != ir.Relaxed && in.Semantics != ir.Release)
 	case ir.OpAssociated:
-		e.vals[in.Result()] = e.associated(in.Operands[0])
+		e.vals.Set(in.Result(), e.associated(in.Operands[0]))
 	case ir.OpCoopMatrixAtomicLoad:
 		e.fence(in.Semantics == ir.SequentiallyConsistent)
 		e.coopLoad(in)
@@ -56,19 +56,19 @@ func (e *fn) releasedInst(in *ir.Inst) (bool, error) {
 		for k := range out {
 			out[k] = x
 		}
-		e.coops[in.Result()] = out
+		e.coops.Set(in.Result(), out)
 	case ir.OpCoopMatrixExtract, ir.OpCoopMatrixInsert:
 		a := e.coop(in.Operands[len(in.Operands)-1])
 		if in.Mode >= int64(len(a)) {
 			return true, fmt.Errorf("spirv: component %d of a share of %d components", in.Mode, len(a))
 		}
 		if in.Op == ir.OpCoopMatrixExtract {
-			e.vals[in.Result()] = a[in.Mode]
+			e.vals.Set(in.Result(), a[in.Mode])
 			break
 		}
 		out := append([]spv.ID(nil), a...)
 		out[in.Mode] = e.value(in.Operands[0])
-		e.coops[in.Result()] = out
+		e.coops.Set(in.Result(), out)
 	case ir.OpCoopMatrixPrefetch:
 		// A hint.
 	case ir.OpCoopMatrixReduce:
@@ -136,7 +136,7 @@ func (e *fn) coopUpdate(in *ir.Inst) {
 			return e.atomicStore(m, off, a[k], updateMode(in.Arith))
 		})
 	})
-	e.coops[in.Result()] = out
+	e.coops.Set(in.Result(), out)
 }
 
 // coopReduce writes cooperative_matrix_reduce: within each lane's rows for
@@ -159,7 +159,7 @@ func (e *fn) coopReduce(in *ir.Inst) error {
 				out[i] = combine(out[i], a[i*cols+c])
 			}
 		}
-		e.coops[in.Result()] = out
+		e.coops.Set(in.Result(), out)
 		return nil
 	}
 	ident, err := e.identity(map[ir.ArithOp]ir.Op{ir.Add: ir.OpSubgroupAdd, ir.Max: ir.OpSubgroupMax, ir.Min: ir.OpSubgroupMin}[in.Arith], et)
@@ -177,7 +177,7 @@ func (e *fn) coopReduce(in *ir.Inst) error {
 			part = v
 		}
 		src := &ir.Value{Type: et}
-		e.vals[src] = part
+		e.vals.Set(src, part)
 		sg := ir.NewInst(map[ir.ArithOp]ir.Op{ir.Add: ir.OpSubgroupAdd, ir.Max: ir.OpSubgroupMax, ir.Min: ir.OpSubgroupMin}[in.Arith], []*ir.Value{src}, et)
 		sg.Scan = ir.Reduce
 		if err := e.subgroupOp(sg); err != nil {
@@ -185,7 +185,7 @@ func (e *fn) coopReduce(in *ir.Inst) error {
 		}
 		out[c] = e.value(sg.Result())
 	}
-	e.coops[in.Result()] = out
+	e.coops.Set(in.Result(), out)
 	return nil
 }
 
@@ -200,9 +200,9 @@ func (e *fn) coopApply(in *ir.Inst) error {
 	var err error
 	e.eachElement(t, func(k int, r, c *dim, partial spv.ID) {
 		out[k] = e.guarded(partial, e.u.reg(et), a[k], func() spv.ID {
-			e.vals[body.Args[0]] = e.convertInt(e.dimID(r), 64, 32)
-			e.vals[body.Args[1]] = e.u.i32(c.c)
-			e.vals[body.Args[2]] = a[k]
+			e.vals.Set(body.Args[0], e.convertInt(e.dimID(r), 64, 32))
+			e.vals.Set(body.Args[1], e.u.i32(c.c))
+			e.vals.Set(body.Args[2], a[k])
 			sink := &yieldSink{}
 			e.yields[body] = sink
 			if rerr := e.region(body); rerr != nil && err == nil {
@@ -214,6 +214,6 @@ func (e *fn) coopApply(in *ir.Inst) error {
 			return sink.vals[0][0]
 		})
 	})
-	e.coops[in.Result()] = out
+	e.coops.Set(in.Result(), out)
 	return err
 }

@@ -34,7 +34,7 @@ func (e *fn) vectorLoad(in *ir.Inst) {
 		p := e.elemPtr(m, e.offset(m, e.indices(in.Operands[1:])))
 		v := e.ext(u.vec(u.floatT(32), n), spv.CLVloadaHalfn, u.i64(0), p, spv.ID(n))
 		for k, r := range in.Results {
-			e.vals[r] = e.extract(u.floatT(32), v, uint32(k))
+			e.vals.Set(r, e.extract(u.floatT(32), v, uint32(k)))
 		}
 		return
 	}
@@ -44,12 +44,12 @@ func (e *fn) vectorLoad(in *ir.Inst) {
 	for k, r := range in.Results {
 		switch {
 		case per == 2:
-			e.vals[r] = e.b.Emit(spv.OpVectorShuffle, u.reg(t), uint32(v), uint32(v), uint32(2*k), uint32(2*k+1))
+			e.vals.Set(r, e.b.Emit(spv.OpVectorShuffle, u.reg(t), uint32(v), uint32(v), uint32(2*k), uint32(2*k+1)))
 		case t.Kind() == ir.KindBF16:
 			bits := e.op(spv.OpUConvert, u.intT(32), e.extract(u.intT(16), v, uint32(k)))
-			e.vals[r] = e.op(spv.OpBitcast, u.floatT(32), e.op(spv.OpShiftLeftLogical, u.intT(32), bits, u.i32(16)))
+			e.vals.Set(r, e.op(spv.OpBitcast, u.floatT(32), e.op(spv.OpShiftLeftLogical, u.intT(32), bits, u.i32(16))))
 		default:
-			e.vals[r] = e.extract(u.reg(t), v, uint32(k))
+			e.vals.Set(r, e.extract(u.reg(t), v, uint32(k)))
 		}
 	}
 }

@@ -34,6 +34,9 @@ type Builder struct {
 	dedupLong                                            map[string]ID
 
 	seen [1 << 16 / 64]uint64 // opcodes whose requirements are recorded
+	// results caches hasResult for the opcodes in known: Emit asks for
+	// every instruction, and the grammar's table is a map.
+	results, known [1 << 16 / 64]uint64
 
 	fvars  []uint32 // Function variables of the function being written
 	varsAt int      // where they go: after the function's first OpLabel
@@ -262,7 +265,7 @@ func (b *Builder) Emit(op Op, resultType ID, operands ...uint32) ID {
 	case resultType != 0:
 		id = b.NewID()
 		head, n = [2]uint32{uint32(resultType), uint32(id)}, 2
-	case hasResult(op):
+	case b.hasResult(op):
 		id = b.NewID()
 		head, n = [2]uint32{uint32(id)}, 1
 	}
@@ -327,6 +330,18 @@ func (b *Builder) EndFunction() {
 	b.code = b.encode(b.code, OpFunctionEnd, nil)
 	b.code = slices.Insert(b.code, b.varsAt, b.fvars...)
 	b.fvars = nil
+}
+
+// hasResult is the package's hasResult, cached per opcode.
+func (b *Builder) hasResult(op Op) bool {
+	w, bit := op/64, uint64(1)<<(op%64)
+	if b.known[w]&bit == 0 {
+		b.known[w] |= bit
+		if hasResult(op) {
+			b.results[w] |= bit
+		}
+	}
+	return b.results[w]&bit != 0
 }
 
 func hasResult(op Op) bool {
