@@ -38,6 +38,20 @@ func (r *Region) AddArg(t *Type) *Value {
 // result per result type. Set attribute fields and add regions (AddRegion)
 // before inserting it into a region.
 func NewInst(op Op, operands []*Value, resultTypes ...*Type) *Inst {
+	if len(resultTypes) == 1 {
+		// Most instructions have one result: one allocation holds the
+		// instruction, the result and the result list (of capacity 1, so
+		// an append moves it out).
+		x := &struct {
+			in      Inst
+			result  Value
+			results [1]*Value
+		}{}
+		x.in = Inst{Op: op, Operands: operands, Results: x.results[:]}
+		x.result = Value{Type: resultTypes[0], Def: &x.in}
+		x.results[0] = &x.result
+		return &x.in
+	}
 	in := &Inst{Op: op, Operands: operands}
 	for i, t := range resultTypes {
 		in.Results = append(in.Results, &Value{Type: t, Def: in, Index: i})

@@ -173,6 +173,12 @@ func intern(t *Type) *Type {
 // Dynamic.
 func PackedStride(shape []int64) []int64 {
 	stride := make([]int64, len(shape))
+	packedStride(shape, stride)
+	return stride
+}
+
+// packedStride writes PackedStride(shape) to stride.
+func packedStride(shape, stride []int64) {
 	s := int64(1)
 	for i, n := range shape {
 		stride[i] = s
@@ -182,7 +188,6 @@ func PackedStride(shape []int64) []int64 {
 			s *= n
 		}
 	}
-	return stride
 }
 
 // Memref returns the memref type with element type elem (a scalar type),
@@ -194,16 +199,87 @@ func Memref(elem *Type, shape, stride []int64, space AddrSpace) *Type {
 	if !elem.kind.IsScalar() {
 		panic("ir.Memref: element type " + elem.String() + " is not scalar")
 	}
+	if stride != nil && len(stride) != len(shape) {
+		panic("ir.Memref: stride and shape differ in length")
+	}
+	key, keyed := memrefKeyOf(elem, shape, stride, space)
+	if keyed {
+		if t := memrefs.get(key); t != nil {
+			return t
+		}
+	}
 	if stride == nil {
 		stride = PackedStride(shape)
-	} else if len(stride) != len(shape) {
-		panic("ir.Memref: stride and shape differ in length")
 	}
 	t := &Type{kind: KindMemref, elem: elem, space: space,
 		shape:  append([]int64(nil), shape...),
 		stride: append([]int64(nil), stride...)}
 	t.str = memrefString(t)
-	return intern(t)
+	t = intern(t)
+	if keyed {
+		memrefs.put(key, t)
+	}
+	return t
+}
+
+// memrefKey identifies a memref type of order up to 4 by its parts, so
+// that Memref finds it without spelling it: the lowerings ask for the
+// types of their views again and again, and spelling each to look it up
+// was most of what building instructions allocated.
+type memrefKey struct {
+	elem          *Type
+	space         AddrSpace
+	order         int
+	shape, stride [4]int64
+}
+
+// memrefKeyOf is the key of a memref type, false when its order is too
+// high for one (the spelling finds those).
+func memrefKeyOf(elem *Type, shape, stride []int64, space AddrSpace) (memrefKey, bool) {
+	k := memrefKey{elem: elem, space: space, order: len(shape)}
+	if len(shape) > len(k.shape) {
+		return k, false
+	}
+	copy(k.shape[:], shape)
+	if stride != nil {
+		copy(k.stride[:], stride)
+	} else {
+		packedStride(shape, k.stride[:len(shape)])
+	}
+	return k, true
+}
+
+// typeTable maps structural keys to interned types, safely for
+// concurrent compiles.
+type typeTable[K comparable] struct {
+	mu sync.RWMutex
+	m  map[K]*Type
+}
+
+func (tt *typeTable[K]) get(k K) *Type {
+	tt.mu.RLock()
+	defer tt.mu.RUnlock()
+	return tt.m[k]
+}
+
+func (tt *typeTable[K]) put(k K, t *Type) {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	if tt.m == nil {
+		tt.m = map[K]*Type{}
+	}
+	tt.m[k] = t
+}
+
+var (
+	memrefs      typeTable[memrefKey]
+	coopmatrices typeTable[coopmatrixKey]
+)
+
+type coopmatrixKey struct {
+	comp       *Type
+	rows, cols int64
+	use        MatrixUse
 }
 
 // Group returns the group type of memref m with the given size and offset
@@ -233,10 +309,16 @@ func Coopmatrix(comp *Type, rows, cols int64, use MatrixUse) *Type {
 	if !comp.kind.IsScalar() {
 		panic("ir.Coopmatrix: component type " + comp.String() + " is not scalar")
 	}
+	key := coopmatrixKey{comp, rows, cols, use}
+	if t := coopmatrices.get(key); t != nil {
+		return t
+	}
 	t := &Type{kind: KindCoopmatrix, elem: comp, shape: []int64{rows, cols}, use: use}
 	t.str = "coopmatrix<" + comp.str + "x" + strconv.FormatInt(rows, 10) + "x" +
 		strconv.FormatInt(cols, 10) + ", " + use.String() + ">"
-	return intern(t)
+	t = intern(t)
+	coopmatrices.put(key, t)
+	return t
 }
 
 func memrefString(t *Type) string {

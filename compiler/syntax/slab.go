@@ -28,14 +28,19 @@ func (s *slab[T]) new() *T {
 // sliceSlab hands out empty slices of capacity n carved from shared chunks;
 // the capacity limit makes an append past n reallocate instead of
 // overwriting a neighbour.
-type sliceSlab[T any] struct{ buf []T }
+// Its chunks grow as a slab's do, from 4·slabFirst to 4·slabChunk.
+type sliceSlab[T any] struct {
+	buf  []T
+	size int // of the last chunk
+}
 
 func (s *sliceSlab[T]) make(n int) []T {
 	if n > slabChunk/4 {
 		return make([]T, 0, n)
 	}
 	if len(s.buf) < n {
-		s.buf = make([]T, 4*slabChunk)
+		s.size = min(max(2*s.size, 4*slabFirst), 4*slabChunk)
+		s.buf = make([]T, s.size)
 	}
 	out := s.buf[:0:n]
 	s.buf = s.buf[n:]
