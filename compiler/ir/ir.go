@@ -66,7 +66,6 @@ type Region struct {
 // remaining fields are the attributes of particular opcodes and are zero
 // elsewhere (see the package documentation for which opcode uses which).
 type Inst struct {
-	Op       Op
 	Operands []*Value
 	Results  []*Value
 	Regions  []*Region
@@ -74,7 +73,11 @@ type Inst struct {
 	Pos      Pos     // position of the instruction's first token (the first result name if any)
 	OpPos    Pos     // position of the mnemonic
 
-	// Attributes.
+	Op Op
+
+	// Attributes. (The byte-sized ones first, together: an instruction is
+	// allocated for every operation a lowering writes, and padding made it
+	// a size class larger.)
 	TransA, TransB Transpose       // gemm (A, B); gemv, axpby, sum, cooperative_matrix_load (A)
 	Atomic         AtomicMode      // BLAS instructions (Atomic); store, cooperative_matrix_store
 	Checked        Checked         // cooperative_matrix_load / _store
@@ -85,16 +88,16 @@ type Inst struct {
 	Math           MathOp          // OpMath
 	Builtin        BuiltinKind     // OpBuiltin
 	Scan           ScanKind        // OpSubgroupAdd/Max/Min
+	HasStep        bool            // for: Operands[2] is the step
+	Scope          MemoryScope     // the released tinytc's atomic instructions
+	Semantics      MemorySemantics // the released tinytc's atomic instructions
 	Const          Constant        // OpConstant
 	Mode           int64           // cumsum, size, expand: the mode; fuse: first fused mode
 	ModeTo         int64           // fuse: last fused mode (inclusive)
-	HasStep        bool            // for: Operands[2] is the step
 	Static         []int64         // expand: the expand shape, entries that are Dynamic take the next operand; foreach_tile: the tile shape
 	Offsets, Sizes []int64         // subview: static offsets and sizes; Dynamic entries take the next operand
 	Attrs          Attrs           // alloca, for: the attribute dictionary
 	Count          int64           // async_copy: elements per copy; async_wait: copy groups left in flight
-	Scope          MemoryScope     // the released tinytc's atomic instructions
-	Semantics      MemorySemantics // the released tinytc's atomic instructions
 
 	// Comments kept for the printer: whole comment lines before the
 	// instruction and the comment at the end of its last line, each with
