@@ -139,7 +139,11 @@ type unit struct {
 	ints        [5]spv.ID // integer types by width/16 (8, 16, 32, 64 bits)
 	floats      [3]spv.ID // float types by width/32 (16, 32, 64 bits)
 	i64s        map[int64]spv.ID
-	boolID      spv.ID
+	// smallI64, smallI32: the small constants, which element loops ask
+	// for constantly, without a map.
+	smallI64, smallI32 [256]spv.ID
+	zeros              map[*ir.Type]spv.ID
+	boolID             spv.ID
 }
 
 func newUnit(t *target.Target) *unit {
@@ -147,7 +151,8 @@ func newUnit(t *target.Target) *unit {
 	b.Capability(spv.CapabilityAddresses)
 	b.Capability(spv.CapabilityKernel)
 	b.Capability(spv.CapabilityInt64) // size_t, ids and index arithmetic are 64-bit
-	return &unit{b: b, target: t, clStd: b.ImportExtInst("OpenCL.std"), inputs: map[spv.BuiltIn]spv.ID{}, i64s: map[int64]spv.ID{}}
+	return &unit{b: b, target: t, clStd: b.ImportExtInst("OpenCL.std"), inputs: map[spv.BuiltIn]spv.ID{}, i64s: map[int64]spv.ID{},
+		zeros: map[*ir.Type]spv.ID{}}
 }
 
 // builtinVector returns the Input variable of a built-in of type size_t3

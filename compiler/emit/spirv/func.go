@@ -16,6 +16,7 @@ type fn struct {
 	launch opencl.Launch
 	block  spv.ID // the block instructions are appended to
 
+	dims   []dim                 // newDim's chunk
 	vals   ir.ValueMap[spv.ID]   // scalar values
 	coops  ir.ValueMap[[]spv.ID] // coopmatrix values: this lane's elements
 	mems   ir.ValueMap[*memref]
@@ -160,7 +161,16 @@ func (e *fn) loadBuiltin(bi spv.BuiltIn) spv.ID {
 
 // op appends an instruction with a result of type t and id operands.
 func (e *fn) op(op spv.Op, t spv.ID, operands ...spv.ID) spv.ID {
-	return e.b.Emit(op, t, idWords(operands)...)
+	var buf [8]uint32 // on the stack for the usual few operands
+	return e.b.Emit(op, t, appendIDs(buf[:0], operands)...)
+}
+
+// appendIDs appends ids to w as words.
+func appendIDs(w []uint32, ids []spv.ID) []uint32 {
+	for _, id := range ids {
+		w = append(w, uint32(id))
+	}
+	return w
 }
 
 func (e *fn) extract(t, composite spv.ID, index uint32) spv.ID {
@@ -168,7 +178,8 @@ func (e *fn) extract(t, composite spv.ID, index uint32) spv.ID {
 }
 
 func (e *fn) ext(t spv.ID, inst spv.CLExtInst, args ...spv.ID) spv.ID {
-	return e.b.Emit(spv.OpExtInst, t, append([]uint32{uint32(e.u.clStd), uint32(inst)}, idWords(args)...)...)
+	var buf [8]uint32
+	return e.b.Emit(spv.OpExtInst, t, appendIDs(append(buf[:0], uint32(e.u.clStd), uint32(inst)), args)...)
 }
 
 // label starts block id.

@@ -19,6 +19,7 @@ type memref struct {
 	sc            spv.StorageClass
 	ptr           spv.ID
 	shape, stride []*dim
+	ptrT          spv.ID // the pointer type, once ptrType made it
 }
 
 // group is a group parameter (docs/abi.md): base buffer, per-entry element
@@ -69,7 +70,7 @@ func (e *fn) mul(a, b *dim) *dim {
 	case a.id == 0 && a.c == 0 || b.id == 0 && b.c == 0:
 		return constDim(0)
 	}
-	return &dim{id: e.op(spv.OpIMul, e.u.intT(64), e.dimID(a), e.dimID(b))}
+	return e.newDim(e.op(spv.OpIMul, e.u.intT(64), e.dimID(a), e.dimID(b)))
 }
 
 func (e *fn) add(a, b *dim) *dim {
@@ -81,7 +82,19 @@ func (e *fn) add(a, b *dim) *dim {
 	case b.id == 0 && b.c == 0:
 		return a
 	}
-	return &dim{id: e.op(spv.OpIAdd, e.u.intT(64), e.dimID(a), e.dimID(b))}
+	return e.newDim(e.op(spv.OpIAdd, e.u.intT(64), e.dimID(a), e.dimID(b)))
+}
+
+// newDim is the dim of value id, carved from a chunk: element loops make
+// one per address computed.
+func (e *fn) newDim(id spv.ID) *dim {
+	if len(e.dims) == 0 {
+		e.dims = make([]dim, 256)
+	}
+	d := &e.dims[0]
+	e.dims = e.dims[1:]
+	d.id = id
+	return d
 }
 
 // index is an index value as a dim.
@@ -111,7 +124,12 @@ func (e *fn) memref(v *ir.Value) *memref {
 }
 
 // ptrType is the pointer type of m's elements.
-func (e *fn) ptrType(m *memref) spv.ID { return e.u.ptr(m.sc, e.u.mem(m.typ.Elem())) }
+func (e *fn) ptrType(m *memref) spv.ID {
+	if m.ptrT == 0 { // asked for every element access: the type lookup hashes
+		m.ptrT = e.u.ptr(m.sc, e.u.mem(m.typ.Elem()))
+	}
+	return m.ptrT
+}
 
 // advance returns ptr moved by off elements (pointer type pt).
 func (e *fn) advance(pt, ptr spv.ID, off *dim) spv.ID {

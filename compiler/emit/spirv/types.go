@@ -118,6 +118,9 @@ func (u *unit) halfway(t *ir.Type) bool { return t.Kind() == ir.KindF16 && !u.ta
 // i64 is an index constant; index arithmetic makes many, so they have their
 // own cache.
 func (u *unit) i64(v int64) spv.ID {
+	if 0 <= v && v < int64(len(u.smallI64)) {
+		return cachedConst(&u.smallI64[v], func() spv.ID { return u.constInt(64, v) })
+	}
 	id, ok := u.i64s[v]
 	if !ok {
 		id = u.constInt(64, v)
@@ -125,7 +128,21 @@ func (u *unit) i64(v int64) spv.ID {
 	}
 	return id
 }
-func (u *unit) i32(v int64) spv.ID { return u.constInt(32, v) }
+
+func (u *unit) i32(v int64) spv.ID {
+	if 0 <= v && v < int64(len(u.smallI32)) {
+		return cachedConst(&u.smallI32[v], func() spv.ID { return u.constInt(32, v) })
+	}
+	return u.constInt(32, v)
+}
+
+// cachedConst is *slot, made by mk on first use.
+func cachedConst(slot *spv.ID, mk func() spv.ID) spv.ID {
+	if *slot == 0 {
+		*slot = mk()
+	}
+	return *slot
+}
 
 func (u *unit) constInt(bits int, v int64) spv.ID {
 	t := u.intT(bits)
@@ -178,7 +195,14 @@ func (u *unit) constant(c ir.Constant, t *ir.Type) spv.ID {
 	return u.b.Constant(spv.OpConstantComposite, u.reg(t), uint32(u.constFloat(ct, re)), uint32(u.constFloat(ct, im)))
 }
 
-func (u *unit) zero(t *ir.Type) spv.ID { return u.constant(ir.Constant{Kind: ir.ConstInt}, t) }
+func (u *unit) zero(t *ir.Type) spv.ID {
+	id, ok := u.zeros[t] // every guarded element load asks
+	if !ok {
+		id = u.constant(ir.Constant{Kind: ir.ConstInt}, t)
+		u.zeros[t] = id
+	}
+	return id
+}
 
 // bf16Round rounds the bits of an f32 to bfloat16, nearest even, as the
 // OpenCL C back end's tl_f32_to_bf16.

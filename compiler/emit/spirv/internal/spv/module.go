@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unsafe"
 )
 
 // ID is a SPIR-V result id.
@@ -105,9 +106,20 @@ func (b *Builder) encodeWith(dst []uint32, op Op, head, operands []uint32) []uin
 			b.require(info.Caps, info.Exts, info.Version)
 		}
 	}
-	dst = append(dst, uint32(len(head)+len(operands)+1)<<16|uint32(op))
-	dst = append(dst, head...)
-	return append(dst, operands...)
+	// Word by word: instructions are a few words, for which calls to
+	// memmove (append's copy) cost more than the copying.
+	n := len(dst)
+	dst = slices.Grow(dst, 1+len(head)+len(operands))[:n+1+len(head)+len(operands)]
+	dst[n] = uint32(len(head)+len(operands)+1)<<16 | uint32(op)
+	w := dst[n+1:]
+	for i, x := range head {
+		w[i] = x
+	}
+	w = w[len(head):]
+	for i, x := range operands {
+		w[i] = x
+	}
+	return dst
 }
 
 // Words converts ids and literals into operand words.
@@ -288,7 +300,13 @@ func (b *Builder) EmitWithID(op Op, resultType, id ID, operands ...uint32) {
 // written yet); n is the number of operand words to reserve.
 func (b *Builder) Reserve(op Op, resultType, id ID, n int) (slot int) {
 	slot = len(b.code)
-	b.code = b.encode(b.code, op, append([]uint32{uint32(resultType), uint32(id)}, make([]uint32, n)...))
+	head := [2]uint32{uint32(resultType), uint32(id)}
+	var zeros [16]uint32 // the operands to patch, on the stack when few
+	ops := zeros[:]
+	if n > len(zeros) {
+		ops = make([]uint32, n)
+	}
+	b.code = b.encodeWith(b.code, op, head[:], ops[:n])
 	return slot
 }
 
@@ -414,13 +432,27 @@ func (b *Builder) Bytes(addressing AddressingModel, memory MemoryModel) []byte {
 	out := make([]byte, 4*n)
 	at := out
 	for _, sec := range sections {
-		for _, w := range sec {
-			binary.LittleEndian.PutUint32(at, w)
-			at = at[4:]
-		}
+		at = at[putWords(at, sec):]
 	}
 	return out
 }
+
+// putWords writes words little-endian to dst and returns the bytes
+// written; on a little-endian machine that is one copy of their memory.
+func putWords(dst []byte, words []uint32) int {
+	if len(words) == 0 {
+		return 0
+	}
+	if littleEndian {
+		return copy(dst, unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), 4*len(words)))
+	}
+	for i, w := range words {
+		binary.LittleEndian.PutUint32(dst[4*i:], w)
+	}
+	return 4 * len(words)
+}
+
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 // Release hands the builder's code buffer back for the next module; the
 // builder must not be used after it. Module code is tens of KiB, and a
