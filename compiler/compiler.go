@@ -18,6 +18,7 @@ import (
 	"tltune/compiler/check"
 	"tltune/compiler/diag"
 	"tltune/compiler/emit/opencl"
+	"tltune/compiler/emit/spirv"
 	"tltune/compiler/ir"
 	"tltune/compiler/lower"
 	"tltune/compiler/pass"
@@ -63,6 +64,13 @@ type Options struct {
 	// 10-bit mantissas, f32 accumulation); "" (the default) keeps full f32.
 	// Never implied: the caller asks for it.
 	Precision string
+	// SPIRVOnly writes the program as a SPIR-V module instead of OpenCL
+	// C, for a device that builds SPIR-V (hostcall/devcall's PathSPIRV):
+	// Result.OpenCL stays empty, Result.Kernels are the module's kernels
+	// (as Result.SPIRV's) and Result.SPIRV returns the module written.
+	// Writing OpenCL C that nothing builds was a sixth of source → SPIR-V.
+	// The nvidia target has no SPIR-V form.
+	SPIRVOnly bool
 }
 
 // checkPasses turns check mode (Options.CheckPasses) on for every compile:
@@ -72,7 +80,7 @@ var checkPasses = false
 // Result is a compiled program.
 type Result struct {
 	Target  *target.Target
-	OpenCL  string   // the OpenCL C program
+	OpenCL  string   // the OpenCL C program ("" with Options.SPIRVOnly)
 	Kernels []Kernel // one per function, in source order
 	// Explain says, per function, where each configuration parameter came
 	// from (attributes, tuning table, heuristic); Choices is the same per
@@ -80,6 +88,8 @@ type Result struct {
 	Explain string
 	Choices []FuncChoice
 	Lowered *ir.Program // the program after the pipeline
+
+	spirv *spirv.Output // the module, when Options.SPIRVOnly wrote it
 }
 
 // Error is a compile failure with positioned diagnostics when the source
@@ -195,16 +205,25 @@ func CompileProgram(prog *ir.Program, o Options) (*Result, error) {
 		p := ch.Params
 		launch[f] = opencl.Launch{SubgroupSize: p.SubgroupSize, WorkGroupSize: p.WorkGroupSize, BatchPerGroup: p.BatchPerGroup, Split: p.Split, Batch: ch.Batch}
 	}
-	out, err := opencl.Emit(prog, t, launch)
-	if err != nil {
-		return nil, &Error{Err: err}
+	res := &Result{Target: t, Lowered: prog}
+	if o.SPIRVOnly {
+		if res.spirv, err = spirv.Emit(prog, t, launch); err != nil {
+			return nil, &Error{Err: err}
+		}
+		res.Kernels = res.spirv.Kernels
+	} else {
+		out, err := opencl.Emit(prog, t, launch)
+		if err != nil {
+			return nil, &Error{Err: err}
+		}
+		res.OpenCL, res.Kernels = out.Source, out.Kernels
 	}
-	choices := make([]FuncChoice, len(prog.Funcs))
+	res.Choices = make([]FuncChoice, len(prog.Funcs))
 	for i, f := range prog.Funcs {
-		choices[i] = FuncChoice{Name: f.Name, Choice: st.Choices[f]}
+		res.Choices[i] = FuncChoice{Name: f.Name, Choice: st.Choices[f]}
 	}
-	return &Result{Target: t, OpenCL: out.Source, Kernels: out.Kernels,
-		Explain: explain(t, o, prog, st), Choices: choices, Lowered: prog}, nil
+	res.Explain = explain(t, o, prog, st)
+	return res, nil
 }
 
 // A FuncChoice is the configuration chosen for one function and why.

@@ -1,7 +1,9 @@
 package compiler_test
 
 import (
+	"bytes"
 	"errors"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -91,5 +93,36 @@ func TestCompileMany(t *testing.T) {
 	_, err = compiler.CompileMany([][]byte{src, []byte("func @x(")}, []string{"k_a", "k_b"}, compiler.Options{Target: "intel"})
 	if err == nil || !strings.Contains(err.Error(), "@k_b:") {
 		t.Errorf("a bad second source: %v, want an error naming @k_b", err)
+	}
+}
+
+// TestCompileSPIRVOnly: a SPIR-V-only compile writes the module, and the
+// kernels, that a full compile's Result.SPIRV writes, and no OpenCL C;
+// the nvidia target, which has no SPIR-V form, is refused.
+func TestCompileSPIRVOnly(t *testing.T) {
+	for _, tgt := range []string{"generic", "intel"} {
+		full, err := compiler.Compile([]byte(smallGemm), compiler.Options{Target: tgt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := full.SPIRV()
+		if err != nil {
+			t.Fatal(err)
+		}
+		only, err := compiler.Compile([]byte(smallGemm), compiler.Options{Target: tgt, SPIRVOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := only.SPIRV()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Module, want.Module) || !reflect.DeepEqual(only.Kernels, want.Kernels) || only.OpenCL != "" || only.Explain != full.Explain {
+			t.Errorf("%s: the SPIR-V-only compile differs from the full one's SPIR-V (module %d bytes, want %d; kernels %v, want %v)",
+				tgt, len(got.Module), len(want.Module), only.Kernels, want.Kernels)
+		}
+	}
+	if _, err := compiler.Compile([]byte(smallGemm), compiler.Options{Target: "nvidia", SPIRVOnly: true}); err == nil {
+		t.Error("nvidia compiled to SPIR-V")
 	}
 }

@@ -10,8 +10,11 @@ import (
 // program, launch configuration and kernel ABI as the OpenCL C in r. It is
 // the path of devices that take SPIR-V (Level Zero, OpenCL devices listing a
 // SPIR-V IL); the nvidia target has no SPIR-V form (its subgroup operations
-// are inline PTX).
+// are inline PTX). With Options.SPIRVOnly it is the module Compile wrote.
 func (r *Result) SPIRV() (*spirv.Output, error) {
+	if r.spirv != nil {
+		return r.spirv, nil
+	}
 	launch := make(map[*ir.Func]opencl.Launch, len(r.Kernels))
 	for i, f := range r.Lowered.Funcs {
 		launch[f] = r.Kernels[i].Launch
