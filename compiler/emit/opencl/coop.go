@@ -328,7 +328,7 @@ func (e *fn) replicatedVectorLoad(in *ir.Inst, w int) {
 			if (!trans && r%w != 0) || (trans && c%w != 0) {
 				continue
 			}
-			memRow, memCol := fmt.Sprint(r), fmt.Sprint(c)
+			memRow, memCol := strconv.Itoa(r), strconv.Itoa(c)
 			if trans {
 				memRow, memCol = memCol, memRow
 			}
@@ -340,7 +340,7 @@ func (e *fn) replicatedVectorLoad(in *ir.Inst, w int) {
 				if trans {
 					rr, cc = r, c+k
 				}
-				e.line("%s.v[%d] = %s;", name, rr*cols+cc, x)
+				e.put(name, ".v[", strconv.Itoa(rr*cols+cc), "] = ", x, ";")
 			}
 		}
 	}

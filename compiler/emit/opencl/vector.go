@@ -2,6 +2,7 @@ package opencl
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"tltune/compiler/ir"
@@ -27,12 +28,15 @@ func rawVector(si scalarInfo, n int) (typ string, per int) {
 	case si.kind == kindComplex:
 		comp, per = realOf(si.mem), 2
 	}
-	return fmt.Sprintf("%s%d", comp, n*per), per
+	return comp + strconv.Itoa(n*per), per
 }
 
 // components names components [k·per, (k+1)·per) of a vector: ".s3",
 // ".s45", ".sab".
 func components(k, per int) string {
+	if per == 1 {
+		return oneComponent[k]
+	}
 	var b strings.Builder
 	b.WriteString(".s")
 	for i := k * per; i < (k+1)*per; i++ {
@@ -41,6 +45,9 @@ func components(k, per int) string {
 	return b.String()
 }
 
+var oneComponent = [16]string{".s0", ".s1", ".s2", ".s3", ".s4", ".s5", ".s6", ".s7",
+	".s8", ".s9", ".sa", ".sb", ".sc", ".sd", ".se", ".sf"}
+
 // vectorPtr is the cast pointer to the vector of type raw at element offset
 // off of m.
 func vectorPtr(m *memref, raw string, off string, const_ bool) string {
@@ -48,7 +55,7 @@ func vectorPtr(m *memref, raw string, off string, const_ bool) string {
 	if const_ {
 		q += " const"
 	}
-	return fmt.Sprintf("(%s %s*)(%s + %s)", q, raw, m.ptr, off)
+	return "(" + q + " " + raw + "*)(" + m.ptr + " + " + off + ")"
 }
 
 func (e *fn) vectorLoad(in *ir.Inst) {
@@ -70,7 +77,7 @@ func (e *fn) loadVector(m *memref, off string, n int) []string {
 	si := e.u.scalar(m.typ.Elem())
 	raw, per := rawVector(si, n)
 	bits := e.fresh("vec")
-	e.line("const %s %s = *%s;", raw, bits, vectorPtr(m, raw, off, true))
+	e.put("const ", raw, " ", bits, " = *", vectorPtr(m, raw, off, true), ";")
 	out := make([]string, n)
 	for k := range out {
 		c := bits + components(k, per)
