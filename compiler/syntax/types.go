@@ -3,6 +3,7 @@ package syntax
 import (
 	"strconv"
 	"strings"
+	"sync"
 
 	"tltune/compiler/ir"
 )
@@ -135,7 +136,11 @@ func (p *parser) compositeType() *ir.Type {
 	start := p.sc.tokStart
 	end, cacheable := p.sc.typeSpan(start)
 	if cacheable {
-		if t, ok := p.typeCache[p.sc.src[start:end]]; ok {
+		t, ok := p.typeCache[p.sc.src[start:end]]
+		if !ok {
+			t, ok = spelledTypes.get(p.dialect, p.sc.src[start:end])
+		}
+		if ok {
 			p.sc.off = end
 			p.next()
 			return t
@@ -153,8 +158,47 @@ func (p *parser) compositeType() *ir.Type {
 	}
 	if cacheable && len(p.errs) == nerrs && p.sc.tokStart >= end {
 		p.typeCache[p.sc.src[start:end]] = t
+		spelledTypes.put(p.dialect, p.sc.src[start:end], t)
 	}
 	return t
+}
+
+// spelledTypes remembers composite types by spelling across parses, as
+// typeCache does within one: the tuner compiles many sources that spell
+// the same few memref types, and types are interned and immutable. A
+// spelling is context-free (typeSpan refuses those that use compile-time
+// variables), but the dialect decides how it reads.
+var spelledTypes typeSpellings
+
+type typeSpellings struct {
+	mu sync.RWMutex
+	m  map[spelling]*ir.Type
+}
+
+type spelling struct {
+	dialect Dialect
+	text    string
+}
+
+// maxSpelledTypes bounds the spellings remembered.
+const maxSpelledTypes = 1 << 12
+
+func (ts *typeSpellings) get(d Dialect, text string) (*ir.Type, bool) {
+	ts.mu.RLock()
+	defer ts.mu.RUnlock()
+	t, ok := ts.m[spelling{d, text}]
+	return t, ok
+}
+
+func (ts *typeSpellings) put(d Dialect, text string, t *ir.Type) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.m == nil {
+		ts.m = map[spelling]*ir.Type{}
+	}
+	if len(ts.m) < maxSpelledTypes {
+		ts.m[spelling{d, strings.Clone(text)}] = t // not pinning the source
+	}
 }
 
 func (p *parser) memrefType() *ir.Type {

@@ -8,6 +8,7 @@ package tuning
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -114,16 +115,21 @@ var knobs = []knob{
 
 // ints is "8", "64x2", "16x8x16", or "" when every value is zero (unset).
 func ints(vs ...int) string {
-	parts := make([]string, len(vs))
 	set := false
-	for i, v := range vs {
-		parts[i] = fmt.Sprint(v)
+	for _, v := range vs {
 		set = set || v != 0
 	}
 	if !set {
 		return ""
 	}
-	return strings.Join(parts, "x")
+	var b []byte
+	for i, v := range vs {
+		if i > 0 {
+			b = append(b, 'x')
+		}
+		b = strconv.AppendInt(b, int64(v), 10)
+	}
+	return string(b)
 }
 
 // String is the compact form used in tables and logs, e.g.

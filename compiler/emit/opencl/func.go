@@ -146,10 +146,16 @@ func (e *fn) put(parts ...string) {
 }
 
 func (e *fn) writeIndent() {
-	for range e.indent {
-		e.body.WriteString("    ")
+	n := 4 * e.indent
+	for n > len(indentation) {
+		e.body.WriteString(indentation)
+		n -= len(indentation)
 	}
+	e.body.WriteString(indentation[:n])
 }
+
+// indentation is 16 levels of indentation, written in one piece.
+const indentation = "                                                                "
 
 // simpleFormat reports whether format uses only %s with string arguments,
 // %d with int or int64 ones and %%, one argument per verb: the lines the
@@ -284,10 +290,10 @@ func (e *fn) memrefParam(t *ir.Type, base string, param int, add func(Arg) strin
 	m := &memref{typ: t, space: "global"}
 	m.ptr = add(Arg{Name: base, CType: "global " + si.mem + "*", Role: RoleData, Param: param, Elem: t.Elem().String()})
 	m.shape = dims(t.Shape(), func(i int) string {
-		return add(Arg{Name: fmt.Sprintf("%s_shape%d", base, i), CType: "long", Role: RoleShape, Param: param, Mode: i})
+		return add(Arg{Name: base + "_shape" + strconv.Itoa(i), CType: "long", Role: RoleShape, Param: param, Mode: i})
 	})
 	m.stride = dims(t.Stride(), func(i int) string {
-		return add(Arg{Name: fmt.Sprintf("%s_stride%d", base, i), CType: "long", Role: RoleStride, Param: param, Mode: i})
+		return add(Arg{Name: base + "_stride" + strconv.Itoa(i), CType: "long", Role: RoleStride, Param: param, Mode: i})
 	})
 	return m
 }
@@ -299,10 +305,10 @@ func (e *fn) groupParam(t *ir.Type, base string, param int, add func(Arg) string
 	g.base = add(Arg{Name: base + "_base", CType: "global " + si.mem + "*", Role: RoleGroupBase, Param: param, Elem: mt.Elem().String()})
 	g.offsets = add(Arg{Name: base + "_offsets", CType: "global const long*", Role: RoleGroupOffset, Param: param})
 	g.shape = dims(mt.Shape(), func(i int) string {
-		return add(Arg{Name: fmt.Sprintf("%s_shape%d", base, i), CType: "global const long*", Role: RoleGroupShape, Param: param, Mode: i})
+		return add(Arg{Name: base + "_shape" + strconv.Itoa(i), CType: "global const long*", Role: RoleGroupShape, Param: param, Mode: i})
 	})
 	g.stride = dims(mt.Stride(), func(i int) string {
-		return add(Arg{Name: fmt.Sprintf("%s_stride%d", base, i), CType: "global const long*", Role: RoleGroupStride, Param: param, Mode: i})
+		return add(Arg{Name: base + "_stride" + strconv.Itoa(i), CType: "global const long*", Role: RoleGroupStride, Param: param, Mode: i})
 	})
 	g.size = dim(t.GroupSize(), func() string {
 		return add(Arg{Name: base + "_size", CType: "long", Role: RoleGroupSize, Param: param})
