@@ -34,10 +34,10 @@ type Builder struct {
 	dedup                                                map[dedupKey]ID
 	dedupLong                                            map[string]ID
 
-	seen [1 << 16 / 64]uint64 // opcodes whose requirements are recorded
+	seen opSet // opcodes whose requirements are recorded
 	// results caches hasResult for the opcodes in known: Emit asks for
 	// every instruction, and the grammar's table is a map.
-	results, known [1 << 16 / 64]uint64
+	results, known opSet
 
 	fvars  []uint32 // Function variables of the function being written
 	varsAt int      // where they go: after the function's first OpLabel
@@ -100,8 +100,8 @@ func (b *Builder) encode(dst []uint32, op Op, operands []uint32) []uint32 {
 // encodeWith is encode with the operands split in two (result type and id,
 // then the rest), so that callers need not build a joined slice.
 func (b *Builder) encodeWith(dst []uint32, op Op, head, operands []uint32) []uint32 {
-	if w, bit := op/64, uint64(1)<<(op%64); b.seen[w]&bit == 0 {
-		b.seen[w] |= bit
+	if !b.seen.has(op) {
+		b.seen.add(op)
 		if info := op.Info(); info != nil {
 			b.require(info.Caps, info.Exts, info.Version)
 		}
@@ -352,14 +352,31 @@ func (b *Builder) EndFunction() {
 
 // hasResult is the package's hasResult, cached per opcode.
 func (b *Builder) hasResult(op Op) bool {
-	w, bit := op/64, uint64(1)<<(op%64)
-	if b.known[w]&bit == 0 {
-		b.known[w] |= bit
+	if !b.known.covers(op) {
+		return hasResult(op)
+	}
+	if !b.known.has(op) {
+		b.known.add(op)
 		if hasResult(op) {
-			b.results[w] |= bit
+			b.results.add(op)
 		}
 	}
-	return b.results[w]&bit != 0
+	return b.results.has(op)
+}
+
+// opSet is a set of the opcodes below 1<<13, where the grammar's are
+// (up to 6408 in SPIR-V 1.6's grammar); larger ones are never members.
+// Three sets are zeroed with every module: a set of all 1<<16 would cost
+// more to clear than its lookups save.
+type opSet [1 << 13 / 64]uint64
+
+func (s *opSet) covers(op Op) bool { return int(op/64) < len(s) }
+func (s *opSet) has(op Op) bool    { return s.covers(op) && s[op/64]&(1<<(op%64)) != 0 }
+
+func (s *opSet) add(op Op) {
+	if s.covers(op) {
+		s[op/64] |= 1 << (op % 64)
+	}
 }
 
 func hasResult(op Op) bool {
