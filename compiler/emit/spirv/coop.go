@@ -22,7 +22,7 @@ func (e *fn) perLane(t *ir.Type) int {
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
 func (e *fn) coop(v *ir.Value) []spv.ID {
-	if ids, ok := e.coops.Get(v); ok {
+	if ids, ok := e.coops[v]; ok {
 		return ids
 	}
 	panic(fmt.Sprintf("spirv: coopmatrix %%%s used before it was written", v.Name))
@@ -42,7 +42,7 @@ func (e *fn) coopElementwise(v *ir.Value, f func(x []spv.ID) (spv.ID, error), sr
 		}
 		out[k] = id
 	}
-	e.coops.Set(v, out)
+	e.coops[v] = out
 	return nil
 }
 
@@ -150,7 +150,7 @@ func (e *fn) coopLoad(in *ir.Inst) {
 		v := e.guarded(cond, e.u.reg(et), e.u.zero(et), func() spv.ID { return e.loadElem(m, off) })
 		out[k] = e.convert(v, m.typ.Elem(), et)
 	})
-	e.coops.Set(in.Result(), out)
+	e.coops[in.Result()] = out
 }
 
 func (e *fn) coopStore(in *ir.Inst) {
@@ -240,7 +240,7 @@ func (e *fn) coopMulAdd(in *ir.Inst) {
 	for k := range acc {
 		acc[k] = e.convert(acc[k], ct, d.Type.Elem())
 	}
-	e.coops.Set(d, acc)
+	e.coops[d] = acc
 }
 
 // broadcast returns x (register value of type t) from lane `lane` (an i32)

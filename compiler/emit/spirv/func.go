@@ -16,12 +16,13 @@ type fn struct {
 	launch opencl.Launch
 	block  spv.ID // the block instructions are appended to
 
-	dims   []dim                 // newDim's chunk
-	vals   ir.ValueMap[spv.ID]   // scalar values
-	coops  ir.ValueMap[[]spv.ID] // coopmatrix values: this lane's elements
-	mems   ir.ValueMap[*memref]
-	groups map[*ir.Value]*group
-	yields map[*ir.Region]*yieldSink
+	dims     []dim                  // newDim's chunk
+	dimChunk int                    // its size
+	vals     ir.ValueMap[spv.ID]    // scalar values
+	coops    map[*ir.Value][]spv.ID // coopmatrix values: this lane's elements (few: a map)
+	mems     ir.ValueMap[*memref]
+	groups   map[*ir.Value]*group
+	yields   map[*ir.Region]*yieldSink
 
 	sgid, lane spv.ID // i32: subgroup id and lane of the work-item
 	gid        spv.ID // i64: logical work-group id
@@ -44,7 +45,7 @@ func (u *unit) emitFunc(f *ir.Func, l opencl.Launch) (*opencl.Kernel, error) {
 	}
 	l.BatchPerGroup = max(l.BatchPerGroup, 1)
 	e := &fn{u: u, b: u.b, f: f, launch: l,
-		vals:   *ir.NewValueMap[spv.ID](f.NumValues),
+		vals: *ir.NewValueMap[spv.ID](f.NumValues), coops: map[*ir.Value][]spv.ID{},
 		groups: map[*ir.Value]*group{}, yields: map[*ir.Region]*yieldSink{}}
 	// SPIR-V entry points are free strings: every kernel keeps its name.
 	k := &opencl.Kernel{Name: f.Name, Symbol: f.Name, Launch: l}
@@ -371,7 +372,7 @@ func (e *fn) unflatten(vs []*ir.Value, ids []spv.ID) {
 	for _, v := range vs {
 		if v.Type.Kind() == ir.KindCoopmatrix {
 			n := e.perLane(v.Type)
-			e.coops.Set(v, ids[:n])
+			e.coops[v] = ids[:n]
 			ids = ids[n:]
 			continue
 		}

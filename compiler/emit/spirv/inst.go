@@ -123,7 +123,7 @@ func (e *fn) constantInst(in *ir.Inst) {
 		for i := range ids {
 			ids[i] = c
 		}
-		e.coops.Set(in.Result(), ids)
+		e.coops[in.Result()] = ids
 		return
 	}
 	e.vals.Set(in.Result(), e.u.constant(in.Const, t))

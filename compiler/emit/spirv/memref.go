@@ -89,7 +89,8 @@ func (e *fn) add(a, b *dim) *dim {
 // one per address computed.
 func (e *fn) newDim(id spv.ID) *dim {
 	if len(e.dims) == 0 {
-		e.dims = make([]dim, 256)
+		e.dimChunk = min(max(2*e.dimChunk, 16), 256) // growing: kernels differ a lot in size
+		e.dims = make([]dim, e.dimChunk)
 	}
 	d := &e.dims[0]
 	e.dims = e.dims[1:]

@@ -56,7 +56,7 @@ func (e *fn) releasedInst(in *ir.Inst) (bool, error) {
 		for k := range out {
 			out[k] = x
 		}
-		e.coops.Set(in.Result(), out)
+		e.coops[in.Result()] = out
 	case ir.OpCoopMatrixExtract, ir.OpCoopMatrixInsert:
 		a := e.coop(in.Operands[len(in.Operands)-1])
 		if in.Mode >= int64(len(a)) {
@@ -68,7 +68,7 @@ func (e *fn) releasedInst(in *ir.Inst) (bool, error) {
 		}
 		out := append([]spv.ID(nil), a...)
 		out[in.Mode] = e.value(in.Operands[0])
-		e.coops.Set(in.Result(), out)
+		e.coops[in.Result()] = out
 	case ir.OpCoopMatrixPrefetch:
 		// A hint.
 	case ir.OpCoopMatrixReduce:
@@ -136,7 +136,7 @@ func (e *fn) coopUpdate(in *ir.Inst) {
 			return e.atomicStore(m, off, a[k], updateMode(in.Arith))
 		})
 	})
-	e.coops.Set(in.Result(), out)
+	e.coops[in.Result()] = out
 }
 
 // coopReduce writes cooperative_matrix_reduce: within each lane's rows for
@@ -159,7 +159,7 @@ func (e *fn) coopReduce(in *ir.Inst) error {
 				out[i] = combine(out[i], a[i*cols+c])
 			}
 		}
-		e.coops.Set(in.Result(), out)
+		e.coops[in.Result()] = out
 		return nil
 	}
 	ident, err := e.identity(map[ir.ArithOp]ir.Op{ir.Add: ir.OpSubgroupAdd, ir.Max: ir.OpSubgroupMax, ir.Min: ir.OpSubgroupMin}[in.Arith], et)
@@ -185,7 +185,7 @@ func (e *fn) coopReduce(in *ir.Inst) error {
 		}
 		out[c] = e.value(sg.Result())
 	}
-	e.coops.Set(in.Result(), out)
+	e.coops[in.Result()] = out
 	return nil
 }
 
@@ -214,6 +214,6 @@ func (e *fn) coopApply(in *ir.Inst) error {
 			return sink.vals[0][0]
 		})
 	})
-	e.coops.Set(in.Result(), out)
+	e.coops[in.Result()] = out
 	return err
 }

@@ -46,7 +46,7 @@ type Builder struct {
 // NewBuilder returns a builder for a module of at least SPIR-V version
 // minVersion (encoded as in the header, e.g. 0x10000 for 1.0).
 func NewBuilder(minVersion uint32) *Builder {
-	return &Builder{next: 1, minVer: minVersion, version: minVersion, dedup: map[dedupKey]ID{}, dedupLong: map[string]ID{},
+	return &Builder{next: 1, minVer: minVersion, version: minVersion, dedup: make(map[dedupKey]ID, 64), dedupLong: map[string]ID{},
 		code: *codeBuffers.Get().(*[]uint32)}
 }
 
