@@ -5,14 +5,46 @@ import "tltune/compiler/ir"
 // gen wraps an ir.Builder with the index arithmetic the lowerings need.
 type gen struct {
 	*ir.Builder
+	// indices are the index constants this generator appended, reused by
+	// index: it appends, so they precede whatever it appends next. The
+	// lowerings ask for the same few tile sizes and offsets again and
+	// again, and each constant was an instruction to build, verify and
+	// delete.
+	indices []indexConst
 }
 
-func newGen(r *ir.Region) *gen { return &gen{ir.NewBuilder(r)} }
+type indexConst struct {
+	v     int64
+	value *ir.Value
+}
+
+// maxIndexConsts bounds the constants a generator remembers (searched
+// linearly).
+const maxIndexConsts = 32
+
+func newGen(r *ir.Region) *gen { return &gen{Builder: ir.NewBuilder(r)} }
 
 // at returns a generator appending to r (a nested region).
 func (g *gen) at(r *ir.Region) *gen { return newGen(r) }
 
-func (g *gen) index(v int64) *ir.Value { return g.IntConst(v, ir.Index) }
+// index is the index constant v: one this generator appended before, or
+// a new one. A generator that inserts (At set) does not reuse: its
+// insertion point need not follow what it inserted.
+func (g *gen) index(v int64) *ir.Value {
+	if g.At >= 0 {
+		return g.IntConst(v, ir.Index)
+	}
+	for _, c := range g.indices {
+		if c.v == v {
+			return c.value
+		}
+	}
+	c := g.IntConst(v, ir.Index)
+	if len(g.indices) < maxIndexConsts {
+		g.indices = append(g.indices, indexConst{v, c})
+	}
+	return c
+}
 
 func (g *gen) add(x, y *ir.Value) *ir.Value { return g.Arith(ir.Add, x, y) }
 func (g *gen) sub(x, y *ir.Value) *ir.Value { return g.Arith(ir.Sub, x, y) }
