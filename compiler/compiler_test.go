@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"tltune/compiler"
+	"tltune/compiler/emit/spirv"
 	"tltune/compiler/target"
 )
 
@@ -64,11 +65,28 @@ func TestCompileConcurrently(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	wantSPIRV, err := want.SPIRV()
+	if err != nil {
+		t.Fatal(err)
+	}
 	var wg sync.WaitGroup
-	for range 8 {
+	for i := range 8 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if i%2 == 1 { // the SPIR-V path shares recycled buffers too
+				got, err := compiler.Compile([]byte(smallGemm), compiler.Options{Target: "intel", SPIRVOnly: true})
+				if err == nil {
+					var out *spirv.Output
+					if out, err = got.SPIRV(); err == nil && !bytes.Equal(out.Module, wantSPIRV.Module) {
+						err = errors.New("another module")
+					}
+				}
+				if err != nil {
+					t.Errorf("concurrent SPIR-V compile differs: %v", err)
+				}
+				return
+			}
 			got, err := compiler.Compile([]byte(smallGemm), compiler.Options{Target: "intel"})
 			if err != nil || got.OpenCL != want.OpenCL {
 				t.Errorf("concurrent compile differs: %v", err)
