@@ -2,6 +2,7 @@ package opencl
 
 import (
 	"fmt"
+	"strconv"
 
 	"tltune/compiler/ir"
 	"tltune/compiler/target"
@@ -28,18 +29,18 @@ func (e *fn) asyncCopy(in *ir.Inst) {
 	src, dst := e.memref(srcV), e.memref(dstV)
 	si := e.u.scalar(srcV.Type.Elem())
 	n := int(in.Count)
-	srcAt := fmt.Sprintf("(%s + %s)", src.ptr, e.offsetOf(srcV, srcIdx))
-	dstAt := fmt.Sprintf("(%s + %s)", dst.ptr, e.offsetOf(dstV, dstIdx))
+	srcAt := "(" + src.ptr + " + " + e.offsetOf(srcV, srcIdx) + ")"
+	dstAt := "(" + dst.ptr + " + " + e.offsetOf(dstV, dstIdx) + ")"
 	valid := e.value(validV)
 	full := isLiteralInt(validV, int64(n))
 	bytes := n * si.size
 	if e.u.target.Async == target.AsyncPTX && (bytes == 4 || bytes == 8 || bytes == 16) {
 		h := e.u.helpers.cpAsync(bytes)
-		size := fmt.Sprint(bytes)
+		size := strconv.Itoa(bytes)
 		if !full {
 			size = fmt.Sprintf("(uint)(%s) * %d", valid, si.size)
 		}
-		e.line("%s(%s, %s, %s);", h, dstAt, srcAt, size)
+		e.put(h, "(", dstAt, ", ", srcAt, ", ", size, ");")
 		return
 	}
 	raw := rawScalar(si)
@@ -79,7 +80,10 @@ func (e *fn) asyncWait(in *ir.Inst) {
 // bits are what cp.async takes. 16-byte copies bypass L1 (.cg), the
 // narrower ones cannot (.ca).
 func (h *helperSet) cpAsync(bytes int) string {
-	name := fmt.Sprintf("tl_cp_async_%d", bytes)
+	name := "tl_cp_async_" + strconv.Itoa(bytes)
+	if h.has(name) { // every copy asks: write the helper once
+		return name
+	}
 	cache := "ca"
 	if bytes == 16 {
 		cache = "cg"

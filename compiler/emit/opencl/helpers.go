@@ -13,6 +13,12 @@ type helperSet struct {
 	order []string
 }
 
+// has reports whether helper name was added.
+func (h *helperSet) has(name string) bool {
+	_, ok := h.src[name]
+	return ok
+}
+
 func (h *helperSet) add(name, src string) string {
 	if _, ok := h.src[name]; !ok {
 		if h.src == nil {
