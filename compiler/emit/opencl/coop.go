@@ -335,12 +335,14 @@ func (e *fn) replicatedVectorLoad(in *ir.Inst, w int) {
 			rowIdx := add(e.value(in.Operands[1]), memRow)
 			colIdx := add(e.value(in.Operands[2]), memCol)
 			off := add(rowIdx, mul(colIdx, m.stride[1]))
-			for k, x := range e.loadVector(m, off, w) {
+			v := e.loadVectorBits(m, off, w)
+			for k := range w {
 				rr, cc := r+k, c
 				if trans {
 					rr, cc = r, c+k
 				}
-				e.put(name, ".v[", strconv.Itoa(rr*cols+cc), "] = ", x, ";")
+				head, tail := v.elem(e, k)
+				e.put(name, ".v[", strconv.Itoa(rr*cols+cc), "] = ", head, tail, ";")
 			}
 		}
 	}

@@ -74,23 +74,43 @@ func (e *fn) vectorLoad(in *ir.Inst) {
 // n elements) with one access and returns the C expression of each in its
 // register type.
 func (e *fn) loadVector(m *memref, off string, n int) []string {
+	v := e.loadVectorBits(m, off, n)
+	out := make([]string, n)
+	for k := range out {
+		head, tail := v.elem(e, k)
+		out[k] = head + tail
+	}
+	return out
+}
+
+// loadedVector is a vector loadVectorBits loaded: its variable, holding
+// the memory's bits, and the elements' type.
+type loadedVector struct {
+	bits string
+	si   scalarInfo
+	per  int // components per element
+}
+
+// loadVectorBits writes the load of n elements of m from element offset
+// off (aligned for n elements) into a variable of their memory's bits.
+func (e *fn) loadVectorBits(m *memref, off string, n int) loadedVector {
 	si := e.u.scalar(m.typ.Elem())
 	raw, per := rawVector(si, n)
 	bits := e.fresh("vec")
 	e.put("const ", raw, " ", bits, " = *", vectorPtr(m, raw, off, true), ";")
-	out := make([]string, n)
-	for k := range out {
-		c := bits + components(k, per)
-		switch {
-		case si.halfway:
-			out[k] = fmt.Sprintf("vload_half(%d, (const private half*)&%s)", k, bits)
-		case si.bf16:
-			out[k] = e.u.helpers.bf16Load() + "(" + c + ")"
-		default:
-			out[k] = c
-		}
+	return loadedVector{bits, si, per}
+}
+
+// elem is the C expression of element k in its register type, in two
+// parts to concatenate (so that a caller writing it need not).
+func (v loadedVector) elem(e *fn, k int) (head, tail string) {
+	switch {
+	case v.si.halfway:
+		return fmt.Sprintf("vload_half(%d, (const private half*)&%s)", k, v.bits), ""
+	case v.si.bf16:
+		return e.u.helpers.bf16Load() + "(" + v.bits + components(k, v.per) + ")", ""
 	}
-	return out
+	return v.bits, components(k, v.per)
 }
 
 func (e *fn) vectorStore(in *ir.Inst) {
