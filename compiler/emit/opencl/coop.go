@@ -30,7 +30,7 @@ func (e *fn) laneRow(slot string) string {
 	if e.launch.SubgroupSize == 1 {
 		return slot
 	}
-	return fmt.Sprintf("(tl_lane + %s * %d)", slot, e.launch.SubgroupSize)
+	return "(tl_lane + " + slot + " * " + strconv.Itoa(e.launch.SubgroupSize) + ")"
 }
 
 // coopType returns the C struct holding this lane's share of coopmatrix
@@ -170,9 +170,9 @@ func (e *fn) coopElems(v *ir.Value) {
 	sgs := e.launch.SubgroupSize
 	rows, cols := int(t.Rows()), int(t.Cols())
 	e.coopLoop("tl_i", ceilDiv(rows, sgs))
-	e.line("const long tl_r = %s;", e.laneRow("tl_i"))
+	e.put("const long tl_r = ", e.laneRow("tl_i"), ";")
 	e.coopLoop("tl_c", cols)
-	e.line("const int tl_k = tl_i * %d + tl_c;", cols)
+	e.put("const int tl_k = tl_i * ", strconv.Itoa(cols), " + tl_c;")
 	if rows%sgs != 0 {
 		e.line("if (tl_r >= %d) continue;", rows)
 	}
@@ -203,7 +203,7 @@ func (e *fn) coopLoad(in *ir.Inst) {
 	if cond != "" {
 		load = cond + " ? " + load + " : " + zero
 	}
-	e.line("%s.v[tl_k] = %s;", name, load)
+	e.put(name, ".v[tl_k] = ", load, ";")
 	e.closeElems()
 }
 
@@ -235,24 +235,24 @@ func (e *fn) coopMulAdd(in *ir.Inst) {
 	rows, cols, depth := int(cv.Type.Rows()), int(cv.Type.Cols()), int(av.Type.Cols())
 	accType, _ := e.coopType(cv)
 	acc := e.fresh("acc")
-	e.line("%s %s = %s;", accType, acc, c)
+	e.put(accType, " ", acc, " = ", c, ";")
 	e.coopLoop("tl_kk", depth)
 	e.coopLoop("tl_c", cols)
 	var bElem string
 	switch {
 	case sgs == 1 || e.replicated[bv]:
-		bElem = fmt.Sprintf("%s.v[tl_kk * %d + tl_c]", b, cols)
+		bElem = b + ".v[tl_kk * " + strconv.Itoa(cols) + " + tl_c]"
 	default:
-		bElem = fmt.Sprintf("%s.v[(tl_kk / %d) * %d + tl_c]", b, sgs, cols)
-		bElem = e.broadcast(bElem, bv.Type.Elem(), fmt.Sprintf("(int)(tl_kk %% %d)", sgs))
+		bElem = b + ".v[(tl_kk / " + strconv.Itoa(sgs) + ") * " + strconv.Itoa(cols) + " + tl_c]"
+		bElem = e.broadcast(bElem, bv.Type.Elem(), "(int)(tl_kk % "+strconv.Itoa(sgs)+")")
 	}
-	e.line("const %s tl_b = %s;", e.regType(ct), e.convert(bElem, bv.Type.Elem(), ct))
+	e.put("const ", e.regType(ct), " tl_b = ", e.convert(bElem, bv.Type.Elem(), ct), ";")
 	e.coopLoop("tl_i", ceilDiv(rows, sgs))
-	aElem := e.convert(fmt.Sprintf("%s.v[tl_i * %d + tl_kk]", a, depth), av.Type.Elem(), ct)
-	dst := fmt.Sprintf("%s.v[tl_i * %d + tl_c]", acc, cols)
+	aElem := e.convert(a+".v[tl_i * "+strconv.Itoa(depth)+" + tl_kk]", av.Type.Elem(), ct)
+	dst := acc + ".v[tl_i * " + strconv.Itoa(cols) + " + tl_c]"
 	prod, _ := e.binary(ir.Mul, ct, aElem, "tl_b")
 	sum, _ := e.binary(ir.Add, ct, dst, prod)
-	e.line("%s = %s;", dst, sum)
+	e.put(dst, " = ", sum, ";")
 	e.closeLoop()
 	e.closeLoop()
 	e.closeLoop()
