@@ -355,9 +355,20 @@ func (e *fn) value(v *ir.Value) string {
 }
 
 // define declares a C variable holding expr for result v.
-func (e *fn) define(v *ir.Value, expr string) {
+func (e *fn) define(v *ir.Value, expr string) { e.defineParts(v, expr) }
+
+// defineParts is define with the expression in parts, written one after
+// the other.
+func (e *fn) defineParts(v *ir.Value, expr ...string) {
 	name := e.fresh(v.Name)
-	e.put(e.valueType(v), " ", name, " = ", expr, ";")
+	e.writeIndent()
+	for _, s := range [...]string{e.valueType(v), " ", name, " = "} {
+		e.body.WriteString(s)
+	}
+	for _, s := range expr {
+		e.body.WriteString(s)
+	}
+	e.body.WriteString(";\n")
 	e.names.Set(v, name)
 }
 

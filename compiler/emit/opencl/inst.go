@@ -182,28 +182,32 @@ func (e *fn) arith(in *ir.Inst) error {
 // the narrow operands widened first.
 func (e *fn) indexArith(in *ir.Inst) error {
 	r := in.Result()
-	x, y := e.wide(in.Operands[0]), e.wide(in.Operands[1])
+	a, b := in.Operands[0], in.Operands[1]
 	typ := "long"
+	var x, y string
 	if e.narrow(r) {
 		typ = "int"
-		if e.narrow(in.Operands[0]) && e.narrow(in.Operands[1]) {
-			x, y = e.value(in.Operands[0]), e.value(in.Operands[1])
+		if e.narrow(a) && e.narrow(b) {
+			x, y = e.value(a), e.value(b)
 		}
 	}
-	var expr string
+	if x == "" {
+		x, y = e.wide(a), e.wide(b)
+	}
+	// Index arithmetic is most of a large kernel's lines: written from its
+	// parts, without joining the expression first.
 	switch in.Arith {
 	case ir.Min:
-		expr = "(" + typ + ")min(" + x + ", " + y + ")"
+		e.defineParts(r, "(", typ, ")min(", x, ", ", y, ")")
 	case ir.Max:
-		expr = "(" + typ + ")max(" + x + ", " + y + ")"
+		e.defineParts(r, "(", typ, ")max(", x, ", ", y, ")")
 	default:
 		op, ok := cOp[in.Arith]
 		if !ok {
 			return fmt.Errorf("opencl: arith.%s on index", in.Arith)
 		}
-		expr = "(" + typ + ")(" + x + " " + op + " " + y + ")"
+		e.defineParts(r, "(", typ, ")(", x, " ", op, " ", y, ")")
 	}
-	e.define(r, expr)
 	return nil
 }
 
@@ -503,13 +507,13 @@ func (e *fn) carried(results, init []*ir.Value) []string {
 
 func (e *fn) ifElse(in *ir.Inst) error {
 	results := e.carried(in.Results, nil)
-	e.line("if (%s) {", e.value(in.Operands[0]))
+	e.put("if (", e.value(in.Operands[0]), ") {")
 	for i, r := range in.Regions {
 		if i == 1 {
 			if len(r.Insts) == 0 {
 				break
 			}
-			e.line("} else {")
+			e.put("} else {")
 		}
 		e.yields[r] = results
 		e.indent++
