@@ -1,5 +1,7 @@
 package ir
 
+import "iter"
+
 // Number gives every value f defines (parameters, region arguments,
 // instruction results) a distinct ID from 0, in program order, and returns
 // how many there are (also kept in f.NumValues). It writes the IDs: the parser numbers the functions
@@ -95,6 +97,22 @@ func (m *ValueMap[T]) Delete(v *Value) {
 		return
 	}
 	delete(m.other, v)
+}
+
+// All yields every entry, in no particular order.
+func (m *ValueMap[T]) All() iter.Seq2[*Value, T] {
+	return func(yield func(*Value, T) bool) {
+		for id, v := range m.keys {
+			if v != nil && !yield(v, m.vals[id]) {
+				return
+			}
+		}
+		for v, x := range m.other {
+			if !yield(v, x) {
+				return
+			}
+		}
+	}
 }
 
 func (m *ValueMap[T]) grow(n int) {

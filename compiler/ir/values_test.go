@@ -38,6 +38,16 @@ func TestValueMapStaleIDs(t *testing.T) {
 			t.Errorf("Get = %q, %v; want %q", got, ok, want)
 		}
 	}
+	n := 0
+	for v, x := range m.All() {
+		if want := map[*Value]string{a: "a", b: "b", c: "c"}[v]; x != want {
+			t.Errorf("All yields %q for a value of %q", x, want)
+		}
+		n++
+	}
+	if n != 3 {
+		t.Errorf("All yields %d entries, want 3", n)
+	}
 	m.Delete(a)
 	m.Set(b, "b2") // b lives in the overflow map; the freed slot must not shadow it
 	if got, _ := m.Get(b); got != "b2" {

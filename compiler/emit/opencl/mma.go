@@ -183,7 +183,7 @@ func fragmentValues(f *ir.Func, t *target.Target, sgs int) (map[*ir.Value]bool, 
 		}
 	}
 	out := map[*ir.Value]bool{}
-	for v := range uf.parent {
+	for v := range uf.parent.All() {
 		if r := uf.find(v); want[r] && !veto[r] {
 			out[v] = true
 		}
@@ -191,26 +191,23 @@ func fragmentValues(f *ir.Func, t *target.Target, sgs int) (map[*ir.Value]bool, 
 	return out, engine
 }
 
-type unionFind struct{ parent map[*ir.Value]*ir.Value }
+type unionFind struct{ parent ir.ValueMap[*ir.Value] }
 
 func (u *unionFind) find(v *ir.Value) *ir.Value {
-	if u.parent == nil {
-		u.parent = map[*ir.Value]*ir.Value{}
-	}
-	p, ok := u.parent[v]
+	p, ok := u.parent.Get(v)
 	if !ok {
-		u.parent[v] = v
+		u.parent.Set(v, v)
 		return v
 	}
 	if p == v {
 		return v
 	}
 	r := u.find(p)
-	u.parent[v] = r
+	u.parent.Set(v, r)
 	return r
 }
 
-func (u *unionFind) union(a, b *ir.Value) { u.parent[u.find(a)] = u.find(b) }
+func (u *unionFind) union(a, b *ir.Value) { u.parent.Set(u.find(a), u.find(b)) }
 
 // packedValues picks the fragment values held packed: 16-bit A and B
 // fragments of mma.sync whose class only loads them and feeds them to
@@ -309,7 +306,7 @@ func loadedForMulAdd(f *ir.Func, candidate func(*ir.Value) bool, loadOK func(*ir
 			out[r] = true
 		}
 	}
-	for v := range uf.parent {
+	for v := range uf.parent.All() {
 		if ok[uf.find(v)] {
 			out[v] = true
 		}
