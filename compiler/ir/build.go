@@ -147,16 +147,32 @@ func (b *Builder) FloatConst(v float64, t *Type) *Value {
 
 // Arith emits a binary arithmetic instruction; the result has x's type.
 func (b *Builder) Arith(op ArithOp, x, y *Value) *Value {
-	in := NewInst(OpArith, []*Value{x, y}, x.Type)
+	in := newBinary(OpArith, x, y, x.Type)
 	in.Arith = op
 	return b.Insert(in).Result()
 }
 
 // Cmp emits a comparison.
 func (b *Builder) Cmp(op CmpOp, x, y *Value) *Value {
-	in := NewInst(OpCmp, []*Value{x, y}, Bool)
+	in := newBinary(OpCmp, x, y, Bool)
 	in.Cmp = op
 	return b.Insert(in).Result()
+}
+
+// newBinary is NewInst(op, []*Value{x, y}, t) in one allocation: index
+// arithmetic is most of what the lowerings build.
+func newBinary(op Op, x, y *Value, t *Type) *Inst {
+	a := &struct {
+		in       Inst
+		result   Value
+		results  [1]*Value
+		operands [2]*Value
+	}{}
+	a.operands = [2]*Value{x, y}
+	a.in = Inst{Op: op, Operands: a.operands[:], Results: a.results[:]}
+	a.result = Value{Type: t, Def: &a.in}
+	a.results[0] = &a.result
+	return &a.in
 }
 
 // Cast emits a cast of x to t.
