@@ -106,8 +106,11 @@ def row(report, torch_result):
 
 
 def params_string(p):
-    return "sg%d wg%dx%d t%dx%d v%d b%d" % (p["subgroup_size"], p["work_group_size"][0], p["work_group_size"][1],
-                                           p["tile"][0], p["tile"][1], p.get("vector_width", 0), p["batch_per_group"])
+    s = "sg%d wg%dx%d t%dx%d v%d b%d" % (p["subgroup_size"], p["work_group_size"][0], p["work_group_size"][1],
+                                        p["tile"][0], p["tile"][1], p.get("vector_width", 0), p["batch_per_group"])
+    if p.get("split", 0) > 1:
+        s += " sp%d" % p["split"]
+    return s
 
 
 def percent(gbs, copy):
