@@ -6,9 +6,11 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 
 	"tltune/compiler"
 	"tltune/compiler/hostcall/devcall"
+	"tltune/device"
 	"tltune/tuner/bincache"
 	"tltune/tuner/worker"
 )
@@ -29,16 +31,31 @@ func newBatcher(r *tuneRun) *worker.Batcher {
 		Client: r.worker,
 		Size:   r.flags.kernelsPerProgram,
 		Lazy:   r.info.Type == "cpu",
-		CompileMany: func(srcs [][]byte, names []string) (devcall.Form, error) {
-			res, err := compiler.CompileMany(srcs, names, r.copts)
-			if err != nil {
-				return devcall.Form{}, err
-			}
-			return devcall.FormOf(r.info, res)
-		},
+		CompileMany: formCompiler(r.info, r.copts),
 		CacheKey: func(path devcall.Path, hash string) string {
 			return bincache.Key("kernel", kernelID, string(path), hash)
 		},
+	}
+}
+
+// formCompiler compiles programs into the form the device builds. Once a
+// program has gone the SPIR-V path, later ones are compiled to SPIR-V
+// alone: the path depends on the device and the target, which stay, and
+// writing the unused OpenCL C cost a third of tltune's compile time.
+func formCompiler(info device.Info, copts compiler.Options) func(srcs [][]byte, names []string) (devcall.Form, error) {
+	var spirvOnly atomic.Bool
+	return func(srcs [][]byte, names []string) (devcall.Form, error) {
+		o := copts
+		o.SPIRVOnly = spirvOnly.Load()
+		res, err := compiler.CompileMany(srcs, names, o)
+		if err != nil {
+			return devcall.Form{}, err
+		}
+		form, err := devcall.FormOf(info, res)
+		if err == nil && form.Path == devcall.PathSPIRV {
+			spirvOnly.Store(true)
+		}
+		return form, err
 	}
 }
 
