@@ -28,9 +28,9 @@ func newBatcher(r *tuneRun) *worker.Batcher {
 	// too, since a tf32 kernel is compiled from the same source.
 	kernelID := bincache.Key(r.info.Name, r.info.Driver, r.info.Runtime, target, r.copts.Precision, executableHash())
 	return &worker.Batcher{
-		Client: r.worker,
-		Size:   r.flags.kernelsPerProgram,
-		Lazy:   r.info.Type == "cpu",
+		Client:      r.worker,
+		Size:        r.flags.kernelsPerProgram,
+		Lazy:        r.info.Type == "cpu",
 		CompileMany: formCompiler(r.info, r.copts),
 		CacheKey: func(path devcall.Path, hash string) string {
 			return bincache.Key("kernel", kernelID, string(path), hash)
