@@ -41,7 +41,12 @@ LDFLAGS := -X main.stampedVersion=$(VERSION) -X main.stampedCommit=$(COMMIT)
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/tltune
 
+# gofmt of the same toolchain as go: a file it would change fails the tests.
+GOFMT   := $(shell $(GO) env GOROOT)/bin/gofmt
+
 test: build
+	@unformatted=$$($(GOFMT) -l $$($(GO) list -f '{{.Dir}}' $(PKGS))); \
+		if [ -n "$$unformatted" ]; then echo "gofmt -w these files: $$unformatted"; exit 1; fi
 	$(GO) vet $(PKGS)
 	$(GO) test -count=1 -timeout 20m $(PKGS)
 
