@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"tltune/compiler/tuning"
 	"tltune/internal/speak"
 )
 
@@ -22,21 +23,28 @@ func TestBenchReportsReadTuneJSON(t *testing.T) {
 	wantTime := "4.00 µs"
 	tf32 := gemmConfig(0, 0).Problem
 	tf32.Dtype, tf32.Acc, tf32.Precision = "f32", "f32", speak.TF32
+	splitGemv := gemvConfig().Params
+	splitGemv.Split = 8
 	for _, tc := range []struct {
 		script  string
 		problem speak.Problem
 		want    []string
-		reports int // copies of the report the script reads
+		reports int            // copies of the report the script reads
+		params  *tuning.Params // the best configuration's, when not a GEMM's
 	}{
-		{"gemm_report.py", gemmConfig(0, 0).Problem, []string{"| 64x64x32 f16→f32 exact | 4096 | sg32 wg64x2 t32x32 cm16x8x16 u2 b1 | " + wantTime}, 1},
-		{"gemm_report.py", tf32, []string{"torch.backends.cuda.matmul.allow_tf32 = True", "| 64x64x32 f32→f32 tf32 | 4096 |"}, 1},
-		{"blas2_report.py", gemvConfig().Problem, []string{"copy ceiling (tltune peak): 4020.0 GB/s", "| gemv.n f32→f32 64×64 | 4096 |", wantTime}, 1},
+		{"gemm_report.py", gemmConfig(0, 0).Problem, []string{"| 64x64x32 f16→f32 exact | 4096 | sg32 wg64x2 t32x32 cm16x8x16 u2 b1 | " + wantTime}, 1, nil},
+		{"gemm_report.py", tf32, []string{"torch.backends.cuda.matmul.allow_tf32 = True", "| 64x64x32 f32→f32 tf32 | 4096 |"}, 1, nil},
+		{"blas2_report.py", gemvConfig().Problem, []string{"copy ceiling (tltune peak): 4020.0 GB/s",
+			"| gemv.n f32→f32 64×64 | 4096 | sg32 wg64x1 t2x1 v0 b4 sp8 | " + wantTime}, 1, &splitGemv},
 		{"throughput_report.py", gemmConfig(0, 0).Problem, []string{
 			"cold       4.0      12 s       3       1     25        3  sg32 wg64x2 t32x32 cm16x8x16 u2 b1  4 µs [3.98 µs, 4.02 µs]",
-			"today  time 9", "winners: cold: same winner as today (median +0.0 %)", "goals: cold 4.0/s < (MISSED) 50/s"}, 3},
+			"today  time 9", "winners: cold: same winner as today (median +0.0 %)", "goals: cold 4.0/s < (MISSED) 50/s"}, 3, nil},
 	} {
 		t.Run(tc.script, func(t *testing.T) {
 			report := exampleTuneReport(speak.Named(tc.problem))
+			if tc.params != nil {
+				report.Top[0].Params = *tc.params
+			}
 			var b bytes.Buffer
 			if err := speak.WriteJSON(&b, report); err != nil {
 				t.Fatal(err)
