@@ -257,6 +257,26 @@ func (p *parser) operand(in *ir.Inst) *ir.Value {
 	return v
 }
 
+// vectorStoreShape checks that the operand before the index list is the
+// one memref of a vector_store: the IR tells the stored values from the
+// memref by type (ir.Inst.VectorStoreOperands), so text where they are
+// mixed up would print as another instruction.
+func (p *parser) vectorStoreShape(in *ir.Inst) {
+	last := len(in.Operands) - 1
+	for i, v := range in.Operands {
+		if v == nil || v.Type == nil {
+			continue
+		}
+		isMemref := v.Type.Kind() == ir.KindMemref
+		switch {
+		case i == last && !isMemref:
+			p.fail(in.OperandPos[i], "vector_store: %%%s is %s, not the memref to store into", v.Name, v.Type)
+		case i < last && isMemref:
+			p.fail(in.OperandPos[i], "vector_store: %%%s is a memref, not a value to store (vector_store %%x, %%y, %%m[...])", v.Name)
+		}
+	}
+}
+
 // operandList parses n comma-separated operands.
 func (p *parser) operandList(in *ir.Inst, n int) {
 	for i := 0; i < n; i++ {
@@ -416,6 +436,7 @@ func (p *parser) instructionBody(in *ir.Inst, m *modifiers) (types []*ir.Type, m
 			p.expect(tComma, "between the stored values and the memref")
 			p.operand(in)
 		}
+		p.vectorStoreShape(in)
 		p.indexList(in)
 	case "async_copy":
 		in.Op = ir.OpAsyncCopy
