@@ -323,9 +323,9 @@ func configID(ctx context.Context, tx *sql.Tx, c Config) (int64, error) {
 }
 
 func insertMeasurement(ctx context.Context, tx *sql.Tx, runID, configID, envID int64, m *Measurement) (int64, error) {
+	args := append([]any{runID, configID, envID, m.Device}, m.resultValues()...)
 	res, err := tx.ExecContext(ctx, `INSERT INTO measurements (run_id, config_id, environment_id, device, `+resultColumns+`)
-		VALUES (?, ?, ?, ?, `+resultPlaceholders+`)`,
-		append([]any{runID, configID, envID, m.Device}, m.resultValues()...)...)
+		VALUES (`+placeholders(len(args))+`)`, args...)
 	if err != nil {
 		return 0, err
 	}
@@ -336,8 +336,6 @@ func insertMeasurement(ctx context.Context, tx *sql.Tx, runID, configID, envID i
 // resultValues gives and Retime replaces.
 const resultColumns = `outcome, message, samples_ns, median_ns, min_ns, max_ns, iqr_ns, ci_low_ns, ci_high_ns, gflops, gbs,
 	verified, verify_error, seed, measured_at, raced, retimed`
-
-const resultPlaceholders = `?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?`
 
 // resultAssignments set resultColumns to resultValues in an UPDATE.
 var resultAssignments = strings.ReplaceAll(resultColumns, ",", " = ?,") + " = ?"

@@ -386,13 +386,12 @@ func Validate(p tuning.Params, t *target.Target, f *ir.Func, main *ir.Inst) erro
 // effect is a gemv (the lowering deals its output tiles out among them);
 // anything else in the function would run once per work-group of the split.
 func validSplit(split int, f *ir.Func, main *ir.Inst) error {
-	if split <= 1 {
-		if split < 0 {
-			return fmt.Errorf("split %d must be at least 1", split)
-		}
+	switch {
+	case split < 0:
+		return fmt.Errorf("split %d must be at least 1", split)
+	case split <= 1:
 		return nil
-	}
-	if main == nil || main.Op != ir.OpGemv {
+	case main == nil || main.Op != ir.OpGemv:
 		return fmt.Errorf("split %d: only a gemv's work-groups can share a batch entry", split)
 	}
 	var other *ir.Inst
