@@ -83,6 +83,7 @@ type tuneFlags struct {
 	quiet     bool
 
 	kernelsPerProgram int
+	buildProcs        int
 	noCache           bool
 	noRace            bool
 }
@@ -113,6 +114,7 @@ func (f *tuneFlags) registerTuning(fs *flag.FlagSet, op string) {
 	fs.Float64Var(&f.ciTarget, "ci", 0.01, "stop timing a configuration when the median's CI half-width is below this fraction")
 	fs.DurationVar(&f.perConfig, "sample-time", time.Second, "most time spent timing one configuration")
 	fs.IntVar(&f.kernelsPerProgram, "kernels-per-program", 16, "configurations compiled into one program, built by the driver at once (1: a program each)")
+	fs.IntVar(&f.buildProcs, "build-procs", autoBuildProcs, "builder processes beside the worker that build programs side by side, as a driver builds one program at a time per process (-1: "+autoBuildProcsDoc+")")
 	fs.BoolVar(&f.noRace, "no-race", false, "time every configuration in full, once: no racing against the best so far (by default one clearly slower stops after a few samples and the 3 fastest are re-timed in full at the end)")
 	fs.BoolVar(&f.noCache, "no-cache", false, "build every program, without the binary cache in $XDG_CACHE_HOME/tltune (tltune cache stats|clear)")
 	fs.DurationVar(&f.timeout, "config-timeout", 2*time.Minute, "a configuration whose build, verification or timing gets no answer for this long is recorded as timeout (its worker process is killed)")
@@ -160,6 +162,8 @@ func (f *tuneFlags) check() error {
 		return errors.New("--time, --sample-time and --config-timeout must be positive durations")
 	case f.kernelsPerProgram < 1:
 		return fmt.Errorf("--kernels-per-program %d must be ≥ 1", f.kernelsPerProgram)
+	case f.buildProcs < autoBuildProcs:
+		return fmt.Errorf("--build-procs %d must be ≥ 0, or -1 for %s", f.buildProcs, autoBuildProcsDoc)
 	case f.top < 1:
 		return fmt.Errorf("--top %d must be ≥ 1", f.top)
 	case f.minBatch < 1 || f.maxBatch < 0:
@@ -258,6 +262,23 @@ func (f *tuneFlags) openOn(c *context, op string, ops []kernels.Op, problems []s
 	return runs, exitOK
 }
 
+// autoBuildProcs asks for buildProcs' choice.
+const (
+	autoBuildProcs    = -1
+	autoBuildProcsDoc = "half the CPUs, at most 8, for a GPU; none for a CPU device, whose builds take the cores it runs on"
+)
+
+// buildProcs is how many builder processes a worker for info starts.
+func buildProcs(flag int, info *device.Info) int {
+	switch {
+	case flag != autoBuildProcs:
+		return flag
+	case info.Type == "cpu":
+		return 0
+	}
+	return min(runtime.NumCPU()/2, 8)
+}
+
 // prepare starts the worker with the device, loads its profile and the
 // search spaces of ops; on failure it has printed one line and returns the
 // exit status.
@@ -265,6 +286,7 @@ func (r *tuneRun) prepare(c *context, info *device.Info, ops []kernels.Op) int {
 	f := r.flags
 	r.worker = worker.NewClient(workerLauncher)
 	r.worker.Timeout = f.timeout
+	r.worker.Builders = buildProcs(f.buildProcs, info)
 	var err error
 	cache, err := f.cacheDir()
 	if err != nil {
@@ -646,7 +668,8 @@ func (j *shapeJob) tune(ctx stdctx.Context, bar *progress) (*tuner.Report, error
 		return nil, err
 	}
 	after := j.run.worker.Stats()
-	j.builds = worker.Stats{Builds: after.Builds - before.Builds, CachedBuilds: after.CachedBuilds - before.CachedBuilds}
+	j.builds = worker.Stats{Builds: after.Builds - before.Builds, CachedBuilds: after.CachedBuilds - before.CachedBuilds,
+		BuilderBuilds: after.BuilderBuilds - before.BuilderBuilds}
 	rep.Split.Add(tuner.PhaseSetup, j.setup)
 	t := results.Throughput{Evaluations: rep.Evaluated(), WallSeconds: rep.Split.Wall.Seconds(), Phases: rep.Split.Seconds()}
 	if serr := j.run.store.AddThroughput(stdctx.Background(), j.run.stored.ID, t); serr != nil && err == nil {

@@ -47,6 +47,7 @@ func TestTuneUsageErrors(t *testing.T) {
 		{"gemm", "--m", "4", "--n", "4", "--k", "4", "--precision", "bf16"},
 		{"gemm", "--m", "4", "--n", "4", "--k", "4", "--dtype", "f16", "--precision", "tf32"},
 		{"gemv", "--m", "4", "--n", "4", "--precision", "tf32"},
+		{"gemm", "--m", "4", "--n", "4", "--k", "4", "--build-procs", "-2"},
 	} {
 		status, stdout, stderr := tltune(args...)
 		if status != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 {
@@ -595,6 +596,8 @@ func TestTuneBinaryCache(t *testing.T) {
 		{"warm.db", nil, "", 2, 2, 8, 3},
 		{"seed.db", []string{"--seed", "2"}, "wrong@3", 2, 2, 7, 3},
 		{"nocache.db", []string{"--no-cache", "--no-race"}, "", 2, 0, 8, 0},
+		// Builder processes build beside the worker; the outcomes stay.
+		{"builders.db", []string{"--no-cache", "--build-procs", "2"}, "", 2, 0, 8, 3},
 	} {
 		t.Setenv(worker.FaultEnv, c.fault)
 		db := filepath.Join(dir, c.db)
@@ -611,6 +614,9 @@ func TestTuneBinaryCache(t *testing.T) {
 		if rep.Builds != c.builds || rep.CachedBuilds != c.cached {
 			t.Errorf("%s %v: %d builds, %d from the cache; want %d and %d", c.db, c.flags, rep.Builds, rep.CachedBuilds, c.builds, c.cached)
 		}
+		// Whether a builder is up in time for a build is the machine's
+		// business; the worker takes any build it is not.
+		t.Logf("%s: %d of %d builds in builder processes", c.db, rep.BuilderBuilds, rep.Builds)
 		if rep.Counts["ok"] != c.ok || rep.Counts["wrong_result"] != 8-c.ok {
 			t.Errorf("%s %v: outcomes %v, want %d ok, the rest wrong", c.db, c.flags, rep.Counts, c.ok)
 		}

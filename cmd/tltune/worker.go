@@ -42,7 +42,7 @@ func workerCmd(c *context, args []string) int {
 	if err != nil {
 		return c.usageError("%v", err)
 	}
-	s := &worker.Server{Open: openDevice, Faults: faults}
+	s := &worker.Server{Open: openDevice, Faults: faults, Launch: workerLauncher}
 	if err := s.Serve(requests, replies); err != nil {
 		return c.fail(err)
 	}

@@ -23,9 +23,16 @@ mkdir -p "$out"
 
 "$tltune" devices | tee "$out/devices.txt"
 
-# Tuning: one store per sweep, as two machines would make them.
-"$tltune" sweep "$suite" --device "$all" --db "$out/all.db" --tag all-gpus --quiet "${flags[@]}" | tee "$out/sweep-all.txt"
-"$tltune" sweep "$suite" --device "$one" --db "$out/one.db" --tag one-gpu --quiet "${flags[@]}" | tee "$out/sweep-one.txt"
+# Tuning: one store per sweep, as two machines would make them, and an
+# empty binary cache each (XDG_CACHE_HOME, and NVIDIA's kernel cache
+# under it), so that neither builds less for the other having run.
+fresh_cache() {
+	local dir
+	dir=$(mktemp -d)
+	XDG_CACHE_HOME=$dir CUDA_CACHE_PATH=$dir/nv "$@"
+}
+fresh_cache "$tltune" sweep "$suite" --device "$all" --db "$out/all.db" --tag all-gpus --quiet "${flags[@]}" | tee "$out/sweep-all.txt"
+fresh_cache "$tltune" sweep "$suite" --device "$one" --db "$out/one.db" --tag one-gpu --quiet "${flags[@]}" | tee "$out/sweep-one.txt"
 "$tltune" merge "$out/both.db" "$out/one.db" "$out/all.db" | tee "$out/merge.txt"
 
 # The searches' best configurations: the same up to timing noise and the

@@ -2,11 +2,12 @@
 # Tuning throughput (issue 16, item 4) in one call: GEMM 64×64×32 f16 tuned
 # three times on one device, with the same seed and budget:
 #
-#   today  --kernels-per-program 1 --no-cache --no-race: the protocol before
-#          issue 16 (a program per configuration, every one built by the
-#          driver, every configuration timed in full once);
-#   cold   the defaults (16 kernels per program, the binary cache, racing
-#          and the final re-timing of the fastest) with an empty cache;
+#   today  --kernels-per-program 1 --no-cache --no-race --build-procs 0: the
+#          protocol before issue 16 (a program per configuration, every one
+#          built by the driver in the worker, every configuration timed in
+#          full once);
+#   cold   the defaults (builder processes, the binary cache, racing and the
+#          final re-timing of the fastest) with an empty cache;
 #   warm   the same command again: every program comes from the cache.
 #
 # Each run has fresh XDG directories (so an empty binary cache, and empty
@@ -71,7 +72,7 @@ tune() {
 echo "$("$tltune" version) on $device: gemm 64x64x32 f16, budget $budget${FLAGS:+, $FLAGS}"
 in_fresh "$xdg/peak" "$tltune" peak --device "$device" --db "$out/ceilings.db" >"$out/ceilings.stderr" 2>&1 ||
 	{ tail -n 5 "$out/ceilings.stderr" >&2; exit 1; }
-tune today "$xdg/today" --kernels-per-program 1 --no-cache --no-race
+tune today "$xdg/today" --kernels-per-program 1 --no-cache --no-race --build-procs 0
 tune cold "$xdg/new"
 tune warm "$xdg/new"
 "$python" "$here/throughput_report.py" "$out/today.json" "$out/cold.json" "$out/warm.json"

@@ -4,8 +4,8 @@ binary cache (docs/bench/throughput.sh).
 Usage: python3 throughput_report.py TODAY.json COLD.json WARM.json
 
 Each is the --json report of one `tltune gemm` run. Prints one line per run
-(evaluations per second, wall time, driver builds and those from the binary
-cache, raced and re-timed configurations, the winner with its median and
+(evaluations per second, wall time, driver builds, those from the binary
+cache and those built by builder processes, raced and re-timed configurations, the winner with its median and
 95 % interval), each run's wall time split, whether the winners of cold and
 warm agree with today's within the measurement noise, and issue 16's goals.
 
@@ -40,9 +40,9 @@ def run_line(name, r):
     if w:
         best = "%s  %s [%s, %s]" % (params_string(w["params"]), duration(w["median_ns"]),
                                     duration(w["ci_low_ns"]), duration(w["ci_high_ns"]))
-    return "%-6s %7.1f %9s %7d %7d %6d %8d  %s" % (
+    return "%-6s %7.1f %9s %7d %7d %8d %6d %8d  %s" % (
         name, r["evaluations_per_second"], duration(r["wall_seconds"] * 1e9), r["builds"], r["cached_builds"],
-        r.get("raced", 0), r.get("retimed", 0), best)
+        r.get("builder_builds", 0), r.get("raced", 0), r.get("retimed", 0), best)
 
 
 def split_line(name, r):
@@ -75,7 +75,7 @@ def main(paths):
     for name, path in zip(NAMES, paths):
         with open(path) as f:
             reports[name] = json.load(f)
-    print("run     eval/s      wall  builds  cached  raced  retimed  winner  median [95% interval]")
+    print("run     eval/s      wall  builds  cached  builder  raced  retimed  winner  median [95% interval]")
     for name in NAMES:
         print(run_line(name, reports[name]))
     print("wall time split, seconds:")

@@ -27,6 +27,9 @@ type Client struct {
 	// is sent: a worker that has not answered by then is stuck on it and
 	// is killed (a configuration's timeout). 0: no limit.
 	Timeout time.Duration
+	// Builders is how many builder processes each worker starts beside
+	// itself to build programs (see builders); 0: none. Set before Open.
+	Builders int
 
 	launch Launcher
 	nextID atomic.Uint64
@@ -51,8 +54,9 @@ type Stats struct {
 	Timeouts int // workers killed at a configuration's time limit
 	Lost     int // workers retired because their device was lost
 
-	Builds       int // programs built (or loaded) in a worker
-	CachedBuilds int // of which the binary cache supplied the binaries
+	Builds        int // programs built (or loaded) in a worker
+	CachedBuilds  int // of which the binary cache supplied the binaries
+	BuilderBuilds int // of which a builder process built
 }
 
 // NewClient returns a client that starts workers with launch, the first
@@ -84,7 +88,7 @@ func (c *Client) Close() error {
 // started after it) and returns its properties. cache is the directory of
 // the binary cache the worker builds through; "" builds everything.
 func (c *Client) Open(ctx context.Context, spec, cache string) (device.Info, error) {
-	rep, err := c.setupRequest(ctx, request{Op: opOpen, Device: spec, Cache: cache}, 0)
+	rep, err := c.setupRequest(ctx, request{Op: opOpen, Device: spec, Cache: cache, Builders: c.Builders}, 0)
 	return rep.Info, err
 }
 
@@ -174,6 +178,9 @@ func (p *Program) buildIn(ctx context.Context, w *proc, seq int) error {
 		s.Builds++
 		if rep.Cached {
 			s.CachedBuilds++
+		}
+		if rep.Builder {
+			s.BuilderBuilds++
 		}
 	})
 	return nil

@@ -56,7 +56,7 @@ func newFakeClient(t testing.TB, timeout time.Duration, env ...string) *Client {
 	if _, err := c.Open(bg, "fake", ""); err != nil {
 		t.Fatal(err)
 	}
-	plan, err := c.Session(bg, Session{Spec: testSpec, Seed: 1, Goal: measure.BatchGoal{MinBatch: 2, MaxBatch: 2, Hot: true}})
+	plan, err := c.Session(bg, Session{Spec: testSpec, Seed: 1, Goal: quickGoal})
 	if err != nil || plan.Batch != 2 {
 		t.Fatalf("session: plan %+v, %v", plan, err)
 	}
@@ -69,6 +69,9 @@ func kindIs(err error, want tuner.Kind) bool {
 }
 
 var quick = measure.Protocol{Warmup: 1, MinSamples: 6, MaxSamples: 6}
+
+// quickGoal is the tests' session batch: 2 entries.
+var quickGoal = measure.BatchGoal{MinBatch: 2, MaxBatch: 2, Hot: true}
 
 func TestRoundTrip(t *testing.T) {
 	c := newFakeClient(t, time.Minute)
@@ -106,7 +109,7 @@ func TestBinaryCache(t *testing.T) {
 		if _, err := c.Open(bg, "fake", dir); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.Session(bg, Session{Spec: testSpec, Seed: 1, Goal: measure.BatchGoal{MinBatch: 2, MaxBatch: 2, Hot: true}}); err != nil {
+		if _, err := c.Session(bg, Session{Spec: testSpec, Seed: 1, Goal: quickGoal}); err != nil {
 			t.Fatal(err)
 		}
 		p := c.Program(marked(form, fmt.Sprint("round ", round)), []string{"a"}, []string{"kernel a"})

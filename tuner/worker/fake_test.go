@@ -19,7 +19,7 @@ func TestMain(m *testing.M) {
 		if err != nil {
 			panic(err)
 		}
-		s := &Server{Open: openFake, Faults: faults}
+		s := &Server{Open: openFake, Faults: faults, Launch: launchFake(fakeBuilderEnv + "=1")}
 		if err := s.Serve(in, out); err != nil {
 			os.Exit(3)
 		}
@@ -56,11 +56,17 @@ func (fakeDevice) Alloc(size int64) (device.Buffer, error) {
 	return &fakeBuffer{data: make([]byte, size)}, nil
 }
 
+// fakeBuilderEnv marks the worker's builder processes, for
+// "CRASH_IN_BUILDER".
+const fakeBuilderEnv = "TLTUNE_FAKE_BUILDER"
+
 // BuildSource fails for a source containing "BUILD_FAIL", takes 400 ms
 // for "SLEEP_BUILD" and forever for "SLOW_BUILD", and crashes the worker
-// for "CRASH_BUILD".
+// for "CRASH_BUILD", a builder process for "CRASH_IN_BUILDER".
 func (fakeDevice) BuildSource(src, _ string) (device.Program, error) {
 	switch {
+	case strings.Contains(src, "CRASH_IN_BUILDER") && os.Getenv(fakeBuilderEnv) == "1":
+		nullWrite()
 	case strings.Contains(src, "BUILD_FAIL"):
 		return nil, &device.BuildError{Log: "error: fake build failure", Err: errors.New("CL_BUILD_PROGRAM_FAILURE")}
 	case strings.Contains(src, "SLEEP_BUILD"):

@@ -55,19 +55,22 @@ const (
 	opVerify                // run Kernel of program Handle once on the verification inputs
 	opTime                  // time Kernel of program Handle with Protocol
 	opRun                   // launch Kernel of program Handle once on Call's arguments
+	opCompile               // build Program and reply with its binary (a builder's work)
 )
 
 // request is one message from the parent to the worker. Only the fields of
 // its op are set.
 type request struct {
-	ID      uint64
-	Op      op
-	Seq     int // the evaluation it belongs to (1-based, proposal order); 0 for none
-	Device  string
-	Cache   string // opOpen: the binary cache's directory; "": none
-	Peak    device.PeakOptions
-	Session Session
-	Program devcall.Form
+	ID     uint64
+	Op     op
+	Seq    int // the evaluation it belongs to (1-based, proposal order); 0 for none
+	Device string
+	Cache  string // opOpen: the binary cache's directory; "": none
+	// Builders is how many builder processes the worker starts (opOpen).
+	Builders int
+	Peak     device.PeakOptions
+	Session  Session
+	Program  devcall.Form
 	// CacheKeys are the binary-cache keys of Program's kernels: when every
 	// one is in the cache, the worker loads their programs' binaries instead
 	// of building Program.
@@ -147,6 +150,8 @@ type reply struct {
 	Plan    measure.BatchPlan // opSession
 	Kernels []builtKernel     // opBuild: where each kernel of the program is
 	Cached  bool              // opBuild: from the binary cache
+	Builder bool              // opBuild: built by a builder process
+	Binary  []byte            // opCompile: the built program's binary
 	Output  kernels.Buffer    // opVerify: what the kernel wrote
 	Result  measure.Result    // opTime
 	Blobs   [][]byte          // opRun: the contents of every buffer after the launch

@@ -28,10 +28,15 @@ type Server struct {
 	BuildThreads int
 	// Faults to inject (TLTUNE_FAULT).
 	Faults Faults
+	// Launch starts a builder process (see builders); nil: the worker
+	// builds everything itself.
+	Launch Launcher
 
 	mu       sync.Mutex // guards what the build goroutines share: dev, cache, programs, next
 	dev      device.Device
 	cache    *bincache.Cache // nil: build everything
+	builders *builders       // nil: none
+	building chan struct{}   // a token per build running in this process
 	programs map[uint64]device.Program
 	next     uint64
 
@@ -57,7 +62,7 @@ func (s *Server) Serve(in io.Reader, out io.Writer) error {
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
-	building := make(chan struct{}, threads)
+	s.building = make(chan struct{}, threads)
 	deviceQ := make(chan request, 64)
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -72,11 +77,13 @@ func (s *Server) Serve(in io.Reader, out io.Writer) error {
 		if err = dec.Decode(&req); err != nil {
 			break
 		}
-		if req.Op == opBuild {
+		if req.Op == opBuild || req.Op == opCompile {
 			wg.Go(func() {
-				building <- struct{}{}
-				defer func() { <-building }()
-				s.reply(s.build(req))
+				if req.Op == opCompile {
+					s.reply(s.compile(req))
+				} else {
+					s.reply(s.build(req))
+				}
 			})
 			continue
 		}
@@ -124,12 +131,12 @@ func (s *Server) build(req request) reply {
 	if rep, ok := s.fromCache(d, cache, req); ok {
 		return rep
 	}
-	prog, err := req.Program.Build(d)
+	prog, builder, err := s.buildProgram(d, req.Program)
 	if err != nil {
 		return fail(req, err, tuner.CompileError)
 	}
 	handle := s.add(prog)
-	rep := reply{ID: req.ID}
+	rep := reply{ID: req.ID, Builder: builder}
 	for _, k := range req.Program.Kernels {
 		rep.Kernels = append(rep.Kernels, builtKernel{handle, k.Symbol})
 	}
@@ -139,6 +146,25 @@ func (s *Server) build(req request) reply {
 		_ = s.store(d, cache, req, prog)
 	}
 	return rep
+}
+
+// buildProgram builds f on d, through the builders when there are.
+func (s *Server) buildProgram(d device.Device, f devcall.Form) (prog device.Program, builder bool, err error) {
+	s.mu.Lock()
+	b := s.builders
+	s.mu.Unlock()
+	if b == nil {
+		prog, err = s.buildHere(d, f)
+		return prog, false, err
+	}
+	return b.build(d, f, s.buildHere)
+}
+
+// buildHere builds f on d in this process, within BuildThreads.
+func (s *Server) buildHere(d device.Device, f devcall.Form) (device.Program, error) {
+	s.building <- struct{}{}
+	defer func() { <-s.building }()
+	return f.Build(d)
 }
 
 // programKey is the binary-cache key of a program built on d.
@@ -268,8 +294,12 @@ func (s *Server) open(req request) reply {
 			return fail(req, err, tuner.LaunchError)
 		}
 	}
+	var b *builders
+	if req.Builders > 0 && s.Launch != nil {
+		b = startBuilders(s.Launch, req.Device, req.Builders)
+	}
 	s.mu.Lock()
-	s.dev, s.cache = d, cache
+	s.dev, s.cache, s.builders = d, cache, b
 	s.mu.Unlock()
 	return reply{ID: req.ID, Info: d.Info()}
 }
@@ -416,6 +446,9 @@ func (s *Server) close() {
 	}
 	if s.session != nil {
 		s.session.Close()
+	}
+	if s.builders != nil {
+		s.builders.close()
 	}
 	if d := s.device(); d != nil {
 		d.Close()
