@@ -113,7 +113,7 @@ func (f *tuneFlags) registerTuning(fs *flag.FlagSet, op string) {
 	fs.IntVar(&f.maxBatch, "max-batch", 0, "largest batch of a timed launch (0: 512 on CPUs, 1<<20 on GPUs)")
 	fs.Float64Var(&f.ciTarget, "ci", 0.01, "stop timing a configuration when the median's CI half-width is below this fraction")
 	fs.DurationVar(&f.perConfig, "sample-time", time.Second, "most time spent timing one configuration")
-	fs.IntVar(&f.kernelsPerProgram, "kernels-per-program", 16, "configurations compiled into one program, built by the driver at once (1: a program each)")
+	fs.IntVar(&f.kernelsPerProgram, "kernels-per-program", 1, "configurations compiled into one program, built by the driver at once (1: a program each; NVIDIA's OpenCL and PoCL build N kernels in one program no faster than in N programs, which builder processes build side by side)")
 	fs.IntVar(&f.buildProcs, "build-procs", autoBuildProcs, "builder processes beside the worker that build programs side by side, as a driver builds one program at a time per process (-1: "+autoBuildProcsDoc+")")
 	fs.BoolVar(&f.noRace, "no-race", false, "time every configuration in full, once: no racing against the best so far (by default one clearly slower stops after a few samples and the 3 fastest are re-timed in full at the end)")
 	fs.BoolVar(&f.noCache, "no-cache", false, "build every program, without the binary cache in $XDG_CACHE_HOME/tltune (tltune cache stats|clear)")

@@ -23,14 +23,14 @@ mkdir -p "$out"
 
 "$tltune" devices | tee "$out/devices.txt"
 
-# Tuning: one store per sweep, as two machines would make them, and an
-# empty binary cache each (XDG_CACHE_HOME, and NVIDIA's kernel cache
-# under it), so that neither builds less for the other having run.
+# Every sweep gets an empty binary cache (XDG_CACHE_HOME, and NVIDIA's
+# kernel cache under it), so that none builds less for another having run.
 fresh_cache() {
 	local dir
 	dir=$(mktemp -d)
 	XDG_CACHE_HOME=$dir CUDA_CACHE_PATH=$dir/nv "$@"
 }
+# Tuning: one store per sweep, as two machines would make them.
 fresh_cache "$tltune" sweep "$suite" --device "$all" --db "$out/all.db" --tag all-gpus --quiet "${flags[@]}" | tee "$out/sweep-all.txt"
 fresh_cache "$tltune" sweep "$suite" --device "$one" --db "$out/one.db" --tag one-gpu --quiet "${flags[@]}" | tee "$out/sweep-one.txt"
 "$tltune" merge "$out/both.db" "$out/one.db" "$out/all.db" | tee "$out/merge.txt"
@@ -42,8 +42,8 @@ fresh_cache "$tltune" sweep "$suite" --device "$one" --db "$out/one.db" --tag on
 
 # The stored bests re-timed on all GPUs and on one: the same configurations
 # on different GPUs of one model.
-"$tltune" sweep "$suite" --remeasure --device "$all" --db "$out/both.db" --tag remeasure-all --quiet "${flags[@]}" | tee "$out/remeasure-all.txt"
-"$tltune" sweep "$suite" --remeasure --device "$one" --db "$out/both.db" --tag remeasure-one --quiet "${flags[@]}" | tee "$out/remeasure-one.txt"
+fresh_cache "$tltune" sweep "$suite" --remeasure --device "$all" --db "$out/both.db" --tag remeasure-all --quiet "${flags[@]}" | tee "$out/remeasure-all.txt"
+fresh_cache "$tltune" sweep "$suite" --remeasure --device "$one" --db "$out/both.db" --tag remeasure-one --quiet "${flags[@]}" | tee "$out/remeasure-one.txt"
 "$tltune" regress --db "$out/both.db" --baseline remeasure-one --run remeasure-all --md "$out/regress-remeasured.md" |
 	tee "$out/regress-remeasured.txt" || true
 
