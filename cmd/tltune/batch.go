@@ -15,23 +15,24 @@ import (
 	"tltune/tuner/worker"
 )
 
-// newBatcher is the tuner's Compiler for the run: tltune's compiler for
-// the device, --kernels-per-program configurations to a program, built in
-// the run's worker (on a CPU device when measured), each kernel with its
-// key in the binary cache.
-func newBatcher(r *tuneRun) *worker.Batcher {
-	target := r.copts.Target
+// newBatcher is the tuner's Compiler for a shape of the run: tltune's
+// compiler for the device with copts (the shape's precision),
+// --kernels-per-program configurations to a program, built in the run's
+// worker (on a CPU device when measured), each kernel with its key in the
+// binary cache.
+func newBatcher(r *tuneRun, copts compiler.Options) *worker.Batcher {
+	target := copts.Target
 	if target == "" {
 		target = "from the device"
 	}
 	// What a kernel's binary depends on beyond its source: the precision
 	// too, since a tf32 kernel is compiled from the same source.
-	kernelID := bincache.Key(r.info.Name, r.info.Driver, r.info.Runtime, target, r.copts.Precision, executableHash())
+	kernelID := bincache.Key(r.info.Name, r.info.Driver, r.info.Runtime, target, copts.Precision, executableHash())
 	return &worker.Batcher{
 		Client:      r.worker,
 		Size:        r.flags.kernelsPerProgram,
 		Lazy:        r.info.Type == "cpu",
-		CompileMany: formCompiler(r.info, r.copts),
+		CompileMany: formCompiler(r.info, copts),
 		CacheKey: func(path devcall.Path, hash string) string {
 			return bincache.Key("kernel", kernelID, string(path), hash)
 		},

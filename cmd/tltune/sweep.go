@@ -25,7 +25,7 @@ func init() {
 	register(&command{
 		name:    "sweep",
 		summary: "tune the shapes of a suite in one run, or re-time their stored best configurations (--remeasure, the nightly job)",
-		usage:   "SUITE.toml|NAME [--retune | --remeasure [--tune-missing] [--stored TABLE.json]] [--shard I/N [--campaign NAME]] [--tag NAME] [--resume RUN|last] [--device D|D1,D2|all[:gpu|cpu]] [--db PATH] [--json] [tuning flags: --budget, --strategy and --time override the suite's]",
+		usage:   "SUITE.toml|NAME [--retune | --remeasure [--tune-missing] [--stored TABLE.json]] [--precision exact|tf32] [--shard I/N [--campaign NAME]] [--tag NAME] [--resume RUN|last] [--device D|D1,D2|all[:gpu|cpu]] [--db PATH] [--json] [tuning flags: --budget, --strategy and --time override the suite's]",
 		run:     sweepCmd,
 	})
 }
@@ -36,6 +36,7 @@ type sweepFlags struct {
 	tuneFlags
 	retune, remeasure, tuneMissing bool
 	shard                          string          // I/N: this task's share of the suite
+	precision                      string          // --precision: over the suite's, where it applies
 	storedTable                    string          // --stored: a tuning table to re-measure instead of the store's bests
 	given                          map[string]bool // flags set on the command line, over the suite's settings
 }
@@ -78,6 +79,7 @@ func parseSweep(c *context, args []string) (sw *sweep, status int, ok bool) {
 	fs.BoolVar(&f.tuneMissing, "tune-missing", false, "with --remeasure: tune the shapes that have no stored best instead of skipping them")
 	fs.StringVar(&f.storedTable, "stored", "", "with --remeasure: re-time the configurations of this tuning table (tltune table -o FILE) instead of the bests stored in --db; the shards of a campaign do, each with a store of its own")
 	fs.StringVar(&f.campaign, "campaign", "", "record the run as part of the named campaign: the shards of one campaign (e.g. the tasks of a job array, given the same name) merge into one run, and a shard started again resumes its part")
+	fs.StringVar(&f.precision, "precision", "", "exact or tf32, over the suite's precision keys: every shape that can take it does (tf32: the f32 GEMMs into f32, and only on a target with a tf32 engine), the others stay exact; an error only when no shape can take it (default: each recipe's)")
 	fs.StringVar(&f.shard, "shard", "", "I/N: sweep only the I-th of N shares of the suite (a job array's task); the split is balanced by estimated cost and does not depend on the order of the suite file")
 	pos, status, ok := parseInterleaved(c, fs, args)
 	if !ok {
@@ -111,6 +113,9 @@ func (f *sweepFlags) check(pos []string) error {
 			return fmt.Errorf("--%v", err)
 		}
 	}
+	if _, err := kernels.ParsePrecision(f.precision); err != nil {
+		return fmt.Errorf("--precision: %v", err)
+	}
 	return f.tuneFlags.check()
 }
 
@@ -122,6 +127,9 @@ func newSweep(f *sweepFlags, path string) (*sweep, error) {
 		return nil, fmt.Errorf("%v (shipped suites: %s)", err, strings.Join(suite.Shipped(), ", "))
 	}
 	if err != nil {
+		return nil, err
+	}
+	if s, err = f.withPrecision(s); err != nil {
 		return nil, err
 	}
 	if f.shard != "" {
@@ -137,6 +145,32 @@ func newSweep(f *sweepFlags, path string) (*sweep, error) {
 		sw.recipes = append(sw.recipes, r)
 	}
 	return sw, nil
+}
+
+// withPrecision puts --precision over the suite's precisions, and notes
+// what asked for tf32 if a shape has it, for the refusal on a target
+// without a tf32 engine. A shard of a campaign does this before it takes
+// its share, so the shards agree on the problems.
+func (f *sweepFlags) withPrecision(s *suite.Suite) (*suite.Suite, error) {
+	instead := "sweep with --precision " + speak.ExactPrecision
+	if f.given["precision"] {
+		p, _ := kernels.ParsePrecision(f.precision) // checked with the flags
+		var err error
+		if s, err = s.WithPrecision(p); err != nil {
+			return nil, fmt.Errorf("--precision %s: %v; leave the flag out", f.precision, err)
+		}
+		if p == speak.TF32 {
+			f.tf32 = &tf32Ask{by: "--precision " + speak.TF32, instead: instead}
+		}
+		return s, nil
+	}
+	for _, c := range s.Cases {
+		if c.Spec.Precision == speak.TF32 {
+			f.tf32 = &tf32Ask{by: fmt.Sprintf("%s: recipe %d", s.Name, c.Recipe), instead: instead + " (every shape exact), or on a device with one"}
+			break
+		}
+	}
+	return s, nil
 }
 
 // sweep is one `tltune sweep`: the suite's shapes, each tuned or

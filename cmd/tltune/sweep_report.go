@@ -185,7 +185,20 @@ func (r *sweepReport) writeTable(w io.Writer) error {
 			fmt.Fprintln(w, s.Best.AboveRoof)
 		}
 	}
+	r.writePrecisionNotes(w)
 	return nil
+}
+
+// writePrecisionNotes says once, under the table, what each relaxed
+// precision of the shapes (named with it) means.
+func (r *sweepReport) writePrecisionNotes(w io.Writer) {
+	var said []string
+	for _, s := range r.Shapes {
+		if note := speak.PrecisionNote(s.Precision); note != "" && !slices.Contains(said, s.Precision) {
+			said = append(said, s.Precision)
+			fmt.Fprintln(w, note)
+		}
+	}
 }
 
 // row is the shape's row of the final table.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"tltune/compiler/tuning"
+	"tltune/device"
 	"tltune/internal/speak"
 	"tltune/results"
 	"tltune/tuner/space"
@@ -32,6 +33,8 @@ func TestSweepUsageErrors(t *testing.T) {
 	dir := t.TempDir()
 	unknownKey := writeSuite(t, dir, "unknown.toml", "[[recipe]]\nop = \"gemm\"\nsquare = 16\ndtypes = \"f16\"\n")
 	badShape := writeSuite(t, dir, "bad.toml", "[[recipe]]\nop = \"gemv\"\nshapes = [[32, 32, 32]]\n")
+	tf32Gemv := writeSuite(t, dir, "gemv.toml", "[[recipe]]\nop = \"gemv\"\nsquare = 32\nprecision = \"tf32\"\n")
+	half := writeSuite(t, dir, "half.toml", "[[recipe]]\nop = \"gemm\"\nsquare = 16\ndtype = \"f16\"\n")
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -46,6 +49,9 @@ func TestSweepUsageErrors(t *testing.T) {
 		{[]string{"sweep", filepath.Join(dir, "none.toml")}, "shipped suites: nightly"},
 		{[]string{"sweep", unknownKey}, `unknown.toml: unknown key "recipe.dtypes"`},
 		{[]string{"sweep", badShape, "--remeasure"}, "bad.toml: recipe 1 (gemv): shapes[0] = [32 32 32]: want 2 numbers (m, n)"},
+		{[]string{"sweep", tinySuite, "--precision", "fp8"}, `--precision: "fp8": want exact or tf32`},
+		{[]string{"sweep", tf32Gemv}, "gemv.toml: recipe 1 (gemv): precision tf32 applies to f32 gemm recipes only (op gemm, dtype f32, acc f32), not gemv; leave precision out"},
+		{[]string{"sweep", half, "--precision", "tf32"}, "--precision tf32: no shape of " + half + " can take precision tf32, which applies to f32 gemm into f32 only; leave the flag out"},
 	} {
 		status, stdout, stderr := tltune(tc.args...)
 		if status != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.want) {
@@ -265,7 +271,8 @@ func TestSweepVerdict(t *testing.T) {
 }
 
 // TestSweepReportGolden pins the per-shape lines and the final table of a
-// tuning sweep and of a re-measurement with every kind of shape.
+// tuning sweep and of a re-measurement with every kind of shape, a tf32
+// one among them.
 func TestSweepReportGolden(t *testing.T) {
 	best := func(median float64) *rankedConfig {
 		return &rankedConfig{Params: tuning.Params{SubgroupSize: 16, WorkGroupSize: [2]int{32, 2}, Tile: [2]int{16, 8},
@@ -281,6 +288,9 @@ func TestSweepReportGolden(t *testing.T) {
 	wrong := sweepShape{NamedProblem: named("gemm.nn f16/f32 16x16x16"), Action: actionRemeasured, Stored: stored,
 		Counts: map[string]int{"wrong_result": 1}, Why: "wrong_result: relative error 0.5 exceeds tolerance 0.001", Seconds: 0.8}
 	skipped := sweepShape{NamedProblem: named("ger f32 32x32 beta=1"), Action: actionSkipped, Why: "never tuned on GPU; skipped (--tune-missing tunes it)"}
+	tf32 := remeasured // named with its precision, which a line under the table explains
+	tf32.NamedProblem = speak.Named(speak.Problem{Op: "gemm", Trans: "nn", Dtype: "f32", Acc: "f32", M: 64, N: 64, K: 64,
+		Alpha: "1", Beta: "0", Layout: "strided", Precision: speak.TF32})
 	onTwo := []sweepShape{tuned, failed}
 	onTwo[0].Device, onTwo[1].Device = "opencl:1", "opencl:0"
 	var out bytes.Buffer
@@ -288,7 +298,7 @@ func TestSweepReportGolden(t *testing.T) {
 		{Run: 3, Database: "results.db", Device: "GPU", Driver: "1.0", Suite: "nightly.toml", Mode: "retune", Shapes: []sweepShape{tuned, failed},
 			throughput: throughput{Evaluated: 26, WallSeconds: 12.84, Builds: 3, CachedBuilds: 1, BuilderBuilds: 2, EvaluationsPerSecond: 26 / 12.84, TimeSplit: map[string]float64{
 				"setup": 0.5, "propose": 0.04, "compile": 0.3, "build": 2, "verify": 1, "time": 8.5, "record": 0.5}}},
-		{Run: 4, Database: "results.db", Device: "GPU", Driver: "1.0", Suite: "nightly.toml", Mode: "remeasure", Shapes: []sweepShape{remeasured, wrong, skipped}},
+		{Run: 4, Database: "results.db", Device: "GPU", Driver: "1.0", Suite: "nightly.toml", Mode: "remeasure", Shapes: []sweepShape{remeasured, tf32, wrong, skipped}},
 		{Run: 5, Database: "results.db", Device: "GPU", Driver: "1.0", Devices: []string{"opencl:0", "opencl:1"}, Wall: 12.6,
 			Suite: "nightly.toml", Shard: "2/4", Mode: "retune", Shapes: onTwo},
 	} {
@@ -383,4 +393,110 @@ func TestSweepProgressText(t *testing.T) {
 	if d := one.description("tuning"); d != "ger f32 8x8: tuning" {
 		t.Errorf("one shape: %q", d)
 	}
+}
+
+// TestSweepPrecisionOnPoCL: a suite's tf32 recipe, or --precision tf32, on
+// a target without a tf32 engine is one usage line naming what asked for
+// it, before anything is stored; --precision exact sweeps such a suite
+// exact, each shape once; and a re-measurement takes each precision's own
+// stored best and records it as that problem (compiled for the nvidia
+// target, which PoCL cannot build: the outcomes fail, the keys are what is
+// checked).
+func TestSweepPrecisionOnPoCL(t *testing.T) {
+	dev := poclDevice(t)
+	dir := t.TempDir()
+	both := writeSuite(t, dir, "both.toml", "budget = 1\n[[recipe]]\nop = \"gemm\"\nsquare = 16\nprecision = [\"exact\", \"tf32\"]\n")
+	refusedDB := filepath.Join(dir, "refused.db")
+	for _, tc := range []struct{ suite, precision, want string }{
+		{both, "", both + ": recipe 1: precision tf32 needs the nvidia target"},
+		{tinySuite, "tf32", "--precision tf32: precision tf32 needs the nvidia target"},
+	} {
+		args := []string{"sweep", tc.suite, "--device", dev, "--db", refusedDB, "--quiet"}
+		if tc.precision != "" {
+			args = append(args, "--precision", tc.precision)
+		}
+		status, stdout, stderr := tltune(args...)
+		if status != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 ||
+			!strings.Contains(stderr, tc.want) || !strings.Contains(stderr, "sweep with --precision exact") {
+			t.Errorf("tltune %v: status %d, stdout %q, stderr %q; want one usage line with %q and the fix", args, status, stdout, stderr, tc.want)
+		}
+	}
+	if _, err := os.Stat(refusedDB); !os.IsNotExist(err) {
+		t.Errorf("a refused sweep created %s (%v)", refusedDB, err)
+	}
+
+	exactDB := filepath.Join(dir, "exact.db")
+	status, stdout, stderr := tltune("sweep", both, "--precision", "exact", "--device", dev, "--db", exactDB,
+		"--sample-time", "50ms", "--max-batch", "16", "--quiet", "--json")
+	var rep sweepReport
+	if status != exitOK || json.Unmarshal([]byte(stdout), &rep) != nil || len(rep.Shapes) != 1 || rep.Shapes[0].Name != "gemm.nn f32 16x16x16" {
+		t.Errorf("--precision exact over exact and tf32: status %d, stderr %q, report %+v; want the exact shape alone, tuned", status, stderr, rep.Shapes)
+	}
+
+	checkRemeasuredPrecisions(t, dir, both, dev)
+}
+
+// checkRemeasuredPrecisions re-measures a tuning table holding the exact
+// and the tf32 best of one shape, with different configurations: each
+// precision's case times its own, under its own problem.
+func checkRemeasuredPrecisions(t *testing.T, dir, suite, dev string) {
+	t.Helper()
+	exact := speak.Problem{Op: "gemm", Trans: "nn", Dtype: "f32", Acc: "f32", M: 16, N: 16, K: 16, Alpha: "1", Beta: "0", Layout: "strided"}
+	tf32 := exact
+	tf32.Precision = speak.TF32
+	want := map[speak.Problem]tuning.Params{
+		// Configurations the nvidia target's pruner keeps for either.
+		exact: {SubgroupSize: 32, WorkGroupSize: [2]int{32, 1}, Tile: [2]int{64, 8}, Coopmatrix: [3]int{32, 8, 16}, Unroll: 1, BatchPerGroup: 1},
+		tf32:  {SubgroupSize: 32, WorkGroupSize: [2]int{32, 1}, Tile: [2]int{32, 32}, Coopmatrix: [3]int{16, 8, 32}, Unroll: 1, BatchPerGroup: 1},
+	}
+	info := devtestInfo(t, dev)
+	var table tuning.Table
+	for p, params := range want {
+		table.Entries = append(table.Entries, tuning.Entry{Device: info.Name, Driver: info.Driver, Runtime: info.Runtime, Problem: p, Params: params, MedianNS: 1000, Run: 7})
+	}
+	path := filepath.Join(dir, "both.json")
+	var buf bytes.Buffer
+	if err := table.Encode(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "remeasured.db")
+	status, stdout, stderr := tltune("sweep", suite, "--remeasure", "--stored", path, "--target", "nvidia", "--device", dev, "--db", db, "--quiet", "--json")
+	var rep sweepReport
+	if status != exitRuntime || json.Unmarshal([]byte(stdout), &rep) != nil || len(rep.Shapes) != 2 {
+		t.Fatalf("remeasure of both precisions: status %d\n%s%s\nwant both shapes' stored bests failing on PoCL (status 3)", status, stdout, stderr)
+	}
+	for _, s := range rep.Shapes {
+		if s.Action != actionRemeasured || s.Stored == nil || s.Stored.Params != want[s.Problem] || s.Name != s.Problem.String() {
+			t.Errorf("%s: %s, stored %+v; want its own precision's best, %s", s.Name, s.Action, s.Stored, want[s.Problem])
+		}
+	}
+	if rep.Shapes[1].Name != "gemm.nn f32 16x16x16 tf32" {
+		t.Errorf("the tf32 shape is named %q", rep.Shapes[1].Name)
+	}
+	ms, err := openResults(t, db).Measurements(stdctx.Background(), rep.Run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[speak.Problem]tuning.Params{}
+	for _, m := range ms {
+		got[m.Config.Problem] = m.Config.Params
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("run %d measured %v; want each precision's stored best under its own problem, %v", rep.Run, got, want)
+	}
+}
+
+// devtestInfo is the enumerated device with id.
+func devtestInfo(t *testing.T, id string) device.Info {
+	t.Helper()
+	for _, d := range device.Enumerate().Devices {
+		if d.ID == id {
+			return d
+		}
+	}
+	t.Fatalf("no device %s", id)
+	return device.Info{}
 }

@@ -64,7 +64,7 @@ type tuneFlags struct {
 	device    *string
 	db        *string
 	target    string
-	precision string // the recipe's (kernels.Spec.Precision), for the compiler and the pruner
+	tf32      *tf32Ask // set when a problem of the run has precision tf32
 	tag       string
 	resume    string
 	campaign  string // sweep --campaign: the name every shard of a campaign shares
@@ -87,6 +87,10 @@ type tuneFlags struct {
 	noCache           bool
 	noRace            bool
 }
+
+// tf32Ask says what asked for precision tf32 and what to do instead, for
+// the refusal on a target without a tf32 engine.
+type tf32Ask struct{ by, instead string }
 
 func (f *tuneFlags) register(fs *flag.FlagSet, op kernels.Op) {
 	f.recipe.Register(fs, op)
@@ -138,7 +142,9 @@ func tuneCmd(c *context, op kernels.Op, args []string) int {
 	if err := f.check(); err != nil {
 		return c.usageError("%v", err)
 	}
-	f.precision = spec.Precision
+	if spec.Precision == speak.TF32 {
+		f.tf32 = &tf32Ask{by: "--precision " + speak.TF32, instead: "tune it with --precision " + speak.ExactPrecision}
+	}
 	recipe, err := newRecipe(spec)
 	if err != nil {
 		return c.usageError("%v", err)
@@ -186,8 +192,9 @@ type tuneRun struct {
 	flags    *tuneFlags
 	info     device.Info
 	worker   *worker.Client
-	copts    compiler.Options
+	copts    compiler.Options // of the exact problems
 	prof     *profile.Profile
+	tf32     *compileSetup // of the tf32 problems (enableTF32); nil when the run has none
 	spaces   map[kernels.Op]*space.Space
 	store    *results.Store
 	stored   results.Run
@@ -303,9 +310,9 @@ func (r *tuneRun) prepare(c *context, info *device.Info, ops []kernels.Op) int {
 	if r.prof, err = deviceProfile(r.info, tgt.Name); err != nil {
 		return c.fail(err)
 	}
-	if f.precision == speak.TF32 {
+	if f.tf32 != nil {
 		if err := r.enableTF32(tgt); err != nil {
-			return c.usageError("--precision %s: %v; tune it with --precision %s", f.precision, err, speak.ExactPrecision)
+			return c.usageError("%s: %v; %s", f.tf32.by, err, f.tf32.instead)
 		}
 	}
 	for _, o := range ops {
@@ -321,23 +328,42 @@ func (r *tuneRun) prepare(c *context, info *device.Info, ops []kernels.Op) int {
 	return exitOK
 }
 
-// enableTF32 lets every compile of the run round f32 gemm inputs to tf32
-// on the target's matrix engine, and lists the engine's shape in the
-// device profile, so that the pruner keeps f32 coopmatrices to grids of it
-// (any other shape would compute in exact FMAs under the tf32 name). It
-// fails on a target without a tf32 engine.
+// enableTF32 prepares the run's tf32 problems: their compiles round f32
+// gemm inputs to tf32 on the target's matrix engine, and their device
+// profile lists the engine's shape, so that the pruner keeps f32
+// coopmatrices to grids of it (any other shape would compute in exact FMAs
+// under the tf32 name). The run's exact problems compile and prune as
+// before. It fails on a target without a tf32 engine.
 func (r *tuneRun) enableTF32(tgt *target.Target) error {
 	if err := tgt.EnableTF32(); err != nil {
 		return err
 	}
-	r.copts.Precision = speak.TF32
+	tf32 := compileSetup{copts: r.copts, prof: new(profile.Profile)}
+	tf32.copts.Precision = speak.TF32
+	*tf32.prof = *r.prof
 	for _, s := range tgt.MMA {
 		if s.In == "f32" {
-			r.prof.Matrix = append(slices.Clip(r.prof.Matrix), profile.Matrix{Kind: "mma", Dtypes: []string{"f32"},
+			tf32.prof.Matrix = append(slices.Clip(tf32.prof.Matrix), profile.Matrix{Kind: "mma", Dtypes: []string{"f32"},
 				SubgroupSize: s.SubgroupSize, M: []int{s.M}, N: s.N, K: s.K})
 		}
 	}
+	r.tf32 = &tf32
 	return nil
+}
+
+// compileSetup is how a run compiles and prunes the problems of one
+// precision.
+type compileSetup struct {
+	copts compiler.Options
+	prof  *profile.Profile
+}
+
+// setupFor is the compile setup of a problem of the given precision.
+func (r *tuneRun) setupFor(precision string) compileSetup {
+	if precision == speak.TF32 && r.tf32 != nil {
+		return *r.tf32
+	}
+	return compileSetup{copts: r.copts, prof: r.prof}
 }
 
 // shapeJob is one shape tuned inside a run: the recipe, its host
@@ -595,13 +621,14 @@ func (j *shapeJob) newTuner(sp *space.Space, opts tuner.Options) *tuner.Tuner {
 	r, spec := j.run, j.recipe.Spec()
 	key := spec.TableKey(r.info.Name)
 	batch := j.plan.Batch
+	setup := r.setupFor(spec.Precision)
 	return &tuner.Tuner{
 		Problem: prune.Problem{Op: key.Op, Dtype: key.Dtype, Acc: key.Acc, M: key.M, N: key.N, K: key.K, Batch: batch,
 			Trans: key.Trans, Atomic: key.Atomic},
-		Device:   r.prof,
+		Device:   setup.prof,
 		Space:    sp,
 		Generate: j.recipe.Source,
-		Compiler: newBatcher(r),
+		Compiler: newBatcher(r, setup.copts),
 		Measurer: &deviceMeasurer{want: j.want, protocol: measure.Protocol{Target: r.flags.ciTarget, MaxTime: r.flags.perConfig}},
 		Recorder: &storeRecorder{store: r.store, runID: r.stored.ID, device: r.info.ID, recipe: j.recipe, problem: spec.Problem(),
 			seed: r.flags.seed, batch: batch, tol: j.want.Tolerance()},

@@ -499,30 +499,35 @@ func TestTF32Report(t *testing.T) {
 	}
 }
 
-// TestEnableTF32: on nvidia the run compiles with tf32 and its profile
-// lists the m16n8k8 f32 shape, so the pruner keeps f32 coopmatrices to
-// grids of it; the shipped profile stays as it was; a target without the
-// engine refuses.
+// TestEnableTF32: on nvidia the run's tf32 problems compile with tf32 and
+// their profile lists the m16n8k8 f32 shape, so the pruner keeps f32
+// coopmatrices to grids of it, while its exact problems (a sweep may hold
+// both) compile and prune as before; the shipped profile stays as it was;
+// a target without the engine refuses.
 func TestEnableTF32(t *testing.T) {
 	h200 := device.Info{Name: "NVIDIA H200"}
 	prof, err := deviceProfile(h200, "nvidia")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &tuneRun{prof: prof}
+	r := &tuneRun{prof: prof, copts: compiler.Options{Target: "nvidia"}}
 	if err := r.enableTF32(target.Nvidia()); err != nil {
 		t.Fatal(err)
 	}
-	m := prof.MatrixFor("f32")
-	if r.copts.Precision != speak.TF32 || len(m) != 1 || !m[0].Fits(32, 32, 16, 16) || m[0].Fits(32, 16, 8, 4) {
-		t.Errorf("precision %q, f32 matrix shapes %+v; want tf32 and m16n8k8", r.copts.Precision, m)
+	tf32, exact := r.setupFor(speak.TF32), r.setupFor("")
+	m := tf32.prof.MatrixFor("f32")
+	if tf32.copts.Precision != speak.TF32 || tf32.copts.Target != "nvidia" || len(m) != 1 || !m[0].Fits(32, 32, 16, 16) || m[0].Fits(32, 16, 8, 4) {
+		t.Errorf("tf32: options %+v, f32 matrix shapes %+v; want tf32 and m16n8k8", tf32.copts, m)
+	}
+	if exact.copts.Precision != "" || len(exact.prof.MatrixFor("f32")) != 0 {
+		t.Errorf("exact: precision %q, f32 matrix shapes %+v; want exact and none", exact.copts.Precision, exact.prof.MatrixFor("f32"))
 	}
 	if again, _ := deviceProfile(h200, "nvidia"); len(again.MatrixFor("f32")) != 0 {
 		t.Error("enabling tf32 for a run changed the shipped profile")
 	}
 	generic := &tuneRun{prof: prof}
-	if err := generic.enableTF32(target.Generic()); err == nil || generic.copts.Precision != "" {
-		t.Errorf("generic target: %v, precision %q", err, generic.copts.Precision)
+	if err := generic.enableTF32(target.Generic()); err == nil || generic.tf32 != nil {
+		t.Errorf("generic target: %v, tf32 setup %+v", err, generic.tf32)
 	}
 }
 
@@ -531,10 +536,9 @@ func TestEnableTF32(t *testing.T) {
 // apart.
 func TestKernelCacheKeyHasPrecision(t *testing.T) {
 	keys := map[string]bool{}
+	r := &tuneRun{flags: &tuneFlags{kernelsPerProgram: 1}, info: device.Info{Name: "NVIDIA H200", Driver: "580", Runtime: "opencl"}}
 	for _, precision := range []string{"", speak.TF32} {
-		r := &tuneRun{flags: &tuneFlags{kernelsPerProgram: 1}, info: device.Info{Name: "NVIDIA H200", Driver: "580", Runtime: "opencl"},
-			copts: compiler.Options{Target: "nvidia", Precision: precision}}
-		keys[newBatcher(r).CacheKey(devcall.PathOpenCLC, "source-hash")] = true
+		keys[newBatcher(r, compiler.Options{Target: "nvidia", Precision: precision}).CacheKey(devcall.PathOpenCLC, "source-hash")] = true
 	}
 	if len(keys) != 2 {
 		t.Error("exact and tf32 kernels of one source share a binary-cache key")

@@ -26,9 +26,17 @@
 // A recipe gives its shapes in one of three forms: shapes (a list of
 // [m, n, k] or, for gemv and ger, [m, n]), square (sizes s with m = n = k =
 // s), or m, n and k (each an integer, a list or a range as search spaces
-// write them). dtype, trans and layout take one value or a list and
-// multiply the shapes; acc, alpha and beta take one value. Omitted: dtype
-// f32, acc by the dtype, no transposes, strided layout, α = 1, β = 0.
+// write them). dtype, precision, trans and layout take one value or a
+// list and multiply the shapes; acc, alpha and beta take one value.
+// Omitted: dtype f32, acc by the dtype, exact precision, no transposes,
+// strided layout, α = 1, β = 0.
+//
+// precision is "exact" or "tf32" (f32 inputs rounded to tf32 on the
+// matrix engine, kernels.Spec.Precision), or a list of both, which makes
+// each shape two problems. tf32 applies to f32 gemm into f32 only, so a
+// recipe that asks for it has op gemm, dtype f32 and no other acc; any
+// other recipe is an error. WithPrecision sets the precision of a whole
+// suite (`tltune sweep --precision`).
 package suite
 
 import (
@@ -57,7 +65,7 @@ const MaxCases = 4096
 type Suite struct {
 	Name        string // the file it was read from
 	Description string
-	Cases       []Case // in file order: recipe by recipe, then dtype, trans, layout, shape
+	Cases       []Case // in file order: recipe by recipe, then dtype, precision, trans, layout, shape
 }
 
 // A Case is one shape of a recipe to tune.
@@ -110,18 +118,19 @@ type file struct {
 
 // recipe is one [[recipe]] table.
 type recipe struct {
-	Op     string       `toml:"op"`
-	Shapes [][]int      `toml:"shapes"`
-	Square space.Values `toml:"square"`
-	M      space.Values `toml:"m"`
-	N      space.Values `toml:"n"`
-	K      space.Values `toml:"k"`
-	DType  words        `toml:"dtype"`
-	Acc    string       `toml:"acc"`
-	Trans  words        `toml:"trans"`
-	Layout words        `toml:"layout"`
-	Alpha  scalar       `toml:"alpha"`
-	Beta   scalar       `toml:"beta"`
+	Op        string       `toml:"op"`
+	Shapes    [][]int      `toml:"shapes"`
+	Square    space.Values `toml:"square"`
+	M         space.Values `toml:"m"`
+	N         space.Values `toml:"n"`
+	K         space.Values `toml:"k"`
+	DType     words        `toml:"dtype"`
+	Acc       string       `toml:"acc"`
+	Precision words        `toml:"precision"`
+	Trans     words        `toml:"trans"`
+	Layout    words        `toml:"layout"`
+	Alpha     scalar       `toml:"alpha"`
+	Beta      scalar       `toml:"beta"`
 	Tuning
 }
 
@@ -201,14 +210,46 @@ func checkRepeats(cases []Case, seen map[speak.Problem]int) error {
 	return nil
 }
 
-// expand turns the recipe into its cases: every dtype × trans × layout ×
-// shape.
+// WithPrecision returns the suite with precision p (kernels.Spec's: ""
+// exact, or speak.TF32) over the recipes' own: every case that can take
+// it does, the others stay exact (tf32 applies to f32 gemm into f32 only).
+// Cases that become one problem are swept once, in the first's place and
+// with its recipe's settings, as a recipe listing both precisions makes
+// them. It is an error when no case can take p.
+func (s *Suite) WithPrecision(p string) (*Suite, error) {
+	out := &Suite{Name: s.Name, Description: s.Description}
+	seen := map[speak.Problem]bool{}
+	took := false
+	for _, c := range s.Cases {
+		spec := c.Spec
+		spec.Precision = p
+		if spec.Validate() == nil {
+			c.Spec, took = spec, true
+		} else {
+			c.Spec.Precision = ""
+		}
+		if k := c.Spec.Problem(); !seen[k] {
+			seen[k] = true
+			out.Cases = append(out.Cases, c)
+		}
+	}
+	if !took {
+		return nil, fmt.Errorf("no shape of %s can take precision %s, which applies to f32 gemm into f32 only", s.Name, speak.PrecisionName(p))
+	}
+	return out, nil
+}
+
+// expand turns the recipe into its cases: every dtype × precision ×
+// trans × layout × shape.
 func (r *recipe) expand(index int, defaults Tuning) ([]Case, error) {
 	op, err := kernels.ParseOp(r.Op)
 	if err != nil {
 		return nil, fmt.Errorf("op: %v", err)
 	}
 	if err := r.Tuning.validate(); err != nil {
+		return nil, err
+	}
+	if err := r.checkPrecision(op); err != nil {
 		return nil, err
 	}
 	shapes, err := r.shapes(op)
@@ -218,26 +259,55 @@ func (r *recipe) expand(index int, defaults Tuning) ([]Case, error) {
 	tuning := r.Tuning.over(defaults)
 	var cases []Case
 	for _, dtype := range r.DType.or("f32") {
-		for _, trans := range r.Trans.or("") {
-			for _, layout := range r.Layout.or("strided") {
-				for _, sh := range shapes {
-					flags := kernels.Flags{M: sh[0], N: sh[1], K: sh[2], DType: dtype, Acc: r.Acc, Trans: trans,
-						Layout: layout, Alpha: r.Alpha.or("1"), Beta: r.Beta.or("0")}
-					spec, err := flags.Spec(op)
-					if err != nil {
-						// The keys are named as the command-line flags are,
-						// so the flag's message reads right without "--".
-						return nil, errors.New(strings.TrimPrefix(err.Error(), "--"))
-					}
-					cases = append(cases, Case{Spec: spec, Recipe: index, Tuning: tuning})
-					if len(cases) > MaxCases {
-						return nil, fmt.Errorf("more than %d shapes; check the ranges", MaxCases)
+		for _, precision := range r.Precision.or(speak.ExactPrecision) {
+			for _, trans := range r.Trans.or("") {
+				for _, layout := range r.Layout.or("strided") {
+					for _, sh := range shapes {
+						flags := kernels.Flags{M: sh[0], N: sh[1], K: sh[2], DType: dtype, Acc: r.Acc, Trans: trans,
+							Layout: layout, Alpha: r.Alpha.or("1"), Beta: r.Beta.or("0"), Precision: precision}
+						spec, err := flags.Spec(op)
+						if err != nil {
+							// The keys are named as the command-line flags are,
+							// so the flag's message reads right without "--".
+							return nil, errors.New(strings.TrimPrefix(err.Error(), "--"))
+						}
+						cases = append(cases, Case{Spec: spec, Recipe: index, Tuning: tuning})
+						if len(cases) > MaxCases {
+							return nil, fmt.Errorf("more than %d shapes; check the ranges", MaxCases)
+						}
 					}
 				}
 			}
 		}
 	}
 	return cases, nil
+}
+
+// checkPrecision refuses a precision the recipe's shapes cannot all take:
+// tf32 rounds the inputs of an f32 gemm into f32 and nothing else, and a
+// recipe is not silently half tf32.
+func (r *recipe) checkPrecision(op kernels.Op) error {
+	tf32 := false
+	for _, p := range r.Precision {
+		q, err := kernels.ParsePrecision(p)
+		if err != nil {
+			return fmt.Errorf("precision: %v", err)
+		}
+		tf32 = tf32 || q == speak.TF32
+	}
+	if !tf32 {
+		return nil
+	}
+	const only = "precision tf32 applies to f32 gemm recipes only (op gemm, dtype f32, acc f32)"
+	switch dtypes := r.DType.or("f32"); {
+	case op != kernels.GEMMOp:
+		return fmt.Errorf("%s, not %v; leave precision out", only, op)
+	case slices.ContainsFunc(dtypes, func(d string) bool { return d != "f32" }):
+		return fmt.Errorf("%s, not dtype %s; give the f32 shapes a recipe of their own", only, strings.Join(dtypes, ", "))
+	case r.Acc != "" && r.Acc != "f32":
+		return fmt.Errorf("%s, not acc %s; leave acc out or precision out", only, r.Acc)
+	}
+	return nil
 }
 
 // shapes returns [m, n, k] of every shape the recipe names (k = 0 for gemv

@@ -1,10 +1,12 @@
 package suite
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"tltune/internal/speak"
 	"tltune/kernels"
 )
 
@@ -92,6 +94,13 @@ func TestErrors(t *testing.T) {
 		{gemm + "square = 8\n" + gemm + "shapes = [[8, 8, 8]]\n", "recipe 2 (gemm): gemm.nn f32 8x8x8 is already in recipe 1"},
 		{"description = \"nothing\"\n", "bad.toml: no [[recipe]]"},
 		{gemm + "m = \"1..100\"\nn = \"1..100\"\nk = 1\n", "more than 4096 shapes"},
+		{gemm + "square = 8\nprecision = \"fp8\"\n", `recipe 1 (gemm): precision: "fp8": want exact or tf32`},
+		{gemm + "square = 8\nprecision = 32\n", "bad.toml:"},
+		{gemm + "square = 8\ndtype = [\"f16\", \"f32\"]\nprecision = [\"exact\", \"tf32\"]\n",
+			"recipe 1 (gemm): precision tf32 applies to f32 gemm recipes only (op gemm, dtype f32, acc f32), not dtype f16, f32; give the f32 shapes a recipe of their own"},
+		{gemm + "square = 8\nacc = \"f64\"\nprecision = \"tf32\"\n", "recipe 1 (gemm): precision tf32 applies to f32 gemm recipes only (op gemm, dtype f32, acc f32), not acc f64"},
+		{"[[recipe]]\nop = \"gemv\"\nsquare = 8\nprecision = \"tf32\"\n", "recipe 1 (gemv): precision tf32 applies to f32 gemm recipes only (op gemm, dtype f32, acc f32), not gemv; leave precision out"},
+		{gemm + "square = 8\nprecision = [\"tf32\"]\n" + gemm + "shapes = [[8, 8, 8]]\nprecision = \"tf32\"\n", "recipe 2 (gemm): gemm.nn f32 8x8x8 tf32 is already in recipe 1"},
 	} {
 		_, err := Parse("bad.toml", []byte(tc.src))
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
@@ -161,4 +170,108 @@ func TestNightlyCoversTheIssue(t *testing.T) {
 			t.Errorf("gemm %v: no ragged shape", d)
 		}
 	}
+}
+
+// TestPrecision: a recipe's precision list multiplies its shapes, after
+// dtype, and a tf32 case is another problem than the exact one.
+func TestPrecision(t *testing.T) {
+	s, err := Parse("p.toml", []byte(`
+[[recipe]]
+op = "gemm"
+shapes = [[64, 64, 32]]
+trans = ["nn", "nt"]
+precision = ["exact", "tf32"]
+
+[[recipe]]
+op = "gemm"
+square = 16
+acc = "f32"
+precision = "tf32"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"gemm.nn f32 64x64x32",
+		"gemm.nt f32 64x64x32",
+		"gemm.nn f32 64x64x32 tf32",
+		"gemm.nt f32 64x64x32 tf32",
+		"gemm.nn f32 16x16x16 tf32",
+	}
+	if got := caseNames(s); !slices.Equal(got, want) {
+		t.Errorf("cases:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if s.Cases[2].Spec.Precision != speak.TF32 || s.Cases[0].Spec.Precision != "" {
+		t.Errorf("precisions %q and %q; want tf32 and exact (empty)", s.Cases[2].Spec.Precision, s.Cases[0].Spec.Precision)
+	}
+}
+
+// TestWithPrecision: a precision for the whole suite (sweep --precision)
+// reaches every case that can take it, leaves the others exact, sweeps
+// once the cases it makes one problem, and is an error when no case can
+// take it.
+func TestWithPrecision(t *testing.T) {
+	s, err := Parse("w.toml", []byte(`
+[[recipe]]
+op = "gemm"
+square = 16
+dtype = ["f16", "f32"]
+
+[[recipe]]
+op = "gemm"
+square = [16, 32]
+precision = "tf32"
+budget = 3
+
+[[recipe]]
+op = "gemm"
+square = 64
+precision = ["exact", "tf32"]
+
+[[recipe]]
+op = "ger"
+square = 8
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		precision string
+		want      []string
+	}{
+		{speak.TF32, []string{"gemm.nn f16/f32 16x16x16", "gemm.nn f32 16x16x16 tf32", "gemm.nn f32 32x32x32 tf32", "gemm.nn f32 64x64x64 tf32", "ger f32 8x8"}},
+		{"", []string{"gemm.nn f16/f32 16x16x16", "gemm.nn f32 16x16x16", "gemm.nn f32 32x32x32", "gemm.nn f32 64x64x64", "ger f32 8x8"}},
+	} {
+		got, err := s.WithPrecision(tc.precision)
+		if err != nil {
+			t.Fatalf("precision %q: %v", tc.precision, err)
+		}
+		if names := caseNames(got); !slices.Equal(names, tc.want) {
+			t.Errorf("precision %q: cases\n%s\nwant\n%s", tc.precision, strings.Join(names, "\n"), strings.Join(tc.want, "\n"))
+		}
+		// The first of the cases that became one keeps its place and its
+		// recipe's settings: gemm f32 16 of recipe 1, budget unset.
+		if c := got.Cases[1]; c.Recipe != 1 || c.Tuning.Budget != nil {
+			t.Errorf("precision %q: case 2 from recipe %d, budget %v; want recipe 1's", tc.precision, c.Recipe, c.Tuning.Budget)
+		}
+	}
+	if len(s.Cases) != 7 {
+		t.Errorf("WithPrecision changed the suite: %d cases, want 7", len(s.Cases))
+	}
+	half, err := Parse("half.toml", []byte("[[recipe]]\nop = \"gemm\"\nsquare = 16\ndtype = \"f16\"\n[[recipe]]\nop = \"gemv\"\nsquare = 16\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = half.WithPrecision(speak.TF32)
+	if want := "no shape of half.toml can take precision tf32, which applies to f32 gemm into f32 only"; err == nil || err.Error() != want {
+		t.Errorf("tf32 over f16 gemm and gemv: %v; want %q", err, want)
+	}
+}
+
+func caseNames(s *Suite) []string {
+	var names []string
+	for _, c := range s.Cases {
+		names = append(names, c.Spec.Name())
+	}
+	return names
 }
