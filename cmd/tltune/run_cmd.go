@@ -23,13 +23,14 @@ import (
 	"tltune/device"
 	"tltune/internal/npy"
 	"tltune/internal/speak"
+	"tltune/kernels"
 )
 
 func init() {
 	register(&command{
 		name:    "run",
 		summary: "run a kernel on given arguments (reference interpreter, or compiled on a device and compared with it)",
-		usage:   "FILE [--func NAME] --arg NAME=SPEC ... [--shape NAME=AxBx..] [--groups N] [--device ref|D] [--timeout D] [--save DIR] [--dialect D]",
+		usage:   "FILE [--func NAME] --arg NAME=SPEC ... [--shape NAME=AxBx..] [--groups N] [--device ref|D [--precision exact|tf32]] [--timeout D] [--save DIR] [--dialect D]",
 		run:     runKernel,
 	})
 }
@@ -42,6 +43,7 @@ func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
 
 type runFlags struct {
 	file, fn, device, save string
+	precision              string // "" exact, or speak.TF32 (kernels.ParsePrecision)
 	args, shapes           listFlag
 	groups                 int
 	acc64, asJSON          bool
@@ -60,6 +62,7 @@ func runKernel(c *context, args []string) int {
 	// compiled code on a device (and comparing) is asked for explicitly.
 	fs.StringVar(&f.device, "device", device.Reference, "where to run: ref (the reference interpreter), or a device to compile for, run on and compare with the interpreter: "+deviceUsage)
 	fs.StringVar(&f.save, "save", "", "write every memref and group argument after the run to DIR/NAME.npy (with a device: the device's results)")
+	fs.StringVar(&f.precision, "precision", speak.ExactPrecision, "with a device: exact, or tf32: f32 gemm inputs rounded to tf32 on the matrix engine (nvidia only), f32 results compared with the interpreter within the tf32 error bound that tuning verifies with")
 	fs.BoolVar(&f.acc64, "acc64", false, "accumulate collectives in float64 (reference precision; the oracle of a device run always does)")
 	fs.BoolVar(&f.asJSON, "json", false, "print the arguments after the run (and a device's comparison) as JSON (docs/json.md)")
 	f.dialect = dialectFlag(fs, "dialect")
@@ -82,6 +85,9 @@ func runKernel(c *context, args []string) int {
 	}
 	if f.timeout <= 0 {
 		return c.usageError("--timeout %v must be a positive duration", f.timeout)
+	}
+	if err := f.checkPrecision(); err != nil {
+		return c.usageError("%v", err)
 	}
 	src, err := readSource(f.file)
 	if err != nil {
@@ -118,6 +124,20 @@ func runKernel(c *context, args []string) int {
 		return c.fail(err)
 	}
 	return binder.report(c, &f, bound)
+}
+
+// checkPrecision reads --precision: tf32 is how a device compiles, so it
+// needs one.
+func (f *runFlags) checkPrecision() error {
+	p, err := kernels.ParsePrecision(f.precision)
+	switch {
+	case err != nil:
+		return fmt.Errorf("--precision: %v", err)
+	case p == speak.TF32 && f.device == device.Reference:
+		return fmt.Errorf("--precision %s compiles for a device, and the interpreter (--device %s) computes exactly; name a device with --device", speak.TF32, device.Reference)
+	}
+	f.precision = p
+	return nil
 }
 
 // interpret runs fn in the reference interpreter, within --timeout.
@@ -158,9 +178,10 @@ func (b *argBinder) report(c *context, f *runFlags, a *boundArgs) int {
 type runJSON struct {
 	File       string        `json:"file"`
 	Function   string        `json:"function"`
-	Device     string        `json:"device"`           // "ref", or the device's name
-	Target     string        `json:"target,omitempty"` // with a device: the code-generation target
-	Arguments  []argSummary  `json:"arguments"`        // after the run (with a device: the device's results)
+	Device     string        `json:"device"`              // "ref", or the device's name
+	Target     string        `json:"target,omitempty"`    // with a device: the code-generation target
+	Precision  string        `json:"precision,omitempty"` // "tf32" with --precision tf32; absent: exact
+	Arguments  []argSummary  `json:"arguments"`           // after the run (with a device: the device's results)
 	Comparison []argCompared `json:"comparison,omitempty"`
 	Agrees     *bool         `json:"agrees,omitempty"` // with a device: every argument within tolerance of the interpreter
 }

@@ -22,6 +22,7 @@ import (
 	"tltune/compiler/hostcall/devcall"
 	"tltune/compiler/interp"
 	"tltune/compiler/ir"
+	"tltune/compiler/target"
 	"tltune/device"
 	"tltune/internal/speak"
 	"tltune/tuner"
@@ -42,7 +43,11 @@ func runCompiled(c *context, f *runFlags, src []byte, fn *ir.Func, b *argBinder,
 	case err != nil:
 		return c.usageError("--device %s: %v", f.device, err)
 	}
-	res, err := compiler.Compile(src, compiler.Options{Device: targetDevice(info), Dialect: *f.dialect})
+	copts, err := f.compileOptions(info)
+	if err != nil {
+		return c.usageError("%v", err)
+	}
+	res, err := compiler.Compile(src, copts)
 	if err != nil {
 		return c.fail(fmt.Errorf("%s: %w", f.file, err))
 	}
@@ -68,10 +73,16 @@ func runCompiled(c *context, f *runFlags, src []byte, fn *ir.Func, b *argBinder,
 	if err := f.interpret(fn, oracle, opts); err != nil {
 		return c.fail(err)
 	}
+	var bound *tf32Bound
+	if f.precision == speak.TF32 {
+		if bound, err = f.newTF32Bound(fn, b, opts); err != nil {
+			return c.fail(err)
+		}
+	}
 	if status := b.report(c, f, got); status != exitOK {
 		return status
 	}
-	diffs := compareRun(fn, oracle, got)
+	diffs := compareRun(fn, oracle, got, bound)
 	var bad []string
 	if f.asJSON {
 		agrees := true
@@ -84,16 +95,29 @@ func runCompiled(c *context, f *runFlags, src []byte, fn *ir.Func, b *argBinder,
 			}
 		}
 		if status := c.writeJSON(runJSON{File: f.file, Function: "@" + fn.Name, Device: info.Name, Target: res.Target.Name,
-			Arguments: b.summaries(got), Comparison: compared, Agrees: &agrees}); status != exitOK {
+			Precision: f.precision, Arguments: b.summaries(got), Comparison: compared, Agrees: &agrees}); status != exitOK {
 			return status
 		}
 	} else {
-		bad = printDiffs(c.stdout, diffs, info.Name, res.Target.Name)
+		bad = printDiffs(c.stdout, diffs, info.Name, res.Target.Name, f.precision)
 	}
 	if len(bad) > 0 {
 		return c.fail(fmt.Errorf("%s on %s differs from the interpreter in %s", f.file, info.Name, strings.Join(bad, ", ")))
 	}
 	return exitOK
+}
+
+// compileOptions are the compiler's options for the device: its target,
+// the file's dialect and --precision. tf32 on a target without a tf32
+// engine is an error, which the command reports as bad input.
+func (f *runFlags) compileOptions(info *device.Info) (compiler.Options, error) {
+	o := compiler.Options{Device: targetDevice(info), Dialect: *f.dialect, Precision: f.precision}
+	if f.precision == speak.TF32 {
+		if err := target.ForDevice(*o.Device).EnableTF32(); err != nil {
+			return o, fmt.Errorf("--precision %s: %v; run it with --precision %s", speak.TF32, err, speak.ExactPrecision)
+		}
+	}
+	return o, nil
 }
 
 // kernelOf is the compiled kernel of function name (kernels keep their
@@ -152,12 +176,14 @@ func runOn(info *device.Info, res *compiler.Result, k *compiler.Kernel, a *bound
 }
 
 // argDiff is how far one argument's device result lies from the
-// interpreter's.
+// interpreter's: at its worst element, the one whose error is largest
+// against its tolerance (with one tolerance for all, the largest error).
 type argDiff struct {
 	param *ir.Value
-	err   float64 // the largest element error
-	tol   float64
-	at    []int64 // the worst element's index (a group's member last)
+	err   float64 // the worst element's error
+	tol   float64 // its tolerance
+	at    []int64 // its index (a group's member last)
+	tf32  bool    // each element has its own tolerance, the tf32 bound
 }
 
 func (d argDiff) ok() bool { return d.err <= d.tol }
@@ -168,7 +194,7 @@ type argCompared struct {
 	Type      string   `json:"type"`
 	MaxError  *float64 `json:"max_error"` // null when not finite (a NaN in the result)
 	At        []int64  `json:"at"`        // the worst element's index
-	Tolerance float64  `json:"tolerance"` // 0: exact
+	Tolerance float64  `json:"tolerance"` // the worst element's (tf32: each f32 element has its own); 0: exact
 	OK        bool     `json:"ok"`
 }
 
@@ -180,37 +206,46 @@ func (d argDiff) json() argCompared {
 	return argCompared{Name: d.param.Name, Type: d.param.Type.String(), MaxError: speak.Finite(d.err), At: at, Tolerance: d.tol, OK: d.ok()}
 }
 
-// compareRun compares every memref and group argument of got with want.
-func compareRun(fn *ir.Func, want, got *boundArgs) []argDiff {
+// compareRun compares every memref and group argument of got with want;
+// bound, when not nil, gives f32 arguments the tf32 tolerances.
+func compareRun(fn *ir.Func, want, got *boundArgs, bound *tf32Bound) []argDiff {
 	var diffs []argDiff
 	for i, p := range fn.Params {
 		if !want.isAggregate(i) {
 			continue
 		}
-		d := compareViews(want.views[i], got.views[i], want.args[i].Group != nil)
-		d.param, d.tol = p, tolerance(elemType(p))
+		d := compareViews(want.views[i], got.views[i], want.args[i].Group != nil, tolerancesOf(p, i, bound))
+		d.param = p
 		diffs = append(diffs, d)
 	}
 	return diffs
 }
 
-// compareViews returns the largest element error of got against want, view
-// by view (both sets come from one binder, so their views have the same
-// layout); member says the views are a group's members, whose index is the
-// last of the worst element's.
-func compareViews(want, got []*interp.Memref, member bool) argDiff {
-	var d argDiff
+// compareViews finds the element of got worst against its tolerance in
+// tol, view by view (both sets come from one binder, so their views have
+// the same layout); member says the views are a group's members, whose
+// index is the last of the worst element's.
+func compareViews(want, got []*interp.Memref, member bool, tol tolerances) argDiff {
+	d := argDiff{tf32: tol.magnitude != nil}
+	worst := 0.0 // the worst element's error over its tolerance
 	for v := range want {
 		w, g := want[v], got[v]
 		w.Each(func(idx []int64, pos int) {
-			e := elementError(w.Buf, g.Buf, pos)
-			if e > d.err || math.IsNaN(e) || d.at == nil {
-				d.err, d.at = e, append([]int64(nil), idx...)
+			e, t := elementError(w.Buf, g.Buf, pos), tol.at(v, pos, w.Buf.Complex(pos))
+			score := e
+			if t > 0 {
+				score = e / t
+			}
+			if score > worst || math.IsNaN(e) || d.at == nil {
+				worst, d.err, d.tol, d.at = score, e, t, append([]int64(nil), idx...)
 				if member {
 					d.at = append(d.at, int64(v))
 				}
 			}
 		})
+	}
+	if d.at == nil { // no element: nothing to be off
+		d.tol = tol.base
 	}
 	return d
 }
@@ -266,23 +301,32 @@ func tolerance(t *ir.Type) float64 {
 
 // printDiffs prints one line per argument and the verdict, and returns the
 // arguments that differ.
-func printDiffs(w io.Writer, diffs []argDiff, dev, target string) (bad []string) {
+func printDiffs(w io.Writer, diffs []argDiff, dev, target, precision string) (bad []string) {
 	fmt.Fprintf(w, "compared with the interpreter (float64 accumulation), target %s:\n", target)
+	if note := speak.PrecisionNote(precision); note != "" {
+		fmt.Fprintln(w, note)
+	}
 	for _, d := range diffs {
 		verdict := "ok"
 		if !d.ok() {
 			verdict = "MISMATCH"
 			bad = append(bad, "%"+d.param.Name)
 		}
-		tol := "exact"
+		worst, tol := "max error", "exact"
 		if d.tol > 0 {
 			tol = "tolerance " + strconv.FormatFloat(d.tol, 'g', 3, 64)
+		}
+		switch {
+		case d.tf32 && d.err == 0:
+			worst, tol = "worst error", "tf32 tolerances"
+		case d.tf32:
+			worst, tol = "worst error", "tf32 "+tol+" there"
 		}
 		at := ""
 		if d.err != 0 {
 			at = " at " + formatIndex(d.at)
 		}
-		fmt.Fprintf(w, "  %%%s %s: max error %s%s (%s) %s\n", d.param.Name, d.param.Type,
+		fmt.Fprintf(w, "  %%%s %s: %s %s%s (%s) %s\n", d.param.Name, d.param.Type, worst,
 			strconv.FormatFloat(d.err, 'g', 3, 64), at, tol, verdict)
 	}
 	if len(bad) > 0 {

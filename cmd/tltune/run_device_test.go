@@ -160,8 +160,7 @@ func TestCompareViews(t *testing.T) {
 		{"integers are exact", ir.I32, [][]complex128{{7, 8}}, [][]complex128{{7, 9}}, false, false, "(1)"},
 		{"f16", ir.F16, [][]complex128{{1000}}, [][]complex128{{1001}}, false, true, "(0)"},
 	} {
-		d := compareViews(views(c.elem, c.want...), views(c.elem, c.got...), c.member)
-		d.tol = tolerance(c.elem)
+		d := compareViews(views(c.elem, c.want...), views(c.elem, c.got...), c.member, tolerances{base: tolerance(c.elem)})
 		if d.ok() != c.ok || (d.err != 0 && formatIndex(d.at) != c.at) {
 			t.Errorf("%s: error %g at %s (tolerance %g), ok %v; want ok %v at %s", c.name, d.err, formatIndex(d.at), d.tol, d.ok(), c.ok, c.at)
 		}
