@@ -211,27 +211,12 @@ precision = "tf32"
 // once the cases it makes one problem, and is an error when no case can
 // take it.
 func TestWithPrecision(t *testing.T) {
-	s, err := Parse("w.toml", []byte(`
-[[recipe]]
-op = "gemm"
-square = 16
-dtype = ["f16", "f32"]
-
-[[recipe]]
-op = "gemm"
-square = [16, 32]
-precision = "tf32"
-budget = 3
-
-[[recipe]]
-op = "gemm"
-square = 64
-precision = ["exact", "tf32"]
-
-[[recipe]]
-op = "ger"
-square = 8
-`))
+	s, err := Parse("w.toml", []byte(`recipe = [
+  {op = "gemm", square = 16, dtype = ["f16", "f32"]},
+  {op = "gemm", square = [16, 32], precision = "tf32", budget = 3},
+  {op = "gemm", square = 64, precision = ["exact", "tf32"]},
+  {op = "ger", square = 8},
+]`))
 	if err != nil {
 		t.Fatal(err)
 	}
