@@ -91,7 +91,7 @@ func exampleTuneReport(problem speak.NamedProblem) tuneReport {
 		Batch: 4096, BufferSets: 4, Stop: "budget", Candidates: 900, Counts: map[string]int{"ok": 40, "pruned": 2000},
 		Raced: 25, Retimed: 3, PrunedBy: map[string]int{"work-group": 2000}, CopyGBs: 4020, Top: []rankedConfig{exampleBest()},
 		throughput: throughput{Evaluated: 48, WallSeconds: 12, EvaluationsPerSecond: 4, TimeSplit: map[string]float64{"time": 9},
-			BusySeconds: map[string]float64{"compile": 20}, Builds: 3, CachedBuilds: 1, BuilderBuilds: 2}}
+			BusySeconds: map[string]float64{"compile": 20}, Builds: 3, CachedBuilds: 1, BuilderBuilds: 2, BuilderProcesses: 2}}
 }
 
 // TestJSONDocumented checks every example of docs/json.md against what the

@@ -296,7 +296,7 @@ func TestSweepReportGolden(t *testing.T) {
 	var out bytes.Buffer
 	for _, r := range []sweepReport{
 		{Run: 3, Database: "results.db", Device: "GPU", Driver: "1.0", Suite: "nightly.toml", Mode: "retune", Shapes: []sweepShape{tuned, failed},
-			throughput: throughput{Evaluated: 26, WallSeconds: 12.84, Builds: 3, CachedBuilds: 1, BuilderBuilds: 2, EvaluationsPerSecond: 26 / 12.84, TimeSplit: map[string]float64{
+			throughput: throughput{Evaluated: 26, WallSeconds: 12.84, Builds: 3, CachedBuilds: 1, BuilderBuilds: 2, BuilderProcesses: 2, EvaluationsPerSecond: 26 / 12.84, TimeSplit: map[string]float64{
 				"setup": 0.5, "propose": 0.04, "compile": 0.3, "build": 2, "verify": 1, "time": 8.5, "record": 0.5}}},
 		{Run: 4, Database: "results.db", Device: "GPU", Driver: "1.0", Suite: "nightly.toml", Mode: "remeasure", Shapes: []sweepShape{remeasured, tf32, wrong, skipped}},
 		{Run: 5, Database: "results.db", Device: "GPU", Driver: "1.0", Devices: []string{"opencl:0", "opencl:1"}, Wall: 12.6,

@@ -23,10 +23,13 @@ type throughput struct {
 	BusySeconds map[string]float64 `json:"busy_seconds"`
 	// Builds are the programs the driver built (or loaded) for the
 	// evaluations, CachedBuilds those whose binaries came from the binary
-	// cache, BuilderBuilds those a builder process built.
-	Builds        int `json:"builds"`
-	CachedBuilds  int `json:"cached_builds"`
-	BuilderBuilds int `json:"builder_builds"`
+	// cache, BuilderBuilds those a builder process built;
+	// BuilderProcesses is the most builder processes one worker started
+	// (they start as builds miss the cache).
+	Builds           int `json:"builds"`
+	CachedBuilds     int `json:"cached_builds"`
+	BuilderBuilds    int `json:"builder_builds"`
+	BuilderProcesses int `json:"builder_processes"`
 }
 
 // add accounts for one tuned shape and the builds of its worker.
@@ -34,6 +37,7 @@ func (t *throughput) add(rep *tuner.Report, builds worker.Stats) {
 	t.Builds += builds.Builds
 	t.CachedBuilds += builds.CachedBuilds
 	t.BuilderBuilds += builds.BuilderBuilds
+	t.BuilderProcesses = max(t.BuilderProcesses, builds.BuilderProcs)
 	if t.TimeSplit == nil {
 		t.TimeSplit, t.BusySeconds = map[string]float64{}, map[string]float64{}
 	}
@@ -60,6 +64,6 @@ func (t *throughput) write(w io.Writer) {
 			parts = append(parts, fmt.Sprintf("%s %s (%.0f%%)", p, speak.Duration(s*1e9), 100*s/t.WallSeconds))
 		}
 	}
-	fmt.Fprintf(w, "throughput: %d evaluations in %s, %.1f evaluations/s; wall time: %s; driver builds: %d (%d from the binary cache, %d in builder processes)\n",
-		t.Evaluated, speak.Duration(t.WallSeconds*1e9), t.EvaluationsPerSecond, strings.Join(parts, ", "), t.Builds, t.CachedBuilds, t.BuilderBuilds)
+	fmt.Fprintf(w, "throughput: %d evaluations in %s, %.1f evaluations/s; wall time: %s; driver builds: %d (%d from the binary cache, %d by %d builder process(es))\n",
+		t.Evaluated, speak.Duration(t.WallSeconds*1e9), t.EvaluationsPerSecond, strings.Join(parts, ", "), t.Builds, t.CachedBuilds, t.BuilderBuilds, t.BuilderProcesses)
 }

@@ -696,7 +696,7 @@ func (j *shapeJob) tune(ctx stdctx.Context, bar *progress) (*tuner.Report, error
 	}
 	after := j.run.worker.Stats()
 	j.builds = worker.Stats{Builds: after.Builds - before.Builds, CachedBuilds: after.CachedBuilds - before.CachedBuilds,
-		BuilderBuilds: after.BuilderBuilds - before.BuilderBuilds}
+		BuilderBuilds: after.BuilderBuilds - before.BuilderBuilds, BuilderProcs: after.BuilderProcs}
 	rep.Split.Add(tuner.PhaseSetup, j.setup)
 	t := results.Throughput{Evaluations: rep.Evaluated(), WallSeconds: rep.Split.Wall.Seconds(), Phases: rep.Split.Seconds()}
 	if serr := j.run.store.AddThroughput(stdctx.Background(), j.run.stored.ID, t); serr != nil && err == nil {

@@ -24,6 +24,13 @@ import (
 // dies or whose binary the driver refuses costs a build in the worker, which
 // then fails as it would have without builders (and a crash there is the
 // configuration's, as ever).
+//
+// Builders start on demand, one for each build the binary cache could not
+// supply, up to their number: a run whose programs all come from the cache
+// starts none. Starting one is no small thing (a process that opens the
+// device, which creates a driver context on the GPU: 0.6 s alone on that
+// H100, more when several start at once), and it should not compete with a
+// run that has nothing to build.
 
 // builders is a worker's pool of builder processes.
 type builders struct {
@@ -32,31 +39,52 @@ type builders struct {
 	slots  chan *proc
 	nextID atomic.Uint64
 
-	mu    sync.Mutex
-	procs []*proc // every builder started, for close
+	launch Launcher
+	spec   string // the device the builders open
+	max    int    // the builders to start at most
+
+	mu      sync.Mutex
+	procs   []*proc // every builder started, for close
+	started int     // builders started, those that failed included
 }
 
-// startBuilders starts n builders of device spec with launch, in the
-// background: each joins the pool once it has opened the device. A builder
-// that fails to start is left out.
-func startBuilders(launch Launcher, spec string, n int) *builders {
-	b := &builders{slots: make(chan *proc, n+1)}
+// newBuilders returns a pool of up to n builders of device spec, started
+// with launch as builds need them.
+func newBuilders(launch Launcher, spec string, n int) *builders {
+	b := &builders{slots: make(chan *proc, n+1), launch: launch, spec: spec, max: n}
 	b.slots <- nil
-	for i := range n {
-		go b.start(launch, spec, i+1)
-	}
 	return b
 }
 
-func (b *builders) start(launch Launcher, spec string, gen int) {
-	p, err := startProc(launch, gen)
+// grow starts one more builder, unless all have started, in the
+// background: it joins the pool once it has opened the device. One that
+// fails to start is left out.
+func (b *builders) grow() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.started == b.max {
+		return
+	}
+	b.started++
+	go b.start(b.started)
+}
+
+// count is how many builders have started.
+func (b *builders) count() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.started
+}
+
+func (b *builders) start(gen int) {
+	p, err := startProc(b.launch, gen)
 	if err != nil {
 		return
 	}
 	b.mu.Lock()
 	b.procs = append(b.procs, p)
 	b.mu.Unlock()
-	if _, err := b.call(context.Background(), p, request{Op: opOpen, Device: spec}); err != nil {
+	if _, err := b.call(context.Background(), p, request{Op: opOpen, Device: b.spec}); err != nil {
 		p.kill()
 		return
 	}
@@ -80,6 +108,7 @@ func (b *builders) call(ctx context.Context, p *proc, req request) (reply, error
 // failure there (its death, a binary this process's driver refuses) has
 // the program built here, so that its error or crash is this worker's own.
 func (b *builders) build(d device.Device, form devcall.Form, here buildFunc) (prog device.Program, builder bool, err error) {
+	b.grow()
 	p := <-b.slots
 	if p == nil {
 		defer func() { b.slots <- nil }()

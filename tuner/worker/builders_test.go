@@ -93,3 +93,26 @@ func TestBuilderCrash(t *testing.T) {
 		t.Errorf("stats %+v: want one worker, alive", s)
 	}
 }
+
+// TestBuildersStartOnDemand: a builder starts for each build the binary
+// cache cannot supply, up to their number; a worker whose programs all
+// come from the cache starts none.
+func TestBuildersStartOnDemand(t *testing.T) {
+	dir := t.TempDir()
+	form := compiled(t)
+	for round, want := range []int{1, 0} {
+		c := NewClient(launchFake())
+		c.Builders = 2
+		t.Cleanup(func() { c.Close() })
+		if _, err := c.Open(bg, "fake", dir); err != nil {
+			t.Fatal(err)
+		}
+		p := c.Program(form, []string{"a"}, []string{"kernel a"})
+		if _, err := p.Build(bg, 1); err != nil {
+			t.Fatal(err)
+		}
+		if s := c.Stats(); s.BuilderProcs != want || s.CachedBuilds != 1-want {
+			t.Errorf("round %d: stats %+v; want %d builder(s) started, %d cached build(s)", round, s, want, 1-want)
+		}
+	}
+}

@@ -57,6 +57,7 @@ type Stats struct {
 	Builds        int // programs built (or loaded) in a worker
 	CachedBuilds  int // of which the binary cache supplied the binaries
 	BuilderBuilds int // of which a builder process built
+	BuilderProcs  int // the most builder processes a worker started
 }
 
 // NewClient returns a client that starts workers with launch, the first
@@ -182,6 +183,7 @@ func (p *Program) buildIn(ctx context.Context, w *proc, seq int) error {
 		if rep.Builder {
 			s.BuilderBuilds++
 		}
+		s.BuilderProcs = max(s.BuilderProcs, rep.BuilderProcs)
 	})
 	return nil
 }

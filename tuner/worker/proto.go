@@ -151,10 +151,13 @@ type reply struct {
 	Kernels []builtKernel     // opBuild: where each kernel of the program is
 	Cached  bool              // opBuild: from the binary cache
 	Builder bool              // opBuild: built by a builder process
-	Binary  []byte            // opCompile: the built program's binary
-	Output  kernels.Buffer    // opVerify: what the kernel wrote
-	Result  measure.Result    // opTime
-	Blobs   [][]byte          // opRun: the contents of every buffer after the launch
+	// BuilderProcs is how many builder processes the worker has started
+	// (opBuild).
+	BuilderProcs int
+	Binary       []byte         // opCompile: the built program's binary
+	Output       kernels.Buffer // opVerify: what the kernel wrote
+	Result       measure.Result // opTime
+	Blobs        [][]byte       // opRun: the contents of every buffer after the launch
 }
 
 // builtKernel is a kernel of a built program: the worker's program and the

@@ -122,8 +122,19 @@ func (s *Server) device() device.Device {
 var errNoDevice = errors.New("the worker has no device open")
 
 // build builds a program, or loads its kernels' programs from the binary
-// cache; it runs on a build goroutine.
+// cache; it runs on a build goroutine. The reply says how many builders
+// have started so far.
 func (s *Server) build(req request) reply {
+	rep := s.buildOrLoad(req)
+	s.mu.Lock()
+	if s.builders != nil {
+		rep.BuilderProcs = s.builders.count()
+	}
+	s.mu.Unlock()
+	return rep
+}
+
+func (s *Server) buildOrLoad(req request) reply {
 	d, cache := s.deviceAndCache()
 	if d == nil {
 		return fail(req, errNoDevice, tuner.LaunchError)
@@ -296,7 +307,7 @@ func (s *Server) open(req request) reply {
 	}
 	var b *builders
 	if req.Builders > 0 && s.Launch != nil {
-		b = startBuilders(s.Launch, req.Device, req.Builders)
+		b = newBuilders(s.Launch, req.Device, req.Builders)
 	}
 	s.mu.Lock()
 	s.dev, s.cache, s.builders = d, cache, b
