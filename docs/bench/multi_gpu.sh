@@ -2,8 +2,9 @@
 # A suite on every GPU of this machine against the same suite on one of
 # them (issue 15): the wall time of each, then the two runs merged into one
 # store and compared shape by shape. Then each run's best configurations
-# re-timed on all GPUs and on one, compared again: the spread between GPUs
-# of one model, which a multi-GPU nightly job sees as noise.
+# re-timed on all GPUs and on one, compared again, and re-timed on each GPU
+# alone, side by side: the spread between GPUs of one model, which a
+# multi-GPU nightly job sees as noise.
 #
 #   docs/bench/multi_gpu.sh [OUT_DIR]        (from the repository root, after make build)
 #
@@ -46,6 +47,23 @@ fresh_cache "$tltune" sweep "$suite" --remeasure --device "$all" --db "$out/both
 fresh_cache "$tltune" sweep "$suite" --remeasure --device "$one" --db "$out/both.db" --tag remeasure-one --quiet "${flags[@]}" | tee "$out/remeasure-one.txt"
 "$tltune" regress --db "$out/both.db" --baseline remeasure-one --run remeasure-all --md "$out/regress-remeasured.md" |
 	tee "$out/regress-remeasured.txt" || true
+
+# Side by side: every stored best re-timed on each GPU alone, the first GPU's
+# run the baseline of every other's, so each shape's winner has a median on
+# each GPU.
+mapfile -t gpus < <("$tltune" devices --json | "${PYTHON:-python3}" -c '
+import json, sys
+for d in json.load(sys.stdin)["devices"]:
+    if d["type"] == "gpu":
+        print(d["id"])')
+for gpu in "${gpus[@]}"; do
+	fresh_cache "$tltune" sweep "$suite" --remeasure --device "$gpu" --db "$out/both.db" --tag "on-$gpu" --quiet "${flags[@]}" |
+		tee "$out/remeasure-$gpu.txt"
+done
+for gpu in "${gpus[@]:1}"; do
+	"$tltune" regress --db "$out/both.db" --baseline "on-${gpus[0]}" --run "on-$gpu" --md "$out/regress-$gpu.md" |
+		tee "$out/regress-$gpu.txt" || true
+done
 
 echo
 grep -h "shape(s) in" "$out"/sweep-*.txt "$out"/remeasure-*.txt
