@@ -43,12 +43,13 @@ func (u *unit) emitFunc(out *bytes.Buffer, f *ir.Func, symbol string, l Launch) 
 	e := &fn{u: u, f: f, launch: l,
 		names:  *ir.NewValueMap[string](f.NumValues),
 		groups: map[*ir.Value]*group{}, yields: map[*ir.Region][]string{}}
-	e.frag, e.engine = fragmentValues(f, u.target, l.SubgroupSize)
+	coops := coopInsts(f)
+	e.frag, e.engine = fragmentValues(coops, u.target, l.SubgroupSize)
 	if e.engine != nil {
 		e.frags = fragmentsOf(e.engine)
-		e.packed = packedValues(f, e.frag, e.engine)
+		e.packed = packedValues(coops, e.frag, e.engine)
 	}
-	e.replicated = replicatedValues(f, e.frag, l.SubgroupSize)
+	e.replicated = replicatedValues(coops, e.frag, l.SubgroupSize)
 	e.ranges = ir.IndexRanges(f, e.builtinRange)
 	e.body = getBuffer()
 	defer putBuffer(e.body)

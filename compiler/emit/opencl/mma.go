@@ -2,6 +2,7 @@ package opencl
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"tltune/compiler/ir"
@@ -109,37 +110,68 @@ func engineFor(t *target.Target, sgs int, in *ir.Inst) *target.MatrixShape {
 	return nil
 }
 
-// fragmentValues decides which coopmatrix values of f use the fragment
-// layout. Values that must share a layout (through loops, ifs, element-wise
-// operations and mul_add's accumulator) form classes; a class uses the
-// fragment layout when some eligible mul_add uses it and no ineligible
-// mul_add does.
-func fragmentValues(f *ir.Func, t *target.Target, sgs int) (map[*ir.Value]bool, *target.MatrixShape) {
+// coopInsts lists the instructions of f with a cooperative-matrix operand
+// or result, in program order: all that the layout analyses below look at
+// (they join and judge coopmatrix values only). A GEMM kernel has a few
+// dozen among a thousand instructions of index arithmetic, and the
+// analyses walking them all were a tenth of writing its C.
+func coopInsts(f *ir.Func) []*ir.Inst {
+	var out []*ir.Inst
+	f.Body.Walk(func(in *ir.Inst) bool {
+		if slices.ContainsFunc(in.Operands, isCoop) || slices.ContainsFunc(in.Results, isCoop) {
+			out = append(out, in)
+		}
+		return true
+	})
+	return out
+}
+
+func isCoop(v *ir.Value) bool { return v.Type.Kind() == ir.KindCoopmatrix }
+
+// joinCarried joins the coopmatrix values a for or an if carries (a
+// loop's initial values, body arguments and results, a yield's operands
+// and the results they become) into one class each.
+func joinCarried(in *ir.Inst, uf *unionFind) {
+	switch in.Op {
+	case ir.OpFor:
+		_, _, _, init := in.LoopBounds()
+		for i, r := range in.Results {
+			if isCoop(r) {
+				uf.union(r, init[i])
+				uf.union(r, in.Body().Args[i+1])
+			}
+		}
+	case ir.OpYield:
+		if p := in.Parent.Parent; p != nil && (p.Op == ir.OpFor || p.Op == ir.OpIf) {
+			for i, v := range in.Operands {
+				if isCoop(v) {
+					uf.union(v, p.Results[i])
+				}
+			}
+		}
+	}
+}
+
+// fragmentValues decides which coopmatrix values of coops (coopInsts) use
+// the fragment layout. Values that must share a layout (through loops,
+// ifs, element-wise operations and mul_add's accumulator) form classes; a
+// class uses the fragment layout when some eligible mul_add uses it and
+// no ineligible mul_add does.
+func fragmentValues(coops []*ir.Inst, t *target.Target, sgs int) (map[*ir.Value]bool, *target.MatrixShape) {
 	if len(t.MMA) == 0 {
 		return nil, nil
 	}
 	uf := unionFind{}
 	var mulAdds []*ir.Inst
 	var pinned []*ir.Value // values that must keep the row-per-lane layout
-	f.Body.Walk(func(in *ir.Inst) bool {
+	for _, in := range coops {
 		pinned = append(pinned, rowLayoutOnly(in, &uf)...)
+		joinCarried(in, &uf)
 		switch in.Op {
-		case ir.OpFor:
-			_, _, _, init := in.LoopBounds()
-			for i, r := range in.Results {
-				uf.union(r, init[i])
-				uf.union(r, in.Body().Args[i+1])
-			}
-		case ir.OpYield:
-			if p := in.Parent.Parent; p != nil && (p.Op == ir.OpFor || p.Op == ir.OpIf) {
-				for i, v := range in.Operands {
-					uf.union(v, p.Results[i])
-				}
-			}
 		case ir.OpArith, ir.OpArithUnary, ir.OpCast, ir.OpCoopMatrixScale:
-			if r := in.Result(); r.Type.Kind() == ir.KindCoopmatrix {
+			if r := in.Result(); isCoop(r) {
 				for _, v := range in.Operands {
-					if v.Type.Kind() == ir.KindCoopmatrix {
+					if isCoop(v) {
 						uf.union(r, v)
 					}
 				}
@@ -148,8 +180,7 @@ func fragmentValues(f *ir.Func, t *target.Target, sgs int) (map[*ir.Value]bool, 
 			uf.union(in.Result(), in.Operands[2])
 			mulAdds = append(mulAdds, in)
 		}
-		return true
-	})
+	}
 	want, veto := map[*ir.Value]bool{}, map[*ir.Value]bool{}
 	for _, v := range pinned {
 		veto[uf.find(v)] = true
@@ -214,11 +245,11 @@ func (u *unionFind) union(a, b *ir.Value) { u.parent.Set(u.find(a), u.find(b)) }
 // mul_add (through loops and ifs). They live as the engine takes them, two
 // elements per 32-bit register, so loading (ldmatrix, or the bits from
 // memory) and multiplying never convert them to float and back.
-func packedValues(f *ir.Func, frag map[*ir.Value]bool, engine *target.MatrixShape) map[*ir.Value]bool {
+func packedValues(coops []*ir.Inst, frag map[*ir.Value]bool, engine *target.MatrixShape) map[*ir.Value]bool {
 	if engine == nil || engine.Engine != target.EnginePTX || engine.Emulated {
 		return nil
 	}
-	return loadedForMulAdd(f, func(v *ir.Value) bool {
+	return loadedForMulAdd(coops, func(v *ir.Value) bool {
 		t := v.Type
 		elem := t.Elem().Kind()
 		return frag[v] && (t.Use() == ir.MatrixA || t.Use() == ir.MatrixB) && (elem == ir.KindF16 || elem == ir.KindBF16)
@@ -231,11 +262,11 @@ func packedValues(f *ir.Func, frag map[*ir.Value]bool, engine *target.MatrixShap
 // Every lane then reads the piece itself, lanes reading one address at a
 // time (a broadcast in local memory), instead of receiving each element by
 // a shuffle from the lane holding its row inside the multiplication.
-func replicatedValues(f *ir.Func, frag map[*ir.Value]bool, sgs int) map[*ir.Value]bool {
+func replicatedValues(coops []*ir.Inst, frag map[*ir.Value]bool, sgs int) map[*ir.Value]bool {
 	if sgs == 1 {
 		return nil
 	}
-	return loadedForMulAdd(f, func(v *ir.Value) bool {
+	return loadedForMulAdd(coops, func(v *ir.Value) bool {
 		return !frag[v] && v.Type.Use() == ir.MatrixB
 	}, func(in *ir.Inst) bool { return in.Operands[0].Type.Space() == ir.Local }, func(i int) bool { return i == 1 })
 }
@@ -244,28 +275,14 @@ func replicatedValues(f *ir.Func, frag map[*ir.Value]bool, sgs int) map[*ir.Valu
 // through loops and ifs) consists of candidates that are only defined by
 // cooperative_matrix_load instructions loadOK admits and only used as the
 // mul_add operands operandOK admits.
-func loadedForMulAdd(f *ir.Func, candidate func(*ir.Value) bool, loadOK func(*ir.Inst) bool, operandOK func(i int) bool) map[*ir.Value]bool {
+func loadedForMulAdd(coops []*ir.Inst, candidate func(*ir.Value) bool, loadOK func(*ir.Inst) bool, operandOK func(i int) bool) map[*ir.Value]bool {
 	uf := unionFind{}
-	f.Body.Walk(func(in *ir.Inst) bool {
-		switch in.Op {
-		case ir.OpFor:
-			_, _, _, init := in.LoopBounds()
-			for i, r := range in.Results {
-				uf.union(r, init[i])
-				uf.union(r, in.Body().Args[i+1])
-			}
-		case ir.OpYield:
-			if p := in.Parent.Parent; p != nil && (p.Op == ir.OpFor || p.Op == ir.OpIf) {
-				for i, v := range in.Operands {
-					uf.union(v, p.Results[i])
-				}
-			}
-		}
-		return true
-	})
+	for _, in := range coops {
+		joinCarried(in, &uf)
+	}
 	ok := map[*ir.Value]bool{} // class root -> every member qualifies so far
 	touch := func(v *ir.Value, allowed bool) {
-		if v.Type.Kind() != ir.KindCoopmatrix {
+		if !isCoop(v) {
 			return
 		}
 		r := uf.find(v)
@@ -274,7 +291,7 @@ func loadedForMulAdd(f *ir.Func, candidate func(*ir.Value) bool, loadOK func(*ir
 	}
 	// Once the classes are complete, every definition and use must be one
 	// the layout supports.
-	f.Body.Walk(func(in *ir.Inst) bool {
+	for _, in := range coops {
 		switch in.Op {
 		case ir.OpFor, ir.OpYield, ir.OpIf:
 			for _, v := range in.Operands {
@@ -298,8 +315,7 @@ func loadedForMulAdd(f *ir.Func, candidate func(*ir.Value) bool, loadOK func(*ir
 				touch(v, false)
 			}
 		}
-		return true
-	})
+	}
 	out := map[*ir.Value]bool{}
 	for r, good := range ok {
 		if good {
