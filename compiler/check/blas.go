@@ -8,10 +8,13 @@ import (
 // the effective class of the enclosing region.
 type rule func(c *checker, in *ir.Inst, kind ir.RegionKind)
 
-var rules map[ir.Op]rule
+// rules holds each opcode's rule, indexed by the opcode (a byte): the
+// verifier looks one up per instruction, and a map lookup was a fifth of
+// its time on a lowered GEMM.
+var rules [1 << 8]rule
 
 func init() {
-	rules = map[ir.Op]rule{
+	for op, r := range map[ir.Op]rule{
 		ir.OpAlloca: (*checker).alloca, ir.OpAxpby: (*checker).axpby, ir.OpCumsum: (*checker).cumsum,
 		ir.OpForeach: (*checker).foreach, ir.OpForeachTile: (*checker).foreachTile, ir.OpGemm: (*checker).gemm, ir.OpGemv: (*checker).gemv,
 		ir.OpGer: (*checker).ger, ir.OpHadamardProduct: (*checker).hadamard, ir.OpParallel: (*checker).parallel,
@@ -30,6 +33,8 @@ func init() {
 		ir.OpSubgroupShuffleXor: (*checker).broadcast,
 		ir.OpAsyncCopy:          (*checker).asyncCopy, ir.OpAsyncCommit: (*checker).asyncCommit,
 		ir.OpAsyncWait: (*checker).asyncWait,
+	} {
+		rules[op] = r
 	}
 }
 

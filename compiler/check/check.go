@@ -66,6 +66,10 @@ func (c *checker) errorf(pos ir.Pos, format string, args ...any) {
 
 func (c *checker) function(f *ir.Func) {
 	c.visible, c.defined, c.localBytes = ir.NewValueMap[bool](f.NumValues), c.defined[:0], 0
+	if cap(c.defined) < f.NumValues {
+		// Room for every value in scope at once, not grown append by append.
+		c.defined = make([]*ir.Value, 0, f.NumValues)
+	}
 	c.sgs, _ = f.SubgroupSize()
 	for i, v := range f.Params {
 		pos := v.Pos
