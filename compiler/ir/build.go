@@ -47,8 +47,8 @@ func NewInst(op Op, operands []*Value, resultTypes ...*Type) *Inst {
 			result  Value
 			results [1]*Value
 		}{}
-		x.in = Inst{Op: op, Operands: operands, Results: x.results[:]}
-		x.result = Value{Type: resultTypes[0], Def: &x.in}
+		x.in.Op, x.in.Operands, x.in.Results = op, operands, x.results[:]
+		x.result.Type, x.result.Def = resultTypes[0], &x.in
 		x.results[0] = &x.result
 		return &x.in
 	}
@@ -160,7 +160,10 @@ func (b *Builder) Cmp(op CmpOp, x, y *Value) *Value {
 }
 
 // newBinary is NewInst(op, []*Value{x, y}, t) in one allocation: index
-// arithmetic is most of what the lowerings build.
+// arithmetic is most of what the lowerings build. Like NewInst it sets
+// the fields of the zeroed allocation one by one: assigning whole structs
+// zeroed and copied them again, under the garbage collector's write
+// barriers when it runs (as it often does during a compile).
 func newBinary(op Op, x, y *Value, t *Type) *Inst {
 	a := &struct {
 		in       Inst
@@ -168,9 +171,9 @@ func newBinary(op Op, x, y *Value, t *Type) *Inst {
 		results  [1]*Value
 		operands [2]*Value
 	}{}
-	a.operands = [2]*Value{x, y}
-	a.in = Inst{Op: op, Operands: a.operands[:], Results: a.results[:]}
-	a.result = Value{Type: t, Def: &a.in}
+	a.operands[0], a.operands[1] = x, y
+	a.in.Op, a.in.Operands, a.in.Results = op, a.operands[:], a.results[:]
+	a.result.Type, a.result.Def = t, &a.in
 	a.results[0] = &a.result
 	return &a.in
 }

@@ -3,8 +3,10 @@ package lower
 import "tltune/compiler/ir"
 
 // gen wraps an ir.Builder with the index arithmetic the lowerings need.
+// It holds the builder itself, not a pointer: a lowering opens a
+// generator for every region it fills, and one allocation each is enough.
 type gen struct {
-	*ir.Builder
+	ir.Builder
 	// indices are the index constants this generator appended, reused by
 	// index: it appends, so they precede whatever it appends next. The
 	// lowerings ask for the same few tile sizes and offsets again and
@@ -22,7 +24,7 @@ type indexConst struct {
 // linearly).
 const maxIndexConsts = 32
 
-func newGen(r *ir.Region) *gen { return &gen{Builder: ir.NewBuilder(r)} }
+func newGen(r *ir.Region) *gen { return &gen{Builder: *ir.NewBuilder(r)} }
 
 // at returns a generator appending to r (a nested region).
 func (g *gen) at(r *ir.Region) *gen { return newGen(r) }
