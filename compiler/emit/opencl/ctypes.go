@@ -1,6 +1,10 @@
 package opencl
 
-import "fmt"
+import (
+	"fmt"
+
+	"tltune/compiler/ir"
+)
 
 // scalarKind classifies a tensor-language scalar type for C generation.
 type scalarKind int
@@ -25,37 +29,39 @@ type scalarInfo struct {
 	bf16    bool   // memory is bfloat16 stored as ushort
 }
 
-// lookupScalar maps a type name to its C view for a target with native f16
-// (nativeF16) or without.
-func lookupScalar(name string, nativeF16 bool) (scalarInfo, error) {
-	switch name {
-	case "bool":
-		return scalarInfo{kind: kindBool, mem: "char", reg: "bool", arg: "int", size: 1}, nil
-	case "i8":
-		return scalarInfo{kind: kindInt, mem: "char", reg: "char", arg: "char", size: 1}, nil
-	case "i16":
-		return scalarInfo{kind: kindInt, mem: "short", reg: "short", arg: "short", size: 2}, nil
-	case "i32":
-		return scalarInfo{kind: kindInt, mem: "int", reg: "int", arg: "int", size: 4}, nil
-	case "i64", "index":
-		return scalarInfo{kind: kindInt, mem: "long", reg: "long", arg: "long", size: 8}, nil
-	case "f16":
-		if nativeF16 {
-			return scalarInfo{kind: kindFloat, mem: "half", reg: "half", arg: "half", size: 2}, nil
-		}
-		return scalarInfo{kind: kindFloat, mem: "half", reg: "float", arg: "float", size: 2, halfway: true}, nil
-	case "bf16":
-		return scalarInfo{kind: kindFloat, mem: "ushort", reg: "float", arg: "float", size: 2, bf16: true}, nil
-	case "f32":
-		return scalarInfo{kind: kindFloat, mem: "float", reg: "float", arg: "float", size: 4}, nil
-	case "f64":
-		return scalarInfo{kind: kindFloat, mem: "double", reg: "double", arg: "double", size: 8}, nil
-	case "c32":
-		return scalarInfo{kind: kindComplex, mem: "float2", reg: "float2", arg: "float2", size: 8}, nil
-	case "c64":
-		return scalarInfo{kind: kindComplex, mem: "double2", reg: "double2", arg: "double2", size: 16}, nil
+// scalarInfos is the C view of each scalar kind (and bool), f16 as on a
+// target without native f16. A table by kind: the emitter asks for nearly
+// every value it writes, and switching on the type's spelling was a
+// twentieth of writing a kernel.
+var scalarInfos = [...]scalarInfo{
+	ir.KindBool:  {kind: kindBool, mem: "char", reg: "bool", arg: "int", size: 1},
+	ir.KindI8:    {kind: kindInt, mem: "char", reg: "char", arg: "char", size: 1},
+	ir.KindI16:   {kind: kindInt, mem: "short", reg: "short", arg: "short", size: 2},
+	ir.KindI32:   {kind: kindInt, mem: "int", reg: "int", arg: "int", size: 4},
+	ir.KindI64:   {kind: kindInt, mem: "long", reg: "long", arg: "long", size: 8},
+	ir.KindIndex: {kind: kindInt, mem: "long", reg: "long", arg: "long", size: 8},
+	ir.KindF16:   {kind: kindFloat, mem: "half", reg: "float", arg: "float", size: 2, halfway: true},
+	ir.KindBF16:  {kind: kindFloat, mem: "ushort", reg: "float", arg: "float", size: 2, bf16: true},
+	ir.KindF32:   {kind: kindFloat, mem: "float", reg: "float", arg: "float", size: 4},
+	ir.KindF64:   {kind: kindFloat, mem: "double", reg: "double", arg: "double", size: 8},
+	ir.KindC32:   {kind: kindComplex, mem: "float2", reg: "float2", arg: "float2", size: 8},
+	ir.KindC64:   {kind: kindComplex, mem: "double2", reg: "double2", arg: "double2", size: 16},
+}
+
+// nativeF16Info is the C view of f16 on a target with native f16.
+var nativeF16Info = scalarInfo{kind: kindFloat, mem: "half", reg: "half", arg: "half", size: 2}
+
+// lookupScalar returns the C view of scalar or bool type t for a target
+// with native f16 (nativeF16) or without.
+func lookupScalar(t *ir.Type, nativeF16 bool) (scalarInfo, error) {
+	k := t.Kind()
+	switch {
+	case k == ir.KindF16 && nativeF16:
+		return nativeF16Info, nil
+	case int(k) < len(scalarInfos) && scalarInfos[k].reg != "":
+		return scalarInfos[k], nil
 	}
-	return scalarInfo{}, fmt.Errorf("opencl: no C type for %q", name)
+	return scalarInfo{}, fmt.Errorf("opencl: no C type for %q", t)
 }
 
 // realOf is the component type of a complex C type.
