@@ -17,7 +17,7 @@ type fn struct {
 	block  spv.ID // the block instructions are appended to
 
 	dims     []dim                  // newDim's chunk
-	dimChunk int                    // its size
+	dimsUsed int                    // its dims handed out
 	vals     ir.ValueMap[spv.ID]    // scalar values
 	coops    map[*ir.Value][]spv.ID // coopmatrix values: this lane's elements (few: a map)
 	mems     ir.ValueMap[*memref]

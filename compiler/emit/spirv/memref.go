@@ -88,12 +88,14 @@ func (e *fn) add(a, b *dim) *dim {
 // newDim is the dim of value id, carved from a chunk: element loops make
 // one per address computed.
 func (e *fn) newDim(id spv.ID) *dim {
-	if len(e.dims) == 0 {
-		e.dimChunk = min(max(2*e.dimChunk, 16), 256) // growing: kernels differ a lot in size
-		e.dims = make([]dim, e.dimChunk)
+	if e.dimsUsed == len(e.dims) {
+		// Growing: kernels differ a lot in size.
+		e.dims, e.dimsUsed = make([]dim, min(max(2*len(e.dims), 16), 256)), 0
 	}
-	d := &e.dims[0]
-	e.dims = e.dims[1:]
+	// Counted, not resliced: moving e.dims along cost a write barrier per
+	// dim while the collector ran.
+	d := &e.dims[e.dimsUsed]
+	e.dimsUsed++
 	d.id = id
 	return d
 }

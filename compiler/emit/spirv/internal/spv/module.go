@@ -100,6 +100,29 @@ func (b *Builder) encode(dst []uint32, op Op, operands []uint32) []uint32 {
 // encodeWith is encode with the operands split in two (result type and id,
 // then the rest), so that callers need not build a joined slice.
 func (b *Builder) encodeWith(dst []uint32, op Op, head, operands []uint32) []uint32 {
+	n := len(dst)
+	dst = slices.Grow(dst, 1+len(head)+len(operands))[:n+1+len(head)+len(operands)]
+	b.put(dst[n:], op, head, operands)
+	return dst
+}
+
+// emitCode is encodeWith onto the function code. It extends b.code in
+// place and assigns it only when it grows: assigning the slice back for
+// every instruction cost a write barrier each while the collector ran (a
+// third of Emit in a generic GEMM module).
+func (b *Builder) emitCode(op Op, head, operands []uint32) {
+	n, size := len(b.code), 1+len(head)+len(operands)
+	if cap(b.code)-n < size {
+		b.code = slices.Grow(b.code, size)
+	}
+	b.code = b.code[:n+size] // the same array: the compiler writes no pointer
+	b.put(b.code[n:], op, head, operands)
+}
+
+// put writes one instruction into w, which has room for exactly it, and
+// records what op requires (once per opcode: the grammar lookup is the
+// costly part of encoding).
+func (b *Builder) put(w []uint32, op Op, head, operands []uint32) {
 	if !b.seen.has(op) {
 		b.seen.add(op)
 		if info := op.Info(); info != nil {
@@ -108,10 +131,8 @@ func (b *Builder) encodeWith(dst []uint32, op Op, head, operands []uint32) []uin
 	}
 	// Word by word: instructions are a few words, for which calls to
 	// memmove (append's copy) cost more than the copying.
-	n := len(dst)
-	dst = slices.Grow(dst, 1+len(head)+len(operands))[:n+1+len(head)+len(operands)]
-	dst[n] = uint32(len(head)+len(operands)+1)<<16 | uint32(op)
-	w := dst[n+1:]
+	w[0] = uint32(len(head)+len(operands)+1)<<16 | uint32(op)
+	w = w[1:]
 	for i, x := range head {
 		w[i] = x
 	}
@@ -119,7 +140,6 @@ func (b *Builder) encodeWith(dst []uint32, op Op, head, operands []uint32) []uin
 	for i, x := range operands {
 		w[i] = x
 	}
-	return dst
 }
 
 // Words converts ids and literals into operand words.
@@ -281,18 +301,19 @@ func (b *Builder) Emit(op Op, resultType ID, operands ...uint32) ID {
 		id = b.NewID()
 		head, n = [2]uint32{uint32(id)}, 1
 	}
-	b.code = b.encodeWith(b.code, op, head[:n], operands)
+	b.emitCode(op, head[:n], operands)
 	return id
 }
 
 // EmitWithID appends an instruction with a result id chosen earlier (labels
 // and values referenced before they are defined).
 func (b *Builder) EmitWithID(op Op, resultType, id ID, operands ...uint32) {
-	w := []uint32{uint32(id)}
+	head := [2]uint32{uint32(resultType), uint32(id)}
 	if resultType != 0 {
-		w = []uint32{uint32(resultType), uint32(id)}
+		b.emitCode(op, head[:], operands)
+	} else {
+		b.emitCode(op, head[1:], operands)
 	}
-	b.code = b.encode(b.code, op, append(w, operands...))
 }
 
 // Reserve appends an instruction whose operands after the result are filled
@@ -306,7 +327,7 @@ func (b *Builder) Reserve(op Op, resultType, id ID, n int) (slot int) {
 	if n > len(zeros) {
 		ops = make([]uint32, n)
 	}
-	b.code = b.encodeWith(b.code, op, head[:], ops[:n])
+	b.emitCode(op, head[:], ops[:n])
 	return slot
 }
 
