@@ -43,13 +43,15 @@ func (u *unit) emitFunc(out *bytes.Buffer, f *ir.Func, symbol string, l Launch) 
 	e := &fn{u: u, f: f, launch: l,
 		names:  *ir.NewValueMap[string](f.NumValues),
 		groups: map[*ir.Value]*group{}, yields: map[*ir.Region][]string{}}
-	coops := coopInsts(f)
-	e.frag, e.engine = fragmentValues(coops, u.target, l.SubgroupSize)
-	if e.engine != nil {
-		e.frags = fragmentsOf(e.engine)
-		e.packed = packedValues(coops, e.frag, e.engine)
+	if len(u.target.MMA) > 0 || l.SubgroupSize > 1 { // else no layout but rows over lanes
+		coops := newCoopValues(f)
+		e.frag, e.engine = fragmentValues(coops, u.target, l.SubgroupSize)
+		if e.engine != nil {
+			e.frags = fragmentsOf(e.engine)
+			e.packed = packedValues(coops, e.frag, e.engine)
+		}
+		e.replicated = replicatedValues(coops, e.frag, l.SubgroupSize)
 	}
-	e.replicated = replicatedValues(coops, e.frag, l.SubgroupSize)
 	e.ranges = ir.IndexRanges(f, e.builtinRange)
 	e.body = getBuffer()
 	defer putBuffer(e.body)

@@ -110,23 +110,97 @@ func engineFor(t *target.Target, sgs int, in *ir.Inst) *target.MatrixShape {
 	return nil
 }
 
-// coopInsts lists the instructions of f with a cooperative-matrix operand
-// or result, in program order: all that the layout analyses below look at
-// (they join and judge coopmatrix values only). A GEMM kernel has a few
-// dozen among a thousand instructions of index arithmetic, and the
-// analyses walking them all were a tenth of writing its C.
-func coopInsts(f *ir.Func) []*ir.Inst {
-	var out []*ir.Inst
+// coopValues are the coopmatrix values of a function and the
+// instructions that define or use them, in program order: all that the
+// layout analyses below look at (they join and judge coopmatrix values
+// only). A GEMM kernel has a few dozen such instructions among a thousand
+// of index arithmetic, and analyses walking them all were a tenth of
+// writing its C. The values are numbered densely, so that the analyses
+// keep their classes in slices.
+type coopValues struct {
+	insts []*ir.Inst
+	vals  []*ir.Value        // by number
+	num   ir.ValueMap[int32] // value -> number
+}
+
+func newCoopValues(f *ir.Func) *coopValues {
+	c := &coopValues{num: *ir.NewValueMap[int32](f.NumValues)}
 	f.Body.Walk(func(in *ir.Inst) bool {
 		if slices.ContainsFunc(in.Operands, isCoop) || slices.ContainsFunc(in.Results, isCoop) {
-			out = append(out, in)
+			c.insts = append(c.insts, in)
+			c.numberAll(in.Operands)
+			c.numberAll(in.Results)
+			if in.Op == ir.OpFor {
+				c.numberAll(in.Body().Args)
+			}
 		}
 		return true
 	})
-	return out
+	return c
+}
+
+func (c *coopValues) numberAll(vs []*ir.Value) {
+	for _, v := range vs {
+		if isCoop(v) {
+			c.number(v)
+		}
+	}
+}
+
+// number numbers v unless it has a number.
+func (c *coopValues) number(v *ir.Value) {
+	if _, ok := c.num.Get(v); !ok {
+		c.num.Set(v, int32(len(c.vals)))
+		c.vals = append(c.vals, v)
+	}
 }
 
 func isCoop(v *ir.Value) bool { return v.Type.Kind() == ir.KindCoopmatrix }
+
+// unionFind joins the coopmatrix values of a coopValues into classes, by
+// their numbers.
+type unionFind struct {
+	c      *coopValues
+	parent []int32 // by number; a root is its own parent
+}
+
+func newUnionFind(c *coopValues) *unionFind {
+	u := &unionFind{c: c, parent: make([]int32, len(c.vals))}
+	for n := range u.parent {
+		u.parent[n] = int32(n)
+	}
+	return u
+}
+
+// find returns the number of the root of v's class. v is one of the
+// values newCoopValues numbered (as all the analyses ask about).
+func (u *unionFind) find(v *ir.Value) int32 {
+	n, ok := u.c.num.Get(v)
+	if !ok {
+		panic(fmt.Sprintf("opencl: coopmatrix %%%s outside the layout analysis", v.Name))
+	}
+	return u.root(n)
+}
+
+func (u *unionFind) root(n int32) int32 {
+	for u.parent[n] != n {
+		u.parent[n] = u.parent[u.parent[n]] // path halving
+		n = u.parent[n]
+	}
+	return n
+}
+
+func (u *unionFind) union(a, b *ir.Value) {
+	ra := u.find(a)
+	u.parent[ra] = u.find(b)
+}
+
+// members calls fn for every value the classes hold, with its root.
+func (u *unionFind) members(fn func(v *ir.Value, root int32)) {
+	for n, v := range u.c.vals {
+		fn(v, u.root(int32(n)))
+	}
+}
 
 // joinCarried joins the coopmatrix values a for or an if carries (a
 // loop's initial values, body arguments and results, a yield's operands
@@ -152,21 +226,21 @@ func joinCarried(in *ir.Inst, uf *unionFind) {
 	}
 }
 
-// fragmentValues decides which coopmatrix values of coops (coopInsts) use
-// the fragment layout. Values that must share a layout (through loops,
-// ifs, element-wise operations and mul_add's accumulator) form classes; a
-// class uses the fragment layout when some eligible mul_add uses it and
-// no ineligible mul_add does.
-func fragmentValues(coops []*ir.Inst, t *target.Target, sgs int) (map[*ir.Value]bool, *target.MatrixShape) {
+// fragmentValues decides which coopmatrix values use the fragment layout.
+// Values that must share a layout (through loops, ifs, element-wise
+// operations and mul_add's accumulator) form classes; a class uses the
+// fragment layout when some eligible mul_add uses it and no ineligible
+// mul_add does.
+func fragmentValues(c *coopValues, t *target.Target, sgs int) (map[*ir.Value]bool, *target.MatrixShape) {
 	if len(t.MMA) == 0 {
 		return nil, nil
 	}
-	uf := unionFind{}
+	uf := newUnionFind(c)
 	var mulAdds []*ir.Inst
 	var pinned []*ir.Value // values that must keep the row-per-lane layout
-	for _, in := range coops {
-		pinned = append(pinned, rowLayoutOnly(in, &uf)...)
-		joinCarried(in, &uf)
+	for _, in := range c.insts {
+		pinned = append(pinned, rowLayoutOnly(in, uf)...)
+		joinCarried(in, uf)
 		switch in.Op {
 		case ir.OpArith, ir.OpArithUnary, ir.OpCast, ir.OpCoopMatrixScale:
 			if r := in.Result(); isCoop(r) {
@@ -181,7 +255,7 @@ func fragmentValues(coops []*ir.Inst, t *target.Target, sgs int) (map[*ir.Value]
 			mulAdds = append(mulAdds, in)
 		}
 	}
-	want, veto := map[*ir.Value]bool{}, map[*ir.Value]bool{}
+	want, veto := make([]bool, len(c.vals)), make([]bool, len(c.vals)) // by root
 	for _, v := range pinned {
 		veto[uf.find(v)] = true
 	}
@@ -214,42 +288,24 @@ func fragmentValues(coops []*ir.Inst, t *target.Target, sgs int) (map[*ir.Value]
 		}
 	}
 	out := map[*ir.Value]bool{}
-	for v := range uf.parent.All() {
-		if r := uf.find(v); want[r] && !veto[r] {
+	uf.members(func(v *ir.Value, r int32) {
+		if want[r] && !veto[r] {
 			out[v] = true
 		}
-	}
+	})
 	return out, engine
 }
-
-type unionFind struct{ parent ir.ValueMap[*ir.Value] }
-
-func (u *unionFind) find(v *ir.Value) *ir.Value {
-	p, ok := u.parent.Get(v)
-	if !ok {
-		u.parent.Set(v, v)
-		return v
-	}
-	if p == v {
-		return v
-	}
-	r := u.find(p)
-	u.parent.Set(v, r)
-	return r
-}
-
-func (u *unionFind) union(a, b *ir.Value) { u.parent.Set(u.find(a), u.find(b)) }
 
 // packedValues picks the fragment values held packed: 16-bit A and B
 // fragments of mma.sync whose class only loads them and feeds them to
 // mul_add (through loops and ifs). They live as the engine takes them, two
 // elements per 32-bit register, so loading (ldmatrix, or the bits from
 // memory) and multiplying never convert them to float and back.
-func packedValues(coops []*ir.Inst, frag map[*ir.Value]bool, engine *target.MatrixShape) map[*ir.Value]bool {
+func packedValues(c *coopValues, frag map[*ir.Value]bool, engine *target.MatrixShape) map[*ir.Value]bool {
 	if engine == nil || engine.Engine != target.EnginePTX || engine.Emulated {
 		return nil
 	}
-	return loadedForMulAdd(coops, func(v *ir.Value) bool {
+	return loadedForMulAdd(c, func(v *ir.Value) bool {
 		t := v.Type
 		elem := t.Elem().Kind()
 		return frag[v] && (t.Use() == ir.MatrixA || t.Use() == ir.MatrixB) && (elem == ir.KindF16 || elem == ir.KindBF16)
@@ -262,11 +318,11 @@ func packedValues(coops []*ir.Inst, frag map[*ir.Value]bool, engine *target.Matr
 // Every lane then reads the piece itself, lanes reading one address at a
 // time (a broadcast in local memory), instead of receiving each element by
 // a shuffle from the lane holding its row inside the multiplication.
-func replicatedValues(coops []*ir.Inst, frag map[*ir.Value]bool, sgs int) map[*ir.Value]bool {
+func replicatedValues(c *coopValues, frag map[*ir.Value]bool, sgs int) map[*ir.Value]bool {
 	if sgs == 1 {
 		return nil
 	}
-	return loadedForMulAdd(coops, func(v *ir.Value) bool {
+	return loadedForMulAdd(c, func(v *ir.Value) bool {
 		return !frag[v] && v.Type.Use() == ir.MatrixB
 	}, func(in *ir.Inst) bool { return in.Operands[0].Type.Space() == ir.Local }, func(i int) bool { return i == 1 })
 }
@@ -275,23 +331,28 @@ func replicatedValues(coops []*ir.Inst, frag map[*ir.Value]bool, sgs int) map[*i
 // through loops and ifs) consists of candidates that are only defined by
 // cooperative_matrix_load instructions loadOK admits and only used as the
 // mul_add operands operandOK admits.
-func loadedForMulAdd(coops []*ir.Inst, candidate func(*ir.Value) bool, loadOK func(*ir.Inst) bool, operandOK func(i int) bool) map[*ir.Value]bool {
-	uf := unionFind{}
-	for _, in := range coops {
-		joinCarried(in, &uf)
+func loadedForMulAdd(c *coopValues, candidate func(*ir.Value) bool, loadOK func(*ir.Inst) bool, operandOK func(i int) bool) map[*ir.Value]bool {
+	uf := newUnionFind(c)
+	for _, in := range c.insts {
+		joinCarried(in, uf)
 	}
-	ok := map[*ir.Value]bool{} // class root -> every member qualifies so far
+	// Once the classes are complete, every definition and use must be one
+	// the layout supports: state, by class root, is unseen, good so far or
+	// bad.
+	const unseen, good, bad = 0, 1, 2
+	state := make([]int8, len(c.vals))
 	touch := func(v *ir.Value, allowed bool) {
 		if !isCoop(v) {
 			return
 		}
 		r := uf.find(v)
-		prev, seen := ok[r]
-		ok[r] = (prev || !seen) && allowed && candidate(v)
+		if state[r] != bad && allowed && candidate(v) {
+			state[r] = good
+		} else {
+			state[r] = bad
+		}
 	}
-	// Once the classes are complete, every definition and use must be one
-	// the layout supports.
-	for _, in := range coops {
+	for _, in := range c.insts {
 		switch in.Op {
 		case ir.OpFor, ir.OpYield, ir.OpIf:
 			for _, v := range in.Operands {
@@ -317,16 +378,11 @@ func loadedForMulAdd(coops []*ir.Inst, candidate func(*ir.Value) bool, loadOK fu
 		}
 	}
 	out := map[*ir.Value]bool{}
-	for r, good := range ok {
-		if good {
-			out[r] = true
-		}
-	}
-	for v := range uf.parent.All() {
-		if ok[uf.find(v)] {
+	uf.members(func(v *ir.Value, r int32) {
+		if state[r] == good {
 			out[v] = true
 		}
-	}
+	})
 	return out
 }
 
