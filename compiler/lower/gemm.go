@@ -75,7 +75,7 @@ func lowerGemm(g *gen, f *ir.Func, in *ir.Inst, p tuning.Params) error {
 	acc := pl.zeroAccs(gn)
 	acc = pl.kLoops(gn, gn.index(0), K, acc, pl.loadGlobal(m0, n0))
 	if out != nil {
-		out.write(gn, pl, bm, bn, sx, sy, gn.linearID(pl.p.SubgroupSize), acc)
+		out.write(gn, pl, bm, bn, sx, sy, out.grid(gn, pl, gn.linearID(pl.p.SubgroupSize)), acc)
 		// The next tile's epilogue overwrites the staging buffer.
 		gn.Barrier(ir.FenceLocal)
 		return nil

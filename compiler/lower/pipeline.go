@@ -90,45 +90,112 @@ func (p *panelStage) stage(g *gen, s *ir.Value) *ir.Value {
 }
 
 // copyTo issues this work-item's share of the copy of the panel whose
-// op(src) origin is (opRow, opCol) into stage s: chunk c of width elements
-// (rows/width chunks per column, column-major) belongs to work-item
-// c mod threads. Chunks past src's edge copy only their valid elements; a
-// chunk wholly outside reads nothing and is aimed at src's first element so
-// that its address stays inside the matrix.
-func (p *panelStage) copyTo(g *gen, opRow, opCol, s, lin *ir.Value, threads int64) {
+// op(src) origin is (opRow, opCol) into stage s: the chunks of width
+// elements (rows/width per column, column-major) are distributed by grid.
+// Chunks past src's edge copy only their valid elements; a chunk wholly
+// outside reads nothing and is aimed at src's first element so that its
+// address stays inside the matrix.
+func (p *panelStage) copyTo(g *gen, opRow, opCol, s *ir.Value, grid *chunkGrid) {
 	r0, c0 := opRow, opCol
 	if p.trans {
 		r0, c0 = opCol, opRow
 	}
-	perCol := p.rows / p.width
-	total := perCol * p.cols
+	total := grid.perCol * p.cols
 	rowLimit, colLimit := g.size(p.src, 0), g.size(p.src, 1)
-	for i := int64(0); i < (total+threads-1)/threads; i++ {
+	checkRows, checkCols := p.crossesEdge(0), p.crossesEdge(1)
+	// A chunk's row in src and how much of it lies inside are computed
+	// once for the chunks that share its row (grid returns the same row).
+	var row, gr, rowValid *ir.Value
+	for i := int64(0); i < grid.perItem(total); i++ {
+		r, col := grid.at(g, i)
+		if r != row {
+			row, gr, rowValid = r, g.add(r0, r), g.index(p.width)
+			if checkRows {
+				rowValid = g.clampIndex(g.sub(rowLimit, gr), p.width)
+			}
+		}
+		gc := g.add(c0, col)
 		gi := g
-		c := g.add(lin, g.index(i*threads))
-		if (i+1)*threads > total {
-			sel := g.If(g.Cmp(ir.Lt, c, g.index(total)))
+		if grid.partial(i, total) {
+			sel := g.If(g.Cmp(ir.Lt, grid.chunk(g, i), g.index(total)))
 			gi = g.at(sel.Regions[0])
 		}
-		row := gi.mul(gi.rem(c, gi.index(perCol)), gi.index(p.width))
-		col := gi.div(c, gi.index(perCol))
-		gr, gc := gi.add(r0, row), gi.add(c0, col)
 		dst := []*ir.Value{row, col, s}
-		checkRows, checkCols := p.crossesEdge(0), p.crossesEdge(1)
 		if !checkRows && !checkCols {
 			gi.AsyncCopy(int(p.width), p.src, []*ir.Value{gr, gc}, p.buf, dst, gi.index(p.width))
 			continue
 		}
-		valid := gi.index(p.width)
-		if checkRows {
-			valid = gi.clampIndex(gi.sub(rowLimit, gr), p.width)
-		}
+		valid := rowValid
 		if checkCols {
 			valid = gi.mul(valid, gi.clampIndex(gi.sub(colLimit, gc), 1))
 		}
 		any := gi.clampIndex(valid, 1)
 		gi.AsyncCopy(int(p.width), p.src, []*ir.Value{gi.mul(gr, any), gi.mul(gc, any)}, p.buf, dst, valid)
 	}
+}
+
+// chunkGrid distributes the chunks of a staged panel or slice over the
+// work-group: perCol chunks of width elements down each column, column
+// after column, chunk c = lin + i·threads being work-item lin's i-th
+// (lin, the work-item's linear id, is below threads). Its element row is
+// (c mod perCol)·width and its column c / perCol. When threads or perCol
+// divides the other, the division and the remainder depend on lin alone
+// and are computed once, before any chunk, so that each chunk costs an
+// addition at most: a 3-stage pipeline unrolls dozens of chunks per
+// work-item, and their index arithmetic was a third of its lowered code.
+type chunkGrid struct {
+	lin                    *ir.Value
+	threads, perCol, width int64
+	row, col               *ir.Value // of chunk lin, where computed once (col: threads a multiple of perCol)
+}
+
+// newChunkGrid returns the grid of perCol chunks of width elements per
+// column for the threads work-items, computing what it can once with g
+// (which must come before every use).
+func newChunkGrid(g *gen, lin *ir.Value, threads, perCol, width int64) *chunkGrid {
+	cg := &chunkGrid{lin: lin, threads: threads, perCol: perCol, width: width}
+	switch {
+	case perCol%threads == 0:
+		// lin < threads <= perCol: chunk lin is row lin of column 0.
+		cg.row = g.mul(lin, g.index(width))
+	case threads%perCol == 0:
+		n := g.index(perCol)
+		cg.row, cg.col = g.mul(g.rem(lin, n), g.index(width)), g.div(lin, n)
+	}
+	return cg
+}
+
+// perItem is the number of chunks per work-item when there are total.
+func (cg *chunkGrid) perItem(total int64) int64 { return (total + cg.threads - 1) / cg.threads }
+
+// partial reports whether some work-items have no i-th chunk among total.
+func (cg *chunkGrid) partial(i, total int64) bool { return (i+1)*cg.threads > total }
+
+// chunk is the index of work-item lin's i-th chunk.
+func (cg *chunkGrid) chunk(g *gen, i int64) *ir.Value { return g.add(cg.lin, g.index(i*cg.threads)) }
+
+// at returns the element row and the column of work-item lin's i-th chunk.
+func (cg *chunkGrid) at(g *gen, i int64) (row, col *ir.Value) {
+	k := i * cg.threads
+	switch {
+	case cg.perCol%cg.threads == 0:
+		// k mod perCol is a multiple of threads below perCol, so adding
+		// lin < threads carries nothing into the column.
+		return g.offset(cg.row, k%cg.perCol*cg.width), g.index(k / cg.perCol)
+	case cg.col != nil:
+		// k is a multiple of perCol: lin's row, k/perCol columns on.
+		return cg.row, g.offset(cg.col, k/cg.perCol)
+	}
+	c, n := cg.chunk(g, i), g.index(cg.perCol)
+	return g.mul(g.rem(c, n), g.index(cg.width)), g.div(c, n)
+}
+
+// offset is x + k for an index x and a constant k (x itself for 0).
+func (g *gen) offset(x *ir.Value, k int64) *ir.Value {
+	if k == 0 {
+		return x
+	}
+	return g.add(x, g.index(k))
 }
 
 // crossesEdge reports whether a panel may reach past the end of mode i of
@@ -175,11 +242,17 @@ func (pl *gemmPlan) emitPipelined(g *gen, f *ir.Func) {
 		n = g.mul(g.div(blk, blocksM), g.index(bn))
 		return m, n, g.mul(g.rem(it, steps), g.index(bk))
 	}
+	gridA := newChunkGrid(g, lin, threads, pa.rows/pa.width, pa.width)
+	gridB := newChunkGrid(g, lin, threads, pb.rows/pb.width, pb.width)
+	var gridC *chunkGrid
+	if out != nil {
+		gridC = out.grid(g, pl, lin)
+	}
 	issue := func(g *gen, it *ir.Value) {
 		m, n, k := origin(g, it)
 		s := g.rem(it, g.index(stages))
-		pa.copyTo(g, m, k, s, lin, threads)
-		pb.copyTo(g, k, n, s, lin, threads)
+		pa.copyTo(g, m, k, s, gridA)
+		pb.copyTo(g, k, n, s, gridB)
 	}
 	for s := int64(0); s < stages-1; s++ {
 		it := g.index(s)
@@ -229,7 +302,7 @@ func (pl *gemmPlan) emitPipelined(g *gen, f *ir.Func) {
 
 	m, n, _ := origin(gb, gb.mul(blk, steps))
 	if out != nil {
-		out.write(gb, pl, m, n, sx, sy, lin, kLoop.Results)
+		out.write(gb, pl, m, n, sx, sy, gridC, kLoop.Results)
 		return
 	}
 	pl.epilogue(gb, gb.add(m, rowA), gb.add(n, colB), kLoop.Results)
@@ -255,13 +328,21 @@ func newEpilogueStage(cb *gen, f *ir.Func, pl *gemmPlan) *epilogueStage {
 	return o
 }
 
+// grid is the distribution of the staging buffer's chunks (newChunkGrid
+// with g).
+func (o *epilogueStage) grid(g *gen, pl *gemmPlan, lin *ir.Value) *chunkGrid {
+	threads := int64(pl.p.WorkGroupSize[0] * pl.p.WorkGroupSize[1])
+	return newChunkGrid(g, lin, threads, o.rows/o.width, o.width)
+}
+
 // write is the epilogue of the block at (m, n) through the staging buffer:
 // per slice j of cn columns, every subgroup stores its α-scaled
 // accumulators of that slice, and after a barrier all work-items write the
 // slice to C in vectors along its columns.
-func (o *epilogueStage) write(g *gen, pl *gemmPlan, m, n, sx, sy, lin *ir.Value, acc []*ir.Value) {
+func (o *epilogueStage) write(g *gen, pl *gemmPlan, m, n, sx, sy *ir.Value, grid *chunkGrid, acc []*ir.Value) {
 	ni, nj := pl.tm/pl.cm, pl.tn/pl.cn
 	alpha := g.convert(pl.alpha, pl.accT.Elem())
+	row0, col := g.mul(sx, g.index(pl.tm)), g.mul(sy, g.index(pl.cn)) // the subgroup's tile in the buffer
 	for j := int64(0); j < nj; j++ {
 		if j > 0 {
 			g.Barrier(ir.FenceLocal) // everyone has written out the previous slice
@@ -271,33 +352,37 @@ func (o *epilogueStage) write(g *gen, pl *gemmPlan, m, n, sx, sy, lin *ir.Value,
 			if !isConstant(pl.alpha, 1) {
 				val = g.coopOp(ir.OpCoopMatrixScale, pl.accT, alpha, val).Result()
 			}
-			row, col := g.add(g.mul(sx, g.index(pl.tm)), g.index(i*pl.cm)), g.mul(sy, g.index(pl.cn))
-			g.Insert(ir.NewInst(ir.OpCoopMatrixStore, []*ir.Value{val, o.buf, row, col}))
+			g.Insert(ir.NewInst(ir.OpCoopMatrixStore, []*ir.Value{val, o.buf, g.offset(row0, i*pl.cm), col}))
 		}
 		g.Barrier(ir.FenceLocal)
-		o.writeSlice(g, pl, m, g.add(n, g.index(j*pl.cn)), lin)
+		o.writeSlice(g, pl, m, g.add(n, g.index(j*pl.cn)), grid)
 	}
 }
 
-// writeSlice writes the staged slice to C: chunk c of width elements
-// (rows/width per staged column) belongs to work-item c mod threads;
-// staged column sc is column (sc/cn)·tn + sc mod cn of the slice at n.
-func (o *epilogueStage) writeSlice(g *gen, pl *gemmPlan, m, n, lin *ir.Value) {
-	threads := int64(pl.p.WorkGroupSize[0] * pl.p.WorkGroupSize[1])
-	perCol := o.rows / o.width
-	total := perCol * o.cols
+// writeSlice writes the staged slice to C, its chunks distributed by
+// grid; staged column sc is column (sc/cn)·tn + sc mod cn of the slice at
+// n.
+func (o *epilogueStage) writeSlice(g *gen, pl *gemmPlan, m, n *ir.Value, grid *chunkGrid) {
+	total := grid.perCol * o.cols
 	M, N := g.size(pl.c, 0), g.size(pl.c, 1)
-	for i := int64(0); i < (total+threads-1)/threads; i++ {
+	var row, cr *ir.Value // cr: the chunk's row in C, once per row (see copyTo)
+	for i := int64(0); i < grid.perItem(total); i++ {
+		r, sc := grid.at(g, i)
+		if r != row {
+			row, cr = r, g.add(m, r)
+		}
+		var col *ir.Value
+		if c, ok := constantOf(sc); ok {
+			col = g.index(c.Int/pl.cn*pl.tn + c.Int%pl.cn)
+		} else {
+			col = g.add(g.mul(g.div(sc, g.index(pl.cn)), g.index(pl.tn)), g.rem(sc, g.index(pl.cn)))
+		}
+		cc := g.add(n, col)
 		gi := g
-		c := g.add(lin, g.index(i*threads))
-		if (i+1)*threads > total {
-			sel := g.If(g.Cmp(ir.Lt, c, g.index(total)))
+		if grid.partial(i, total) {
+			sel := g.If(g.Cmp(ir.Lt, grid.chunk(g, i), g.index(total)))
 			gi = g.at(sel.Regions[0])
 		}
-		row := gi.mul(gi.rem(c, gi.index(perCol)), gi.index(o.width))
-		sc := gi.div(c, gi.index(perCol))
-		col := gi.add(gi.mul(gi.div(sc, gi.index(pl.cn)), gi.index(pl.tn)), gi.rem(sc, gi.index(pl.cn)))
-		cr, cc := gi.add(m, row), gi.add(n, col)
 		if !pl.checkM && !pl.checkN {
 			o.writeChunk(gi, pl, row, sc, cr, cc)
 			continue
