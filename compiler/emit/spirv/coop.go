@@ -69,32 +69,79 @@ func (e *fn) row(i int, rows int) (r *dim, partial spv.ID) {
 	return r, partial
 }
 
-// access returns the element offset of matrix element (r, c) at (x, y) in
-// m, transposed or not, and the bounds condition the check asks for (0:
-// none).
-func (e *fn) access(m *memref, x, y, r, c *dim, trans bool, checked ir.Checked, partial spv.ID) (*dim, spv.ID) {
-	memRow, memCol := e.add(x, r), e.add(y, c)
-	checkRow := checked == ir.RowsChecked || checked == ir.BothChecked
-	checkCol := checked == ir.ColsChecked || checked == ir.BothChecked
+// accessor computes the element offsets and the bounds conditions of a
+// cooperative-matrix access to m at (x, y), transposed or not, checked as
+// asked. The elements of a row slot share its part, those of a column
+// theirs: each part (the row or column in m, its term of the offset, its
+// bounds check) is computed once, so that an unrolled element costs one
+// addition and a conjunction per condition it combines. (A generic
+// module repeated every part for every element: a third of its
+// instructions.)
+type accessor struct {
+	e                  *fn
+	m                  *memref
+	x, y               *dim
+	trans              bool
+	checkRow, checkCol bool // m's modes to check
+	cols               int  // columns of the matrix: element k is (k / cols, k mod cols)
+	xs, ys             []accessPart
+}
+
+// accessPart is a row's or column's part of the elements' offsets in m.
+type accessPart struct {
+	term *dim   // (x + row)·stride[0] or (y + column)·stride[1]; nil until computed
+	cond spv.ID // its bounds check (0: unchecked)
+}
+
+// newAccessor returns the accessor for the elements of coopmatrix type t.
+func (e *fn) newAccessor(m *memref, x, y *dim, t *ir.Type, trans bool, checked ir.Checked) *accessor {
+	a := &accessor{e: e, m: m, x: x, y: y, trans: trans, cols: int(t.Cols()),
+		checkRow: checked == ir.RowsChecked || checked == ir.BothChecked,
+		checkCol: checked == ir.ColsChecked || checked == ir.BothChecked}
+	slots := ceilDiv(int(t.Rows()), e.launch.SubgroupSize)
+	a.xs, a.ys = make([]accessPart, slots), make([]accessPart, a.cols)
 	if trans {
-		memRow, memCol = e.add(x, c), e.add(y, r)
-		checkRow, checkCol = checkCol, checkRow
+		a.xs, a.ys = a.ys, a.xs
+		a.checkRow, a.checkCol = a.checkCol, a.checkRow
 	}
+	return a
+}
+
+// at returns the element offset of element k, at matrix row r and column
+// c (eachElement's), and its bounds condition (0: none), which includes
+// partial (the lane may hold no row r).
+func (a *accessor) at(k int, r, c *dim, partial spv.ID) (*dim, spv.ID) {
+	i, j := k/a.cols, k%a.cols
+	xi, xd, yi, yd := i, r, j, c // indices and dims of the parts along m's rows and columns
+	if a.trans {
+		xi, xd, yi, yd = j, c, i, r
+	}
+	row := a.part(&a.xs[xi], a.x, xd, 0, a.checkRow)
+	col := a.part(&a.ys[yi], a.y, yd, 1, a.checkCol)
 	cond := partial
-	and := func(c spv.ID) {
-		if cond == 0 {
+	for _, c := range [2]spv.ID{row.cond, col.cond} {
+		switch {
+		case c == 0:
+		case cond == 0:
 			cond = c
-		} else {
-			cond = e.op(spv.OpLogicalAnd, e.u.boolT(), cond, c)
+		default:
+			cond = a.e.op(spv.OpLogicalAnd, a.e.u.boolT(), cond, c)
 		}
 	}
-	if checkRow {
-		and(e.inRange(memRow, m.shape[0]))
+	return a.e.add(row.term, col.term), cond
+}
+
+// part returns *p, computing it first if need be: base + d along mode of
+// m.
+func (a *accessor) part(p *accessPart, base, d *dim, mode int, check bool) *accessPart {
+	if p.term == nil {
+		pos := a.e.add(base, d)
+		if check {
+			p.cond = a.e.inRange(pos, a.m.shape[mode])
+		}
+		p.term = a.e.mul(pos, a.m.stride[mode])
 	}
-	if checkCol {
-		and(e.inRange(memCol, m.shape[1]))
-	}
-	return e.add(e.mul(memRow, m.stride[0]), e.mul(memCol, m.stride[1])), cond
+	return p
 }
 
 // inRange is 0 <= i < n (one unsigned comparison).
@@ -141,12 +188,13 @@ func (e *fn) coopLoad(in *ir.Inst) {
 	et := t.Elem()
 	block := in.TransA == ir.NoTrans && e.blockIO(m, in.Checked)
 	out := make([]spv.ID, e.perLane(t))
+	acc := e.newAccessor(m, x, y, t, in.TransA == ir.Trans, in.Checked)
 	e.eachElement(t, func(k int, r, c *dim, partial spv.ID) {
 		if block && partial == 0 {
 			out[k] = e.convert(e.blockRead(m, x, y, k/int(t.Cols()), c, in.Checked), m.typ.Elem(), et)
 			return
 		}
-		off, cond := e.access(m, x, y, r, c, in.TransA == ir.Trans, in.Checked, partial)
+		off, cond := acc.at(k, r, c, partial)
 		v := e.guarded(cond, e.u.reg(et), e.u.zero(et), func() spv.ID { return e.loadElem(m, off) })
 		out[k] = e.convert(v, m.typ.Elem(), et)
 	})
@@ -159,13 +207,14 @@ func (e *fn) coopStore(in *ir.Inst) {
 	x, y := e.index(in.Operands[2]), e.index(in.Operands[3])
 	from := in.Operands[0].Type
 	block := in.Atomic == ir.NotAtomic && in.TransA == ir.NoTrans && e.blockIO(m, in.Checked)
+	acc := e.newAccessor(m, x, y, from, in.TransA == ir.Trans, in.Checked)
 	e.eachElement(from, func(k int, r, c *dim, partial spv.ID) {
 		v := e.convert(a[k], from.Elem(), m.typ.Elem())
 		if block && partial == 0 {
 			e.blockWrite(m, x, y, k/int(from.Cols()), c, in.Checked, v)
 			return
 		}
-		off, cond := e.access(m, x, y, r, c, in.TransA == ir.Trans, in.Checked, partial)
+		off, cond := acc.at(k, r, c, partial)
 		e.guarded(cond, 0, 0, func() spv.ID {
 			e.storeElem(m, off, v, in.Atomic)
 			return 0

@@ -130,8 +130,9 @@ func (e *fn) coopUpdate(in *ir.Inst) {
 	t := in.Result().Type
 	et := t.Elem()
 	out := make([]spv.ID, e.perLane(t))
+	acc := e.newAccessor(m, x, y, t, in.TransA == ir.Trans, in.Checked)
 	e.eachElement(t, func(k int, r, c *dim, partial spv.ID) {
-		off, cond := e.access(m, x, y, r, c, in.TransA == ir.Trans, in.Checked, partial)
+		off, cond := acc.at(k, r, c, partial)
 		out[k] = e.guarded(cond, e.u.reg(et), e.u.zero(et), func() spv.ID {
 			return e.atomicStore(m, off, a[k], updateMode(in.Arith))
 		})
