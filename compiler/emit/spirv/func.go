@@ -162,8 +162,7 @@ func (e *fn) loadBuiltin(bi spv.BuiltIn) spv.ID {
 
 // op appends an instruction with a result of type t and id operands.
 func (e *fn) op(op spv.Op, t spv.ID, operands ...spv.ID) spv.ID {
-	var buf [8]uint32 // on the stack for the usual few operands
-	return e.b.Emit(op, t, appendIDs(buf[:0], operands)...)
+	return e.b.EmitIDs(op, t, operands)
 }
 
 // appendIDs appends ids to w as words.

@@ -100,39 +100,54 @@ func (b *Builder) encode(dst []uint32, op Op, operands []uint32) []uint32 {
 // encodeWith is encode with the operands split in two (result type and id,
 // then the rest), so that callers need not build a joined slice.
 func (b *Builder) encodeWith(dst []uint32, op Op, head, operands []uint32) []uint32 {
-	n := len(dst)
-	dst = slices.Grow(dst, 1+len(head)+len(operands))[:n+1+len(head)+len(operands)]
-	b.put(dst[n:], op, head, operands)
+	n, size := len(dst), len(head)+len(operands)
+	dst = slices.Grow(dst, 1+size)[:n+1+size]
+	b.record(op)
+	dst[n] = opWord(op, size)
+	fill(dst[n+1:], head, operands)
 	return dst
 }
 
-// emitCode is encodeWith onto the function code. It extends b.code in
+// emitCode is encodeWith onto the function code.
+func (b *Builder) emitCode(op Op, head, operands []uint32) {
+	fill(b.codeInst(op, len(head)+len(operands)), head, operands)
+}
+
+// codeInst appends an instruction of op with n operand words (result type
+// and id included) to the function code, records what op requires and
+// returns the operand words for the caller to fill. It extends b.code in
 // place and assigns it only when it grows: assigning the slice back for
 // every instruction cost a write barrier each while the collector ran (a
 // third of Emit in a generic GEMM module).
-func (b *Builder) emitCode(op Op, head, operands []uint32) {
-	n, size := len(b.code), 1+len(head)+len(operands)
-	if cap(b.code)-n < size {
-		b.code = slices.Grow(b.code, size)
+func (b *Builder) codeInst(op Op, n int) []uint32 {
+	at := len(b.code)
+	if cap(b.code)-at < 1+n {
+		b.code = slices.Grow(b.code, 1+n)
 	}
-	b.code = b.code[:n+size] // the same array: the compiler writes no pointer
-	b.put(b.code[n:], op, head, operands)
+	b.code = b.code[:at+1+n] // the same array: the compiler writes no pointer
+	b.record(op)
+	b.code[at] = opWord(op, n)
+	return b.code[at+1:]
 }
 
-// put writes one instruction into w, which has room for exactly it, and
-// records what op requires (once per opcode: the grammar lookup is the
-// costly part of encoding).
-func (b *Builder) put(w []uint32, op Op, head, operands []uint32) {
+// opWord is the first word of an instruction of op with n operand words.
+func opWord(op Op, n int) uint32 { return uint32(n+1)<<16 | uint32(op) }
+
+// record records what op requires, once per opcode: the grammar lookup is
+// the costly part of encoding.
+func (b *Builder) record(op Op) {
 	if !b.seen.has(op) {
 		b.seen.add(op)
 		if info := op.Info(); info != nil {
 			b.require(info.Caps, info.Exts, info.Version)
 		}
 	}
-	// Word by word: instructions are a few words, for which calls to
-	// memmove (append's copy) cost more than the copying.
-	w[0] = uint32(len(head)+len(operands)+1)<<16 | uint32(op)
-	w = w[1:]
+}
+
+// fill writes an instruction's operand words into w, which has room for
+// exactly them. Word by word: instructions are a few words, for which
+// calls to memmove (append's copy) cost more than the copying.
+func fill(w []uint32, head, operands []uint32) {
 	for i, x := range head {
 		w[i] = x
 	}
@@ -302,6 +317,31 @@ func (b *Builder) Emit(op Op, resultType ID, operands ...uint32) ID {
 		head, n = [2]uint32{uint32(id)}, 1
 	}
 	b.emitCode(op, head[:n], operands)
+	return id
+}
+
+// EmitIDs is Emit for an instruction whose operands are all ids, written
+// straight from the slice: the back end's most frequent form (arithmetic,
+// loads, conversions), which copying into words first made a fifth
+// slower to encode.
+func (b *Builder) EmitIDs(op Op, resultType ID, operands []ID) ID {
+	var id ID
+	var w []uint32
+	switch {
+	case resultType != 0:
+		id = b.NewID()
+		w = b.codeInst(op, 2+len(operands))
+		w[0], w[1], w = uint32(resultType), uint32(id), w[2:]
+	case b.hasResult(op):
+		id = b.NewID()
+		w = b.codeInst(op, 1+len(operands))
+		w[0], w = uint32(id), w[1:]
+	default:
+		w = b.codeInst(op, len(operands))
+	}
+	for i, x := range operands {
+		w[i] = uint32(x)
+	}
 	return id
 }
 
