@@ -321,6 +321,10 @@ func (e *fn) replicatedVectorLoad(in *ir.Inst, w int) {
 	name, _ := e.coopDecl(in.Result())
 	rows, cols := int(t.Rows()), int(t.Cols())
 	trans := in.TransA == ir.Trans
+	// The vectors' rows in memory and their columns' terms of the offset,
+	// each spelled once for the vectors that share it.
+	x, y := e.value(in.Operands[1]), e.value(in.Operands[2])
+	memRows, colTerms := make([]string, max(rows, cols)), make([]string, max(rows, cols))
 	for r := 0; r < rows; r++ {
 		for c := 0; c < cols; c++ {
 			// The vector starts at each multiple of w along the contiguous
@@ -328,14 +332,17 @@ func (e *fn) replicatedVectorLoad(in *ir.Inst, w int) {
 			if (!trans && r%w != 0) || (trans && c%w != 0) {
 				continue
 			}
-			memRow, memCol := strconv.Itoa(r), strconv.Itoa(c)
+			memRow, memCol := r, c
 			if trans {
 				memRow, memCol = memCol, memRow
 			}
-			rowIdx := add(e.value(in.Operands[1]), memRow)
-			colIdx := add(e.value(in.Operands[2]), memCol)
-			off := add(rowIdx, mul(colIdx, m.stride[1]))
-			v := e.loadVectorBits(m, off, w)
+			if memRows[memRow] == "" {
+				memRows[memRow] = add(x, strconv.Itoa(memRow))
+			}
+			if colTerms[memCol] == "" {
+				colTerms[memCol] = mul(add(y, strconv.Itoa(memCol)), m.stride[1])
+			}
+			v := e.loadVectorBits(m, add(memRows[memRow], colTerms[memCol]), w)
 			for k := range w {
 				rr, cc := r+k, c
 				if trans {

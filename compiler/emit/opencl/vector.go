@@ -28,8 +28,26 @@ func rawVector(si scalarInfo, n int) (typ string, per int) {
 	case si.kind == kindComplex:
 		comp, per = realOf(si.mem), 2
 	}
+	if names, ok := vectorNames[comp]; ok && n*per < len(names) {
+		return names[n*per], per
+	}
 	return comp + strconv.Itoa(n*per), per
 }
+
+// vectorNames spells the vector types of the components memory holds,
+// once: every vector access asks, and joining the name anew was an
+// allocation each.
+var vectorNames = func() map[string][17]string {
+	m := map[string][17]string{}
+	for _, comp := range []string{"char", "short", "int", "long", "half", "ushort", "float", "double"} {
+		var names [17]string
+		for n := range names {
+			names[n] = comp + strconv.Itoa(n)
+		}
+		m[comp] = names
+	}
+	return m
+}()
 
 // components names components [k·per, (k+1)·per) of a vector: ".s3",
 // ".s45", ".sab".
@@ -51,11 +69,10 @@ var oneComponent = [16]string{".s0", ".s1", ".s2", ".s3", ".s4", ".s5", ".s6", "
 // vectorPtr is the cast pointer to the vector of type raw at element offset
 // off of m.
 func vectorPtr(m *memref, raw string, off string, const_ bool) string {
-	q := m.space
 	if const_ {
-		q += " const"
+		return "(" + m.space + " const " + raw + "*)(" + m.ptr + " + " + off + ")"
 	}
-	return "(" + q + " " + raw + "*)(" + m.ptr + " + " + off + ")"
+	return "(" + m.space + " " + raw + "*)(" + m.ptr + " + " + off + ")"
 }
 
 func (e *fn) vectorLoad(in *ir.Inst) {
@@ -97,7 +114,8 @@ func (e *fn) loadVectorBits(m *memref, off string, n int) loadedVector {
 	si := e.u.scalar(m.typ.Elem())
 	raw, per := rawVector(si, n)
 	bits := e.fresh("vec")
-	e.put("const ", raw, " ", bits, " = *", vectorPtr(m, raw, off, true), ";")
+	// vectorPtr's pointer, written in parts.
+	e.put("const ", raw, " ", bits, " = *(", m.space, " const ", raw, "*)(", m.ptr, " + ", off, ");")
 	return loadedVector{bits, si, per}
 }
 
