@@ -82,15 +82,20 @@ type Result struct {
 	Target  *target.Target
 	OpenCL  string   // the OpenCL C program ("" with Options.SPIRVOnly)
 	Kernels []Kernel // one per function, in source order
-	// Explain says, per function, where each configuration parameter came
-	// from (attributes, tuning table, heuristic); Choices is the same per
-	// function as data, in source order.
-	Explain string
+	// Choices is the configuration chosen for each function, in source
+	// order, and where it came from (see Explain).
 	Choices []FuncChoice
 	Lowered *ir.Program // the program after the pipeline
 
-	spirv *spirv.Output // the module, when Options.SPIRVOnly wrote it
+	spirv   *spirv.Output // the module, when Options.SPIRVOnly wrote it
+	options Options       // as given, for Explain
 }
+
+// Explain says how the target was chosen and, per function, where each
+// configuration parameter came from (attributes, tuning table,
+// heuristic). It is written when asked: the tuner compiles thousands of
+// configurations and reads none of it.
+func (r *Result) Explain() string { return explain(r.Target, r.options, r.Choices) }
 
 // Error is a compile failure with positioned diagnostics when the source
 // is at fault.
@@ -222,7 +227,7 @@ func CompileProgram(prog *ir.Program, o Options) (*Result, error) {
 	for i, f := range prog.Funcs {
 		res.Choices[i] = FuncChoice{Name: f.Name, Choice: st.Choices[f]}
 	}
-	res.Explain = explain(t, o, prog, st)
+	res.options = o
 	return res, nil
 }
 
@@ -253,7 +258,7 @@ func profileFor(o Options) (*target.Target, error) {
 	return target.Generic(), nil
 }
 
-func explain(t *target.Target, o Options, prog *ir.Program, st *pass.State) string {
+func explain(t *target.Target, o Options, choices []FuncChoice) string {
 	var b strings.Builder
 	switch {
 	case o.Target != "":
@@ -271,10 +276,9 @@ func explain(t *target.Target, o Options, prog *ir.Program, st *pass.State) stri
 		}
 		fmt.Fprintf(&b, "  matrix engine: %s %dx%dx%d %s->%s at subgroup size %d%s\n", s.Engine, s.M, s.N, s.K, s.In, s.Acc, s.SubgroupSize, how)
 	}
-	for _, f := range prog.Funcs {
-		ch := st.Choices[f]
-		fmt.Fprintf(&b, "@%s:\n", f.Name)
-		for _, line := range ch.Explain {
+	for _, fc := range choices {
+		fmt.Fprintf(&b, "@%s:\n", fc.Name)
+		for _, line := range fc.Explain() {
 			fmt.Fprintf(&b, "  %s\n", line)
 		}
 	}

@@ -135,7 +135,7 @@ func TestCompileSPIRVOnly(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(got.Module, want.Module) || !reflect.DeepEqual(only.Kernels, want.Kernels) || only.OpenCL != "" || only.Explain != full.Explain {
+		if !bytes.Equal(got.Module, want.Module) || !reflect.DeepEqual(only.Kernels, want.Kernels) || only.OpenCL != "" || only.Explain() != full.Explain() {
 			t.Errorf("%s: the SPIR-V-only compile differs from the full one's SPIR-V (module %d bytes, want %d; kernels %v, want %v)",
 				tgt, len(got.Module), len(want.Module), only.Kernels, want.Kernels)
 		}

@@ -39,8 +39,8 @@ func TestEveryVariantCompiles(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s on %s: %v\n%s", s.Name(), name, err, src)
 			}
-			if want := "chosen: " + p.String(); !strings.Contains(res.Explain, want) {
-				t.Fatalf("%s on %s: the compiler did not take the recipe's configuration (%q):\n%s", s.Name(), name, want, res.Explain)
+			if want := "chosen: " + p.String(); !strings.Contains(res.Explain(), want) {
+				t.Fatalf("%s on %s: the compiler did not take the recipe's configuration (%q):\n%s", s.Name(), name, want, res.Explain())
 			}
 		}
 	}

@@ -86,7 +86,7 @@ func compileCmd(c *context, args []string) int {
 		return c.fail(inputError{fmt.Errorf("%s: %w", file, err)})
 	}
 	if f.explain && !f.asJSON {
-		fmt.Fprint(c.stderr, res.Explain)
+		fmt.Fprint(c.stderr, res.Explain())
 	}
 	out, err := emitters[f.emit](res)
 	if err != nil {
@@ -199,7 +199,7 @@ type lookupJSON struct {
 func explainJSONOf(file string, res *compiler.Result) explainJSON {
 	out := explainJSON{File: file, Target: res.Target.Name, Functions: []funcExplain{}}
 	for _, fc := range res.Choices {
-		fe := funcExplain{Function: "@" + fc.Name, Chosen: fc.Params, Explain: fc.Explain}
+		fe := funcExplain{Function: "@" + fc.Name, Chosen: fc.Params, Explain: fc.Explain()}
 		if k := fc.Key; k != nil {
 			fe.Key = &tableKeyJSON{Device: k.Device, NamedProblem: speak.Named(k.Problem)}
 		}

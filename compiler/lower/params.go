@@ -22,10 +22,43 @@ type Choice struct {
 	// Batch is the argument extent holding the number of batch entries
 	// (ir.Func.BatchExtent); nil when the function has none, and then
 	// Params.BatchPerGroup is 1 (docs/abi.md).
-	Batch   *ir.BatchExtent
-	Key     *tuning.Key   // the tuning-table key of the function's main collective, if any
-	Match   *tuning.Match // the table's answer for Key, when there was a table
-	Explain []string      // one line per source that contributed, in precedence order
+	Batch *ir.BatchExtent
+	Key   *tuning.Key   // the tuning-table key of the function's main collective, if any
+	Match *tuning.Match // the table's answer for Key, when there was a table
+
+	// What Explain says, kept as data: a compile formats it only when
+	// asked (formatting it every time was a twentieth of compiling a GEMM
+	// kernel).
+	named        []string      // the parameters the attributes set
+	heur         tuning.Params // the heuristic's configuration
+	target       string        // the target's name
+	sgsFor       int           // the work-group size the subgroup size was derived from (0: none)
+	batchDropped int           // the batch_per_group set back to 1 (0: none)
+	matvec       string        // how a gemv or ger streams its matrix (explainMatvec, read before the lowering)
+}
+
+// Explain says where the configuration came from: one line per source
+// that contributed, in precedence order, then the result.
+func (ch *Choice) Explain() []string {
+	var lines []string
+	if len(ch.named) > 0 {
+		lines = append(lines, "attributes: "+strings.Join(ch.named, ", "))
+	}
+	if ch.Match != nil {
+		lines = append(lines, ch.Match.String())
+	}
+	if ch.sgsFor != 0 {
+		lines = append(lines, fmt.Sprintf("subgroup size %d: the largest of the target's that divides the work-group size %d", ch.Params.SubgroupSize, ch.sgsFor))
+	}
+	lines = append(lines, "heuristic for target "+ch.target+": "+ch.heur.String()+" (fills what the sources above leave unset)")
+	if ch.batchDropped != 0 {
+		lines = append(lines, fmt.Sprintf("batch_per_group %d needs the batch size from an argument (a parameter indexed by builtin.group_id); the function has none, so 1", ch.batchDropped))
+	}
+	lines = append(lines, "chosen: "+ch.Params.String())
+	if ch.matvec != "" {
+		lines = append(lines, ch.matvec)
+	}
+	return lines
 }
 
 // Choose picks f's configuration: each parameter comes from f's attributes
@@ -33,14 +66,12 @@ type Choice struct {
 // collective (the first gemm, gemv or ger), else from the heuristic for
 // target t. device names the device in tuning-table keys.
 func Choose(f *ir.Func, t *target.Target, table *tuning.Table, device string) (*Choice, error) {
-	ch := &Choice{}
+	ch := &Choice{target: t.Name}
 	attr, named, err := fromAttrs(f)
 	if err != nil {
 		return nil, err
 	}
-	if len(named) > 0 {
-		ch.Explain = append(ch.Explain, "attributes: "+strings.Join(named, ", "))
-	}
+	ch.named = named
 	var fromTable tuning.Params
 	main := mainCollective(f)
 	if main != nil {
@@ -50,32 +81,29 @@ func Choose(f *ir.Func, t *target.Target, table *tuning.Table, device string) (*
 			m := table.Lookup(k)
 			ch.Match = &m
 			fromTable, _ = m.Params()
-			ch.Explain = append(ch.Explain, m.String())
 		}
 	}
-	heur := heuristic(f, main, t)
-	ch.Params = merge(attr, fromTable, heur)
+	ch.heur = heuristic(f, main, t)
+	ch.Params = merge(attr, fromTable, ch.heur)
 	if attr.SubgroupSize == 0 && fromTable.SubgroupSize == 0 && attr.WorkGroupSize != [2]int{} {
 		// The work-group size is fixed and the subgroup size is not: take
 		// the largest the target supports that divides its first mode.
 		if sgs := subgroupSizeFor(t, attr.WorkGroupSize[0]); sgs != 0 && sgs != ch.Params.SubgroupSize {
 			ch.Params.SubgroupSize = sgs
-			ch.Explain = append(ch.Explain, fmt.Sprintf("subgroup size %d: the largest of the target's that divides the work-group size %d", sgs, attr.WorkGroupSize[0]))
+			ch.sgsFor = attr.WorkGroupSize[0]
 		}
 	}
-	ch.Explain = append(ch.Explain, "heuristic for target "+t.Name+": "+heur.String()+" (fills what the sources above leave unset)")
 	if x, ok := f.BatchExtent(); ok {
 		ch.Batch = &x
 	} else if ch.Params.BatchPerGroup > 1 {
-		ch.Explain = append(ch.Explain, fmt.Sprintf("batch_per_group %d needs the batch size from an argument (a parameter indexed by builtin.group_id); the function has none, so 1", ch.Params.BatchPerGroup))
+		ch.batchDropped = ch.Params.BatchPerGroup
 		ch.Params.BatchPerGroup = 1
 	}
-	ch.Explain = append(ch.Explain, "chosen: "+ch.Params.String())
 	if err := Validate(ch.Params, t, f, main); err != nil {
 		return nil, fmt.Errorf("@%s: %w", f.Name, err)
 	}
 	if main != nil && (main.Op == ir.OpGemv || main.Op == ir.OpGer) {
-		ch.Explain = append(ch.Explain, explainMatvec(f, main, ch.Params))
+		ch.matvec = explainMatvec(f, main, ch.Params)
 	}
 	return ch, nil
 }

@@ -53,16 +53,16 @@ func TestChoosePrecedence(t *testing.T) {
 	if ch.Params != want {
 		t.Errorf("attributes over table: got %v, want %v", ch.Params, want)
 	}
-	if !strings.HasPrefix(ch.Explain[0], "attributes: subgroup_size, tile, coopmatrix, stage_local") ||
-		!strings.Contains(ch.Explain[1], "exact match") {
-		t.Errorf("explanation does not name the sources:\n%s", strings.Join(ch.Explain, "\n"))
+	if !strings.HasPrefix(ch.Explain()[0], "attributes: subgroup_size, tile, coopmatrix, stage_local") ||
+		!strings.Contains(ch.Explain()[1], "exact match") {
+		t.Errorf("explanation does not name the sources:\n%s", strings.Join(ch.Explain(), "\n"))
 	}
 	ch, err = Choose(parseFunc(t, ""), intel, tunedTable(), "another device")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ch.Params.SubgroupSize != intel.DefaultSubgroupSize || !strings.Contains(ch.Explain[0], "using the heuristic") {
-		t.Errorf("untuned device: %v\n%s", ch.Params, strings.Join(ch.Explain, "\n"))
+	if ch.Params.SubgroupSize != intel.DefaultSubgroupSize || !strings.Contains(ch.Explain()[0], "using the heuristic") {
+		t.Errorf("untuned device: %v\n%s", ch.Params, strings.Join(ch.Explain(), "\n"))
 	}
 }
 
@@ -125,8 +125,8 @@ func TestBatchPerGroupNeedsAnExtent(t *testing.T) {
 	if ch.Params.BatchPerGroup != 1 || ch.Batch != nil {
 		t.Errorf("no batch extent: batch_per_group %d, extent %v; want 1 and none", ch.Params.BatchPerGroup, ch.Batch)
 	}
-	if !strings.Contains(strings.Join(ch.Explain, "\n"), "batch_per_group 4 needs the batch size from an argument") {
-		t.Errorf("the explanation does not say why batch_per_group is 1:\n%s", strings.Join(ch.Explain, "\n"))
+	if !strings.Contains(strings.Join(ch.Explain(), "\n"), "batch_per_group 4 needs the batch size from an argument") {
+		t.Errorf("the explanation does not say why batch_per_group is 1:\n%s", strings.Join(ch.Explain(), "\n"))
 	}
 	prog, errs := syntax.Parse([]byte(`func @k(%x: f32, %A: memref<f32x8x?>) attributes {"tltune.params"={"batch_per_group"=4}} {
     %g = builtin.group_id : index
