@@ -16,7 +16,7 @@ import (
 // a synchronous copy is one of the executions the semantics allow.
 
 // rawScalar is the C type holding one element's bits.
-func rawScalar(si scalarInfo) string {
+func rawScalar(si *scalarInfo) string {
 	typ, _ := rawVector(si, 1)
 	if si.kind == kindComplex {
 		return typ

@@ -52,16 +52,18 @@ var scalarInfos = [...]scalarInfo{
 var nativeF16Info = scalarInfo{kind: kindFloat, mem: "half", reg: "half", arg: "half", size: 2}
 
 // lookupScalar returns the C view of scalar or bool type t for a target
-// with native f16 (nativeF16) or without.
-func lookupScalar(t *ir.Type, nativeF16 bool) (scalarInfo, error) {
+// with native f16 (nativeF16) or without: an entry of the tables above,
+// which nothing modifies (a pointer: the views are asked for by the
+// thousand, and copying them was a fortieth of writing a kernel).
+func lookupScalar(t *ir.Type, nativeF16 bool) (*scalarInfo, error) {
 	k := t.Kind()
 	switch {
 	case k == ir.KindF16 && nativeF16:
-		return nativeF16Info, nil
+		return &nativeF16Info, nil
 	case int(k) < len(scalarInfos) && scalarInfos[k].reg != "":
-		return scalarInfos[k], nil
+		return &scalarInfos[k], nil
 	}
-	return scalarInfo{}, fmt.Errorf("opencl: no C type for %q", t)
+	return nil, fmt.Errorf("opencl: no C type for %q", t)
 }
 
 // realOf is the component type of a complex C type.

@@ -174,7 +174,7 @@ func (u *unit) writePreamble(b *strings.Builder) {
 
 // scalar returns the C view of scalar type t and records the extensions it
 // needs.
-func (u *unit) scalar(t *ir.Type) scalarInfo {
+func (u *unit) scalar(t *ir.Type) *scalarInfo {
 	si, err := lookupScalar(t, u.target.NativeF16)
 	if err != nil {
 		panic(err) // the verifier only lets scalar types reach here

@@ -277,7 +277,7 @@ func (e *fn) params(k *Kernel) []string {
 }
 
 // fromArg converts a scalar kernel argument to its register type.
-func (e *fn) fromArg(name string, t *ir.Type, si scalarInfo) string {
+func (e *fn) fromArg(name string, t *ir.Type, si *scalarInfo) string {
 	switch {
 	case si.arg == si.reg:
 		return name

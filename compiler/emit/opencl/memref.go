@@ -235,7 +235,7 @@ func (e *fn) storeElem(m *memref, off, val string, atomic ir.AtomicMode) error {
 // atomicStore writes a relaxed atomic store or atomic add. Complex values
 // are updated component by component (pseudo-atomic, as the reference
 // allows).
-func (e *fn) atomicStore(m *memref, et *ir.Type, si scalarInfo, off, val string, atomic ir.AtomicMode) error {
+func (e *fn) atomicStore(m *memref, et *ir.Type, si *scalarInfo, off, val string, atomic ir.AtomicMode) error {
 	if atomic == ir.AtomicMax || atomic == ir.AtomicMin {
 		old, err := e.fetchUpdate(m, off, val, atomic.Op())
 		if err == nil {

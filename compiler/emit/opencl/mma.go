@@ -124,7 +124,9 @@ type coopValues struct {
 }
 
 func newCoopValues(f *ir.Func) *coopValues {
-	c := &coopValues{num: *ir.NewValueMap[int32](f.NumValues)}
+	// Room for a GEMM kernel's few dozen, not grown append by append.
+	c := &coopValues{num: *ir.NewValueMap[int32](f.NumValues),
+		insts: make([]*ir.Inst, 0, 64), vals: make([]*ir.Value, 0, 64)}
 	f.Body.Walk(func(in *ir.Inst) bool {
 		if slices.ContainsFunc(in.Operands, isCoop) || slices.ContainsFunc(in.Results, isCoop) {
 			c.insts = append(c.insts, in)

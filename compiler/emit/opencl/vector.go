@@ -19,7 +19,7 @@ import (
 
 // rawVector is the OpenCL vector type holding n elements as they are in
 // memory, and the number of its components per element.
-func rawVector(si scalarInfo, n int) (typ string, per int) {
+func rawVector(si *scalarInfo, n int) (typ string, per int) {
 	comp := si.mem
 	per = 1
 	switch {
@@ -104,7 +104,7 @@ func (e *fn) loadVector(m *memref, off string, n int) []string {
 // the memory's bits, and the elements' type.
 type loadedVector struct {
 	bits string
-	si   scalarInfo
+	si   *scalarInfo
 	per  int // components per element
 }
 
