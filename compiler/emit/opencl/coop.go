@@ -1,7 +1,6 @@
 package opencl
 
 import (
-	"fmt"
 	"strconv"
 
 	"tltune/compiler/ir"
@@ -131,10 +130,10 @@ func (e *fn) coopAccess(m *memref, x, y string, trans bool, checked ir.Checked) 
 		checkRow, checkCol = checkCol, checkRow
 	}
 	if checkRow {
-		conds = append(conds, fmt.Sprintf("0 <= %s && %s < %s", memRow, memRow, m.shape[0]))
+		conds = append(conds, "0 <= "+memRow+" && "+memRow+" < "+m.shape[0])
 	}
 	if checkCol {
-		conds = append(conds, fmt.Sprintf("0 <= %s && %s < %s", memCol, memCol, m.shape[1]))
+		conds = append(conds, "0 <= "+memCol+" && "+memCol+" < "+m.shape[1])
 	}
 	off = add(mul(memRow, m.stride[0]), mul(memCol, m.stride[1]))
 	cond = joinConds(conds)
@@ -170,7 +169,7 @@ func (e *fn) coopElems(v *ir.Value) {
 	sgs := e.launch.SubgroupSize
 	rows, cols := int(t.Rows()), int(t.Cols())
 	e.coopLoop("tl_i", ceilDiv(rows, sgs))
-	e.put("const long tl_r = ", e.laneRow("tl_i"), ";")
+	e.put("const long tl_r = ", e.slotRow, ";")
 	e.coopLoop("tl_c", cols)
 	e.put("const int tl_k = tl_i * ", strconv.Itoa(cols), " + tl_c;")
 	if rows%sgs != 0 {
@@ -196,12 +195,11 @@ func (e *fn) coopLoad(in *ir.Inst) {
 	x, y := e.value(in.Operands[1]), e.value(in.Operands[2])
 	t := in.Result().Type
 	name, _ := e.coopDecl(in.Result())
-	zero := e.zero(t.Elem())
 	e.coopElems(in.Result())
 	off, cond := e.coopAccess(m, x, y, in.TransA == ir.Trans, in.Checked)
 	load := e.loadElem(m, off)
 	if cond != "" {
-		load = cond + " ? " + load + " : " + zero
+		load = cond + " ? " + load + " : " + e.zero(t.Elem())
 	}
 	e.put(name, ".v[tl_k] = ", load, ";")
 	e.closeElems()

@@ -33,6 +33,9 @@ type fn struct {
 	// scratch, tiles: the local arrays of emulated shuffles and of the
 	// emulated matrix engine are declared.
 	scratch, tiles bool
+	// slotRow is laneRow("tl_i"), which every coopmatrix access writes:
+	// spelled once.
+	slotRow string
 }
 
 func (u *unit) emitFunc(out *bytes.Buffer, f *ir.Func, symbol string, l Launch) (*Kernel, error) {
@@ -53,6 +56,7 @@ func (u *unit) emitFunc(out *bytes.Buffer, f *ir.Func, symbol string, l Launch) 
 		e.replicated = replicatedValues(coops, e.frag, l.SubgroupSize)
 	}
 	e.ranges = ir.IndexRanges(f, e.builtinRange)
+	e.slotRow = e.laneRow("tl_i")
 	e.body = getBuffer()
 	defer putBuffer(e.body)
 	k := &Kernel{Name: f.Name, Symbol: symbol, Launch: l}
