@@ -183,8 +183,8 @@ func (c *checker) cumsum(in *ir.Inst, _ ir.RegionKind) {
 }
 
 func modePos(in *ir.Inst) ir.Pos {
-	if in.ModePos.IsValid() {
-		return in.ModePos
+	if pos := in.Source().ModePos; pos.IsValid() {
+		return pos
 	}
 	return in.OpPos
 }

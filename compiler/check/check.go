@@ -181,8 +181,8 @@ func (c *checker) inst(in *ir.Inst, kind ir.RegionKind) {
 
 // operandPos is the source position of operand i, or the instruction's.
 func operandPos(in *ir.Inst, i int) ir.Pos {
-	if i < len(in.OperandPos) && in.OperandPos[i].IsValid() {
-		return in.OperandPos[i]
+	if pos := in.Source().OperandPos; i < len(pos) && pos[i].IsValid() {
+		return pos[i]
 	}
 	return in.OpPos
 }
@@ -190,8 +190,8 @@ func operandPos(in *ir.Inst, i int) ir.Pos {
 // typePos is the position of the result type annotation, or the
 // instruction's.
 func typePos(in *ir.Inst) ir.Pos {
-	if in.TypePos.IsValid() {
-		return in.TypePos
+	if in.Src != nil && in.Src.TypePos.IsValid() {
+		return in.Src.TypePos
 	}
 	return in.OpPos
 }

@@ -112,7 +112,7 @@ func (c *checker) shareIndex(in *ir.Inst, t *ir.Type) {
 		n = (t.Rows() + c.sgs - 1) / c.sgs * t.Cols()
 	}
 	if in.Mode < 0 || in.Mode >= n {
-		c.errorf(in.ModePos, "%s: index %d is outside the work-item's share of %s (%d components)", in.Mnemonic(), in.Mode, t, n)
+		c.errorf(in.Source().ModePos, "%s: index %d is outside the work-item's share of %s (%d components)", in.Mnemonic(), in.Mode, t, n)
 	}
 }
 

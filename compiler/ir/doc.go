@@ -57,8 +57,8 @@
 // Region.Clone, Inst.Clone and Func.Clone copy with value remapping, and Diff
 // compares two programs structurally. Values without a Name get a fresh
 // number when printed. Comments of the source ride along for the printer
-// (Inst.Comments, Inst.LineComment, Region.EndComments, Func.Comments,
-// Program.Comments); passes may ignore them.
+// (Inst.Src, Region.EndComments, Func.Comments, Program.Comments); passes
+// may ignore them.
 //
 // # Opcodes
 //

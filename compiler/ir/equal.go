@@ -131,7 +131,7 @@ func sameAttributes(x, y *Inst) bool {
 		x.Scope == y.Scope && x.Semantics == y.Semantics &&
 		slices.Equal(x.Offsets, y.Offsets) && slices.Equal(x.Sizes, y.Sizes) &&
 		x.Attrs.String() == y.Attrs.String() &&
-		slices.Equal(x.Comments, y.Comments) && x.LineComment == y.LineComment
+		slices.Equal(x.Source().Comments, y.Source().Comments) && x.Source().LineComment == y.Source().LineComment
 }
 
 func sameConst(a, b Constant) bool {

@@ -99,16 +99,34 @@ type Inst struct {
 	Attrs          Attrs           // alloca, for: the attribute dictionary
 	Count          int64           // async_copy: elements per copy; async_wait: copy groups left in flight
 
+	// Src is what the parser read besides the instruction itself; nil in
+	// built instructions. (Behind a pointer: the lowerings build thousands
+	// of instructions, and the fields made each a fifth larger.)
+	Src *Source
+}
+
+// Source is what the parser records of an instruction for the printer and
+// for diagnostics.
+type Source struct {
 	// Comments kept for the printer: whole comment lines before the
 	// instruction and the comment at the end of its last line, each with
 	// its ';' ("" if none). Comments inside an instruction move before it.
 	Comments    []string
 	LineComment string
 
-	// Source positions for diagnostics (zero in built instructions).
+	// Source positions for diagnostics.
 	OperandPos []Pos // position of each operand's identifier
 	TypePos    Pos   // position of the result type annotation
 	ModePos    Pos   // position of the mode constant (cumsum, size, expand, fuse)
+}
+
+// Source returns what the parser recorded of in: the zero Source for a
+// built instruction.
+func (in *Inst) Source() Source {
+	if in.Src == nil {
+		return Source{}
+	}
+	return *in.Src
 }
 
 // Result returns the single result of in (nil if it has none).

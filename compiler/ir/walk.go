@@ -94,8 +94,11 @@ func cloneInst(in *Inst, vmap map[*Value]*Value) *Inst {
 	c.Offsets = slices.Clone(in.Offsets)
 	c.Sizes = slices.Clone(in.Sizes)
 	c.Attrs = slices.Clone(in.Attrs)
-	c.OperandPos = slices.Clone(in.OperandPos)
-	c.Comments = slices.Clone(in.Comments)
+	if in.Src != nil {
+		src := *in.Src
+		src.OperandPos, src.Comments = slices.Clone(src.OperandPos), slices.Clone(src.Comments)
+		c.Src = &src
+	}
 	c.Operands = make([]*Value, len(in.Operands))
 	for i, v := range in.Operands {
 		if nv, ok := vmap[v]; ok {

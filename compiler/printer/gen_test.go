@@ -160,9 +160,9 @@ func (g *gen) region(r *ir.Region, depth int) {
 	}
 	for i := g.intn(6); i > 0; i-- {
 		in := g.inst(depth)
-		in.Comments = g.comments()
+		in.Src = &ir.Source{Comments: g.comments()}
 		if g.intn(4) == 0 {
-			in.LineComment = "; at the end"
+			in.Src.LineComment = "; at the end"
 		}
 		r.Append(in)
 		for _, v := range in.Results {

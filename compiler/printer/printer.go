@@ -199,7 +199,8 @@ func (p *printer) comments(cs []string) {
 }
 
 func (p *printer) inst(in *ir.Inst) {
-	p.comments(in.Comments)
+	src := in.Source()
+	p.comments(src.Comments)
 	if p.released && p.expandForReleased(in) {
 		return
 	}
@@ -210,9 +211,9 @@ func (p *printer) inst(in *ir.Inst) {
 	}
 	p.b.WriteString(p.mnemonic(in))
 	p.operandsOf(in)
-	if in.LineComment != "" {
+	if src.LineComment != "" {
 		p.b.WriteByte(' ')
-		p.b.WriteString(in.LineComment)
+		p.b.WriteString(src.LineComment)
 	}
 	p.b.WriteByte('\n')
 }

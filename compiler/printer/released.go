@@ -103,8 +103,8 @@ func (p *printer) expandForReleased(in *ir.Inst) bool {
 	p.b.WriteString(" = mul ")
 	p.values([]*ir.Value{x, y})
 	p.b.WriteString(" : " + t)
-	if in.LineComment != "" {
-		p.b.WriteString(" " + in.LineComment)
+	if c := in.Source().LineComment; c != "" {
+		p.b.WriteString(" " + c)
 	}
 	p.b.WriteByte('\n')
 	return true

@@ -183,7 +183,8 @@ type resultName struct {
 func (p *parser) instruction() *ir.Inst {
 	in := p.insts.new()
 	in.Pos = p.pos
-	in.Operands, in.OperandPos = p.operands.make(4), p.positions.make(4)
+	in.Src = p.sources.new()
+	in.Operands, in.Src.OperandPos = p.operands.make(4), p.positions.make(4)
 	var names []resultName
 	if p.tok == tLocal {
 		for {
@@ -253,7 +254,7 @@ func (p *parser) bindResults(in *ir.Inst, mnemonic string, names []resultName, t
 func (p *parser) operand(in *ir.Inst) *ir.Value {
 	v, pos := p.use()
 	in.Operands = append(in.Operands, v)
-	in.OperandPos = append(in.OperandPos, pos)
+	in.Src.OperandPos = append(in.Src.OperandPos, pos)
 	return v
 }
 
@@ -270,9 +271,9 @@ func (p *parser) vectorStoreShape(in *ir.Inst) {
 		isMemref := v.Type.Kind() == ir.KindMemref
 		switch {
 		case i == last && !isMemref:
-			p.fail(in.OperandPos[i], "vector_store: %%%s is %s, not the memref to store into", v.Name, v.Type)
+			p.fail(in.Src.OperandPos[i], "vector_store: %%%s is %s, not the memref to store into", v.Name, v.Type)
 		case i < last && isMemref:
-			p.fail(in.OperandPos[i], "vector_store: %%%s is a memref, not a value to store (vector_store %%x, %%y, %%m[...])", v.Name)
+			p.fail(in.Src.OperandPos[i], "vector_store: %%%s is a memref, not a value to store (vector_store %%x, %%y, %%m[...])", v.Name)
 		}
 	}
 }
@@ -291,7 +292,7 @@ func (p *parser) operandList(in *ir.Inst, n int) {
 func (p *parser) resultType(in *ir.Inst) []*ir.Type {
 	p.expect(tColon, "before the result type")
 	t, pos := p.typ()
-	in.TypePos = pos
+	in.Src.TypePos = pos
 	return []*ir.Type{t}
 }
 
@@ -302,7 +303,7 @@ func (p *parser) indexList(in *ir.Inst) {
 
 // mode parses an integer mode constant into in.Mode.
 func (p *parser) mode(in *ir.Inst) {
-	in.ModePos = p.pos
+	in.Src.ModePos = p.pos
 	in.Mode = p.integer()
 }
 
@@ -661,7 +662,7 @@ func (p *parser) coopApply(in *ir.Inst) []*ir.Type {
 	a := p.operand(in)
 	p.expect(tArrow, "before the result type")
 	t, pos := p.typ()
-	in.TypePos = pos
+	in.Src.TypePos = pos
 	comp := a.Type
 	if a.Type.Kind() == ir.KindCoopmatrix {
 		comp = a.Type.Elem()
@@ -778,7 +779,7 @@ func (p *parser) loopVarType() (*ir.Type, ir.Pos) {
 func (p *parser) foreach(in *ir.Inst) {
 	names := p.localNames()
 	t, tpos := p.loopVarType()
-	in.TypePos = tpos
+	in.Src.TypePos = tpos
 	p.expect(tEqual, "after the loop variables")
 	nfrom := p.parenOperands(in, "lower bounds")
 	p.expect(tComma, "between lower and upper bounds")
@@ -836,7 +837,7 @@ func (p *parser) foreachTile(in *ir.Inst) {
 func (p *parser) forLoop(in *ir.Inst) []*ir.Type {
 	iv := p.newName("loop variable")
 	t, tpos := p.loopVarType()
-	in.TypePos = tpos
+	in.Src.TypePos = tpos
 	p.expect(tEqual, "after the loop variable")
 	p.operandList(in, 2)
 	if p.accept(tComma) {
@@ -887,7 +888,7 @@ func (p *parser) boundsType(in *ir.Inst, bounds []*ir.Value) *ir.Type {
 	t := bounds[0].Type
 	for i, b := range bounds[1:] {
 		if b.Type != t {
-			p.fail(in.OperandPos[i+1], "%%%s has type %s but %%%s has type %s; the loop variables take the type of the bounds, which must agree",
+			p.fail(in.Src.OperandPos[i+1], "%%%s has type %s but %%%s has type %s; the loop variables take the type of the bounds, which must agree",
 				b.Name, b.Type, bounds[0].Name, t)
 		}
 	}
@@ -922,7 +923,7 @@ func (p *parser) ifElse(in *ir.Inst) []*ir.Type {
 func (p *parser) ifTail(in *ir.Inst) []*ir.Type {
 	var types []*ir.Type
 	if p.accept(tArrow) {
-		in.TypePos = p.pos
+		in.Src.TypePos = p.pos
 		types = p.typeList()
 	}
 	for i := 0; i < 2; i++ {

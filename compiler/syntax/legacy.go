@@ -164,7 +164,7 @@ func localNames(src string) map[string]bool {
 // legacyTypes parses ":" type {"," type}.
 func (p *parser) legacyTypes(in *ir.Inst, n int, what string) []*ir.Type {
 	p.expect(tColon, "before the types of the operands ("+what+")")
-	in.TypePos = p.pos
+	in.Src.TypePos = p.pos
 	var types []*ir.Type
 	for i := 0; i < n; i++ {
 		if i > 0 {
@@ -201,7 +201,7 @@ func (p *parser) legacyOperands(n int) []legacyArg {
 
 func (p *parser) addOperand(in *ir.Inst, v *ir.Value, pos ir.Pos) {
 	in.Operands = append(in.Operands, v)
-	in.OperandPos = append(in.OperandPos, pos)
+	in.Src.OperandPos = append(in.Src.OperandPos, pos)
 }
 
 // legacyBody parses everything after the mnemonic of a legacy instruction
@@ -255,7 +255,7 @@ func (p *parser) legacyBody(in *ir.Inst, m *modifiers) (types []*ir.Type, multi 
 		in.Op = ir.OpAlloca
 		p.expect(tArrow, "after alloca")
 		t, pos := p.typ()
-		in.TypePos = pos
+		in.Src.TypePos = pos
 		if t.Kind() == ir.KindMemref {
 			t = ir.Memref(t.Elem(), t.Shape(), t.Stride(), ir.Local)
 		}
@@ -268,9 +268,9 @@ func (p *parser) legacyBody(in *ir.Inst, m *modifiers) (types []*ir.Type, multi 
 		p.operand(in)
 		p.legacyIndices(in)
 		t := p.legacyTypes(in, 1, "the operand's type")[0]
-		p.annotated(legacyArg{v: in.Operands[0], pos: in.OperandPos[0]}, t)
+		p.annotated(legacyArg{v: in.Operands[0], pos: in.Src.OperandPos[0]}, t)
 		if t.Kind() != ir.KindMemref && t.Kind() != ir.KindGroup {
-			p.fail(in.TypePos, "load reads a memref or a group, found %s", t)
+			p.fail(in.Src.TypePos, "load reads a memref or a group, found %s", t)
 		}
 		return []*ir.Type{t.Elem()}, false // the element, or the group's memref
 	case "store":
@@ -282,20 +282,20 @@ func (p *parser) legacyBody(in *ir.Inst, m *modifiers) (types []*ir.Type, multi 
 		p.legacyIndices(in)
 		t := p.legacyTypes(in, 1, "the memref's type")[0]
 		if t.Kind() != ir.KindMemref {
-			p.fail(in.TypePos, "store writes to a memref, found %s", t)
+			p.fail(in.Src.TypePos, "store writes to a memref, found %s", t)
 		}
 		p.annotated(legacyArg{v: mv, pos: mpos}, t)
 		idx := append([]*ir.Value(nil), in.Operands[at:]...)
-		ipos := append([]ir.Pos(nil), in.OperandPos[at:]...)
-		in.Operands, in.OperandPos = in.Operands[:0], in.OperandPos[:0]
+		ipos := append([]ir.Pos(nil), in.Src.OperandPos[at:]...)
+		in.Operands, in.Src.OperandPos = in.Operands[:0], in.Src.OperandPos[:0]
 		p.addOperand(in, p.legacyValue(x, t.Elem()), x.pos)
 		p.addOperand(in, mv, mpos)
 		in.Operands = append(in.Operands, idx...)
-		in.OperandPos = append(in.OperandPos, ipos...)
+		in.Src.OperandPos = append(in.Src.OperandPos, ipos...)
 		return nil, false
 	case "size":
 		p.sizeOperands(in)
-		p.annotated(legacyArg{v: in.Operands[0], pos: in.OperandPos[0]}, p.legacyTypes(in, 1, "the operand's type")[0])
+		p.annotated(legacyArg{v: in.Operands[0], pos: in.Src.OperandPos[0]}, p.legacyTypes(in, 1, "the operand's type")[0])
 		return []*ir.Type{ir.Index}, false
 	case "subview":
 		return []*ir.Type{p.legacySubview(in)}, false
@@ -304,7 +304,7 @@ func (p *parser) legacyBody(in *ir.Inst, m *modifiers) (types []*ir.Type, multi 
 	case "fuse":
 		p.fuseOperands(in)
 		t := p.legacyTypes(in, 1, "the operand's type")[0]
-		p.annotated(legacyArg{v: in.Operands[0], pos: in.OperandPos[0]}, t)
+		p.annotated(legacyArg{v: in.Operands[0], pos: in.Src.OperandPos[0]}, t)
 		return []*ir.Type{fuseType(t, in.Mode, in.ModeTo)}, false
 	case "if":
 		in.Op = ir.OpIf
@@ -393,7 +393,7 @@ func (p *parser) legacyLoop(in *ir.Inst, name string) bool {
 		in.HasStep = true
 	}
 	t, tpos := p.loopVarType()
-	in.TypePos = tpos
+	in.Src.TypePos = tpos
 	for _, b := range bounds {
 		p.addOperand(in, p.annotated(b, t), b.pos)
 	}

@@ -83,6 +83,7 @@ type parser struct {
 
 	// Allocation slabs for the objects of the IR.
 	insts     slab[ir.Inst]
+	sources   slab[ir.Source]
 	values    slab[ir.Value]
 	operands  sliceSlab[*ir.Value]
 	positions sliceSlab[ir.Pos]
@@ -349,8 +350,13 @@ func (p *parser) instructionOrSkip(r *ir.Region) {
 	in := p.instruction()
 	p.claimComments(in, lead)
 	if len(p.pending) > 0 {
-		// The comment lines stay before what the instruction became.
-		p.pending[0].Comments, in.Comments = in.Comments, nil
+		// The comment lines stay before what the instruction became (an
+		// instruction the parser made up has no source record of its own).
+		first := p.pending[0]
+		if first.Src == nil {
+			first.Src = &ir.Source{}
+		}
+		first.Src.Comments, in.Src.Comments = in.Src.Comments, nil
 	}
 	for _, added := range p.pending {
 		r.Append(added)
@@ -377,10 +383,10 @@ func (p *parser) claimComments(in *ir.Inst, lead []comment) {
 		lead, rest = append(lead, rest[0]), rest[1:]
 	}
 	if len(rest) > 0 && !rest[0].ownLine && rest[0].pos.Line == end.Line {
-		in.LineComment, rest = rest[0].text, rest[1:]
+		in.Src.LineComment, rest = rest[0].text, rest[1:]
 	}
 	p.sc.pending = rest
-	in.Comments = texts(lead)
+	in.Src.Comments = texts(lead)
 }
 
 func before(a, b ir.Pos) bool { return a.Line < b.Line || a.Line == b.Line && a.Col < b.Col }
