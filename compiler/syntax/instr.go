@@ -617,7 +617,7 @@ func (p *parser) releasedInstruction(in *ir.Inst, m *modifiers) []*ir.Type {
 		p.operand(in)
 		p.coopIndices(in)
 		for _, what := range []string{"rows", "columns"} {
-			p.expect(tComma, "before the number of "+what)
+			p.expectOf(tComma, "before the number of ", what)
 			in.Static = append(in.Static, p.integer())
 		}
 		return nil
@@ -726,6 +726,7 @@ func (p *parser) expand(in *ir.Inst) {
 
 func (p *parser) subview(in *ir.Inst) {
 	p.operand(in)
+	in.Offsets, in.Sizes = p.extents.make(4), p.extents.make(4) // room for four modes, not grown append by append
 	p.list(tLBrack, tRBrack, "slices", func() {
 		off := p.staticOrDynamic(in)
 		size := int64(0) // a single index is offset:0, i.e. the mode is dropped
@@ -735,9 +736,6 @@ func (p *parser) subview(in *ir.Inst) {
 		in.Offsets = append(in.Offsets, off.n)
 		in.Sizes = append(in.Sizes, size)
 	})
-	if in.Offsets == nil {
-		in.Offsets, in.Sizes = []int64{}, []int64{}
-	}
 }
 
 // newName consumes a local identifier that names a new value.

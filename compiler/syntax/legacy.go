@@ -163,7 +163,7 @@ func localNames(src string) map[string]bool {
 
 // legacyTypes parses ":" type {"," type}.
 func (p *parser) legacyTypes(in *ir.Inst, n int, what string) []*ir.Type {
-	p.expect(tColon, "before the types of the operands ("+what+")")
+	p.expectOf(tColon, "before the types of the operands (", what, ")")
 	in.Src.TypePos = p.pos
 	var types []*ir.Type
 	for i := 0; i < n; i++ {

@@ -87,6 +87,7 @@ type parser struct {
 	values    slab[ir.Value]
 	operands  sliceSlab[*ir.Value]
 	positions sliceSlab[ir.Pos]
+	extents   sliceSlab[int64] // subviews' offsets and sizes
 }
 
 // newValue returns a value with the given name, type and position.
@@ -183,6 +184,18 @@ func (p *parser) expect(t token, context string) ir.Pos {
 	if p.tok != t {
 		p.missing("expected %s %s, found %s", t, context, p.describe())
 	}
+	p.next()
+	return pos
+}
+
+// expectOf is expect with a context in parts, joined only for an error:
+// lists and types name theirs after what they parse, and joining every
+// context up front was a tenth of the parser's allocations.
+func (p *parser) expectOf(t token, context ...string) ir.Pos {
+	if p.tok != t {
+		return p.expect(t, strings.Join(context, ""))
+	}
+	pos := p.pos
 	p.next()
 	return pos
 }
@@ -432,10 +445,10 @@ func (p *parser) skipInstruction() {
 // list parses OPEN [item {"," item}] CLOSE; what names the items in
 // messages.
 func (p *parser) list(open, close token, what string, item func()) {
-	p.expect(open, "to open the "+what)
+	p.expectOf(open, "to open the ", what)
 	for n := 0; p.tok != close; n++ {
 		if n > 0 {
-			p.expect(tComma, "between "+what)
+			p.expectOf(tComma, "between ", what)
 		}
 		item()
 	}

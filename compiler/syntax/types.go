@@ -49,7 +49,7 @@ func (p *parser) scalarType() (*ir.Type, ir.Pos) {
 // elementAndShape parses "<" SCALAR ("x" extent)* as glued in "f32x4x?":
 // the scalar name starts the current word and the shape follows.
 func (p *parser) elementAndShape(what string, entry func() extent) (*ir.Type, []extent) {
-	p.expect(tLess, "after '"+what+"'")
+	p.expectOf(tLess, "after '", what, "'")
 	if p.tok != tWord {
 		p.fail(p.pos, "expected element type of the %s, found %s", what, p.describe())
 	}
