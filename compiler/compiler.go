@@ -73,6 +73,10 @@ type Options struct {
 	SPIRVOnly bool
 }
 
+// pipeline is the pass table, made once: its passes keep no state, and
+// building the table with its closures was a hundredth of a compile.
+var pipeline = pass.Pipeline()
+
 // checkPasses turns check mode (Options.CheckPasses) on for every compile:
 // the compiler's own tests set it, as cmd/compile's tests run ssa/check.
 var checkPasses = false
@@ -202,7 +206,7 @@ func CompileProgram(prog *ir.Program, o Options) (*Result, error) {
 		Debug:      o.DebugPasses,
 		Print:      printer.String,
 	}
-	if err := pass.Run(st, pass.Pipeline(), popts); err != nil {
+	if err := pass.Run(st, pipeline, popts); err != nil {
 		return nil, &Error{Err: err}
 	}
 	launch := map[*ir.Func]opencl.Launch{}

@@ -16,6 +16,7 @@ package opencl
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -197,13 +198,14 @@ func (u *unit) coopStruct(elem *ir.Type, perLane int) string {
 		return name // every use of a coopmatrix asks; naming it once saves formatting
 	}
 	si := u.scalar(elem)
-	name := fmt.Sprintf("tl_cm_%s_%d", elem, perLane)
+	n := strconv.Itoa(perLane)
+	name := "tl_cm_" + elem.String() + "_" + n
 	if u.structs == nil {
 		u.structs, u.coopNames = map[string]string{}, map[coopKey]string{}
 	}
 	u.coopNames[key] = name
 	if _, ok := u.structs[name]; !ok {
-		u.structs[name] = fmt.Sprintf("typedef struct { %s v[%d]; } %s;", si.reg, perLane, name)
+		u.structs[name] = "typedef struct { " + si.reg + " v[" + n + "]; } " + name + ";"
 		u.order = append(u.order, name)
 	}
 	return name
