@@ -46,8 +46,9 @@ type Builder struct {
 // NewBuilder returns a builder for a module of at least SPIR-V version
 // minVersion (encoded as in the header, e.g. 0x10000 for 1.0).
 func NewBuilder(minVersion uint32) *Builder {
-	return &Builder{next: 1, minVer: minVersion, version: minVersion, dedup: make(map[dedupKey]ID, 64), dedupLong: map[string]ID{},
-		code: *codeBuffers.Get().(*[]uint32)}
+	b := builders.Get().(*Builder)
+	b.next, b.minVer, b.version = 1, minVersion, minVersion
+	return b
 }
 
 // NewID allocates a result id.
@@ -532,24 +533,32 @@ func putWords(dst []byte, words []uint32) int {
 
 var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
-// Release hands the builder's code buffer back for the next module; the
-// builder must not be used after it. Module code is tens of KiB, and a
-// buffer allocated per module was a quarter of a compile's allocations.
+// Release hands the builder back for the next module, emptied; it must
+// not be used after it. Module code is tens of KiB, and a buffer allocated
+// per module was a quarter of a compile's allocations; the type and
+// constant tables and the sections are kept too (their allocation was a
+// twentieth of a SPIR-V compile).
 func (b *Builder) Release() {
-	if cap(b.code) <= maxPooledCode {
-		code := b.code[:0]
-		codeBuffers.Put(&code)
+	if cap(b.code) > maxPooledCode {
+		return // one huge module does not pin its buffer
 	}
-	b.code = nil
+	clear(b.dedup)
+	clear(b.dedupLong)
+	*b = Builder{
+		needs: b.needs[:0], declared: b.declared[:0], exts: b.exts[:0],
+		imports: b.imports[:0], entries: b.entries[:0], modes: b.modes[:0], names: b.names[:0],
+		annotations: b.annotations[:0], globals: b.globals[:0], code: b.code[:0],
+		dedup: b.dedup, dedupLong: b.dedupLong, fvars: b.fvars[:0],
+	}
+	builders.Put(b)
 }
 
-// maxPooledCode bounds the buffers kept (in words), so that one huge
-// module does not pin its buffer.
+// maxPooledCode bounds the code buffers kept (in words).
 const maxPooledCode = 1 << 20
 
-var codeBuffers = sync.Pool{New: func() any {
-	code := make([]uint32, 0, 1<<12)
-	return &code
+var builders = sync.Pool{New: func() any {
+	// Tables sized for a kernel's types and constants.
+	return &Builder{dedup: make(map[dedupKey]ID, 64), dedupLong: map[string]ID{}, code: make([]uint32, 0, 1<<12)}
 }}
 
 // Version is the module's SPIR-V version so far (final after Bytes).
