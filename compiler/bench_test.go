@@ -17,10 +17,12 @@ import (
 //
 // Where the time goes (-cpuprofile): parsing, lowering and writing the
 // 6 KB of C share the generic kernel's; the others grow with the code
-// they unroll (23 KB of C for intel-u2, 29 KB for nvidia-staged, 65 KB
-// from 1,500 lowered instructions for nvidia-pipeline), about half in
-// writing it and a third in lowering, the verifier after the pipeline and
-// the garbage collector taking most of the rest.
+// they unroll (23 KB of C for intel-u2, 26 KB for nvidia-staged, 51 KB
+// from 740 lowered instructions for nvidia-pipeline), about half in
+// writing it and a quarter in lowering, the verifier and dead-code
+// elimination after the lowering taking most of the rest. Allocation and
+// the garbage collector are a third of every case: the instructions the
+// lowering builds, the C's names and expressions.
 func BenchmarkCompileGemm(b *testing.B) {
 	defer compiler.SetCheckPasses(false)()
 	f32 := kernels.Spec{Op: kernels.GEMMOp, M: 64, N: 64, K: 32, DType: kernels.F32, Acc: kernels.F32,

@@ -52,7 +52,7 @@ var intelPipeline = tuning.Params{SubgroupSize: 16, WorkGroupSize: [2]int{32, 2}
 
 // BenchmarkGemmSourceToSPIRV is source text to SPIR-V binary (target:
 // ≤ 100 µs per kernel, issue 16). The generic target's module unrolls
-// every coopmatrix element (61.5 KB for this kernel): writing it is two
+// every coopmatrix element (48.8 KB for this kernel): writing it is two
 // thirds of that case.
 func BenchmarkGemmSourceToSPIRV(b *testing.B) {
 	for _, tc := range []struct {
