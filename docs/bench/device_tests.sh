@@ -1,0 +1,28 @@
+#!/bin/bash
+# The compiler's execution tests on the GPU machine's devices: every test
+# that runs kernels (the recipes, staged and pipelined GEMMs, GEMV splits,
+# tf32, the differential kernels, the dialects, the drop-in ABI), compiled
+# for the target the device's properties choose (nvidia on NVIDIA's OpenCL,
+# intel on PoCL 5) and compared with the host references and the reference
+# interpreter. Run it first after a change of the code tltune generates.
+#
+#   go test -c -o bin/compiler.test ./compiler     (where Go is; carry bin/)
+#   docs/bench/device_tests.sh                     (from the repository root)
+#
+# Environment: TEST (default bin/compiler.test), DEVICES (default "NVIDIA":
+# one --device spec each, a name substring or opencl:N; see `bin/tltune
+# devices`), RUN (a -test.run pattern; default every test), SKIP (a
+# -test.skip pattern; default TestDPASOnDevice, whose emulated DPAS cases
+# take minutes each in PoCL 5's compiler: run them one process each, see
+# docs/measurements.md). Exits non-zero when a test fails on any device.
+set -euo pipefail
+
+test=$(realpath "${TEST:-bin/compiler.test}")
+cd "$(dirname "$0")/../../compiler"
+status=0
+for device in ${DEVICES:-NVIDIA}; do
+	echo "== $device" >&2
+	TLTUNE_TEST_DEVICE=$device TLTUNE_TEST_TARGET=device \
+		"$test" -test.run "${RUN:-.}" -test.skip "${SKIP-TestDPASOnDevice}" || status=1
+done
+exit $status
