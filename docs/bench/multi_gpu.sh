@@ -26,9 +26,11 @@ mkdir -p "$out"
 
 # Every sweep gets an empty binary cache (XDG_CACHE_HOME, and NVIDIA's
 # kernel cache under it), so that none builds less for another having run.
+caches=$(mktemp -d)
+trap 'rm -rf "$caches"' EXIT
 fresh_cache() {
 	local dir
-	dir=$(mktemp -d)
+	dir=$(mktemp -d -p "$caches")
 	XDG_CACHE_HOME=$dir CUDA_CACHE_PATH=$dir/nv "$@"
 }
 # Tuning: one store per sweep, as two machines would make them.

@@ -77,17 +77,14 @@ func (s *Server) Serve(in io.Reader, out io.Writer) error {
 		if err = dec.Decode(&req); err != nil {
 			break
 		}
-		if req.Op == opBuild || req.Op == opCompile {
-			wg.Go(func() {
-				if req.Op == opCompile {
-					s.reply(s.compile(req))
-				} else {
-					s.reply(s.build(req))
-				}
-			})
-			continue
+		switch req.Op {
+		case opBuild:
+			wg.Go(func() { s.reply(s.build(req)) })
+		case opCompile:
+			wg.Go(func() { s.reply(s.compile(req)) })
+		default:
+			deviceQ <- req
 		}
-		deviceQ <- req
 	}
 	close(deviceQ)
 	wg.Wait()
