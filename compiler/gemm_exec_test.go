@@ -28,6 +28,12 @@ var gemmConfigs = []tuning.Params{
 	// C through local memory without staged panels.
 	{SubgroupSize: 1, WorkGroupSize: [2]int{2, 2}, Tile: [2]int{8, 4}, Coopmatrix: [3]int{4, 4, 4}, Unroll: 1, BatchPerGroup: 1,
 		LocalEpilogue: true},
+	// Work-groups sharing an entry's blocks of C: unevenly (3 over 21
+	// blocks of 53×23), and more of them than an entry has blocks (1×1).
+	{SubgroupSize: 1, WorkGroupSize: [2]int{2, 2}, Tile: [2]int{4, 4}, Coopmatrix: [3]int{4, 4, 4}, Unroll: 1, BatchPerGroup: 1,
+		StageLocal: true, Stages: 2, Split: 3},
+	{SubgroupSize: 1, WorkGroupSize: [2]int{2, 1}, Tile: [2]int{4, 4}, Coopmatrix: [3]int{4, 4, 2}, Unroll: 2, BatchPerGroup: 2,
+		LocalEpilogue: true, Split: 2},
 }
 
 // TestGemmOnDevice runs every shape with every configuration; the

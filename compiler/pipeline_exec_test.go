@@ -28,12 +28,20 @@ var pipelineConfigs = map[string][]struct {
 			Unroll: 1, BatchPerGroup: 1, LocalEpilogue: true}},
 		{kernels.F32, tuning.Params{SubgroupSize: 32, WorkGroupSize: [2]int{32, 2}, Tile: [2]int{32, 16}, Coopmatrix: [3]int{32, 8, 8},
 			Unroll: 1, BatchPerGroup: 1, StageLocal: true, Stages: 2, LocalPad: 4, LocalEpilogue: true}},
+		// Work-groups sharing an entry's blocks of C (staged and not; more
+		// work-groups than blocks at 53×23 and 20×5).
+		{kernels.F16, tuning.Params{SubgroupSize: 32, WorkGroupSize: [2]int{32, 2}, Tile: [2]int{32, 16}, Coopmatrix: [3]int{16, 8, 16},
+			Unroll: 2, BatchPerGroup: 1, StageLocal: true, Stages: 2, LocalPad: 8, Split: 3}},
+		{kernels.F32, tuning.Params{SubgroupSize: 32, WorkGroupSize: [2]int{32, 2}, Tile: [2]int{32, 16}, Coopmatrix: [3]int{32, 8, 8},
+			Unroll: 1, BatchPerGroup: 2, LocalEpilogue: true, Split: 2}},
 	},
 	"intel": {
 		{kernels.F32, tuning.Params{SubgroupSize: 16, WorkGroupSize: [2]int{32, 2}, Tile: [2]int{16, 16}, Coopmatrix: [3]int{16, 8, 8},
 			Unroll: 1, BatchPerGroup: 1, StageLocal: true, Stages: 2, LocalPad: 4, LocalEpilogue: true}},
 		{kernels.F32, tuning.Params{SubgroupSize: 8, WorkGroupSize: [2]int{16, 1}, Tile: [2]int{16, 8}, Coopmatrix: [3]int{8, 8, 4},
 			Unroll: 2, BatchPerGroup: 2, StageLocal: true, Stages: 3}},
+		{kernels.F32, tuning.Params{SubgroupSize: 16, WorkGroupSize: [2]int{16, 2}, Tile: [2]int{16, 8}, Coopmatrix: [3]int{16, 8, 8},
+			Unroll: 1, BatchPerGroup: 1, StageLocal: true, Stages: 2, Split: 3}},
 	},
 }
 

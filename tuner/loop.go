@@ -137,22 +137,15 @@ func (r *run) prepare(ctx context.Context) error {
 	return nil
 }
 
-// recordPruned counts the configurations pruning rejected, per rule in
-// the order the rules first fired, and records the counts.
-func (r *run) recordPruned(ctx context.Context, pruned []prune.Pruned) error {
-	var counts []PrunedCount
-	index := map[string]int{}
-	for _, p := range pruned {
-		rule := p.Reason.Rule
-		r.rep.PrunedByRule[rule]++
-		i, seen := index[rule]
-		if !seen {
-			i, index[rule] = len(counts), len(counts)
-			counts = append(counts, PrunedCount{Rule: rule, Example: p.Reason.String()})
-		}
-		counts[i].Count++
+// recordPruned records the configurations pruning rejected, counted per
+// rule in the order the rules first fired.
+func (r *run) recordPruned(ctx context.Context, pruned []prune.Tally) error {
+	counts := make([]PrunedCount, 0, len(pruned))
+	for _, t := range pruned {
+		r.rep.PrunedByRule[t.Rule] += t.Count
+		r.rep.Counts[Pruned] += t.Count
+		counts = append(counts, PrunedCount{Rule: t.Rule, Count: t.Count, Example: t.Example.String()})
 	}
-	r.rep.Counts[Pruned] += len(pruned)
 	if len(counts) == 0 {
 		return nil
 	}

@@ -465,6 +465,7 @@ func deviceProfile(info device.Info, targetName string) (*profile.Profile, error
 		p.LocalMemoryBytes = int(info.LocalMemBytes)
 	}
 	p.CacheBytes = max(p.CacheBytes, int64(info.CacheBytes))
+	p.ComputeUnits = info.ComputeUnits
 	return p, nil
 }
 

@@ -72,6 +72,10 @@ func (g *gen) linearID(sgs int) *ir.Value {
 	return g.add(g.mul(sg, g.index(int64(sgs))), lane)
 }
 
+// splitPart is the work-group's place among the work-groups that share
+// its batch entry (p.Split of them): builtin.group_id.y, as an index.
+func (g *gen) splitPart() *ir.Value { return g.Cast(g.Builtin(ir.GroupIDY), ir.Index) }
+
 // forLoop emits for iv = from, to, step with carried values and returns
 // the instruction and a generator for its body.
 func (g *gen) forLoop(from, to, step *ir.Value, init ...*ir.Value) (*ir.Inst, *gen) {

@@ -99,6 +99,9 @@ func lowerGemm(g *gen, f *ir.Func, in *ir.Inst, p tuning.Params) error {
 func (pl *gemmPlan) tileLoops(g *gen, sx, sy, M, N *ir.Value, uniform bool) (gn *gen, bm, bn, m0, n0 *ir.Value) {
 	pm, pn := pl.gx*pl.tm, pl.gy*pl.tn
 	offM, offN := g.mul(sx, g.index(pl.tm)), g.mul(sy, g.index(pl.tn))
+	if pl.p.Split > 1 {
+		return pl.sharedBlocks(g, offM, offN, M, N)
+	}
 	fromM, fromN := offM, offN
 	if uniform {
 		fromM, fromN = g.index(0), g.index(0)
@@ -113,6 +116,27 @@ func (pl *gemmPlan) tileLoops(g *gen, sx, sy, M, N *ir.Value, uniform bool) (gn 
 		return gn, bm, bn, bm, bn
 	}
 	return gn, bm, bn, gn.add(bm, offM), gn.add(bn, offN)
+}
+
+// sharedBlocks is tileLoops when p.Split work-groups share the batch
+// entry: its blocks of C, numbered down C's columns of blocks, are dealt
+// out round-robin (work-group y of the split takes blocks y, y+split, ...),
+// in one uniform loop whose blocks past C's edge are masked.
+func (pl *gemmPlan) sharedBlocks(g *gen, offM, offN, M, N *ir.Value) (gn *gen, bm, bn, m0, n0 *ir.Value) {
+	pm, pn := pl.gx*pl.tm, pl.gy*pl.tn
+	pl.checkM = pl.checkM || pl.c.Type.Shape()[0]%pm != 0
+	pl.checkN = pl.checkN || pl.c.Type.Shape()[1]%pn != 0
+	blocksM, blocksN := ceilDivIndex(g, M, pm), ceilDivIndex(g, N, pn)
+	loop, gn := g.forLoop(g.splitPart(), g.mul(blocksM, blocksN), g.index(int64(pl.p.Split)))
+	blk := loop.Body().Args[0]
+	bm = gn.mul(gn.rem(blk, blocksM), gn.index(pm))
+	bn = gn.mul(gn.div(blk, blocksM), gn.index(pn))
+	return gn, bm, bn, gn.add(bm, offM), gn.add(bn, offN)
+}
+
+// ceilDivIndex is ⌈x / d⌉ for an index x and a positive constant d.
+func ceilDivIndex(g *gen, x *ir.Value, d int64) *ir.Value {
+	return g.div(g.add(x, g.index(d-1)), g.index(d))
 }
 
 // prologue emits the subgroup's grid position (sx, sy) and the sizes M, N

@@ -348,8 +348,7 @@ func (mv *matvec) tileLoop(g *gen, size *ir.Value, step int64) (gt *gen, origin,
 	round := int64(mv.p.Subgroups()) * step
 	first, stride := g.index(0), g.index(round)
 	if split := int64(mv.p.Split); split > 1 {
-		part := g.Cast(g.Builtin(ir.GroupIDY), ir.Index)
-		first, stride = g.mul(part, g.index(round)), g.index(split*round)
+		first, stride = g.mul(g.splitPart(), g.index(round)), g.index(split*round)
 	}
 	loop, gl := g.forLoop(first, size, stride)
 	origin = gl.add(loop.Body().Args[0], gl.mul(mv.sg, gl.index(step)))

@@ -74,7 +74,6 @@ func TestChooseRejectsImpossibleConfigs(t *testing.T) {
 		`attributes {"tltune.params"={"tile"=[8]}}`:                                                     "array of 2 integers",
 		`attributes {"tltune.params"=3}`:                                                                "must be a dictionary",
 		`attributes {"tltune.params"={"coopmatrix"=[64, 64, 64], "tile"=[64, 64], "stage_local"=true}}`: "local memory",
-		`attributes {"tltune.params"={"split"=2}}`:                                                      "only a gemv's work-groups",
 	} {
 		_, err := Choose(parseFunc(t, attrs), target.Intel(), nil, "")
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -83,32 +82,37 @@ func TestChooseRejectsImpossibleConfigs(t *testing.T) {
 	}
 }
 
-// TestSplitOnlyForALoneGemv: a split repeats everything of the function
-// but its gemv in every work-group sharing the entry, so only a function
-// that does nothing else may split.
-func TestSplitOnlyForALoneGemv(t *testing.T) {
-	const src = `func @k(%A: memref<f32x64x8x?>, %x: memref<f32x8x?>, %y: memref<f32x64x?>) attributes {"tltune.params"={"split"=4}} {
+// TestSplitOnlyForALoneGemvOrGemm: a split repeats everything of the
+// function but its gemv or gemm in every work-group sharing the entry, so
+// only a function that does nothing else may split, and ger does not.
+func TestSplitOnlyForALoneGemvOrGemm(t *testing.T) {
+	const src = `func @k(%A: memref<f32x64x8x?>, %x: memref<f32x8x?>, %y: memref<f32x64x?>, %B: memref<f32x8x8x?>, %C: memref<f32x64x8x?>) attributes {"tltune.params"={"split"=4}} {
     %g = builtin.group_id : index
     %one = constant 1.0 : f32
     %a = subview %A[0:64, 0:8, %g] : memref<f32x64x8>
     %b = subview %x[0:8, %g] : memref<f32x8>
     %c = subview %y[0:64, %g] : memref<f32x64>
-    gemv.n %one, %a, %b, %one, %cEXTRA
+    %bm = subview %B[0:8, 0:8, %g] : memref<f32x8x8>
+    %cm = subview %C[0:64, 0:8, %g] : memref<f32x64x8>
+    MAIN
 }`
-	for extra, want := range map[string]string{
-		"": "",
-		"\n    %i = constant 0 : index\n    store %one, %c[%i]": "does more than its gemv (store)",
+	for main, want := range map[string]string{
+		"gemv.n %one, %a, %b, %one, %c":     "",
+		"gemm.n.n %one, %a, %bm, %one, %cm": "",
+		"gemv.n %one, %a, %b, %one, %c\n    %i = constant 0 : index\n    store %one, %c[%i]":     "does more than its gemv (store)",
+		"gemm.n.n %one, %a, %bm, %one, %cm\n    %i = constant 0 : index\n    store %one, %c[%i]": "does more than its gemm (store)",
+		"ger %one, %c, %b, %one, %cm": "only the work-groups of a gemv or a gemm",
 	} {
-		prog, errs := syntax.Parse([]byte(strings.Replace(src, "EXTRA", extra, 1)))
+		prog, errs := syntax.Parse([]byte(strings.Replace(src, "MAIN", main, 1)))
 		if len(errs) > 0 {
 			t.Fatal(errs)
 		}
 		ch, err := Choose(prog.Funcs[0], target.Generic(), nil, "")
 		switch {
 		case want == "" && (err != nil || ch.Params.Split != 4):
-			t.Errorf("gemv alone: %v, split %v", err, ch)
+			t.Errorf("%s alone: %v, split %v", main, err, ch)
 		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
-			t.Errorf("gemv and a store: error %v, want %q", err, want)
+			t.Errorf("%s: error %v, want %q", main, err, want)
 		}
 	}
 }

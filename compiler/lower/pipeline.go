@@ -9,9 +9,10 @@ import (
 // work-group's blocks of C and their K steps. The work-group's subgroups
 // form a grid gx × gy (XeTile's sg_layout) over a block of BM × BN =
 // (gx·tm) × (gy·tn) (sg_data: tm × tn per subgroup); a block's K loop steps
-// BK = ck·u. The blocks of one batch entry and their K steps form one
-// sequence of T = blocks·⌈K/BK⌉ iterations, so the pipeline never drains
-// between blocks:
+// BK = ck·u. The blocks of one batch entry (with a split, the work-group's
+// share of them: blocks y, y+split, ... for work-group y of the split) and
+// their K steps form one sequence of T = blocks·⌈K/BK⌉ iterations, so the
+// pipeline never drains between blocks:
 //
 //   - the op(A) and op(B) panels of an iteration (BM × BK and BK × BN) are
 //     copied into local memory by every work-item, in chunks of up to 16
@@ -231,13 +232,13 @@ func (pl *gemmPlan) emitPipelined(g *gen, f *ir.Func) {
 	pl.checkM = pl.checkM || pl.c.Type.Shape()[0]%bm != 0
 	pl.checkN = pl.checkN || pl.c.Type.Shape()[1]%bn != 0
 	lin := g.linearID(pl.p.SubgroupSize)
-	blocksM := g.div(g.add(M, g.index(bm-1)), g.index(bm))
-	blocksN := g.div(g.add(N, g.index(bn-1)), g.index(bn))
-	steps := g.div(g.add(K, g.index(bk-1)), g.index(bk))
-	total := g.mul(g.mul(blocksM, blocksN), steps)
+	blocksM, blocksN := ceilDivIndex(g, M, bm), ceilDivIndex(g, N, bn)
+	steps := ceilDivIndex(g, K, bk)
+	share := pl.blockShare(g, g.mul(blocksM, blocksN))
+	total := g.mul(share.count, steps)
 	// origin returns the block origin (m, n) and K offset of iteration it.
 	origin := func(g *gen, it *ir.Value) (m, n, k *ir.Value) {
-		blk := g.div(it, steps)
+		blk := share.block(g, g.div(it, steps))
 		m = g.mul(g.rem(blk, blocksM), g.index(bm))
 		n = g.mul(g.div(blk, blocksM), g.index(bn))
 		return m, n, g.mul(g.rem(it, steps), g.index(bk))
@@ -266,7 +267,7 @@ func (pl *gemmPlan) emitPipelined(g *gen, f *ir.Func) {
 	// stand in uniform control flow that every OpenCL compiler places
 	// (PoCL mishandles barriers inside ifs inside loops).
 	rowA, colB := g.mul(sx, g.index(pl.tm)), g.mul(sy, g.index(pl.tn))
-	blocks, gb := g.forLoop(g.index(0), g.mul(blocksM, blocksN), g.index(1))
+	blocks, gb := g.forLoop(g.index(0), share.count, g.index(1))
 	blk := blocks.Body().Args[0]
 	kLoop, gl := gb.forLoop(gb.index(0), steps, gb.index(1), pl.zeroAccs(gb)...)
 	it := gl.add(gl.mul(blk, steps), kLoop.Body().Args[0])
@@ -306,6 +307,35 @@ func (pl *gemmPlan) emitPipelined(g *gen, f *ir.Func) {
 		return
 	}
 	pl.epilogue(gb, gb.add(m, rowA), gb.add(n, colB), kLoop.Results)
+}
+
+// blockShare is the work-group's share of the blocks of its batch entry:
+// all of them, or with p.Split work-groups sharing the entry, blocks
+// first, first+split, ... (first: the work-group's place in the split).
+type blockShare struct {
+	first, split *ir.Value // nil without a split
+	count        *ir.Value // the number of blocks in the share
+}
+
+// blockShare returns the work-group's share of the entry's blocks.
+func (pl *gemmPlan) blockShare(g *gen, blocks *ir.Value) blockShare {
+	split := int64(pl.p.Split)
+	if split <= 1 {
+		return blockShare{count: blocks}
+	}
+	// first < split, so blocks-first+split-1 is never negative: a
+	// work-group past the last block gets none.
+	first := g.splitPart()
+	count := g.div(g.add(g.sub(blocks, first), g.index(split-1)), g.index(split))
+	return blockShare{first: first, split: g.index(split), count: count}
+}
+
+// block is the entry's block number of the share's j-th block.
+func (s blockShare) block(g *gen, j *ir.Value) *ir.Value {
+	if s.split == nil {
+		return j
+	}
+	return g.add(s.first, g.mul(j, s.split))
 }
 
 // epilogueStage is the staging buffer of the local epilogue: one column

@@ -41,9 +41,11 @@ type Params struct {
 	// its columns, instead of straight from the accumulators.
 	LocalEpilogue bool `json:"local_epilogue,omitempty"`
 	// Split is the number of work-groups that share one batch entry of a
-	// gemv, each taking every Split-th of its output tiles (0 and 1: one
-	// work-group an entry). They form the launch's second dimension, so a
-	// batch too small to fill the device still streams at full bandwidth.
+	// gemv or a gemm, each taking every Split-th of its output tiles (gemv)
+	// or of its work-group blocks of C (gemm) (0 and 1: one work-group an
+	// entry). They form the launch's second dimension, so a batch too small
+	// to fill the device still streams at full bandwidth, and a batch of a
+	// few work-groups per compute unit is not cut into uneven waves.
 	Split int `json:"split,omitempty"`
 }
 
@@ -104,7 +106,7 @@ var knobs = []knob{
 		}},
 	{"v", "", "elements per vector access of the matrix (1: scalar; up to 128 bits where aligned)",
 		func(p Params) string { return ints(p.VectorWidth) }},
-	{"sp", "", "work-groups sharing one batch entry, each computing every sp-th round of output tiles",
+	{"sp", "work-groups sharing one batch entry, each computing every sp-th block of C", "work-groups sharing one batch entry, each computing every sp-th round of output tiles",
 		func(p Params) string {
 			if p.Split > 1 {
 				return ints(p.Split)

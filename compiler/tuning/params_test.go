@@ -33,7 +33,7 @@ func TestParamsCompactForm(t *testing.T) {
 // explained in that op's legend, and no other.
 func TestLegend(t *testing.T) {
 	for op, want := range map[string][]string{
-		"gemm": {"sg", "wg", "t", "cm", "u", "b", "local", "s", "pad", "cl"},
+		"gemm": {"sg", "wg", "t", "cm", "u", "b", "local", "s", "pad", "cl", "sp"},
 		"gemv": {"sg", "wg", "t", "u", "b", "v", "sp"},
 		"ger":  {"sg", "wg", "t", "u", "b", "v"},
 	} {

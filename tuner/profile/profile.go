@@ -48,6 +48,11 @@ type Profile struct {
 	// 0 means unknown, and the register rule is then not applied.
 	RegisterBytesPerSubgroup int `toml:"register_bytes_per_subgroup"`
 
+	// ComputeUnits is the device's number of compute units (OpenCL's
+	// CL_DEVICE_MAX_COMPUTE_UNITS), taken from the device; 0 when unknown,
+	// and the rules that weigh the batch against it are then not applied.
+	ComputeUnits int `toml:"-"`
+
 	// CacheBytes is the last-level device cache (L2/LLC), for batch sizing.
 	CacheBytes int64 `toml:"cache_bytes"`
 	// Peak hints, 0 when not given; measured ceilings win when there are any.

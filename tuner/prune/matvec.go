@@ -107,23 +107,6 @@ func (c *checker) gemvTiles() int {
 	return ceilDiv(rows, c.p.Tile[0])
 }
 
-// splitUseful: only gemv's work-groups share a batch entry, and a split
-// beyond the rounds of tiles its subgroups take leaves work-groups idle.
-func splitUseful(c *checker) *Reason {
-	split := c.p.Split
-	if split <= 1 {
-		return nil
-	}
-	if c.prob.Op != "gemv" {
-		return why("split", "%s does not split a batch entry over work-groups (split %d)", c.prob.Op, split)
-	}
-	rounds := ceilDiv(c.gemvTiles(), c.p.WorkGroupSize[0]/c.p.SubgroupSize)
-	if split > rounds {
-		return why("idle-work-groups", "split %d exceeds the %d rounds of tiles of a work-group: work-groups idle", split, rounds)
-	}
-	return nil
-}
-
 // matvecUnused: the tile carries gemv's and ger's parallelism; they have no
 // loop to unroll and nothing to stage.
 func matvecUnused(c *checker) *Reason {

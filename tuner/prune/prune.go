@@ -19,18 +19,26 @@ import (
 	"tltune/tuner/profile"
 )
 
-// Reason says why a configuration was pruned.
+// Reason says why a configuration was pruned. Its message is formatted
+// only when asked for: pruning a space formats one per rule, not one per
+// rejected configuration.
 type Reason struct {
-	Rule string // short rule name, for counts: "subgroup", "registers", ...
-	Msg  string // the specific violation, with numbers
+	Rule   string // short rule name, for counts: "subgroup", "registers", ...
+	format string
+	args   []any
 }
 
-func (r *Reason) String() string { return r.Rule + ": " + r.Msg }
+// Msg is the specific violation, with numbers.
+func (r *Reason) Msg() string { return fmt.Sprintf(r.format, r.args...) }
 
-// Pruned is one rejected configuration.
-type Pruned struct {
-	Params tuning.Params
-	Reason Reason
+func (r *Reason) String() string { return r.Rule + ": " + r.Msg() }
+
+// Tally is the configurations one rule rejected: how many, and the first
+// one's reason.
+type Tally struct {
+	Rule    string
+	Count   int
+	Example Reason
 }
 
 // rule checks one constraint; nil means satisfied.
@@ -80,29 +88,39 @@ func Check(p tuning.Params, dev *profile.Profile, prob Problem) *Reason {
 }
 
 // Split checks every configuration of all and returns the kept ones, in
-// order, and the pruned ones with their reasons.
-func Split(all iter.Seq[tuning.Params], dev *profile.Profile, prob Problem) (keep []tuning.Params, pruned []Pruned) {
+// order, and the pruned ones tallied by rule, in the order the rules first
+// fired. Tallies, not the pruned configurations themselves: a space of
+// 10⁵ points prunes most of them, and collecting them was most of the
+// time pruning took.
+func Split(all iter.Seq[tuning.Params], dev *profile.Profile, prob Problem) (keep []tuning.Params, pruned []Tally) {
+	index := map[string]int{}
 	for p := range all {
-		if why := Check(p, dev, prob); why != nil {
-			pruned = append(pruned, Pruned{p, *why})
-		} else {
+		why := Check(p, dev, prob)
+		if why == nil {
 			keep = append(keep, p)
+			continue
 		}
+		i, seen := index[why.Rule]
+		if !seen {
+			i, index[why.Rule] = len(pruned), len(pruned)
+			pruned = append(pruned, Tally{Rule: why.Rule, Example: *why})
+		}
+		pruned[i].Count++
 	}
 	return keep, pruned
 }
 
-// Counts tallies pruned configurations by rule.
-func Counts(pruned []Pruned) map[string]int {
-	n := map[string]int{}
-	for _, p := range pruned {
-		n[p.Reason.Rule]++
+// Total is the number of configurations the tallies count.
+func Total(pruned []Tally) int {
+	n := 0
+	for _, t := range pruned {
+		n += t.Count
 	}
 	return n
 }
 
 func why(rule, format string, args ...any) *Reason {
-	return &Reason{rule, fmt.Sprintf(format, args...)}
+	return &Reason{Rule: rule, format: format, args: args}
 }
 
 func subgroupSupported(c *checker) *Reason {
@@ -209,6 +227,52 @@ func unrollFitsK(c *checker) *Reason {
 		return why("unroll", "unroll %d of steps of %d exceeds the loop of %d", u, step, c.prob.K)
 	}
 	return nil
+}
+
+// splitUseful: the work-groups of a gemv or a gemm may share a batch
+// entry. A split beyond the entry's units of work (gemv: the rounds of
+// tiles of a work-group; gemm: the work-group blocks of C) leaves
+// work-groups idle, and a gemm split pays only by filling the compute
+// units and evening out the last wave of work-groups, which a batch of at
+// least splitUnneededPerUnit work-groups per compute unit does alone.
+func splitUseful(c *checker) *Reason {
+	split := c.p.Split
+	if split <= 1 {
+		return nil
+	}
+	var units int
+	var what string
+	switch c.prob.Op {
+	case "gemv":
+		units, what = ceilDiv(c.gemvTiles(), c.p.WorkGroupSize[0]/c.p.SubgroupSize), "rounds of tiles of a work-group"
+	case "gemm":
+		units, what = c.gemmBlocks(), "work-group blocks of C"
+		if groups, cus := c.workGroups(), c.dev.ComputeUnits; cus > 0 && groups >= splitUnneededPerUnit*cus {
+			return why("split-unneeded", "split %d: the batch alone gives the %d compute units %d work-groups each", split, cus, groups/cus)
+		}
+	default:
+		return why("split", "%s does not split a batch entry over work-groups (split %d)", c.prob.Op, split)
+	}
+	if split > units {
+		return why("idle-work-groups", "split %d exceeds the %d %s: work-groups idle", split, units, what)
+	}
+	return nil
+}
+
+// splitUnneededPerUnit is the number of work-groups per compute unit from
+// which a batch fills the device and makes its last wave a small part.
+const splitUnneededPerUnit = 16
+
+// gemmBlocks is the number of work-group blocks (wx/sg·tm × wy·tn) of C.
+func (c *checker) gemmBlocks() int {
+	bm, bn := c.p.WorkGroupSize[0]/c.p.SubgroupSize*c.p.Tile[0], c.p.WorkGroupSize[1]*c.p.Tile[1]
+	return ceilDiv(c.prob.M, bm) * ceilDiv(c.prob.N, bn)
+}
+
+// workGroups is the number of work-groups the batch alone launches (0
+// when the batch is not known).
+func (c *checker) workGroups() int {
+	return ceilDiv(c.prob.Batch, max(c.p.BatchPerGroup, 1))
 }
 
 func batchFits(c *checker) *Reason {

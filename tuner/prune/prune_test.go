@@ -19,6 +19,7 @@ func testDevice() *profile.Profile {
 		MaxWorkGroupSize:         512,
 		LocalMemoryBytes:         8192,
 		RegisterBytesPerSubgroup: 8192,
+		ComputeUnits:             8,
 		Matrix:                   []profile.Matrix{{Kind: "dpas", Dtypes: []string{"f16"}, SubgroupSize: 16, M: []int{8}, N: 16, K: 16}},
 	}
 }
@@ -69,7 +70,9 @@ func TestRules(t *testing.T) {
 		{"tile the lowering changes", gemv, func(p *tuning.Params) { *p = gemvVec; p.Tile = [2]int{16, 2} }, "tile", "lowered as 16x4"},
 		{"matvec tile beyond the matrix", Problem{Op: "ger", Dtype: "f32", M: 64, N: 1}, func(p *tuning.Params) { *p = gemvVec }, "problem-size", "64x1 matrix"},
 		{"gemv with wy", gemv, func(p *tuning.Params) { *p = gemvVec; p.WorkGroupSize = [2]int{16, 2} }, "work-group", "one row"},
-		{"gemm split", gemm64, func(p *tuning.Params) { p.Split = 2 }, "split", "gemm does not split"},
+		{"ger split", Problem{Op: "ger", Dtype: "f32", M: 64, N: 64}, func(p *tuning.Params) { *p = gemvVec; p.WorkGroupSize = [2]int{16, 1}; p.Split = 2 }, "split", "ger does not split"},
+		{"gemm split beyond its blocks", gemm64, func(p *tuning.Params) { p.Split = 8 }, "idle-work-groups", "split 8 exceeds the 4 work-group blocks of C"},
+		{"gemm split of a batch that fills the device", Problem{Op: "gemm", Dtype: "f16", M: 64, N: 64, K: 64, Batch: 1000}, func(p *tuning.Params) { p.Split = 2 }, "split-unneeded", "the 8 compute units 125 work-groups each"},
 		{"gemv split beyond its rounds", gemv, func(p *tuning.Params) { *p = gemvVec; p.Split = 2 }, "idle-work-groups", "split 2 exceeds the 1 rounds"},
 		{"gemv idle subgroups", gemv, func(p *tuning.Params) { *p = gemvVec; p.WorkGroupSize = [2]int{32, 1} }, "idle-subgroups", "2 subgroups share 1 tiles"},
 		{"ger idle subgroups", Problem{Op: "ger", Dtype: "f32", M: 64, N: 8}, func(p *tuning.Params) { *p = gemvVec; p.WorkGroupSize = [2]int{16, 4} }, "idle-subgroups", "1x4 exceeds the 1x2 tiles"},
@@ -86,6 +89,11 @@ func TestRules(t *testing.T) {
 	}
 	if why := Check(gemvVec, dev, gemv); why != nil {
 		t.Fatalf("vectorised gemv baseline pruned: %s", why)
+	}
+	gemmSplit := good // 4 blocks of 32x32, 100 work-groups on 8 compute units
+	gemmSplit.Split = 4
+	if why := Check(gemmSplit, dev, gemm64); why != nil {
+		t.Fatalf("gemm split over its blocks pruned: %s", why)
 	}
 	split := gemvParams // 16 row tiles in 8 rounds of 2 subgroups
 	split.Split = 8
@@ -105,7 +113,7 @@ func TestRules(t *testing.T) {
 			if why == nil {
 				t.Fatalf("%v kept, want rule %q", p, tc.rule)
 			}
-			if why.Rule != tc.rule || !strings.Contains(why.Msg, tc.detail) {
+			if why.Rule != tc.rule || !strings.Contains(why.Msg(), tc.detail) {
 				t.Errorf("%v: got %s, want rule %q with %q", p, why, tc.rule, tc.detail)
 			}
 		})
@@ -160,9 +168,9 @@ func TestShippedSpaces(t *testing.T) {
 				t.Fatal(err)
 			}
 			keep, pruned := Split(s.All(), dev, prob)
-			t.Logf("%-26s %s %s: %6d of %6d kept; pruned %v", dev.Name, prob.Op, prob.Dtype, len(keep), s.Size(), Counts(pruned))
-			if len(keep) == 0 || len(keep)+len(pruned) != s.Size() {
-				t.Errorf("%s %s %s: %d kept, %d pruned of %d", dev.Name, prob.Op, prob.Dtype, len(keep), len(pruned), s.Size())
+			t.Logf("%-26s %s %s: %6d of %6d kept; pruned %v", dev.Name, prob.Op, prob.Dtype, len(keep), s.Size(), pruned)
+			if len(keep) == 0 || len(keep)+Total(pruned) != s.Size() {
+				t.Errorf("%s %s %s: %d kept, %d pruned of %d", dev.Name, prob.Op, prob.Dtype, len(keep), Total(pruned), s.Size())
 			}
 		}
 	}

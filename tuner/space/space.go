@@ -39,7 +39,8 @@ type Dims struct {
 	Stages        Values `toml:"stages"`
 	LocalPad      Values `toml:"local_pad"`
 	LocalEpilogue Bools  `toml:"local_epilogue"`
-	// Split is gemv's: work-groups sharing one batch entry. Empty: one.
+	// Split: work-groups sharing one batch entry (gemv and gemm). Empty:
+	// one.
 	Split         Values `toml:"split"`
 	WorkGroupSize struct {
 		X Values `toml:"x"`
@@ -339,7 +340,7 @@ func (s *Space) Point(p tuning.Params) *Space {
 	one.Stages = Values{max(p.Stages, 1)}
 	one.LocalPad = Values{p.LocalPad}
 	one.LocalEpilogue = Bools{p.LocalEpilogue}
-	if p.Split != 0 { // only gemv splits
+	if p.Split != 0 { // ger has none
 		one.Split = Values{p.Split}
 	}
 	return one

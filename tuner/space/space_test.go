@@ -144,9 +144,10 @@ func TestShipped(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// Pruning walks the whole product; keep it cheap.
-			if n := s.Size(); n > 100000 {
-				t.Errorf("%s/%s: %d points; keep spaces under 100000", op, target, n)
+			// Pruning walks the whole product; keep it cheap (BenchmarkSplit in
+			// tuner/prune: about 0.5 µs a point on a 2-core machine).
+			if n := s.Size(); n > 300000 {
+				t.Errorf("%s/%s: %d points; keep spaces under 300000", op, target, n)
 			}
 			seen := map[tuning.Params]bool{}
 			for p := range s.All() {
