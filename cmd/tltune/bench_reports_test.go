@@ -35,7 +35,7 @@ func TestBenchReportsReadTuneJSON(t *testing.T) {
 		{"gemm_report.py", gemmConfig(0, 0).Problem, []string{"| 64x64x32 f16→f32 exact | 4096 | sg32 wg64x2 t32x32 cm16x8x16 u2 b1 | " + wantTime}, 1, nil},
 		{"gemm_report.py", tf32, []string{"torch.backends.cuda.matmul.allow_tf32 = True", "| 64x64x32 f32→f32 tf32 | 4096 |"}, 1, nil},
 		{"blas2_report.py", gemvConfig().Problem, []string{"copy ceiling (tltune peak): 4020.0 GB/s",
-			"| gemv.n f32→f32 64×64 | 4096 | sg32 wg64x1 t2x1 v0 b4 sp8 | " + wantTime}, 1, &splitGemv},
+			"| gemv.n f32→f32 64×64 | 4096 | sg32 wg64x1 t2x1 b4 sp8 | " + wantTime}, 1, &splitGemv},
 		{"throughput_report.py", gemmConfig(0, 0).Problem, []string{
 			"cold       4.0      12 s       3       1        2     25        3  sg32 wg64x2 t32x32 cm16x8x16 u2 b1  4 µs [3.98 µs, 4.02 µs]",
 			"today  time 9", "winners: cold: same winner as today (median +0.0 %)", "goals: cold 4.0/s < (MISSED) 50/s"}, 3, nil},
@@ -43,7 +43,7 @@ func TestBenchReportsReadTuneJSON(t *testing.T) {
 		t.Run(tc.script, func(t *testing.T) {
 			report := exampleTuneReport(speak.Named(tc.problem))
 			if tc.params != nil {
-				report.Top[0].Params = *tc.params
+				report.Top[0].Params, report.Top[0].Config = *tc.params, tc.params.String()
 			}
 			var b bytes.Buffer
 			if err := speak.WriteJSON(&b, report); err != nil {

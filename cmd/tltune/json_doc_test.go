@@ -81,7 +81,8 @@ func jsonOutputs(t *testing.T) map[string]func() []byte {
 
 // exampleBest is a ranked configuration as a GPU run reports one.
 func exampleBest() rankedConfig {
-	return rankedConfig{Params: gemmConfig(32, 64).Params, Timing: results.Timing{MedianNS: 4000, MinNS: 3950, MaxNS: 4200,
+	p := gemmConfig(32, 64).Params
+	return rankedConfig{Params: p, Config: p.String(), Timing: results.Timing{MedianNS: 4000, MinNS: 3950, MaxNS: 4200,
 		IQRNS: 40, CILowNS: 3980, CIHighNS: 4020, GFLOPS: 65.5, GBS: 6.1}, Samples: 25, Retimed: true, BWPercent: 0.2, VerifyErr: 1e-4, AboveRoof: "warning: ..."}
 }
 

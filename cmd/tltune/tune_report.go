@@ -101,6 +101,7 @@ type tuneReport struct {
 // timing as every JSON document gives one (results.Timing).
 type rankedConfig struct {
 	Params    tuning.Params  `json:"params"`
+	Config    string         `json:"config"` // params in the compact form reports print (tltune help gemm explains it)
 	Timing    results.Timing `json:"timing"`
 	Samples   int            `json:"samples"`
 	Raced     bool           `json:"raced"`                       // the timing stopped early, clearly slower than the best: partial samples
@@ -143,7 +144,7 @@ func (j *shapeJob) ranked(o tuner.Outcome) rankedConfig {
 	flops, bytes := float64(j.recipe.FLOPs(batch)), float64(j.recipe.Bytes(batch))
 	t := results.Timing{MedianNS: s.Median, MinNS: s.Min, MaxNS: s.Max, IQRNS: s.IQR,
 		CILowNS: finiteOr(s.Lo, s.Min), CIHighNS: finiteOr(s.Hi, s.Max), GFLOPS: flops / s.Median, GBS: bytes / s.Median}
-	rc := rankedConfig{Params: o.Params, Timing: t, Samples: s.N, Raced: o.Raced(), Retimed: o.Retimed, VerifyErr: o.Verify.RelErr}
+	rc := rankedConfig{Params: o.Params, Config: o.Params.String(), Timing: t, Samples: s.N, Raced: o.Raced(), Retimed: o.Retimed, VerifyErr: o.Verify.RelErr}
 	if copyGBs := j.run.ceilings.CopyGBS; copyGBs > 0 {
 		rc.BWPercent = 100 * t.GBS / copyGBs
 	}

@@ -97,20 +97,12 @@ def row(report, torch_result):
            "copy_gbs": report.get("copy_ceiling_gbs")}
     best = tltune_json.best(report)
     if best:
-        out.update(params=best["params"], median_ns=best["median_ns"], gbs=best["gbs"],
+        out.update(params=best["params"], config=best["config"], median_ns=best["median_ns"], gbs=best["gbs"],
                    bytes=best["gbs"] * best["median_ns"])
     if torch_result and "bytes" in out:
         torch_result["gbs"] = out["bytes"] / torch_result["median_ns"]
         out["torch"] = torch_result
     return out
-
-
-def params_string(p):
-    s = "sg%d wg%dx%d t%dx%d v%d b%d" % (p["subgroup_size"], p["work_group_size"][0], p["work_group_size"][1],
-                                        p["tile"][0], p["tile"][1], p.get("vector_width", 0), p["batch_per_group"])
-    if p.get("split", 0) > 1:
-        s += " sp%d" % p["split"]
-    return s
 
 
 def percent(gbs, copy):
@@ -125,7 +117,7 @@ def table(rows):
         if "median_ns" not in r:
             lines.append("| %s | %d | no verified configuration | | | | | | | |" % (name, r["batch"]))
             continue
-        cells = [name, str(r["batch"]), params_string(r["params"]), "%.2f µs" % (r["median_ns"] / 1e3),
+        cells = [name, str(r["batch"]), r["config"], "%.2f µs" % (r["median_ns"] / 1e3),
                  "%.0f" % r["gbs"], percent(r["gbs"], r["copy_gbs"])]
         t = r.get("torch")
         if t:

@@ -83,7 +83,7 @@ def row(report, cublas):
          "evaluated": report.get("evaluated"), "wall_seconds": report.get("wall_seconds")}
     best = tltune_json.best(report)
     if best:
-        r.update(params=best["params"], median_ns=best["median_ns"], gflops=best["gflops"])
+        r.update(params=best["params"], config=best["config"], median_ns=best["median_ns"], gflops=best["gflops"])
     if cublas:
         r["cublas"] = cublas
         same = cublas.get("bmm_out_dtype", cublas.get("baddbmm"))
@@ -92,17 +92,6 @@ def row(report, cublas):
         if "median_ns" in r and "baddbmm_half_out" in cublas:
             r["ratio_half_out"] = cublas["baddbmm_half_out"] / r["median_ns"]
     return r
-
-
-def params_string(p):
-    s = "sg%d wg%dx%d t%dx%d cm%dx%dx%d u%d b%d" % (
-        p["subgroup_size"], p["work_group_size"][0], p["work_group_size"][1], p["tile"][0], p["tile"][1],
-        p["coopmatrix"][0], p["coopmatrix"][1], p["coopmatrix"][2], p["unroll"], p["batch_per_group"])
-    if p.get("stage_local"):
-        s += " local s%d pad%d" % (max(p.get("stages", 1), 1), p.get("local_pad", 0))
-    if p.get("local_epilogue"):
-        s += " cl"
-    return s
 
 
 def us(ns):
@@ -125,7 +114,7 @@ def table(rows):
         if "median_ns" not in r:
             lines.append("| %s | %d | no verified configuration | | | | | | |" % (name, r["batch"]))
             continue
-        cells = [name, str(r["batch"]), params_string(r["params"]), us(r["median_ns"]), "%.1f" % (r["gflops"] / 1e3)]
+        cells = [name, str(r["batch"]), r["config"], us(r["median_ns"]), "%.1f" % (r["gflops"] / 1e3)]
         c = r.get("cublas") or {}
         same = c.get("bmm_out_dtype", c.get("baddbmm"))
         cells += [us(same) if same else "–", "%.2f×" % r["ratio"] if "ratio" in r else "–"]

@@ -20,7 +20,6 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import tltune_json  # noqa: E402
-from gemm_report import params_string  # noqa: E402
 
 NAMES = ("today", "cold", "warm")
 GOALS = {"cold": 50, "warm": 200}  # evaluations per second (issue 16, item 4)
@@ -38,7 +37,7 @@ def run_line(name, r):
     w = tltune_json.best(r)
     best = "no verified configuration"
     if w:
-        best = "%s  %s [%s, %s]" % (params_string(w["params"]), duration(w["median_ns"]),
+        best = "%s  %s [%s, %s]" % (w["config"], duration(w["median_ns"]),
                                     duration(w["ci_low_ns"]), duration(w["ci_high_ns"]))
     return "%-6s %7.1f %9s %7d %7d %8d %6d %8d  %s" % (
         name, r["evaluations_per_second"], duration(r["wall_seconds"] * 1e9), r["builds"], r["cached_builds"],

@@ -18,9 +18,11 @@ def problem(report):
 
 def ranked(report):
     """The fastest verified configurations, fastest first, each with params,
-    median_ns, its 95 % interval ci_low_ns and ci_high_ns, gflops and gbs."""
+    config (their compact form, as tltune prints it), median_ns, its 95 %
+    interval ci_low_ns and ci_high_ns, gflops and gbs."""
     keys = ("median_ns", "ci_low_ns", "ci_high_ns", "gflops", "gbs")
-    return [dict(params=t["params"], **{k: t["timing"][k] for k in keys}) for t in report.get("top") or []]
+    return [dict(params=t["params"], config=t["config"], **{k: t["timing"][k] for k in keys})
+            for t in report.get("top") or []]
 
 
 def best(report):
