@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -111,7 +112,7 @@ func (t *Tuner) Run(ctx context.Context) (*Report, error) {
 func (r *run) prepare(ctx context.Context) error {
 	t := r.t
 	endPropose := Track(ctx, PhasePropose)
-	keep, pruned := prune.Split(t.Space.All(), t.Device, t.Problem)
+	keep, pruned := prune.Split(r.enumerated().All(), t.Device, t.Problem)
 	r.rep.Candidates = len(keep)
 	strategy, err := search.New(r.opts.Strategy, keep, r.opts.Seed)
 	endPropose()
@@ -135,6 +136,21 @@ func (r *run) prepare(ctx context.Context) error {
 		r.planned = min(r.planned, r.opts.Budget)
 	}
 	return nil
+}
+
+// enumerated is the space pruning walks: the tuner's, without its splits
+// where the batch alone fills the device at every batch_per_group (the
+// pruner would reject every split point, and walking them was three
+// quarters of the walk).
+func (r *run) enumerated() *space.Space {
+	sp := r.t.Space
+	if len(sp.Split) == 0 || len(sp.BatchPerGroup) == 0 ||
+		!prune.SplitUnneeded(r.t.Device, r.t.Problem, slices.Max(sp.BatchPerGroup)) {
+		return sp
+	}
+	narrowed := *sp
+	narrowed.Split = nil
+	return &narrowed
 }
 
 // recordPruned records the configurations pruning rejected, counted per

@@ -10,6 +10,7 @@ import (
 
 	"tltune/compiler/tuning"
 	"tltune/tuner/search"
+	"tltune/tuner/space"
 )
 
 func TestEveryOutcome(t *testing.T) {
@@ -253,5 +254,34 @@ func TestBadSetup(t *testing.T) {
 	tu.Problem.M = 0
 	if _, err := tu.Run(context.Background()); err == nil {
 		t.Error("impossible shape accepted")
+	}
+}
+
+// TestSplitsWalkedOnlyWhereUseful: where the batch alone gives every
+// compute unit enough work-groups at every batch_per_group, the pruner
+// would reject every split, so pruning does not walk them; otherwise it
+// does, and keeps some.
+func TestSplitsWalkedOnlyWhereUseful(t *testing.T) {
+	dev := *testDevice
+	dev.ComputeUnits = 4
+	for _, tc := range []struct {
+		batch        int
+		walked, kept int // of the 576 points with splits 1, 2, 4
+	}{{batch: 10000, walked: 192, kept: 96}, {batch: 10, walked: 576, kept: 288}} {
+		rec := &memRecorder{}
+		tu, _ := newTuner(t, rec, &fakeMeasurer{}, Options{Strategy: "exhaustive", Budget: 1, Seed: 1})
+		tu.Device, tu.Problem.Batch = &dev, tc.batch
+		tu.Space.Split = space.Values{1, 2, 4}
+		rep, err := tu.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		pruned := 0
+		for _, n := range rep.PrunedByRule {
+			pruned += n
+		}
+		if got := rep.Candidates + pruned - rep.PrunedByRule["recipe"]; got != tc.walked || rep.Candidates != tc.kept {
+			t.Errorf("batch %d: %d points walked, %d kept (pruned %v); want %d and %d", tc.batch, got, rep.Candidates, rep.PrunedByRule, tc.walked, tc.kept)
+		}
 	}
 }

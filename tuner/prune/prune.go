@@ -247,8 +247,9 @@ func splitUseful(c *checker) *Reason {
 		units, what = ceilDiv(c.gemvTiles(), c.p.WorkGroupSize[0]/c.p.SubgroupSize), "rounds of tiles of a work-group"
 	case "gemm":
 		units, what = c.gemmBlocks(), "work-group blocks of C"
-		if groups, cus := c.workGroups(), c.dev.ComputeUnits; cus > 0 && groups >= splitUnneededPerUnit*cus {
-			return why("split-unneeded", "split %d: the batch alone gives the %d compute units %d work-groups each", split, cus, groups/cus)
+		if SplitUnneeded(c.dev, c.prob, c.p.BatchPerGroup) {
+			cus := c.dev.ComputeUnits
+			return why("split-unneeded", "split %d: the batch alone gives the %d compute units %d work-groups each", split, cus, c.workGroups()/cus)
 		}
 	default:
 		return why("split", "%s does not split a batch entry over work-groups (split %d)", c.prob.Op, split)
@@ -257,6 +258,14 @@ func splitUseful(c *checker) *Reason {
 		return why("idle-work-groups", "split %d exceeds the %d %s: work-groups idle", split, units, what)
 	}
 	return nil
+}
+
+// SplitUnneeded reports whether a gemm batch alone, at batchPerGroup
+// entries a work-group, gives every compute unit of dev
+// splitUnneededPerUnit work-groups or more, so that no split is kept.
+func SplitUnneeded(dev *profile.Profile, prob Problem, batchPerGroup int) bool {
+	cus := dev.ComputeUnits
+	return prob.Op == "gemm" && cus > 0 && prob.Batch > 0 && ceilDiv(prob.Batch, max(batchPerGroup, 1)) >= splitUnneededPerUnit*cus
 }
 
 // splitUnneededPerUnit is the number of work-groups per compute unit from
