@@ -63,6 +63,12 @@ func TestMatvecKnobsOnDevice(t *testing.T) {
 		{spec: gerSpec(32, 7, kernels.F16, kernels.F32, 2, 0), params: mv(1, 4, 32, 2, 1, 4, 2)},
 		{spec: gerSpec(6, 5, kernels.C64, kernels.C64, complex(0, 1), complex(1, 1)), params: mv(1, 1, 2, 2, 2, 1, 1)},
 		{spec: atomic(gerSpec(12, 9, kernels.F64, kernels.F64, 1, 1)), params: mv(1, 2, 4, 4, 1, 1, 1)},
+		// ger split: 10 columns in rounds of 2·3 over 2 work-groups; 7
+		// columns in rounds of 2 over 3 (the last round short); an
+		// atomic update over 2, one of them idle
+		{spec: group(gerSpec(64, 10, kernels.F32, kernels.F32, 1, 1)), params: splitOver(2, mv(1, 4, 16, 3, 2, 2, 1))},
+		{spec: gerSpec(32, 7, kernels.F16, kernels.F32, 2, 0), params: splitOver(3, mv(1, 4, 32, 2, 1, 1, 2))},
+		{spec: atomic(gerSpec(12, 3, kernels.F64, kernels.F64, 1, 1)), params: splitOver(2, mv(1, 2, 4, 4, 1, 1, 1))},
 	}
 	for _, c := range cases {
 		c.batch = 5

@@ -300,7 +300,14 @@ func lowerGer(g *gen, f *ir.Func, in *ir.Inst, p tuning.Params) {
 	checkN := needsCheck(c.Type.Shape()[1], tl.cols())
 	wx := vectorWidth(f, x, tl.w)
 	rowLoop, gr := g.forLoop(g.mul(sx, g.index(tl.rows())), M, g.index(gx*tl.rows()))
-	colLoop, gc := gr.forLoop(gr.mul(sy, gr.index(tl.cols())), N, gr.index(int64(p.WorkGroupSize[1])*tl.cols()))
+	colFrom, colStep := gr.mul(sy, gr.index(tl.cols())), int64(p.WorkGroupSize[1])*tl.cols()
+	if split := int64(p.Split); split > 1 {
+		// The work-groups sharing the entry deal out its rounds of column
+		// tiles: work-group y takes rounds y, y+split, ...
+		colFrom = gr.add(colFrom, gr.mul(gr.splitPart(), gr.index(colStep)))
+		colStep *= split
+	}
+	colLoop, gc := gr.forLoop(colFrom, N, gr.index(colStep))
 	rows := mv.rows(gc, rowLoop.Body().Args[0])
 	cols := mv.cols(gc, colLoop.Body().Args[0])
 	// α·a for the lane's rows, once per tile.

@@ -411,17 +411,17 @@ func Validate(p tuning.Params, t *target.Target, f *ir.Func, main *ir.Inst) erro
 }
 
 // validSplit: work-groups share a batch entry only in a function whose one
-// effect is a gemv or a gemm (the lowering deals its output tiles, or
-// blocks of C, out among them); anything else in the function would run
-// once per work-group of the split.
+// effect is a gemv, a gemm or a ger (the lowering deals its output tiles,
+// blocks of C or rounds of column tiles out among them); anything else in
+// the function would run once per work-group of the split.
 func validSplit(split int, f *ir.Func, main *ir.Inst) error {
 	switch {
 	case split < 0:
 		return fmt.Errorf("split %d must be at least 1", split)
 	case split <= 1:
 		return nil
-	case main == nil || (main.Op != ir.OpGemv && main.Op != ir.OpGemm):
-		return fmt.Errorf("split %d: only the work-groups of a gemv or a gemm can share a batch entry", split)
+	case main == nil || (main.Op != ir.OpGemv && main.Op != ir.OpGemm && main.Op != ir.OpGer):
+		return fmt.Errorf("split %d: only the work-groups of a gemv, gemm or ger can share a batch entry", split)
 	}
 	var other *ir.Inst
 	f.Body.Walk(func(in *ir.Inst) bool {

@@ -82,10 +82,10 @@ func TestChooseRejectsImpossibleConfigs(t *testing.T) {
 	}
 }
 
-// TestSplitOnlyForALoneGemvOrGemm: a split repeats everything of the
-// function but its gemv or gemm in every work-group sharing the entry, so
-// only a function that does nothing else may split, and ger does not.
-func TestSplitOnlyForALoneGemvOrGemm(t *testing.T) {
+// TestSplitOnlyForALoneCollective: a split repeats everything of the
+// function but its gemv, gemm or ger in every work-group sharing the
+// entry, so only a function that does nothing else may split.
+func TestSplitOnlyForALoneCollective(t *testing.T) {
 	const src = `func @k(%A: memref<f32x64x8x?>, %x: memref<f32x8x?>, %y: memref<f32x64x?>, %B: memref<f32x8x8x?>, %C: memref<f32x64x8x?>) attributes {"tltune.params"={"split"=4}} {
     %g = builtin.group_id : index
     %one = constant 1.0 : f32
@@ -101,7 +101,9 @@ func TestSplitOnlyForALoneGemvOrGemm(t *testing.T) {
 		"gemm.n.n %one, %a, %bm, %one, %cm": "",
 		"gemv.n %one, %a, %b, %one, %c\n    %i = constant 0 : index\n    store %one, %c[%i]":     "does more than its gemv (store)",
 		"gemm.n.n %one, %a, %bm, %one, %cm\n    %i = constant 0 : index\n    store %one, %c[%i]": "does more than its gemm (store)",
-		"ger %one, %c, %b, %one, %cm": "only the work-groups of a gemv or a gemm",
+		"ger %one, %c, %b, %one, %cm": "",
+		"ger %one, %c, %b, %one, %cm\n    %i = constant 0 : index\n    store %one, %c[%i]": "does more than its ger (store)",
+		"gemv.n %one, %a, %b, %one, %c\n    gemv.n %one, %a, %b, %one, %c":                 "does more than its gemv",
 	} {
 		prog, errs := syntax.Parse([]byte(strings.Replace(src, "MAIN", main, 1)))
 		if len(errs) > 0 {

@@ -59,10 +59,6 @@ type knob struct {
 	value  func(Params) string // the value, "" when unset
 }
 
-// gemvOnly are the knobs of the GEMV lowering that the GER lowering does
-// not read.
-var gemvOnly = map[string]bool{"sp": true}
-
 var knobs = []knob{
 	{"sg", "subgroup size: lanes that run in lock-step (a warp on NVIDIA, 1 on the generic target)", "the same",
 		func(p Params) string { return ints(p.SubgroupSize) }},
@@ -162,9 +158,6 @@ func (p Params) format(use func(knob) bool) string {
 // op's lowering does not read it; for any other op, its GEMM meaning.
 func (k knob) meaning(op string) string {
 	if op == "gemv" || op == "ger" {
-		if gemvOnly[k.abbrev] && op != "gemv" {
-			return ""
-		}
 		if k.blas2 == "the same" {
 			return k.gemm
 		}

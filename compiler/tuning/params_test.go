@@ -35,7 +35,7 @@ func TestLegend(t *testing.T) {
 	for op, want := range map[string][]string{
 		"gemm": {"sg", "wg", "t", "cm", "u", "b", "local", "s", "pad", "cl", "sp"},
 		"gemv": {"sg", "wg", "t", "u", "b", "v", "sp"},
-		"ger":  {"sg", "wg", "t", "u", "b", "v"},
+		"ger":  {"sg", "wg", "t", "u", "b", "v", "sp"},
 	} {
 		var got []string
 		for _, line := range strings.Split(strings.TrimRight(Legend(op), "\n"), "\n") {

@@ -229,9 +229,10 @@ func unrollFitsK(c *checker) *Reason {
 	return nil
 }
 
-// splitUseful: the work-groups of a gemv or a gemm may share a batch
+// splitUseful: the work-groups of a gemv, gemm or ger may share a batch
 // entry. A split beyond the entry's units of work (gemv: the rounds of
-// tiles of a work-group; gemm: the work-group blocks of C) leaves
+// tiles of a work-group; gemm: the work-group blocks of C; ger: the rounds
+// of column tiles of a work-group) leaves
 // work-groups idle, and a gemm split pays only by filling the compute
 // units and evening out the last wave of work-groups, which a batch of at
 // least splitUnneededPerUnit work-groups per compute unit does alone.
@@ -251,6 +252,9 @@ func splitUseful(c *checker) *Reason {
 			cus := c.dev.ComputeUnits
 			return why("split-unneeded", "split %d: the batch alone gives the %d compute units %d work-groups each", split, cus, c.workGroups()/cus)
 		}
+	case "ger":
+		_, cols, _ := c.matrix()
+		units, what = ceilDiv(ceilDiv(cols, c.p.Tile[1]), c.p.WorkGroupSize[1]), "rounds of column tiles of a work-group"
 	default:
 		return why("split", "%s does not split a batch entry over work-groups (split %d)", c.prob.Op, split)
 	}

@@ -70,7 +70,7 @@ func TestRules(t *testing.T) {
 		{"tile the lowering changes", gemv, func(p *tuning.Params) { *p = gemvVec; p.Tile = [2]int{16, 2} }, "tile", "lowered as 16x4"},
 		{"matvec tile beyond the matrix", Problem{Op: "ger", Dtype: "f32", M: 64, N: 1}, func(p *tuning.Params) { *p = gemvVec }, "problem-size", "64x1 matrix"},
 		{"gemv with wy", gemv, func(p *tuning.Params) { *p = gemvVec; p.WorkGroupSize = [2]int{16, 2} }, "work-group", "one row"},
-		{"ger split", Problem{Op: "ger", Dtype: "f32", M: 64, N: 64}, func(p *tuning.Params) { *p = gemvVec; p.WorkGroupSize = [2]int{16, 1}; p.Split = 2 }, "split", "ger does not split"},
+		{"ger split beyond its rounds", Problem{Op: "ger", Dtype: "f32", M: 64, N: 16}, func(p *tuning.Params) { *p = gemvVec; p.WorkGroupSize = [2]int{16, 2}; p.Split = 4 }, "idle-work-groups", "split 4 exceeds the 2 rounds of column tiles"},
 		{"gemm split beyond its blocks", gemm64, func(p *tuning.Params) { p.Split = 8 }, "idle-work-groups", "split 8 exceeds the 4 work-group blocks of C"},
 		{"gemm split of a batch that fills the device", Problem{Op: "gemm", Dtype: "f16", M: 64, N: 64, K: 64, Batch: 1000}, func(p *tuning.Params) { p.Split = 2 }, "split-unneeded", "the 8 compute units 125 work-groups each"},
 		{"gemv split beyond its rounds", gemv, func(p *tuning.Params) { *p = gemvVec; p.Split = 2 }, "idle-work-groups", "split 2 exceeds the 1 rounds"},

@@ -15,16 +15,14 @@ type Overrides struct {
 
 // RegisterFlags defines one flag per dimension of op's spaces on fs: a
 // GEMV or GER has no coopmatrix, staging, pipeline or local epilogue, a
-// GEMM no vector width, a GER no split; op "" (a sweep, of every op)
-// defines them all.
+// GEMM no vector width; op "" (a sweep, of every op) defines them all.
 func RegisterFlags(fs *flag.FlagSet, op string) *Overrides {
 	o := &Overrides{set: map[string]string{}}
 	blas2, gemm := op != "gemm", op == "gemm" || op == ""
 	gemmOnly := map[string]bool{"stages": true, "local_pad": true}
 	var probe Dims
 	for _, d := range probe.dims() {
-		if (d.isCoopmatrix() || gemmOnly[d.key]) && !gemm || d.key == "vector_width" && !blas2 ||
-			d.key == "split" && op == "ger" {
+		if (d.isCoopmatrix() || gemmOnly[d.key]) && !gemm || d.key == "vector_width" && !blas2 {
 			continue
 		}
 		o.define(fs, d.flag, "candidate "+d.key+" values (list or range, e.g. 1,2,4 or 1..64*2)")

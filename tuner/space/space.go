@@ -39,8 +39,7 @@ type Dims struct {
 	Stages        Values `toml:"stages"`
 	LocalPad      Values `toml:"local_pad"`
 	LocalEpilogue Bools  `toml:"local_epilogue"`
-	// Split: work-groups sharing one batch entry (gemv and gemm). Empty:
-	// one.
+	// Split: work-groups sharing one batch entry. Empty: one.
 	Split         Values `toml:"split"`
 	WorkGroupSize struct {
 		X Values `toml:"x"`
@@ -340,7 +339,7 @@ func (s *Space) Point(p tuning.Params) *Space {
 	one.Stages = Values{max(p.Stages, 1)}
 	one.LocalPad = Values{p.LocalPad}
 	one.LocalEpilogue = Bools{p.LocalEpilogue}
-	if p.Split != 0 { // ger has none
+	if p.Split != 0 { // else the empty dimension enumerates Split 0
 		one.Split = Values{p.Split}
 	}
 	return one
