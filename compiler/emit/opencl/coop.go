@@ -29,7 +29,7 @@ func (e *fn) laneRow(slot string) string {
 	if e.launch.SubgroupSize == 1 {
 		return slot
 	}
-	return "(tl_lane + " + slot + " * " + strconv.Itoa(e.launch.SubgroupSize) + ")"
+	return e.text.join("(tl_lane + ", slot, " * ", strconv.Itoa(e.launch.SubgroupSize), ")")
 }
 
 // coopType returns the C struct holding this lane's share of coopmatrix
@@ -66,7 +66,7 @@ func (e *fn) coopElementwise(v *ir.Value, expr func(src []string) string, srcs .
 	e.coopLoop("tl_e", n)
 	elems := make([]string, len(srcs))
 	for i, s := range srcs {
-		elems[i] = s + ".v[tl_e]"
+		elems[i] = e.text.join(s, ".v[tl_e]")
 	}
 	e.line("%s.v[tl_e] = %s;", name, expr(elems))
 	e.closeLoop()
@@ -119,36 +119,26 @@ func (e *fn) coopCast(in *ir.Inst) {
 // coopAccess describes the memory element behind coopmatrix element (r, j)
 // of a load or store: its memref row and column and the bounds checks.
 func (e *fn) coopAccess(m *memref, x, y string, trans bool, checked ir.Checked) (off, cond string) {
-	memRow, memCol := add(x, "tl_r"), add(y, "tl_c")
+	memRow, memCol := e.add(x, "tl_r"), e.add(y, "tl_c")
 	if trans {
-		memRow, memCol = add(x, "tl_c"), add(y, "tl_r")
+		memRow, memCol = e.add(x, "tl_c"), e.add(y, "tl_r")
 	}
-	var conds []string
 	checkRow := checked == ir.RowsChecked || checked == ir.BothChecked
 	checkCol := checked == ir.ColsChecked || checked == ir.BothChecked
 	if trans {
 		checkRow, checkCol = checkCol, checkRow
 	}
-	if checkRow {
-		conds = append(conds, "0 <= "+memRow+" && "+memRow+" < "+m.shape[0])
+	off = e.add(e.mul(memRow, m.stride[0]), e.mul(memCol, m.stride[1]))
+	// Each check parenthesized, joined by &&.
+	switch {
+	case checkRow && checkCol:
+		cond = e.text.join("(0 <= ", memRow, " && ", memRow, " < ", m.shape[0], ") && (0 <= ", memCol, " && ", memCol, " < ", m.shape[1], ")")
+	case checkRow:
+		cond = e.text.join("(0 <= ", memRow, " && ", memRow, " < ", m.shape[0], ")")
+	case checkCol:
+		cond = e.text.join("(0 <= ", memCol, " && ", memCol, " < ", m.shape[1], ")")
 	}
-	if checkCol {
-		conds = append(conds, "0 <= "+memCol+" && "+memCol+" < "+m.shape[1])
-	}
-	off = add(mul(memRow, m.stride[0]), mul(memCol, m.stride[1]))
-	cond = joinConds(conds)
 	return off, cond
-}
-
-func joinConds(conds []string) string {
-	s := ""
-	for i, c := range conds {
-		if i > 0 {
-			s += " && "
-		}
-		s += "(" + c + ")"
-	}
-	return s
 }
 
 // coopElems opens the loops over the elements this lane holds of
@@ -199,9 +189,10 @@ func (e *fn) coopLoad(in *ir.Inst) {
 	off, cond := e.coopAccess(m, x, y, in.TransA == ir.Trans, in.Checked)
 	load := e.loadElem(m, off)
 	if cond != "" {
-		load = cond + " ? " + load + " : " + e.zero(t.Elem())
+		e.put(name, ".v[tl_k] = ", cond, " ? ", load, " : ", e.zero(t.Elem()), ";")
+	} else {
+		e.put(name, ".v[tl_k] = ", load, ";")
 	}
-	e.put(name, ".v[tl_k] = ", load, ";")
 	e.closeElems()
 }
 
@@ -214,7 +205,7 @@ func (e *fn) coopStore(in *ir.Inst) error {
 	if cond != "" {
 		e.line("if (!(%s)) continue;", cond)
 	}
-	err := e.storeElem(m, off, a+".v[tl_k]", in.Atomic)
+	err := e.storeElem(m, off, e.text.join(a, ".v[tl_k]"), in.Atomic)
 	e.closeElems()
 	return err
 }
@@ -239,15 +230,15 @@ func (e *fn) coopMulAdd(in *ir.Inst) {
 	var bElem string
 	switch {
 	case sgs == 1 || e.replicated[bv]:
-		bElem = b + ".v[tl_kk * " + strconv.Itoa(cols) + " + tl_c]"
+		bElem = e.text.join(b, ".v[tl_kk * ", strconv.Itoa(cols), " + tl_c]")
 	default:
-		bElem = b + ".v[(tl_kk / " + strconv.Itoa(sgs) + ") * " + strconv.Itoa(cols) + " + tl_c]"
-		bElem = e.broadcast(bElem, bv.Type.Elem(), "(int)(tl_kk % "+strconv.Itoa(sgs)+")")
+		bElem = e.text.join(b, ".v[(tl_kk / ", strconv.Itoa(sgs), ") * ", strconv.Itoa(cols), " + tl_c]")
+		bElem = e.broadcast(bElem, bv.Type.Elem(), e.text.join("(int)(tl_kk % ", strconv.Itoa(sgs), ")"))
 	}
 	e.put("const ", e.regType(ct), " tl_b = ", e.convert(bElem, bv.Type.Elem(), ct), ";")
 	e.coopLoop("tl_i", ceilDiv(rows, sgs))
-	aElem := e.convert(a+".v[tl_i * "+strconv.Itoa(depth)+" + tl_kk]", av.Type.Elem(), ct)
-	dst := acc + ".v[tl_i * " + strconv.Itoa(cols) + " + tl_c]"
+	aElem := e.convert(e.text.join(a, ".v[tl_i * ", strconv.Itoa(depth), " + tl_kk]"), av.Type.Elem(), ct)
+	dst := e.text.join(acc, ".v[tl_i * ", strconv.Itoa(cols), " + tl_c]")
 	prod, _ := e.binary(ir.Mul, ct, aElem, "tl_b")
 	sum, _ := e.binary(ir.Add, ct, dst, prod)
 	e.put(dst, " = ", sum, ";")
@@ -335,12 +326,12 @@ func (e *fn) replicatedVectorLoad(in *ir.Inst, w int) {
 				memRow, memCol = memCol, memRow
 			}
 			if memRows[memRow] == "" {
-				memRows[memRow] = add(x, strconv.Itoa(memRow))
+				memRows[memRow] = e.add(x, strconv.Itoa(memRow))
 			}
 			if colTerms[memCol] == "" {
-				colTerms[memCol] = mul(add(y, strconv.Itoa(memCol)), m.stride[1])
+				colTerms[memCol] = e.mul(e.add(y, strconv.Itoa(memCol)), m.stride[1])
 			}
-			v := e.loadVectorBits(m, add(memRows[memRow], colTerms[memCol]), w)
+			v := e.loadVectorBits(m, e.add(memRows[memRow], colTerms[memCol]), w)
 			for k := range w {
 				rr, cc := r+k, c
 				if trans {

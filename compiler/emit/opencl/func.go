@@ -36,6 +36,7 @@ type fn struct {
 	// slotRow is laneRow("tl_i"), which every coopmatrix access writes:
 	// spelled once.
 	slotRow string
+	text    text // the chunks expressions are joined in
 }
 
 func (u *unit) emitFunc(out *bytes.Buffer, f *ir.Func, symbol string, l Launch) (*Kernel, error) {
@@ -243,7 +244,7 @@ func (e *fn) fresh(hint string) string {
 	} else {
 		id = append(append(buf[:0], hint...), '_')
 	}
-	return string(strconv.AppendInt(id, int64(e.next), 10))
+	return e.text.bytes(strconv.AppendInt(id, int64(e.next), 10))
 }
 
 func isIdent(s string) bool {

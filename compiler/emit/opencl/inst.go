@@ -129,7 +129,8 @@ func (e *fn) literal(c ir.Constant, t *ir.Type) string {
 		if c.Int == math.MinInt64+1 {
 			return "(-9223372036854775807L)"
 		}
-		return "(" + e.u.scalar(t).reg + ")" + strconv.FormatInt(c.Int, 10) + "L"
+		var digits [20]byte
+		return e.text.join("(", e.u.scalar(t).reg, ")", string(strconv.AppendInt(digits[:0], c.Int, 10)), "L")
 	case ir.ConstFloat:
 		if t.IsComplex() {
 			return e.literal(ir.Constant{Kind: ir.ConstComplex, Float: c.Float}, t)
@@ -156,7 +157,7 @@ func (e *fn) floatLiteral(f float64, reg string) string {
 			s += "f"
 		}
 	}
-	return "((" + reg + ")" + s + ")"
+	return e.text.join("((", reg, ")", s, ")")
 }
 
 // arith writes a binary arithmetic instruction.
@@ -238,7 +239,7 @@ func (e *fn) binary(op ir.ArithOp, t *ir.Type, x, y string) (string, error) {
 	case t.IsFloat():
 		switch op {
 		case ir.Add, ir.Sub, ir.Mul, ir.Div:
-			return e.roundTo("("+x+" "+cOp[op]+" "+y+")", t), nil
+			return e.roundTo(e.text.join("(", x, " ", cOp[op], " ", y, ")"), t), nil
 		case ir.Rem:
 			return e.roundTo("fmod("+joinArgs(x, y)+")", t), nil
 		case ir.Min:
@@ -253,7 +254,7 @@ func (e *fn) binary(op ir.ArithOp, t *ir.Type, x, y string) (string, error) {
 		case ir.Max:
 			return "max(" + joinArgs(x, y) + ")", nil
 		default:
-			return "(" + reg + ")(" + x + " " + cOp[op] + " " + y + ")", nil
+			return e.text.join("(", reg, ")(", x, " ", cOp[op], " ", y, ")"), nil
 		}
 	}
 	return "", fmt.Errorf("opencl: arith.%s on %s", op, t)
@@ -338,7 +339,7 @@ func (e *fn) cmp(in *ir.Inst) {
 		}
 		return
 	}
-	e.define(in.Result(), "("+x+" "+cCmp[in.Cmp]+" "+y+")")
+	e.define(in.Result(), e.text.join("(", x, " ", cCmp[in.Cmp], " ", y, ")"))
 }
 
 // cast writes a cast between scalar types (or coopmatrices element-wise).
@@ -349,7 +350,7 @@ func (e *fn) cast(in *ir.Inst) error {
 		return nil
 	}
 	if e.narrow(in.Result()) {
-		e.define(in.Result(), "(int)("+e.value(in.Operands[0])+")")
+		e.define(in.Result(), e.text.join("(int)(", e.value(in.Operands[0]), ")"))
 		return nil
 	}
 	x := e.value(in.Operands[0])
@@ -374,7 +375,7 @@ func (e *fn) convert(x string, from, to *ir.Type) string {
 	case fr == tr:
 		return e.roundTo(x, to)
 	}
-	return e.roundTo("("+tr+")("+x+")", to)
+	return e.roundTo(e.text.join("(", tr, ")(", x, ")"), to)
 }
 
 // math calls the OpenCL C function of the same name; native_ ones only on
@@ -435,7 +436,7 @@ func (e *fn) builtin(in *ir.Inst) {
 		expr = "tl_lane"
 	}
 	t := in.Result().Type
-	e.define(in.Result(), "("+e.regType(t)+")"+expr)
+	e.define(in.Result(), e.text.join("(", e.regType(t), ")", expr))
 }
 
 func (e *fn) size(in *ir.Inst) {
@@ -472,7 +473,7 @@ func (e *fn) forLoop(in *ir.Inst) error {
 	e.names.Set(iv, ivName)
 	inc := "++" + ivName
 	if step != nil {
-		inc = ivName + " += " + e.value(step)
+		inc = e.text.join(ivName, " += ", e.value(step))
 	}
 	if unroll, ok := in.Attrs.Bool(ir.AttrUnroll); ok {
 		if unroll {

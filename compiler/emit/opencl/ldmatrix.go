@@ -93,11 +93,11 @@ func (e *fn) ldmatrix(in *ir.Inst) {
 		br, bc := (b%blocksM)*fr.br, (b/blocksM)*fr.bc
 		r := fmt.Sprintf("%d + %s", br, rowOff)
 		c := fmt.Sprintf("%d + %s", bc, colOff)
-		memRow, memCol := add(x, r), add(y, c)
+		memRow, memCol := e.add(x, r), e.add(y, c)
 		if trans {
-			memRow, memCol = add(x, c), add(y, r)
+			memRow, memCol = e.add(x, c), e.add(y, r)
 		}
-		addr := fmt.Sprintf("(uint)(ulong)(%s + %s)", m.ptr, add(memRow, mul(memCol, m.stride[1])))
+		addr := fmt.Sprintf("(uint)(ulong)(%s + %s)", m.ptr, e.add(memRow, e.mul(memCol, m.stride[1])))
 		var outs []string
 		for _, blk := range grp {
 			for k := range fr.per / 2 {

@@ -27,7 +27,7 @@ type group struct {
 
 // mul and add build index arithmetic, folding the literals 0 and 1 so the
 // generated code stays readable.
-func mul(a, b string) string {
+func (e *fn) mul(a, b string) string {
 	switch {
 	case a == "0" || b == "0":
 		return "0"
@@ -36,24 +36,24 @@ func mul(a, b string) string {
 	case b == "1":
 		return a
 	}
-	return "(" + a + ") * (" + b + ")"
+	return e.text.join("(", a, ") * (", b, ")")
 }
 
-func add(a, b string) string {
+func (e *fn) add(a, b string) string {
 	switch {
 	case a == "0":
 		return b
 	case b == "0":
 		return a
 	}
-	return a + " + " + b
+	return e.text.join(a, " + ", b)
 }
 
 // offset returns the element offset of index idx in m.
-func (m *memref) offset(idx []string) string {
+func (e *fn) offset(m *memref, idx []string) string {
 	off := "0"
 	for i, x := range idx {
-		off = add(off, mul(x, m.stride[i]))
+		off = e.add(off, e.mul(x, m.stride[i]))
 	}
 	return off
 }
@@ -131,7 +131,7 @@ func (e *fn) subview(in *ir.Inst) {
 		shape = append(shape, size)
 		stride = append(stride, m.stride[i])
 	}
-	e.bindMemref(in.Result(), add(m.ptr, m.offset(offs)), shape, stride)
+	e.bindMemref(in.Result(), e.add(m.ptr, e.offset(m, offs)), shape, stride)
 }
 
 // expand writes an expand: mode Mode becomes the modes of the expand shape,
@@ -157,7 +157,7 @@ func (e *fn) expand(in *ir.Inst) {
 	for _, p := range parts {
 		shape = append(shape, p)
 		stride = append(stride, s)
-		s = mul(s, p)
+		s = e.mul(s, p)
 	}
 	shape = append(shape, m.shape[mode+1:]...)
 	stride = append(stride, m.stride[mode+1:]...)
@@ -170,7 +170,7 @@ func (e *fn) fuse(in *ir.Inst) {
 	from, to := int(in.Mode), int(in.ModeTo)
 	size := m.shape[from]
 	for i := from + 1; i <= to; i++ {
-		size = mul(size, m.shape[i])
+		size = e.mul(size, m.shape[i])
 	}
 	shape := append(append(append([]string{}, m.shape[:from]...), size), m.shape[to+1:]...)
 	stride := append(append([]string{}, m.stride[:from+1]...), m.stride[to+1:]...)
@@ -206,11 +206,11 @@ func (e *fn) loadElem(m *memref, off string) string {
 	si := e.u.scalar(m.typ.Elem())
 	switch {
 	case si.halfway:
-		return "vload_half(" + off + ", " + m.ptr + ")"
+		return e.text.join("vload_half(", off, ", ", m.ptr, ")")
 	case si.bf16:
-		return e.u.helpers.bf16Load() + "(" + m.ptr + "[" + off + "])"
+		return e.text.join(e.u.helpers.bf16Load(), "(", m.ptr, "[", off, "])")
 	}
-	return m.ptr + "[" + off + "]"
+	return e.text.join(m.ptr, "[", off, "]")
 }
 
 // storeElem writes val (register type) to element off of m, atomically if

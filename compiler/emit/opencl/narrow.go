@@ -111,7 +111,7 @@ func (e *fn) offsetOf(mv *ir.Value, idx []*ir.Value) string {
 			strs[i] = e.wide(v)
 		}
 	}
-	return m.offset(strs)
+	return e.offset(m, strs)
 }
 
 func abs(x int64) int64 {

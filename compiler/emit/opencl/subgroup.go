@@ -29,9 +29,9 @@ func (e *fn) shuffleReal(x, reg, lane string) string {
 		// lane index that differs between lanes (scans need that).
 		switch reg {
 		case "char", "short", "bool":
-			return "(" + reg + ")intel_sub_group_shuffle((int)(" + x + "), (uint)(" + lane + "))"
+			return e.text.join("(", reg, ")intel_sub_group_shuffle((int)(", x, "), (uint)(", lane, "))")
 		}
-		return "intel_sub_group_shuffle(" + x + ", (uint)(" + lane + "))" // mul_add broadcasts with it: no fmt
+		return e.text.join("intel_sub_group_shuffle(", x, ", (uint)(", lane, "))") // mul_add broadcasts with it: no fmt
 	case target.ShufflePTX:
 		return e.ptxShuffle(x, reg, lane)
 	case target.ShuffleLocal:
