@@ -14,11 +14,9 @@
 package opencl
 
 import (
-	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 
 	"tltune/compiler/ir"
 	"tltune/compiler/target"
@@ -100,41 +98,41 @@ type Output struct {
 // configuration.
 func Emit(prog *ir.Program, t *target.Target, launch map[*ir.Func]Launch) (*Output, error) {
 	u := &unit{target: t, helpers: &helperSet{}}
-	body := getBuffer()
-	defer putBuffer(body)
 	out := &Output{}
 	symbols := kernelSymbols(prog)
+	texts := make([]kernelText, 0, len(prog.Funcs))
+	defer func() {
+		for _, k := range texts {
+			putCode(k.body)
+		}
+	}()
 	for _, f := range prog.Funcs {
 		l, ok := launch[f]
 		if !ok {
 			return nil, fmt.Errorf("opencl: no launch configuration for @%s", f.Name)
 		}
-		k, err := u.emitFunc(body, f, symbols[f], l)
+		k, text, err := u.emitFunc(f, symbols[f], l)
 		if err != nil {
 			return nil, fmt.Errorf("@%s: %w", f.Name, err)
 		}
+		texts = append(texts, text)
 		out.Kernels = append(out.Kernels, *k)
 	}
+	// The preamble depends on every kernel; each kernel's text is copied
+	// once, into the program.
 	var pre, src strings.Builder
 	u.writePreamble(&pre)
-	src.Grow(pre.Len() + body.Len())
+	n := pre.Len()
+	for _, k := range texts {
+		n += k.len()
+	}
+	src.Grow(n)
 	src.WriteString(pre.String())
-	src.Write(body.Bytes())
+	for _, k := range texts {
+		k.writeTo(&src)
+	}
 	out.Source = src.String()
 	return out, nil
-}
-
-// buffers recycles the buffers kernels are written to before they are
-// copied into the program's source: a GEMM kernel is tens of KiB of C,
-// and a buffer grown anew for every compile was a third of the bytes a
-// compile allocated.
-var buffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
-func getBuffer() *bytes.Buffer { return buffers.Get().(*bytes.Buffer) }
-
-func putBuffer(b *bytes.Buffer) {
-	b.Reset()
-	buffers.Put(b)
 }
 
 // unit is the state shared by the kernels of one translation unit.

@@ -1,7 +1,6 @@
 package opencl
 
 import (
-	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
@@ -15,7 +14,7 @@ type fn struct {
 	u      *unit
 	f      *ir.Func
 	launch Launch
-	body   *bytes.Buffer   // from buffers
+	body   *code           // from codes
 	locals strings.Builder // local-memory arrays, declared at kernel scope as OpenCL 1.2 requires
 	indent int
 	next   int
@@ -39,9 +38,27 @@ type fn struct {
 	text    text // the chunks expressions are joined in
 }
 
-func (u *unit) emitFunc(out *bytes.Buffer, f *ir.Func, symbol string, l Launch) (*Kernel, error) {
+// kernelText is a kernel written: its head, up to the opening brace, the
+// declarations of its local arrays, and its body (from codes).
+type kernelText struct {
+	head, locals string
+	body         *code
+}
+
+func (k kernelText) len() int { return len(k.head) + len(k.locals) + k.body.Len() + len(kernelEnd) }
+
+func (k kernelText) writeTo(b *strings.Builder) {
+	b.WriteString(k.head)
+	b.WriteString(k.locals)
+	b.Write(k.body.Bytes())
+	b.WriteString(kernelEnd)
+}
+
+const kernelEnd = "}\n\n"
+
+func (u *unit) emitFunc(f *ir.Func, symbol string, l Launch) (*Kernel, kernelText, error) {
 	if l.SubgroupSize < 1 || l.WorkGroupSize[0]%l.SubgroupSize != 0 {
-		return nil, fmt.Errorf("opencl: work-group size %v is not a multiple of subgroup size %d", l.WorkGroupSize, l.SubgroupSize)
+		return nil, kernelText{}, fmt.Errorf("opencl: work-group size %v is not a multiple of subgroup size %d", l.WorkGroupSize, l.SubgroupSize)
 	}
 	l.BatchPerGroup = max(l.BatchPerGroup, 1)
 	e := &fn{u: u, f: f, launch: l,
@@ -58,23 +75,20 @@ func (u *unit) emitFunc(out *bytes.Buffer, f *ir.Func, symbol string, l Launch) 
 	}
 	e.ranges = ir.IndexRanges(f, e.builtinRange)
 	e.slotRow = e.laneRow("tl_i")
-	e.body = getBuffer()
-	defer putBuffer(e.body)
+	e.body = getCode()
 	k := &Kernel{Name: f.Name, Symbol: symbol, Launch: l}
 	params := e.params(k)
 	if err := e.emitKernelBody(); err != nil {
-		return nil, err
+		putCode(e.body)
+		return nil, kernelText{}, err
 	}
-	fmt.Fprintf(out, "__attribute__((reqd_work_group_size(%d, %d, 1)))\n", l.WorkGroupSize[0], l.WorkGroupSize[1])
+	var head strings.Builder
+	fmt.Fprintf(&head, "__attribute__((reqd_work_group_size(%d, %d, 1)))\n", l.WorkGroupSize[0], l.WorkGroupSize[1])
 	if u.target.ReqdSubgroupSize {
-		fmt.Fprintf(out, "__attribute__((intel_reqd_sub_group_size(%d)))\n", l.SubgroupSize)
+		fmt.Fprintf(&head, "__attribute__((intel_reqd_sub_group_size(%d)))\n", l.SubgroupSize)
 	}
-	fmt.Fprintf(out, "kernel void %s(%s) {\n", symbol, strings.Join(params, ", "))
-	out.Grow(e.locals.Len() + e.body.Len() + 3)
-	out.WriteString(e.locals.String())
-	out.Write(e.body.Bytes())
-	out.WriteString("}\n\n")
-	return k, nil
+	fmt.Fprintf(&head, "kernel void %s(%s) {\n", symbol, strings.Join(params, ", "))
+	return k, kernelText{head: head.String(), locals: e.locals.String(), body: e.body}, nil
 }
 
 // emitKernelBody writes the prologue (logical group id and count, subgroup
@@ -207,7 +221,7 @@ func simpleFormat(format string, a []any) bool {
 
 // writeSimple writes format with its arguments, which simpleFormat
 // accepted.
-func writeSimple(b *bytes.Buffer, format string, a []any) {
+func writeSimple(b *code, format string, a []any) {
 	n := 0
 	for i := 0; i < len(format); i++ {
 		j := strings.IndexByte(format[i:], '%')

@@ -1,6 +1,9 @@
 package opencl
 
-import "unsafe"
+import (
+	"sync"
+	"unsafe"
+)
 
 // text joins the C expressions a kernel is written from (an element's
 // address, an operand's conversion, a variable's name) into shared
@@ -54,3 +57,62 @@ func (t *text) bytes(b []byte) string {
 	t.used += copy(t.chunk[at:], b)
 	return unsafe.String(&t.chunk[at], len(b))
 }
+
+// code is a kernel's C text as it is written. Unlike a bytes.Buffer it
+// moves no slice along per write: its array is assigned only when it
+// grows, and a count marks what is written (a bytes.Buffer's reslicing
+// cost a write barrier per string while the collector ran, and a kernel
+// is written from thousands of strings).
+type code struct {
+	buf []byte // all of it usable
+	n   int
+}
+
+// codes recycles kernel texts: a GEMM kernel is tens of KiB of C.
+var codes = sync.Pool{New: func() any { return &code{buf: make([]byte, 16<<10)} }}
+
+func getCode() *code { return codes.Get().(*code) }
+
+func putCode(c *code) {
+	c.n = 0
+	codes.Put(c)
+}
+
+func (c *code) grow(n int) {
+	buf := make([]byte, max(2*len(c.buf), c.n+n))
+	copy(buf, c.buf[:c.n])
+	c.buf = buf
+}
+
+// WriteString appends s.
+func (c *code) WriteString(s string) {
+	if len(c.buf)-c.n < len(s) {
+		c.grow(len(s))
+	}
+	c.n += copy(c.buf[c.n:], s)
+}
+
+// WriteByte appends b.
+func (c *code) WriteByte(b byte) error {
+	if c.n == len(c.buf) {
+		c.grow(1)
+	}
+	c.buf[c.n] = b
+	c.n++
+	return nil
+}
+
+// Write appends p (for fmt.Fprintf).
+func (c *code) Write(p []byte) (int, error) {
+	if len(c.buf)-c.n < len(p) {
+		c.grow(len(p))
+	}
+	c.n += copy(c.buf[c.n:], p)
+	return len(p), nil
+}
+
+// Bytes returns what is written.
+func (c *code) Bytes() []byte { return c.buf[:c.n] }
+
+// Len is the number of bytes written.
+func (c *code) Len() int { return c.n }
