@@ -77,7 +77,7 @@ func (u *unit) emitFunc(f *ir.Func, symbol string, l Launch) (*Kernel, kernelTex
 	e.slotRow = e.laneRow("tl_i")
 	e.body = getCode()
 	k := &Kernel{Name: f.Name, Symbol: symbol, Launch: l}
-	params := e.params(k)
+	e.params(k)
 	if err := e.emitKernelBody(); err != nil {
 		putCode(e.body)
 		return nil, kernelText{}, err
@@ -87,7 +87,18 @@ func (u *unit) emitFunc(f *ir.Func, symbol string, l Launch) (*Kernel, kernelTex
 	if u.target.ReqdSubgroupSize {
 		fmt.Fprintf(&head, "__attribute__((intel_reqd_sub_group_size(%d)))\n", l.SubgroupSize)
 	}
-	fmt.Fprintf(&head, "kernel void %s(%s) {\n", symbol, strings.Join(params, ", "))
+	head.WriteString("kernel void ")
+	head.WriteString(symbol)
+	head.WriteByte('(')
+	for i, a := range k.Args {
+		if i > 0 {
+			head.WriteString(", ")
+		}
+		head.WriteString(a.CType)
+		head.WriteByte(' ')
+		head.WriteString(a.Name)
+	}
+	head.WriteString(") {\n")
 	return k, kernelText{head: head.String(), locals: e.locals.String(), body: e.body}, nil
 }
 
@@ -271,16 +282,16 @@ func isIdent(s string) bool {
 	return true
 }
 
-// params builds the kernel parameter list and records the argument ABI.
-func (e *fn) params(k *Kernel) []string {
-	var decl []string
+// params records the argument ABI in k (its parameter list: each
+// argument's CType and Name).
+func (e *fn) params(k *Kernel) {
 	add := func(a Arg) string {
 		k.Args = append(k.Args, a)
-		decl = append(decl, a.CType+" "+a.Name)
 		return a.Name
 	}
 	for i, p := range e.f.Params {
-		base := e.fresh(p.Name)
+		// The arguments' names go into the Kernel: not cut from e.text.
+		base := strings.Clone(e.fresh(p.Name))
 		switch p.Type.Kind() {
 		case ir.KindMemref:
 			e.mems.Set(p, e.memrefParam(p.Type, base, i, add))
@@ -292,7 +303,6 @@ func (e *fn) params(k *Kernel) []string {
 			e.names.Set(p, e.fromArg(name, p.Type, si))
 		}
 	}
-	return decl
 }
 
 // fromArg converts a scalar kernel argument to its register type.
