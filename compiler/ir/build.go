@@ -21,8 +21,15 @@ func NewFunc(name string, names []string, types []*Type) *Func {
 // given types.
 func NewRegion(kind RegionKind, argTypes ...*Type) *Region {
 	r := &Region{Kind: kind}
-	for _, t := range argTypes {
-		r.AddArg(t)
+	if len(argTypes) > 0 {
+		// The arguments in one allocation and their list in another: a
+		// loop's body has the induction variable and the carried values.
+		args := make([]Value, len(argTypes))
+		r.Args = make([]*Value, len(argTypes))
+		for i, t := range argTypes {
+			args[i] = Value{Type: t, Region: r, Index: i}
+			r.Args[i] = &args[i]
+		}
 	}
 	return r
 }
@@ -53,8 +60,15 @@ func NewInst(op Op, operands []*Value, resultTypes ...*Type) *Inst {
 		return &x.in
 	}
 	in := &Inst{Op: op, Operands: operands}
-	for i, t := range resultTypes {
-		in.Results = append(in.Results, &Value{Type: t, Def: in, Index: i})
+	if len(resultTypes) > 0 {
+		// The results in one allocation and their list in another (a loop
+		// carrying a tile's accumulators has a dozen).
+		results := make([]Value, len(resultTypes))
+		in.Results = make([]*Value, len(resultTypes))
+		for i, t := range resultTypes {
+			results[i] = Value{Type: t, Def: in, Index: i}
+			in.Results[i] = &results[i]
+		}
 	}
 	return in
 }
@@ -69,9 +83,18 @@ func (in *Inst) AddRegion(r *Region) *Region {
 // Append adds in at the end of r.
 func (r *Region) Append(in *Inst) *Inst {
 	in.Parent = r
+	if r.Insts == nil {
+		// Room for a few from the start: growing from one by doubling
+		// was an allocation for every region's first, second, third and
+		// fifth instruction.
+		r.Insts = make([]*Inst, 0, firstInsts)
+	}
 	r.Insts = append(r.Insts, in)
 	return in
 }
+
+// firstInsts is the capacity a region's instruction list starts with.
+const firstInsts = 8
 
 // Insert adds in at position i of r (0 ≤ i ≤ len(r.Insts)).
 func (r *Region) Insert(i int, in *Inst) *Inst {
@@ -242,21 +265,22 @@ func (b *Builder) Barrier(f Fence) *Inst {
 // variable and the loop-carried values as arguments and must end with a
 // yield when init is not empty.
 func (b *Builder) For(from, to, step *Value, init ...*Value) *Inst {
-	ops := []*Value{from, to}
+	ops := make([]*Value, 0, 3+len(init))
+	ops = append(ops, from, to)
 	if step != nil {
 		ops = append(ops, step)
 	}
 	ops = append(ops, init...)
-	types := make([]*Type, len(init))
+	// types[0] is the induction variable's, the rest the carried values'
+	// (the loop's results and its body's arguments after it).
+	types := make([]*Type, 1+len(init))
+	types[0] = from.Type
 	for i, v := range init {
-		types[i] = v.Type
+		types[1+i] = v.Type
 	}
-	in := NewInst(OpFor, ops, types...)
+	in := NewInst(OpFor, ops, types[1:]...)
 	in.HasStep = step != nil
-	body := in.AddRegion(NewRegion(RegionInherit, from.Type))
-	for _, t := range types {
-		body.AddArg(t)
-	}
+	in.AddRegion(NewRegion(RegionInherit, types...))
 	return b.Insert(in)
 }
 
@@ -290,6 +314,7 @@ func (b *Builder) ForeachTile(from, to []*Value, tile []int64) *Inst {
 // (then, else) are created empty.
 func (b *Builder) If(cond *Value, types ...*Type) *Inst {
 	in := NewInst(OpIf, []*Value{cond}, types...)
+	in.Regions = make([]*Region, 0, 2)
 	in.AddRegion(NewRegion(RegionInherit))
 	in.AddRegion(NewRegion(RegionInherit))
 	return b.Insert(in)
