@@ -38,11 +38,10 @@ func (in *Inst) AsyncCopyOperands() (src *Value, srcIdx []*Value, dst *Value, ds
 // AsyncCopy emits an async_copy of n elements from src at srcIdx to dst at
 // dstIdx, valid of them read and the rest zero.
 func (b *Builder) AsyncCopy(n int, src *Value, srcIdx []*Value, dst *Value, dstIdx []*Value, valid *Value) *Inst {
-	ops := append([]*Value{src}, srcIdx...)
-	ops = append(append(append(ops, dst), dstIdx...), valid)
-	in := NewInst(OpAsyncCopy, ops)
-	in.Count = int64(n)
-	return b.Insert(in)
+	ops := make([]*Value, 0, 3+len(srcIdx)+len(dstIdx))
+	ops = append(append(append(append(append(ops, src), srcIdx...), dst), dstIdx...), valid)
+	// No results: the instruction takes the operand list made for it.
+	return b.Insert(&Inst{Op: OpAsyncCopy, Operands: ops, Count: int64(n)})
 }
 
 // AsyncCommit emits an async_commit.

@@ -41,25 +41,39 @@ func (r *Region) AddArg(t *Type) *Value {
 	return v
 }
 
-// NewInst returns an instruction with the given operands and one fresh
-// result per result type. Set attribute fields and add regions (AddRegion)
-// before inserting it into a region.
+// NewInst returns an instruction with the given operands (copied: the
+// instruction does not keep the slice) and one fresh result per result
+// type. Set attribute fields and add regions (AddRegion) before inserting
+// it into a region.
 func NewInst(op Op, operands []*Value, resultTypes ...*Type) *Inst {
 	if len(resultTypes) == 1 {
 		// Most instructions have one result: one allocation holds the
 		// instruction, the result and the result list (of capacity 1, so
-		// an append moves it out).
-		x := &struct {
-			in      Inst
-			result  Value
-			results [1]*Value
-		}{}
-		x.in.Op, x.in.Operands, x.in.Results = op, operands, x.results[:]
-		x.result.Type, x.result.Def = resultTypes[0], &x.in
-		x.results[0] = &x.result
-		return &x.in
+		// an append moves it out), and up to four operands.
+		if len(operands) == 0 {
+			x := &struct {
+				in      Inst
+				result  Value
+				results [1]*Value
+			}{}
+			return x.in.init(op, nil, &x.result, x.results[:], resultTypes[0])
+		}
+		if len(operands) <= 4 {
+			x := &struct {
+				in       Inst
+				result   Value
+				results  [1]*Value
+				operands [4]*Value
+			}{}
+			n := copy(x.operands[:], operands)
+			return x.in.init(op, x.operands[:n:n], &x.result, x.results[:], resultTypes[0])
+		}
 	}
-	in := &Inst{Op: op, Operands: operands}
+	in := &Inst{Op: op}
+	if len(operands) > 0 {
+		in.Operands = make([]*Value, len(operands))
+		copy(in.Operands, operands)
+	}
 	if len(resultTypes) > 0 {
 		// The results in one allocation and their list in another (a loop
 		// carrying a tile's accumulators has a dozen).
@@ -70,6 +84,17 @@ func NewInst(op Op, operands []*Value, resultTypes ...*Type) *Inst {
 			in.Results[i] = &results[i]
 		}
 	}
+	return in
+}
+
+// init sets the fields of a zeroed one-result instruction allocated with
+// its result, result list and operands, one by one: assigning whole
+// structs zeroed and copied them again, under the garbage collector's
+// write barriers when it runs.
+func (in *Inst) init(op Op, operands []*Value, result *Value, results []*Value, t *Type) *Inst {
+	in.Op, in.Operands, in.Results = op, operands, results
+	result.Type, result.Def = t, in
+	results[0] = result
 	return in
 }
 
@@ -216,14 +241,14 @@ func (b *Builder) Builtin(k BuiltinKind) *Value {
 // Load emits a load from a memref (result: its element type) or a group
 // (result: its memref type).
 func (b *Builder) Load(m *Value, index ...*Value) *Value {
-	t := m.Type.Elem()
-	return b.Insert(NewInst(OpLoad, append([]*Value{m}, index...), t)).Result()
+	var ops [4]*Value // NewInst copies them: on the stack when few
+	return b.Insert(NewInst(OpLoad, append(append(ops[:0], m), index...), m.Type.Elem())).Result()
 }
 
 // Store emits a store of x into m at index.
 func (b *Builder) Store(atomic AtomicMode, x, m *Value, index ...*Value) *Inst {
-	in := NewInst(OpStore, append([]*Value{x, m}, index...))
-	in.Atomic = atomic
+	// No results: the instruction takes the operand list made for it.
+	in := &Inst{Op: OpStore, Operands: append([]*Value{x, m}, index...), Atomic: atomic}
 	return b.Insert(in)
 }
 
@@ -234,14 +259,17 @@ func (b *Builder) VectorLoad(n int, m *Value, index ...*Value) []*Value {
 	for i := range types {
 		types[i] = m.Type.Elem()
 	}
-	return b.Insert(NewInst(OpVectorLoad, append([]*Value{m}, index...), types...)).Results
+	var ops [4]*Value // NewInst copies them: on the stack when few
+	return b.Insert(NewInst(OpVectorLoad, append(append(ops[:0], m), index...), types...)).Results
 }
 
 // VectorStore emits a vector_store of xs into consecutive elements of m
 // from index on along mode 0.
 func (b *Builder) VectorStore(xs []*Value, m *Value, index ...*Value) *Inst {
-	ops := append(append(slices.Clone(xs), m), index...)
-	return b.Insert(NewInst(OpVectorStore, ops))
+	ops := make([]*Value, 0, len(xs)+1+len(index))
+	ops = append(append(append(ops, xs...), m), index...)
+	// No results: the instruction takes the operand list made for it.
+	return b.Insert(&Inst{Op: OpVectorStore, Operands: ops})
 }
 
 // ShuffleXor emits a subgroup_shuffle_xor of x with mask (an i32).
