@@ -29,8 +29,8 @@ func (e *fn) asyncCopy(in *ir.Inst) {
 	src, dst := e.memref(srcV), e.memref(dstV)
 	si := e.u.scalar(srcV.Type.Elem())
 	n := int(in.Count)
-	srcAt := "(" + src.ptr + " + " + e.offsetOf(srcV, srcIdx) + ")"
-	dstAt := "(" + dst.ptr + " + " + e.offsetOf(dstV, dstIdx) + ")"
+	srcAt := e.text.join("(", src.ptr, " + ", e.offsetOf(srcV, srcIdx), ")")
+	dstAt := e.text.join("(", dst.ptr, " + ", e.offsetOf(dstV, dstIdx), ")")
 	valid := e.value(validV)
 	full := isLiteralInt(validV, int64(n))
 	bytes := n * si.size
@@ -46,11 +46,11 @@ func (e *fn) asyncCopy(in *ir.Inst) {
 	raw := rawScalar(si)
 	if full && n > 1 {
 		vec, _ := rawVector(si, n)
-		e.line("*(%s %s*)%s = *(global const %s*)%s;", dst.space, vec, dstAt, vec, srcAt)
+		e.put("*(", dst.space, " ", vec, "*)", dstAt, " = *(global const ", vec, "*)", srcAt, ";")
 		return
 	}
 	if full {
-		e.line("*(%s %s*)%s = *(global const %s*)%s;", dst.space, raw, dstAt, raw, srcAt)
+		e.put("*(", dst.space, " ", raw, "*)", dstAt, " = *(global const ", raw, "*)", srcAt, ";")
 		return
 	}
 	e.line("for (int tl_k = 0; tl_k < %d; ++tl_k)", n)

@@ -68,7 +68,7 @@ func (e *fn) coopElementwise(v *ir.Value, expr func(src []string) string, srcs .
 	for i, s := range srcs {
 		elems[i] = e.text.join(s, ".v[tl_e]")
 	}
-	e.line("%s.v[tl_e] = %s;", name, expr(elems))
+	e.put(name, ".v[tl_e] = ", expr(elems), ";")
 	e.closeLoop()
 }
 
@@ -203,7 +203,7 @@ func (e *fn) coopStore(in *ir.Inst) error {
 	e.coopElems(in.Operands[0])
 	off, cond := e.coopAccess(m, x, y, in.TransA == ir.Trans, in.Checked)
 	if cond != "" {
-		e.line("if (!(%s)) continue;", cond)
+		e.put("if (!(", cond, ")) continue;")
 	}
 	err := e.storeElem(m, off, e.text.join(a, ".v[tl_k]"), in.Atomic)
 	e.closeElems()
@@ -273,7 +273,7 @@ func (e *fn) replicatedLoad(in *ir.Inst) {
 	if cond != "" {
 		load = cond + " ? " + load + " : " + zero
 	}
-	e.line("%s.v[tl_r * %d + tl_c] = %s;", name, t.Cols(), load)
+	e.put(name, ".v[tl_r * ", strconv.FormatInt(t.Cols(), 10), " + tl_c] = ", load, ";")
 	e.closeLoop()
 	e.closeLoop()
 }

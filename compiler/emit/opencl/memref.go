@@ -74,7 +74,7 @@ func (e *fn) bindMemref(v *ir.Value, ptr string, shape, stride []string) {
 	si := e.u.scalar(t.Elem())
 	space := t.Space().String()
 	name := e.fresh(v.Name)
-	e.line("%s %s* %s = %s;", space, si.mem, name, ptr)
+	e.put(space, " ", si.mem, "* ", name, " = ", ptr, ";")
 	m := &memref{typ: t, ptr: name, space: space}
 	m.shape = e.pinAll(shape, t.Shape())
 	m.stride = e.pinAll(stride, t.Stride())
@@ -93,7 +93,7 @@ func (e *fn) pinAll(exprs []string, static []int64) []string {
 			out[i] = x
 		default:
 			name := e.fresh("d")
-			e.line("const long %s = %s;", name, x)
+			e.put("const long ", name, " = ", x, ";")
 			out[i] = name
 		}
 	}
@@ -223,11 +223,11 @@ func (e *fn) storeElem(m *memref, off, val string, atomic ir.AtomicMode) error {
 	}
 	switch {
 	case si.halfway:
-		e.line("vstore_half_rte(%s, %s, %s);", val, off, m.ptr)
+		e.put("vstore_half_rte(", val, ", ", off, ", ", m.ptr, ");")
 	case si.bf16:
-		e.line("%s[%s] = %s(%s);", m.ptr, off, e.u.helpers.bf16Store(), val)
+		e.put(m.ptr, "[", off, "] = ", e.u.helpers.bf16Store(), "(", val, ");")
 	default:
-		e.line("%s[%s] = %s;", m.ptr, off, val)
+		e.put(m.ptr, "[", off, "] = ", val, ";")
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package opencl
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"tltune/compiler/ir"
@@ -400,7 +401,7 @@ func (e *fn) mmaMulAdd(in *ir.Inst) {
 	in16 := av.Type.Elem()
 	acc := e.fresh("acc")
 	typ, _ := e.coopType(cv)
-	e.line("%s %s = %s;", typ, acc, c)
+	e.put(typ, " ", acc, " = ", c, ";")
 	defer func() { e.names.Set(in.Result(), acc) }()
 	// block issues the engine call of one block of D from the fragment
 	// elements starting at offC, offA and offB.
@@ -413,12 +414,12 @@ func (e *fn) mmaMulAdd(in *ir.Inst) {
 	case e.packed[av] && e.packed[bv]:
 		h := e.u.helpers.mmaPacked(in16.String())
 		block = func(offC, offA, offB int) {
-			e.line("%s(&%s.v[%d], &%s.v[%d], &%s.v[%d]);", h, acc, offC, a, offA/2, b, offB/2)
+			e.put(h, "(&", acc, ".v[", strconv.Itoa(offC), "], &", a, ".v[", strconv.Itoa(offA/2), "], &", b, ".v[", strconv.Itoa(offB/2), "]);")
 		}
 	default:
 		h := e.u.helpers.mma(in16.String())
 		block = func(offC, offA, offB int) {
-			e.line("%s(&%s.v[%d], &%s.v[%d], &%s.v[%d]);", h, acc, offC, a, offA, b, offB)
+			e.put(h, "(&", acc, ".v[", strconv.Itoa(offC), "], &", a, ".v[", strconv.Itoa(offA), "], &", b, ".v[", strconv.Itoa(offB), "]);")
 		}
 	}
 	for ni := range bn {

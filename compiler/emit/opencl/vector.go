@@ -66,15 +66,6 @@ func components(k, per int) string {
 var oneComponent = [16]string{".s0", ".s1", ".s2", ".s3", ".s4", ".s5", ".s6", ".s7",
 	".s8", ".s9", ".sa", ".sb", ".sc", ".sd", ".se", ".sf"}
 
-// vectorPtr is the cast pointer to the vector of type raw at element offset
-// off of m.
-func vectorPtr(m *memref, raw string, off string, const_ bool) string {
-	if const_ {
-		return "(" + m.space + " const " + raw + "*)(" + m.ptr + " + " + off + ")"
-	}
-	return "(" + m.space + " " + raw + "*)(" + m.ptr + " + " + off + ")"
-}
-
 func (e *fn) vectorLoad(in *ir.Inst) {
 	m := e.memref(in.Operands[0])
 	elems := e.loadVector(m, e.offsetOf(in.Operands[0], in.Operands[1:]), len(in.Results))
@@ -95,7 +86,7 @@ func (e *fn) loadVector(m *memref, off string, n int) []string {
 	out := make([]string, n)
 	for k := range out {
 		head, tail := v.elem(e, k)
-		out[k] = head + tail
+		out[k] = e.text.join(head, tail)
 	}
 	return out
 }
@@ -114,7 +105,7 @@ func (e *fn) loadVectorBits(m *memref, off string, n int) loadedVector {
 	si := e.u.scalar(m.typ.Elem())
 	raw, per := rawVector(si, n)
 	bits := e.fresh("vec")
-	// vectorPtr's pointer, written in parts.
+	// The cast pointer to the vector, written in parts.
 	e.put("const ", raw, " ", bits, " = *(", m.space, " const ", raw, "*)(", m.ptr, " + ", off, ");")
 	return loadedVector{bits, si, per}
 }
@@ -155,5 +146,6 @@ func (e *fn) vectorStore(in *ir.Inst) {
 		}
 		val = "(" + raw + ")(" + joinArgs(parts...) + ")"
 	}
-	e.line("*%s = %s;", vectorPtr(m, raw, e.offsetOf(mv, idx), false), val)
+	// The cast pointer to the vector, written in parts.
+	e.put("*(", m.space, " ", raw, "*)(", m.ptr, " + ", e.offsetOf(mv, idx), ") = ", val, ";")
 }
