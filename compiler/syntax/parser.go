@@ -458,7 +458,11 @@ func (p *parser) list(open, close token, what string, item func()) {
 // ---- attributes ----
 
 func (p *parser) dictionary() ir.Attrs {
-	d := ir.Attrs{}
+	// The entries are collected on the stack and copied once, at their
+	// number: grown by appending, a kernel's few dictionaries were a
+	// sixth of parsing it.
+	var entries [8]ir.NamedAttr
+	d := ir.Attrs(entries[:0])
 	p.list(tLBrace, tRBrace, "attributes", func() {
 		na := ir.NamedAttr{Pos: p.pos}
 		switch {
@@ -479,7 +483,7 @@ func (p *parser) dictionary() ir.Attrs {
 		}
 		d = append(d, na)
 	})
-	return d
+	return append(make(ir.Attrs, 0, len(d)), d...)
 }
 
 func (p *parser) attribute() ir.Attr {
@@ -495,8 +499,10 @@ func (p *parser) attribute() ir.Attr {
 		a = ir.StringAttr(p.lit)
 		p.next()
 	case p.tok == tLBrack:
-		a = ir.Attr{Kind: ir.AttrArray, Array: []ir.Attr{}}
-		p.list(tLBrack, tRBrack, "array entries", func() { a.Array = append(a.Array, p.attribute()) })
+		var entries [4]ir.Attr // collected on the stack, copied once (see dictionary)
+		array := entries[:0]
+		p.list(tLBrack, tRBrack, "array entries", func() { array = append(array, p.attribute()) })
+		a = ir.Attr{Kind: ir.AttrArray, Array: append(make([]ir.Attr, 0, len(array)), array...)}
 	case p.tok == tLBrace:
 		a = ir.Attr{Kind: ir.AttrDict, Dict: p.dictionary()}
 	default:
