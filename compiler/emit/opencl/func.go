@@ -282,9 +282,42 @@ func isIdent(s string) bool {
 	return true
 }
 
+// ArgCount is the number of kernel arguments of parameters params
+// (docs/abi.md): a memref's data and its dynamic shape and stride
+// entries, a group's base and offsets, dynamic entries, size and offset,
+// a scalar's value. The back ends size their argument lists with it.
+func ArgCount(params []*ir.Value) int {
+	n := 0
+	for _, p := range params {
+		t := p.Type
+		switch t.Kind() {
+		case ir.KindMemref:
+			n += 1 + dynamic(t.Shape()) + dynamic(t.Stride())
+		case ir.KindGroup:
+			mt := t.Elem()
+			n += 2 + dynamic(mt.Shape()) + dynamic(mt.Stride()) + dynamic([]int64{t.GroupSize(), t.GroupOffset()})
+		default:
+			n++
+		}
+	}
+	return n
+}
+
+// dynamic is the number of dynamic entries of vs.
+func dynamic(vs []int64) int {
+	n := 0
+	for _, v := range vs {
+		if v == ir.Dynamic {
+			n++
+		}
+	}
+	return n
+}
+
 // params records the argument ABI in k (its parameter list: each
 // argument's CType and Name).
 func (e *fn) params(k *Kernel) {
+	k.Args = make([]Arg, 0, ArgCount(e.f.Params))
 	add := func(a Arg) string {
 		k.Args = append(k.Args, a)
 		return a.Name

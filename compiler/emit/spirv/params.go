@@ -1,7 +1,7 @@
 package spirv
 
 import (
-	"fmt"
+	"strconv"
 
 	"tltune/compiler/emit/opencl"
 	"tltune/compiler/emit/spirv/internal/spv"
@@ -24,9 +24,11 @@ func (s *signature) bind(params []spv.ID) {
 // signature builds the parameter list and records the argument ABI, in the
 // order of the OpenCL C back end's kernels.
 func (e *fn) signature(k *opencl.Kernel) *signature {
-	s := &signature{}
+	n := opencl.ArgCount(e.f.Params)
+	k.Args = make([]opencl.Arg, 0, n)
+	s := &signature{types: make([]spv.ID, 0, n), binds: make([]func(spv.ID), 0, n)}
 	add := func(a opencl.Arg, t spv.ID, bind func(spv.ID)) {
-		a.Name = fmt.Sprintf("a%d", len(k.Args))
+		a.Name = argName(len(k.Args))
 		k.Args = append(k.Args, a)
 		s.types = append(s.types, t)
 		s.binds = append(s.binds, bind)
@@ -44,6 +46,16 @@ func (e *fn) signature(k *opencl.Kernel) *signature {
 	}
 	return s
 }
+
+// argName is the name of argument i: "a" and its number.
+func argName(i int) string {
+	if i < len(argNames) {
+		return argNames[i]
+	}
+	return "a" + strconv.Itoa(i)
+}
+
+var argNames = [...]string{"a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "a9", "a10", "a11", "a12", "a13", "a14", "a15"}
 
 // fromArg converts a scalar argument to its register value.
 func (e *fn) fromArg(id spv.ID, t *ir.Type) spv.ID {
