@@ -75,9 +75,10 @@ func (k OperandKind) Category() string { return kindInfo[k].category }
 
 // Enumerant returns the entry of value v of enumeration kind k.
 func Enumerant(k OperandKind, v uint32) (EnumInfo, bool) {
-	for _, e := range enumInfo[k] {
-		if e.Value == v {
-			return e, true
+	es := enumInfo[k]
+	for i := range es { // by index: an entry is a hundred bytes to copy
+		if es[i].Value == v {
+			return es[i], true
 		}
 	}
 	return EnumInfo{}, false

@@ -78,7 +78,7 @@ func (b *Builder) Use(k OperandKind, v uint32) {
 // needed only by what no core version has (version 0): the grammar also
 // lists the extensions that once introduced core instructions.
 func (b *Builder) require(caps []Capability, exts []string, version uint32) {
-	if len(caps) > 0 {
+	if len(caps) > 0 && !b.needsAlready(caps) {
 		b.needs = append(b.needs, caps)
 	}
 	if version != 0 {
@@ -90,6 +90,18 @@ func (b *Builder) require(caps []Capability, exts []string, version uint32) {
 		}
 	}
 	b.version = max(b.version, version)
+}
+
+// needsAlready reports whether caps, a list of the grammar's tables, is
+// recorded: every use of an enumerant records its list, and a module uses
+// the same few hundreds of times (Capabilities sorted them all).
+func (b *Builder) needsAlready(caps []Capability) bool {
+	for _, n := range b.needs {
+		if len(n) == len(caps) && unsafe.SliceData(n) == unsafe.SliceData(caps) {
+			return true
+		}
+	}
+	return false
 }
 
 // encode appends one instruction to dst and records what op requires (once
@@ -451,11 +463,11 @@ func hasResult(op Op) bool {
 // ones, then for every requirement not met by those (or by what they
 // imply) its first alternative.
 func (b *Builder) Capabilities() []Capability {
-	have := map[Capability]bool{}
+	var have capSet
 	var out []Capability
 	declare := func(c Capability) {
 		out = append(out, c)
-		b.implyAll(c, have)
+		b.implyAll(c, &have)
 	}
 	for _, c := range b.declared {
 		declare(c)
@@ -465,7 +477,7 @@ func (b *Builder) Capabilities() []Capability {
 	needs := slices.Clone(b.needs)
 	slices.SortStableFunc(needs, func(x, y []Capability) int { return len(x) - len(y) })
 	for _, alts := range needs {
-		if !slices.ContainsFunc(alts, func(c Capability) bool { return have[c] }) {
+		if !slices.ContainsFunc(alts, have.has) {
 			declare(alts[0])
 		}
 	}
@@ -473,11 +485,11 @@ func (b *Builder) Capabilities() []Capability {
 }
 
 // implyAll marks c and every capability it implicitly declares.
-func (b *Builder) implyAll(c Capability, have map[Capability]bool) {
-	if have[c] {
+func (b *Builder) implyAll(c Capability, have *capSet) {
+	if have.has(c) {
 		return
 	}
-	have[c] = true
+	have.caps = append(have.caps, c)
 	if e, ok := Enumerant(KindCapability, uint32(c)); ok {
 		b.require(nil, e.Exts, e.Version)
 		for _, d := range e.Caps {
@@ -485,6 +497,11 @@ func (b *Builder) implyAll(c Capability, have map[Capability]bool) {
 		}
 	}
 }
+
+// capSet is a set of the few capabilities a module declares or implies.
+type capSet struct{ caps []Capability }
+
+func (s *capSet) has(c Capability) bool { return slices.Contains(s.caps, c) }
 
 // Bytes returns the module in the binary format, little-endian.
 func (b *Builder) Bytes(addressing AddressingModel, memory MemoryModel) []byte {
