@@ -13,6 +13,10 @@ type gen struct {
 	// again, and each constant was an instruction to build, verify and
 	// delete.
 	indices []indexConst
+	// firstIndices holds the first few indices, in the generator's own
+	// allocation: growing the list from nothing was an allocation at
+	// every doubling, for every region a lowering fills.
+	firstIndices [8]indexConst
 }
 
 type indexConst struct {
@@ -24,7 +28,11 @@ type indexConst struct {
 // linearly).
 const maxIndexConsts = 32
 
-func newGen(r *ir.Region) *gen { return &gen{Builder: *ir.NewBuilder(r)} }
+func newGen(r *ir.Region) *gen {
+	g := &gen{Builder: *ir.NewBuilder(r)}
+	g.indices = g.firstIndices[:0]
+	return g
+}
 
 // at returns a generator appending to r (a nested region).
 func (g *gen) at(r *ir.Region) *gen { return newGen(r) }

@@ -62,7 +62,9 @@ func (u *unit) emitFunc(f *ir.Func, symbol string, l Launch) (*Kernel, kernelTex
 	}
 	l.BatchPerGroup = max(l.BatchPerGroup, 1)
 	e := &fn{u: u, f: f, launch: l,
-		names:  *ir.NewValueMap[string](f.NumValues),
+		// The value maps made at the function's size: grown from nothing,
+		// they were an allocation per doubling.
+		names: *ir.NewValueMap[string](f.NumValues), mems: *ir.NewValueMap[*memref](f.NumValues),
 		groups: map[*ir.Value]*group{}, yields: map[*ir.Region][]string{}}
 	if len(u.target.MMA) > 0 || l.SubgroupSize > 1 { // else no layout but rows over lanes
 		coops := newCoopValues(f)

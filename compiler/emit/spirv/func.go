@@ -45,8 +45,10 @@ func (u *unit) emitFunc(f *ir.Func, l opencl.Launch) (*opencl.Kernel, error) {
 	}
 	l.BatchPerGroup = max(l.BatchPerGroup, 1)
 	e := &fn{u: u, b: u.b, f: f, launch: l,
-		vals: *ir.NewValueMap[spv.ID](f.NumValues), coops: map[*ir.Value][]spv.ID{},
-		groups: map[*ir.Value]*group{}, yields: map[*ir.Region]*yieldSink{}}
+		// The value maps made at the function's size: grown from nothing,
+		// they were an allocation per doubling.
+		vals: *ir.NewValueMap[spv.ID](f.NumValues), mems: *ir.NewValueMap[*memref](f.NumValues),
+		coops: map[*ir.Value][]spv.ID{}, groups: map[*ir.Value]*group{}, yields: map[*ir.Region]*yieldSink{}}
 	// SPIR-V entry points are free strings: every kernel keeps its name.
 	k := &opencl.Kernel{Name: f.Name, Symbol: f.Name, Launch: l}
 	sig := e.signature(k)
