@@ -72,11 +72,13 @@ func foldInt(in *ir.Inst) (int64, bool) {
 // deleting it releases its operands' uses before their definitions are
 // reached.
 func deadCode(f *ir.Func) error {
-	uses := ir.NewValueMap[int](f.Number())
+	// Use counts by value ID: f was just numbered, so every value it
+	// defines has its own ID below n, and every operand is one of them (a
+	// ValueMap's checks and key stores were half of the pass).
+	uses := useCounts(make([]int32, f.Number()))
 	f.Body.Walk(func(in *ir.Inst) bool {
 		for _, v := range in.Operands {
-			n, _ := uses.Get(v)
-			uses.Set(v, n+1)
+			uses[v.ID]++
 		}
 		return true
 	})
@@ -84,21 +86,23 @@ func deadCode(f *ir.Func) error {
 	return nil
 }
 
+// useCounts counts the uses of each value of a function, by ID.
+type useCounts []int32
+
 // sweepDead deletes r's dead instructions, last to first, the regions of
 // an instruction before the instruction itself.
-func sweepDead(r *ir.Region, uses *ir.ValueMap[int]) {
+func sweepDead(r *ir.Region, uses useCounts) {
 	dead := 0
 	for i := len(r.Insts) - 1; i >= 0; i-- {
 		in := r.Insts[i]
 		for _, sub := range in.Regions {
 			sweepDead(sub, uses)
 		}
-		if !pure(in) || !unused(in, uses) {
+		if !pure(in) || !uses.none(in) {
 			continue
 		}
 		for _, v := range in.Operands {
-			n, _ := uses.Get(v)
-			uses.Set(v, n-1)
+			uses[v.ID]--
 		}
 		r.Insts[i] = nil
 		dead++
@@ -108,9 +112,10 @@ func sweepDead(r *ir.Region, uses *ir.ValueMap[int]) {
 	}
 }
 
-func unused(in *ir.Inst, uses *ir.ValueMap[int]) bool {
+// none reports whether in has results and none of them is used.
+func (uses useCounts) none(in *ir.Inst) bool {
 	for _, r := range in.Results {
-		if n, _ := uses.Get(r); n > 0 {
+		if uses[r.ID] > 0 {
 			return false
 		}
 	}
