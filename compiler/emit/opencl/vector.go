@@ -36,11 +36,11 @@ func rawVector(si *scalarInfo, n int) (typ string, per int) {
 
 // vectorNames spells the vector types of the components memory holds,
 // once: every vector access asks, and joining the name anew was an
-// allocation each.
-var vectorNames = func() map[string][17]string {
-	m := map[string][17]string{}
+// allocation each. (By pointer: a lookup copied the whole array.)
+var vectorNames = func() map[string]*[17]string {
+	m := map[string]*[17]string{}
 	for _, comp := range []string{"char", "short", "int", "long", "half", "ushort", "float", "double"} {
-		var names [17]string
+		names := new([17]string)
 		for n := range names {
 			names[n] = comp + strconv.Itoa(n)
 		}
