@@ -21,8 +21,8 @@ import (
 // from 740 lowered instructions for nvidia-pipeline), about half in
 // writing it and a quarter in lowering, the verifier and dead-code
 // elimination after the lowering taking most of the rest. Allocation and
-// the garbage collector are a third of every case: the instructions the
-// lowering builds, the C's names and expressions.
+// the garbage collector are a quarter to a third of every case: the
+// instructions the lowering builds, and the C itself.
 func BenchmarkCompileGemm(b *testing.B) {
 	defer compiler.SetCheckPasses(false)()
 	f32 := kernels.Spec{Op: kernels.GEMMOp, M: 64, N: 64, K: 32, DType: kernels.F32, Acc: kernels.F32,
