@@ -142,7 +142,6 @@ func (s Spec) inputs(seed uint64, batch int) (*Inputs, error) {
 	if batch < 1 {
 		return nil, fmt.Errorf("batch must be at least 1, got %d", batch)
 	}
-	r := rand.New(rand.NewPCG(seed, 0x746c74756e65)) // "tltune"
 	in := &Inputs{Seed: seed, Batch: batch}
 	ops := s.operands()
 	for i, o := range ops {
@@ -150,21 +149,33 @@ func (s Spec) inputs(seed uint64, batch int) (*Inputs, error) {
 		if i == len(ops)-1 && !s.readsC() {
 			buf.Fill(complex(math.NaN(), math.NaN()))
 		} else {
-			fillRandom(buf, r)
+			fillRandom(buf, seed, i)
 		}
 		in.Args = append(in.Args, buf)
 	}
 	return in, nil
 }
 
-func fillRandom(b *Buffer, r *rand.Rand) {
-	for i := range b.Len() {
-		z := complex(2*r.Float64()-1, 0)
-		if b.Type.IsComplex() {
-			z += complex(0, 2*r.Float64()-1)
+// randomChunk is the number of elements one random stream fills.
+const randomChunk = 1 << 16
+
+// fillRandom fills b with values uniform in [-1, 1) (both parts of a
+// complex value). Each chunk of randomChunk elements has a random stream
+// of its own, named by the seed, the operand and the chunk, so the values
+// depend on neither the number of cores nor the order the chunks are
+// filled in.
+func fillRandom(b *Buffer, seed uint64, operand int) {
+	chunks := (b.Len() + randomChunk - 1) / randomChunk
+	inParallel(chunks, func(c int) {
+		r := rand.New(rand.NewPCG(seed, 0x746c74756e65^uint64(operand)<<48^uint64(c))) // "tltune"
+		for i := c * randomChunk; i < min((c+1)*randomChunk, b.Len()); i++ {
+			z := complex(2*r.Float64()-1, 0)
+			if b.Type.IsComplex() {
+				z += complex(0, 2*r.Float64()-1)
+			}
+			b.Set(i, z)
 		}
-		b.Set(i, z)
-	}
+	})
 }
 
 // readsC reports whether the kernel's result depends on the initial output:

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/cmplx"
 	"slices"
+	"sync"
 
 	"tltune/internal/speak"
 )
@@ -80,11 +81,18 @@ func (s Spec) reference(in *Inputs) (*Expected, error) {
 func contract[T number](s Spec, in *Inputs, out []complex128) {
 	p := s.plan()
 	A, B, C := in.Args[0], in.Args[1], in.Args[2]
-	a, b, c := make([]T, A.EntryElements()), make([]T, B.EntryElements()), make([]T, C.EntryElements())
 	alpha, beta := fromComplex[T](s.DType.Round(s.Alpha)), fromComplex[T](s.Acc.Round(s.Beta))
 	readC := s.readsC()
-	sums := make([]T, p.m)
-	for e := range in.Batch {
+	// The entries are independent: each worker takes one at a time, with
+	// scratch of its own.
+	scratch := sync.Pool{New: func() any {
+		return &entryScratch[T]{a: make([]T, A.EntryElements()), b: make([]T, B.EntryElements()),
+			c: make([]T, C.EntryElements()), sums: make([]T, p.m)}
+	}}
+	inParallel(in.Batch, func(e int) {
+		w := scratch.Get().(*entryScratch[T])
+		defer scratch.Put(w)
+		a, b, c, sums := w.a, w.b, w.c, w.sums
 		loadEntry(A, e, a)
 		loadEntry(B, e, b)
 		if readC {
@@ -109,8 +117,11 @@ func contract[T number](s Spec, in *Inputs, out []complex128) {
 				dst[i+j*p.m] = toComplex(v)
 			}
 		}
-	}
+	})
 }
+
+// entryScratch is one worker's copy of a batch entry's operands and sums.
+type entryScratch[T number] struct{ a, b, c, sums []T }
 
 func loadEntry[T number](b *Buffer, e int, dst []T) {
 	base := e * len(dst)

@@ -176,3 +176,17 @@ func TestSessionPreparesOnce(t *testing.T) {
 		t.Errorf("5 verifications and timings generated inputs %d times and the reference %d times; want 2 and 0, at the start", inputs, references)
 	}
 }
+
+// TestPatternEntries: the timing batch generates up to 64 distinct
+// entries, fewer where they would pass about 16 MiB, never none.
+func TestPatternEntries(t *testing.T) {
+	for _, tc := range []struct {
+		batch      int
+		entryBytes int64
+		want       int
+	}{{8534, 16 << 10, 64}, {10, 16 << 10, 10}, {100, 2 << 20, 8}, {25, 64 << 20, 1}} {
+		if got := patternEntries(tc.batch, tc.entryBytes); got != tc.want {
+			t.Errorf("batch %d of %d bytes: %d distinct entries, want %d", tc.batch, tc.entryBytes, got, tc.want)
+		}
+	}
+}
