@@ -309,8 +309,13 @@ func (x *Expected) Check(out *Buffer) (Verdict, error) {
 	}
 	v := Verdict{Worst: -1}
 	per := out.EntryElements()
+	// The entries' errors side by side, then the verdict in entry order.
+	errs, nonFinites := make([]float64, x.Batch), make([]int, x.Batch)
+	inParallel(x.Batch, func(e int) {
+		errs[e], nonFinites[e] = x.entryError(out, e*per, (e+1)*per)
+	})
 	for e := range x.Batch {
-		err, nonFinite := x.entryError(out, e*per, (e+1)*per)
+		err, nonFinite := errs[e], nonFinites[e]
 		tol := x.tolerance(e)
 		switch {
 		case nonFinite > 0:
