@@ -22,16 +22,23 @@ func NewFunc(name string, names []string, types []*Type) *Func {
 func NewRegion(kind RegionKind, argTypes ...*Type) *Region {
 	r := &Region{Kind: kind}
 	if len(argTypes) > 0 {
-		// The arguments in one allocation and their list in another: a
-		// loop's body has the induction variable and the carried values.
-		args := make([]Value, len(argTypes))
-		r.Args = make([]*Value, len(argTypes))
-		for i, t := range argTypes {
-			args[i] = Value{Type: t, Region: r, Index: i}
-			r.Args[i] = &args[i]
-		}
+		// A loop's body has the induction variable and the carried values.
+		r.Args = valueList(argTypes, r, nil)
 	}
 	return r
+}
+
+// valueList returns values of the given types, numbered in order, that
+// are arguments of region or results of def (the other nil): the values
+// in one allocation and their list in another.
+func valueList(types []*Type, region *Region, def *Inst) []*Value {
+	vals := make([]Value, len(types))
+	list := make([]*Value, len(types))
+	for i, t := range types {
+		vals[i] = Value{Type: t, Region: region, Def: def, Index: i}
+		list[i] = &vals[i]
+	}
+	return list
 }
 
 // AddArg appends an argument of type t to r and returns it.
@@ -75,14 +82,8 @@ func NewInst(op Op, operands []*Value, resultTypes ...*Type) *Inst {
 		copy(in.Operands, operands)
 	}
 	if len(resultTypes) > 0 {
-		// The results in one allocation and their list in another (a loop
-		// carrying a tile's accumulators has a dozen).
-		results := make([]Value, len(resultTypes))
-		in.Results = make([]*Value, len(resultTypes))
-		for i, t := range resultTypes {
-			results[i] = Value{Type: t, Def: in, Index: i}
-			in.Results[i] = &results[i]
-		}
+		// A loop carrying a tile's accumulators has a dozen.
+		in.Results = valueList(resultTypes, nil, in)
 	}
 	return in
 }
