@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"tltune/compiler"
@@ -188,5 +189,38 @@ func TestPatternEntries(t *testing.T) {
 		if got := patternEntries(tc.batch, tc.entryBytes); got != tc.want {
 			t.Errorf("batch %d of %d bytes: %d distinct entries, want %d", tc.batch, tc.entryBytes, got, tc.want)
 		}
+	}
+}
+
+// TestVerifyInputsFreshEachTime: the verification buffers stay on the
+// device between verifications, but a kernel that writes into an input
+// (here A's first element) leaves nothing for the next one to see.
+func TestVerifyInputsFreshEachTime(t *testing.T) {
+	d := devtest.OpenCL(t)
+	r := recipe(t, gemmSpec(kernels.Strided, 1.5))
+	opt := Options{Seed: 3, Goal: smallGoal}
+	s, err := NewSession(d, r, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	src, err := r.Source(tuning.Params{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	corrupt := strings.Replace(src, "\n}\n", "\n  %i0 = constant 0 : index\n  %big = constant 1000.0 : f32\n  store %big, %A_entry[%i0, %i0]\n}\n", 1)
+	res, err := compiler.Compile([]byte(corrupt), compiler.Options{Target: "generic"})
+	if err != nil {
+		t.Fatalf("the corrupting kernel: %v\n%s", err, corrupt)
+	}
+	good, bad := build(t, d, compile(t, r, tuning.Params{})), build(t, d, res)
+	if v := verify(t, s, r, opt, good); !v.OK {
+		t.Fatalf("before: %v", v)
+	}
+	if _, err := s.Output(bad); err != nil {
+		t.Fatal(err)
+	}
+	if v := verify(t, s, r, opt, good); !v.OK {
+		t.Fatalf("after a kernel wrote into A: %v", v)
 	}
 }
