@@ -28,9 +28,6 @@ type Session struct {
 	opt    Options
 
 	verifyIn *kernels.Inputs
-	// verify is the device copy of the verification inputs, allocated at
-	// the first verification and written again before each one.
-	verify *bufferSet
 
 	plan measure.BatchPlan
 	sets []*bufferSet // timing buffers, rotated over by Sampler
@@ -124,10 +121,6 @@ func (s *Session) Close() {
 		set.release()
 	}
 	s.sets = nil
-	if s.verify != nil {
-		s.verify.release()
-		s.verify = nil
-	}
 }
 
 // Kernel is one kernel of a program built on the session's device, with its
@@ -147,10 +140,12 @@ func NewKernel(abi compiler.Kernel, kern device.Kernel) *Kernel {
 // output poisoned with NaN where the kernel must not read it) and returns
 // what it wrote, for a check against Reference.
 func (s *Session) Output(k *Kernel) (*kernels.Buffer, error) {
-	set, err := s.verifyInputs()
+	in := withOwnOutput(s.verifyIn)
+	set, err := upload(s.dev, in)
 	if err != nil {
 		return nil, err
 	}
+	defer set.release()
 	call, err := set.call(k.abi)
 	if err != nil {
 		return nil, err
@@ -166,32 +161,7 @@ func (s *Session) Output(k *Kernel) (*kernels.Buffer, error) {
 	if err := set.bufs.ReadBack(set.output()); err != nil {
 		return nil, err
 	}
-	out := *set.in.Output()
-	out.Data = slices.Clone(out.Data)
-	return &out, nil
-}
-
-// verifyInputs puts fresh copies of the verification inputs on the device:
-// in buffers allocated at the first verification and written again each
-// time, inputs and initial output alike, so that no kernel sees what an
-// earlier one wrote anywhere. Allocating and freeing them for every
-// verification cost more than writing them.
-func (s *Session) verifyInputs() (*bufferSet, error) {
-	if s.verify == nil {
-		set, err := upload(s.dev, withOwnOutput(s.verifyIn))
-		if err != nil {
-			return nil, err
-		}
-		s.verify = set
-		return set, nil
-	}
-	copy(s.verify.in.Output().Data, s.verifyIn.Output().Data)
-	if err := s.verify.bufs.Rewrite(); err != nil {
-		s.verify.release()
-		s.verify = nil
-		return nil, err
-	}
-	return s.verify, nil
+	return in.Output(), nil
 }
 
 // withOwnOutput is in with a copy of its output buffer, so that reading the

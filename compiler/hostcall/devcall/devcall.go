@@ -117,17 +117,6 @@ func (b *Buffers) ReadBack(blobs ...*hostcall.Blob) error {
 	return nil
 }
 
-// Rewrite copies the current bytes of every resident blob to its device
-// buffer again.
-func (b *Buffers) Rewrite() error {
-	for blob, buf := range b.bufs {
-		if err := buf.Write(blob.Data); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // Release frees every resident buffer.
 func (b *Buffers) Release() {
 	for _, buf := range b.bufs {
