@@ -192,9 +192,8 @@ func TestPatternEntries(t *testing.T) {
 	}
 }
 
-// TestVerifyInputsFreshEachTime: the verification buffers stay on the
-// device between verifications, but a kernel that writes into an input
-// (here A's first element) leaves nothing for the next one to see.
+// TestVerifyInputsFreshEachTime: a kernel that writes into an input (here
+// A's first element) leaves nothing for the next verification to see.
 func TestVerifyInputsFreshEachTime(t *testing.T) {
 	d := devtest.OpenCL(t)
 	r := recipe(t, gemmSpec(kernels.Strided, 1.5))
