@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 
 	"tltune/compiler/numeric"
+	"tltune/internal/parallel"
 )
 
 // Buffer is one kernel argument's batch as the device holds it: Batch
@@ -166,7 +167,7 @@ const randomChunk = 1 << 16
 // filled in.
 func fillRandom(b *Buffer, seed uint64, operand int) {
 	chunks := (b.Len() + randomChunk - 1) / randomChunk
-	inParallel(chunks, func(c int) {
+	parallel.For(chunks, func(c int) {
 		r := rand.New(rand.NewPCG(seed, 0x746c74756e65^uint64(operand)<<48^uint64(c))) // "tltune"
 		for i := c * randomChunk; i < min((c+1)*randomChunk, b.Len()); i++ {
 			z := complex(2*r.Float64()-1, 0)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 
+	"tltune/internal/parallel"
 	"tltune/internal/speak"
 )
 
@@ -89,7 +90,7 @@ func contract[T number](s Spec, in *Inputs, out []complex128) {
 		return &entryScratch[T]{a: make([]T, A.EntryElements()), b: make([]T, B.EntryElements()),
 			c: make([]T, C.EntryElements()), sums: make([]T, p.m)}
 	}}
-	inParallel(in.Batch, func(e int) {
+	parallel.For(in.Batch, func(e int) {
 		w := scratch.Get().(*entryScratch[T])
 		defer scratch.Put(w)
 		a, b, c, sums := w.a, w.b, w.c, w.sums
@@ -311,7 +312,7 @@ func (x *Expected) Check(out *Buffer) (Verdict, error) {
 	per := out.EntryElements()
 	// The entries' errors side by side, then the verdict in entry order.
 	errs, nonFinites := make([]float64, x.Batch), make([]int, x.Batch)
-	inParallel(x.Batch, func(e int) {
+	parallel.For(x.Batch, func(e int) {
 		errs[e], nonFinites[e] = x.entryError(out, e*per, (e+1)*per)
 	})
 	for e := range x.Batch {

@@ -5,13 +5,12 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"slices"
-	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
 	"tltune/compiler/tuning"
+	"tltune/internal/parallel"
 )
 
 // Why a Gaussian process with expected improvement, not successive halving:
@@ -426,17 +425,11 @@ func (m *model) predict(xs [][]float64) (mu, sd []float64) {
 	mu, sd = make([]float64, len(xs)), make([]float64, len(xs))
 	var l mat.TriDense
 	m.chol.LTo(&l)
-	var wg sync.WaitGroup
-	limit := make(chan struct{}, runtime.GOMAXPROCS(0))
-	for lo := 0; lo < len(xs); lo += predictChunk {
-		hi := min(lo+predictChunk, len(xs))
-		limit <- struct{}{}
-		wg.Go(func() {
-			m.predictInto(&l, xs[lo:hi], mu[lo:hi], sd[lo:hi])
-			<-limit
-		})
-	}
-	wg.Wait()
+	chunks := (len(xs) + predictChunk - 1) / predictChunk
+	parallel.For(chunks, func(c int) {
+		lo, hi := c*predictChunk, min((c+1)*predictChunk, len(xs))
+		m.predictInto(&l, xs[lo:hi], mu[lo:hi], sd[lo:hi])
+	})
 	return mu, sd
 }
 
