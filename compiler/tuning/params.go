@@ -40,12 +40,12 @@ type Params struct {
 	// LocalEpilogue writes C through local memory, in 128-bit chunks along
 	// its columns, instead of straight from the accumulators.
 	LocalEpilogue bool `json:"local_epilogue,omitempty"`
-	// Split is the number of work-groups that share one batch entry of a
-	// gemv or a gemm, each taking every Split-th of its output tiles (gemv)
-	// or of its work-group blocks of C (gemm) (0 and 1: one work-group an
-	// entry). They form the launch's second dimension, so a batch too small
-	// to fill the device still streams at full bandwidth, and a batch of a
-	// few work-groups per compute unit is not cut into uneven waves.
+	// Split is the number of work-groups that share one batch entry, each
+	// taking every Split-th round of output tiles (gemv), work-group block
+	// of C (gemm) or round of column tiles (ger) (0 and 1: one work-group
+	// an entry). They form the launch's second dimension, so a batch too
+	// small to fill the device still streams at full bandwidth, and a batch
+	// of a few work-groups per compute unit is not cut into uneven waves.
 	Split int `json:"split,omitempty"`
 }
 

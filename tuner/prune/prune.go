@@ -232,10 +232,10 @@ func unrollFitsK(c *checker) *Reason {
 // splitUseful: the work-groups of a gemv, gemm or ger may share a batch
 // entry. A split beyond the entry's units of work (gemv: the rounds of
 // tiles of a work-group; gemm: the work-group blocks of C; ger: the rounds
-// of column tiles of a work-group) leaves
-// work-groups idle, and a gemm split pays only by filling the compute
-// units and evening out the last wave of work-groups, which a batch of at
-// least splitUnneededPerUnit work-groups per compute unit does alone.
+// of column tiles of a work-group) leaves work-groups idle, and a gemm
+// split pays only by filling the compute units and evening out the last
+// wave of work-groups, which a batch of at least splitUnneededPerUnit
+// work-groups per compute unit does alone.
 func splitUseful(c *checker) *Reason {
 	split := c.p.Split
 	if split <= 1 {
