@@ -45,7 +45,9 @@ type Params struct {
 	// of C (gemm) or round of column tiles (ger) (0 and 1: one work-group
 	// an entry). They form the launch's second dimension, so a batch too
 	// small to fill the device still streams at full bandwidth, and a batch
-	// of a few work-groups per compute unit is not cut into uneven waves.
+	// of a few work-groups per compute unit is not cut into uneven waves;
+	// the kernel numbers its work-groups so that an entry's parts are
+	// dispatched together and read its operands through the cache once.
 	Split int `json:"split,omitempty"`
 }
 

@@ -118,11 +118,15 @@ func (e *fn) emitKernelBody() error {
 	if b > 1 || e.f.UsesBuiltin(ir.GroupSize) {
 		e.line("const long tl_groups = %s;", e.logicalGroups())
 	}
+	groupX := "(long)get_group_id(0)"
+	if l.Split > 1 {
+		groupX = e.splitGroups()
+	}
 	if b == 1 {
-		e.line("const long tl_gid = (long)get_group_id(0);")
+		e.line("const long tl_gid = %s;", groupX)
 		return e.region(e.f.Body)
 	}
-	e.line("const long tl_first = (long)get_group_id(0) * %d;", b)
+	e.line("const long tl_first = %s * %d;", groupX, b)
 	e.line("const long tl_count = min((long)%d, tl_groups - tl_first);", b)
 	e.line("for (long tl_j = 0; tl_j < tl_count; ++tl_j) {")
 	e.indent++
@@ -139,6 +143,23 @@ func (e *fn) emitKernelBody() error {
 	e.indent--
 	e.line("}")
 	return nil
+}
+
+// splitGroups numbers the work-groups of a split launch so that the ones
+// sharing a logical work-group are consecutive in the order the hardware
+// dispatches them (x fastest): physical work-group (x, y) is the
+// (y·nx + x)-th, and the i-th runs logical group i / ny, part i mod ny. The
+// parts of one batch entry then run at the same time and read the entry's
+// A and B panels from the L2 cache instead of one of them from memory each;
+// with y the split, work-group y of logical group x is otherwise dispatched
+// a whole x-row (the batch) after work-group y-1. The map is a bijection of
+// the grid, so the kernel computes the same for any launch shape. It
+// defines tl_part (builtin.group_id.y) and returns the expression of the
+// logical group.
+func (e *fn) splitGroups() string {
+	e.line("const long tl_order = (long)get_group_id(1) * (long)get_num_groups(0) + (long)get_group_id(0);")
+	e.line("const long tl_part = tl_order %% (long)get_num_groups(1);")
+	return "tl_order / (long)get_num_groups(1)"
 }
 
 // logicalGroups is the C expression of the number of logical work-groups

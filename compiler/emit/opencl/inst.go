@@ -408,6 +408,9 @@ func (e *fn) builtin(in *ir.Inst) {
 		expr = "tl_groups"
 	case ir.GroupIDY:
 		expr = "get_group_id(1)"
+		if l.Split > 1 {
+			expr = "tl_part" // splitGroups
+		}
 	case ir.GroupIDZ:
 		expr = "get_group_id(2)"
 	case ir.GroupSizeY:

@@ -71,7 +71,8 @@ func TestGemvGerOnDevice(t *testing.T) {
 	}
 	configs := []tuning.Params{{},
 		{SubgroupSize: 1, WorkGroupSize: [2]int{5, 1}, BatchPerGroup: 3, Unroll: 2},
-		{SubgroupSize: 1, WorkGroupSize: [2]int{16, 4}, BatchPerGroup: 1, Unroll: 1}}
+		{SubgroupSize: 1, WorkGroupSize: [2]int{16, 4}, BatchPerGroup: 1, Unroll: 1},
+		{SubgroupSize: 1, WorkGroupSize: [2]int{4, 1}, BatchPerGroup: 1, Unroll: 1, Split: 3}}
 	for si, s := range specs {
 		if s.Layout != kernels.Group {
 			s.Layout = kernels.Strided

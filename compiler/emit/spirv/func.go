@@ -27,6 +27,7 @@ type fn struct {
 	sgid, lane spv.ID // i32: subgroup id and lane of the work-item
 	gid        spv.ID // i64: logical work-group id
 	numGroups  spv.ID // i64: the number of logical work-groups (builtin.group_size)
+	part       spv.ID // i64: the work-group's part of a split logical group (splitGroups); 0 without a split
 }
 
 // yieldSink collects the values a region yields and the block that yields
@@ -103,6 +104,9 @@ func (e *fn) body() error {
 	e.sgid = e.op(spv.OpIAdd, u.intT(32), e.op(spv.OpUDiv, u.intT(32), lx, sgs), e.op(spv.OpIMul, u.intT(32), ly, u.i32(int64(l.WorkGroupSize[0]/l.SubgroupSize))))
 	e.lane = e.op(spv.OpUMod, u.intT(32), lx, sgs)
 	group := e.extract(u.intT(64), e.loadBuiltin(spv.BuiltInWorkgroupId), 0)
+	if l.Split > 1 {
+		group = e.splitGroups()
+	}
 	if l.BatchPerGroup > 1 || e.f.UsesBuiltin(ir.GroupSize) {
 		e.numGroups = e.logicalGroups()
 	}
@@ -135,6 +139,20 @@ func (e *fn) body() error {
 	}
 	e.b.Emit(spv.OpReturn, 0)
 	return nil
+}
+
+// splitGroups numbers the work-groups of a split launch as the OpenCL C
+// back end's splitGroups does (the parts of one logical work-group
+// dispatched one after the other): it sets e.part (builtin.group_id.y) and
+// returns the logical group.
+func (e *fn) splitGroups() spv.ID {
+	u := e.u
+	ids, counts := e.loadBuiltin(spv.BuiltInWorkgroupId), e.loadBuiltin(spv.BuiltInNumWorkgroups)
+	x, y := e.extract(u.intT(64), ids, 0), e.extract(u.intT(64), ids, 1)
+	nx, ny := e.extract(u.intT(64), counts, 0), e.extract(u.intT(64), counts, 1)
+	order := e.op(spv.OpIAdd, u.intT(64), e.op(spv.OpIMul, u.intT(64), y, nx), x)
+	e.part = e.op(spv.OpUMod, u.intT(64), order, ny)
+	return e.op(spv.OpUDiv, u.intT(64), order, ny)
 }
 
 // logicalGroups is the number of logical work-groups as in the OpenCL C

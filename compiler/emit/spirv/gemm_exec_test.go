@@ -10,12 +10,18 @@ import (
 
 // generic configurations (subgroup size 1) covering the lowering's code
 // paths: heuristic, small tiles, ragged unrolled depth with batching, local
-// staging.
+// staging, splits.
 var gemmConfigs = []tuning.Params{
 	{},
 	{SubgroupSize: 1, WorkGroupSize: [2]int{4, 4}, Tile: [2]int{4, 4}, Coopmatrix: [3]int{4, 4, 4}, Unroll: 1, BatchPerGroup: 1},
 	{SubgroupSize: 1, WorkGroupSize: [2]int{2, 3}, Tile: [2]int{8, 2}, Coopmatrix: [3]int{4, 2, 2}, Unroll: 3, BatchPerGroup: 2},
 	{SubgroupSize: 1, WorkGroupSize: [2]int{8, 1}, Tile: [2]int{2, 8}, Coopmatrix: [3]int{2, 4, 8}, Unroll: 2, BatchPerGroup: 3, StageLocal: true},
+	// Work-groups sharing an entry's blocks of C, numbered so that an
+	// entry's parts are consecutive (splitGroups): unevenly, and with
+	// several entries per work-group.
+	{SubgroupSize: 1, WorkGroupSize: [2]int{2, 2}, Tile: [2]int{4, 4}, Coopmatrix: [3]int{4, 4, 4}, Unroll: 1, BatchPerGroup: 1,
+		StageLocal: true, Stages: 2, Split: 3},
+	{SubgroupSize: 1, WorkGroupSize: [2]int{2, 1}, Tile: [2]int{4, 4}, Coopmatrix: [3]int{4, 4, 2}, Unroll: 2, BatchPerGroup: 2, Split: 2},
 }
 
 func TestGemmOnDevice(t *testing.T) {

@@ -398,6 +398,10 @@ func (e *fn) builtin(in *ir.Inst) {
 	case ir.GroupSize:
 		id, bits = e.numGroups, 64
 	case ir.GroupIDY, ir.GroupIDZ:
+		if in.Builtin == ir.GroupIDY && e.part != 0 {
+			id, bits = e.part, 64 // splitGroups
+			break
+		}
 		id, bits = e.extract(u.intT(64), e.loadBuiltin(spv.BuiltInWorkgroupId), uint32(1+in.Builtin-ir.GroupIDY)), 64
 	case ir.GroupSizeY, ir.GroupSizeZ:
 		id, bits = e.extract(u.intT(64), e.loadBuiltin(spv.BuiltInNumWorkgroups), uint32(1+in.Builtin-ir.GroupSizeY)), 64
