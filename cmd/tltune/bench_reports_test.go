@@ -17,7 +17,7 @@ import (
 // machine's bench scripts would trip over fails here first. Without
 // PyTorch the scripts print tltune's side of their tables, which is what
 // is checked. throughput_report.py compares three runs' reports (here
-// three copies of one).
+// three copies of one); ncu_launch.py prints the launch ptxrun repeats.
 func TestBenchReportsReadTuneJSON(t *testing.T) {
 	python := pythonOrSkip(t)
 	wantTime := "4.00 µs"
@@ -36,6 +36,8 @@ func TestBenchReportsReadTuneJSON(t *testing.T) {
 		{"gemm_report.py", tf32, []string{"torch.backends.cuda.matmul.allow_tf32 = True", "| 64x64x32 f32→f32 tf32 | 4096 |"}, 1, nil},
 		{"blas2_report.py", gemvConfig().Problem, []string{"copy ceiling (tltune peak): 4020.0 GB/s",
 			"| gemv.n f32→f32 64×64 | 4096 | sg32 wg64x1 t2x1 b4 sp8 | " + wantTime}, 1, &splitGemv},
+		{"ncu_launch.py", gemmConfig(0, 0).Problem, []string{"4096 1 64 2 16777216 16777216 67108864 4096 2",
+			"tltune: sg32 wg64x2 t32x32 cm16x8x16 u2 b1, 4.00 us"}, 1, nil},
 		{"throughput_report.py", gemmConfig(0, 0).Problem, []string{
 			"cold       4.0      12 s       3       1        2     25        3  sg32 wg64x2 t32x32 cm16x8x16 u2 b1  4 µs [3.98 µs, 4.02 µs]",
 			"today  time 9", "winners: cold: same winner as today (median +0.0 %)", "goals: cold 4.0/s < (MISSED) 50/s"}, 3, nil},
