@@ -34,6 +34,11 @@ var gemmConfigs = []tuning.Params{
 		StageLocal: true, Stages: 2, Split: 3},
 	{SubgroupSize: 1, WorkGroupSize: [2]int{2, 1}, Tile: [2]int{4, 4}, Coopmatrix: [3]int{4, 4, 2}, Unroll: 2, BatchPerGroup: 2,
 		LocalEpilogue: true, Split: 2},
+	// Swizzled panels: 128-byte columns of A, whose chunks the swizzle
+	// permutes column by column, and 32-byte columns of B sharing a row;
+	// 16-byte copies where the shape allows them (16×16×16).
+	{SubgroupSize: 1, WorkGroupSize: [2]int{4, 2}, Tile: [2]int{8, 8}, Coopmatrix: [3]int{4, 4, 4}, Unroll: 2, BatchPerGroup: 1,
+		StageLocal: true, Stages: 3, LocalSwizzle: true},
 }
 
 // TestGemmOnDevice runs every shape with every configuration; the

@@ -9,7 +9,7 @@ import (
 )
 
 // pipelineConfigs are configurations of the GEMM engine's knobs (stages,
-// padding, C through local memory) for the targets of real devices, where
+// padding or swizzle, C through local memory) for the targets of real devices, where
 // subgroups have several lanes and the nvidia target loads packed
 // fragments with ldmatrix and copies with cp.async. The generic target's
 // are in gemmConfigs.
@@ -34,6 +34,15 @@ var pipelineConfigs = map[string][]struct {
 			Unroll: 2, BatchPerGroup: 1, StageLocal: true, Stages: 2, LocalPad: 8, Split: 3}},
 		{kernels.F32, tuning.Params{SubgroupSize: 32, WorkGroupSize: [2]int{32, 2}, Tile: [2]int{32, 16}, Coopmatrix: [3]int{32, 8, 8},
 			Unroll: 1, BatchPerGroup: 2, LocalEpilogue: true, Split: 2}},
+		// Swizzled panels: ldmatrix (.trans for A) and cp.async through the
+		// permuted chunks, columns of A of 128 and 256 bytes, of B of 32 and
+		// 64; and f32 fragments read element by element and B replicated.
+		{kernels.F16, tuning.Params{SubgroupSize: 32, WorkGroupSize: [2]int{64, 2}, Tile: [2]int{32, 32}, Coopmatrix: [3]int{16, 8, 16},
+			Unroll: 2, BatchPerGroup: 1, StageLocal: true, Stages: 3, LocalSwizzle: true, LocalEpilogue: true}},
+		{kernels.BF16, tuning.Params{SubgroupSize: 32, WorkGroupSize: [2]int{128, 1}, Tile: [2]int{32, 64}, Coopmatrix: [3]int{32, 16, 16},
+			Unroll: 1, BatchPerGroup: 1, StageLocal: true, Stages: 2, LocalSwizzle: true, Split: 2}},
+		{kernels.F32, tuning.Params{SubgroupSize: 32, WorkGroupSize: [2]int{32, 4}, Tile: [2]int{64, 16}, Coopmatrix: [3]int{32, 16, 16},
+			Unroll: 1, BatchPerGroup: 1, StageLocal: true, Stages: 2, LocalSwizzle: true}},
 	},
 	"intel": {
 		{kernels.F32, tuning.Params{SubgroupSize: 16, WorkGroupSize: [2]int{32, 2}, Tile: [2]int{16, 16}, Coopmatrix: [3]int{16, 8, 8},
@@ -42,6 +51,8 @@ var pipelineConfigs = map[string][]struct {
 			Unroll: 2, BatchPerGroup: 2, StageLocal: true, Stages: 3}},
 		{kernels.F32, tuning.Params{SubgroupSize: 16, WorkGroupSize: [2]int{16, 2}, Tile: [2]int{16, 8}, Coopmatrix: [3]int{16, 8, 8},
 			Unroll: 1, BatchPerGroup: 1, StageLocal: true, Stages: 2, Split: 3}},
+		{kernels.F32, tuning.Params{SubgroupSize: 16, WorkGroupSize: [2]int{32, 2}, Tile: [2]int{16, 16}, Coopmatrix: [3]int{16, 8, 8},
+			Unroll: 1, BatchPerGroup: 1, StageLocal: true, Stages: 2, LocalSwizzle: true}},
 	},
 }
 

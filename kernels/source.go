@@ -222,6 +222,9 @@ func functionAttrs(p tuning.Params) (ir.Attrs, error) {
 	if p.LocalPad != 0 {
 		rest.Set("local_pad", ir.IntAttr(int64(p.LocalPad)))
 	}
+	if p.LocalSwizzle {
+		rest.Set("local_swizzle", ir.BoolAttr(true))
+	}
 	if p.LocalEpilogue {
 		rest.Set("local_epilogue", ir.BoolAttr(true))
 	}

@@ -38,6 +38,13 @@ const (
 	AttrSubgroupSize  = "subgroup_size"
 	AttrUnroll        = "unroll"
 	AttrWorkGroupSize = "work_group_size"
+	// AttrSwizzle on a local alloca (set by the lowering, never written by
+	// hand) asks that the 16-byte chunks of each 128-byte row of the buffer
+	// be permuted: byte b lives at b ^ (((b >> s) & 7) << 4), s the
+	// attribute's value (at least 7). It is a physical layout only: every
+	// access through the buffer's views sees the logical layout, so a back
+	// end may ignore it.
+	AttrSwizzle = "tltune.swizzle"
 )
 
 // IsKeywordAttrName reports whether name is written without quotes.

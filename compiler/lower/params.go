@@ -166,7 +166,7 @@ func fromAttrs(f *ir.Func) (p tuning.Params, named []string, err error) {
 	for _, b := range []struct {
 		name string
 		dst  *bool
-	}{{"stage_local", &p.StageLocal}, {"local_epilogue", &p.LocalEpilogue}} {
+	}{{"stage_local", &p.StageLocal}, {"local_swizzle", &p.LocalSwizzle}, {"local_epilogue", &p.LocalEpilogue}} {
 		if v, ok := d.Bool(b.name); ok {
 			*b.dst = v
 			named = append(named, b.name)
@@ -297,6 +297,7 @@ func merge(srcs ...tuning.Params) tuning.Params {
 		if s.VectorWidth != 0 {
 			p.VectorWidth = s.VectorWidth
 		}
+		p.LocalSwizzle = p.LocalSwizzle || s.LocalSwizzle
 		p.LocalEpilogue = p.LocalEpilogue || s.LocalEpilogue
 		if s.Split != 0 {
 			p.Split = s.Split
@@ -399,6 +400,9 @@ func Validate(p tuning.Params, t *target.Target, f *ir.Func, main *ir.Inst) erro
 	}
 	if p.Stages < 0 || p.LocalPad < 0 {
 		return fmt.Errorf("stages %d and local_pad %d must not be negative", p.Stages, p.LocalPad)
+	}
+	if p.LocalSwizzle && p.LocalPad != 0 {
+		return fmt.Errorf("local_swizzle lays the panels out unpadded: drop local_pad %d", p.LocalPad)
 	}
 	_, ins, _, out := main.BLASOperands()
 	bytes := GemmLocalBytes(p, GemmOperands{

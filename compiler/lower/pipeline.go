@@ -26,7 +26,11 @@ import (
 //   - the panels are laid out as A and B are stored (the contiguous mode
 //     stays contiguous, so copies are wide), with a leading dimension padded
 //     by local_pad elements so that fragment reads of neighbouring rows fall
-//     into different banks;
+//     into different banks; or, with local_swizzle, unpadded with the
+//     16-byte chunks of each 128-byte row permuted (ir.AttrSwizzle), which
+//     keeps those reads apart and also keeps each copy's 128-byte pieces
+//     whole, where a padded column starts off a row and its writes straddle
+//     two (on an H100 that halved the copies' throughput);
 //   - after a block's last K step the subgroups write their tiles (the
 //     epilogue: α, β·C, atomics) and start the next block from zero.
 //
@@ -48,9 +52,10 @@ type panelStage struct {
 }
 
 // newPanelStage allocates the stages of the op(src) panel of opRows ×
-// opCols in collective code (cb) and picks the copy width: the widest
-// vector the stored matrix and the padded panel both admit.
-func newPanelStage(cb *gen, f *ir.Func, src *ir.Value, trans bool, opRows, opCols, stages int64, pad int) *panelStage {
+// opCols in collective code (cb), padded by pad elements or swizzled, and
+// picks the copy width: the widest vector the stored matrix and the panel
+// both admit.
+func newPanelStage(cb *gen, f *ir.Func, src *ir.Value, trans bool, opRows, opCols, stages int64, pad int, swizzled bool) *panelStage {
 	p := &panelStage{src: src, trans: trans, rows: opRows, cols: opCols}
 	if trans {
 		p.rows, p.cols = opCols, opRows
@@ -59,8 +64,31 @@ func newPanelStage(cb *gen, f *ir.Func, src *ir.Value, trans bool, opRows, opCol
 	p.ld = p.rows + int64(pad)
 	p.width = int64(copyWidth(f, src, gcd(p.rows, p.ld)))
 	t := ir.Memref(elem, []int64{p.rows, p.cols, stages}, []int64{1, p.ld, p.ld * p.cols}, ir.Local)
-	p.buf = cb.alignedAlloca(t, ir.MaxVectorBytes)
+	if !swizzled {
+		p.buf = cb.alignedAlloca(t, ir.MaxVectorBytes)
+		return p
+	}
+	p.buf = cb.alignedAlloca(t, swizzleRow)
+	p.buf.Def.Attrs.Set(ir.AttrSwizzle, ir.IntAttr(swizzleShift(p.ld*elem.Size())))
 	return p
+}
+
+// swizzleRow is the stretch of local memory a swizzle permutes 16-byte
+// chunks in: 128 bytes, a row of the 32 four-byte banks.
+const swizzleRow = 128
+
+// swizzleShift picks the offset bits that choose a chunk's permutation
+// (ir.AttrSwizzle): those of the column, ld bytes apart, where a column
+// fills a row or more, so that the same chunk of 8 neighbouring columns
+// (what ldmatrix reads at once) lands in 8 different banks; else those of
+// the row, which then holds several short columns whose chunks the XOR
+// spreads the same way.
+func swizzleShift(ldBytes int64) int64 {
+	s := int64(7)
+	for int64(1)<<(s+1) <= ldBytes {
+		s++
+	}
+	return s
 }
 
 // copyWidth is the widest access (at most 16 bytes) to src whose chunks
@@ -221,8 +249,8 @@ func (pl *gemmPlan) emitPipelined(g *gen, f *ir.Func) {
 	par := g.Region.Parent
 	cb := newGen(par.Parent)
 	cb.At = par.Parent.IndexOf(par)
-	pa := newPanelStage(cb, f, pl.a, pl.ta, bm, bk, stages, pl.p.LocalPad)
-	pb := newPanelStage(cb, f, pl.b, pl.tb, bk, bn, stages, pl.p.LocalPad)
+	pa := newPanelStage(cb, f, pl.a, pl.ta, bm, bk, stages, pl.p.LocalPad, pl.p.LocalSwizzle)
+	pb := newPanelStage(cb, f, pl.b, pl.tb, bk, bn, stages, pl.p.LocalPad, pl.p.LocalSwizzle)
 	var out *epilogueStage
 	if pl.p.LocalEpilogue && !pl.atomic {
 		out = newEpilogueStage(cb, f, pl)
@@ -468,7 +496,8 @@ type GemmOperands struct {
 // stages of the A and B panels, stored as A and B are (so a transposed
 // operand's panel has its K extent along the padded mode), and, with
 // LocalEpilogue and no atomic update, the staging buffer of C. Each
-// allocation counts rounded up to the 16 bytes it is aligned to. The
+// allocation counts rounded up to the bytes it is aligned to (16, and 128
+// for swizzled panels, which come first). The
 // compiler's Validate and the tuner's pruner both use it, so nothing is
 // compiled that does not fit.
 func GemmLocalBytes(p tuning.Params, o GemmOperands) int {
@@ -481,11 +510,15 @@ func GemmLocalBytes(p tuning.Params, o GemmOperands) int {
 	total := 0
 	if p.StageLocal {
 		stages := max(p.Stages, 1)
+		align := ir.MaxVectorBytes
+		if p.LocalSwizzle {
+			align = swizzleRow
+		}
 		panel := func(rows, cols int, trans bool, size int) int {
 			if trans {
 				rows, cols = cols, rows
 			}
-			return roundUp((rows+p.LocalPad)*cols*stages*size, ir.MaxVectorBytes)
+			return roundUp((rows+p.LocalPad)*cols*stages*size, align)
 		}
 		total += panel(bm, bk, o.TransA, o.SizeA) + panel(bk, bn, o.TransB, o.SizeB)
 	}

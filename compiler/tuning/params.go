@@ -37,6 +37,11 @@ type Params struct {
 	// many elements, so reads of neighbouring rows fall into different
 	// banks.
 	LocalPad int `json:"local_pad,omitempty"`
+	// LocalSwizzle lays each staged panel out unpadded, with the 16-byte
+	// chunks of every 128-byte row permuted (XOR with bits of the column or
+	// row), so that both the copies into local memory and the fragment
+	// reads out of it meet each bank once; it excludes LocalPad.
+	LocalSwizzle bool `json:"local_swizzle,omitempty"`
 	// LocalEpilogue writes C through local memory, in 128-bit chunks along
 	// its columns, instead of straight from the accumulators.
 	LocalEpilogue bool `json:"local_epilogue,omitempty"`
@@ -92,6 +97,13 @@ var knobs = []knob{
 		func(p Params) string {
 			if p.StageLocal {
 				return ints(p.LocalPad)
+			}
+			return ""
+		}},
+	{"sw", "staged panels XOR-swizzled instead of padded: 16-byte chunks permuted within 128-byte rows", "",
+		func(p Params) string {
+			if p.StageLocal && p.LocalSwizzle {
+				return "-"
 			}
 			return ""
 		}},

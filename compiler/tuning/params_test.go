@@ -33,7 +33,7 @@ func TestParamsCompactForm(t *testing.T) {
 // explained in that op's legend, and no other.
 func TestLegend(t *testing.T) {
 	for op, want := range map[string][]string{
-		"gemm": {"sg", "wg", "t", "cm", "u", "b", "local", "s", "pad", "cl", "sp"},
+		"gemm": {"sg", "wg", "t", "cm", "u", "b", "local", "s", "pad", "sw", "cl", "sp"},
 		"gemv": {"sg", "wg", "t", "u", "b", "v", "sp"},
 		"ger":  {"sg", "wg", "t", "u", "b", "v", "sp"},
 	} {
@@ -47,13 +47,17 @@ func TestLegend(t *testing.T) {
 	}
 }
 
-// TestParamsPipelineKnobs: stages and padding print with the staging they
-// belong to, the local epilogue as a flag.
+// TestParamsPipelineKnobs: stages, padding and the swizzle print with the
+// staging they belong to, the swizzle and the local epilogue as flags.
 func TestParamsPipelineKnobs(t *testing.T) {
 	p := Params{SubgroupSize: 32, WorkGroupSize: [2]int{64, 2}, Tile: [2]int{32, 32}, Coopmatrix: [3]int{16, 8, 16},
 		Unroll: 1, BatchPerGroup: 1, StageLocal: true, Stages: 3, LocalPad: 8, LocalEpilogue: true}
 	if got := p.String(); got != "sg32 wg64x2 t32x32 cm16x8x16 u1 b1 local s3 pad8 cl" {
 		t.Errorf("String = %q", got)
+	}
+	p.LocalPad, p.LocalSwizzle = 0, true
+	if got := p.String(); got != "sg32 wg64x2 t32x32 cm16x8x16 u1 b1 local s3 sw cl" {
+		t.Errorf("swizzled: %q", got)
 	}
 	p.StageLocal = false
 	if got := p.For("gemm"); got != "sg32 wg64x2 t32x32 cm16x8x16 u1 b1 cl" {

@@ -29,8 +29,8 @@ func (e *fn) asyncCopy(in *ir.Inst) {
 	src, dst := e.memref(srcV), e.memref(dstV)
 	si := e.u.scalar(srcV.Type.Elem())
 	n := int(in.Count)
-	srcAt := e.text.join("(", src.ptr, " + ", e.offsetOf(srcV, srcIdx), ")")
-	dstAt := e.text.join("(", dst.ptr, " + ", e.offsetOf(dstV, dstIdx), ")")
+	srcAt := e.elemAddr(src, e.offsetOf(srcV, srcIdx))
+	dstAt := e.elemAddr(dst, e.offsetOf(dstV, dstIdx))
 	valid := e.value(validV)
 	full := isLiteralInt(validV, int64(n))
 	bytes := n * si.size

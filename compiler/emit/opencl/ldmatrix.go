@@ -97,7 +97,7 @@ func (e *fn) ldmatrix(in *ir.Inst) {
 		if trans {
 			memRow, memCol = e.add(x, c), e.add(y, r)
 		}
-		addr := fmt.Sprintf("(uint)(ulong)(%s + %s)", m.ptr, e.add(memRow, e.mul(memCol, m.stride[1])))
+		addr := "(uint)(ulong)" + e.elemAddr(m, e.add(memRow, e.mul(memCol, m.stride[1])))
 		var outs []string
 		for _, blk := range grp {
 			for k := range fr.per / 2 {
@@ -134,7 +134,8 @@ func (e *fn) packedBitsLoad(in *ir.Inst) {
 	name, _ := e.coopDecl(v)
 	e.coopElems(v)
 	off, cond := e.coopAccess(m, x, y, in.TransA == ir.Trans, in.Checked)
-	bits := fmt.Sprintf("(uint)((%s const ushort*)%s)[%s]", m.space, m.ptr, off)
+	ptr, idx := e.elemAt(m, off)
+	bits := fmt.Sprintf("(uint)((%s const ushort*)%s)[%s]", m.space, ptr, idx)
 	if cond != "" {
 		bits = fmt.Sprintf("(%s ? %s : 0u)", cond, bits)
 	}

@@ -15,6 +15,43 @@ type memref struct {
 	ptr           string
 	space         string // "global" or "local"
 	shape, stride []string
+	swz           *swizzle // a view of a swizzled local buffer (ir.AttrSwizzle); nil otherwise
+}
+
+// swizzle is where a view of a swizzled buffer lies in it: element
+// (offset off) of the view is at byte swizzled((origin + off)·size) of the
+// buffer root.
+type swizzle struct {
+	root   string // the buffer's C array
+	origin string // the view's first element, in elements from the root
+	shift  int
+}
+
+// elemAt returns a pointer expression p and an index i such that p[i] is
+// element off of m: m's pointer and off, or for a swizzled view the
+// element's swizzled address and 0.
+func (e *fn) elemAt(m *memref, off string) (ptr, idx string) {
+	if m.swz == nil {
+		return m.ptr, off
+	}
+	return e.swizzledAddr(m, off), "0"
+}
+
+// elemAddr is the address of element off of m.
+func (e *fn) elemAddr(m *memref, off string) string {
+	if m.swz == nil {
+		return e.text.join("(", m.ptr, " + ", off, ")")
+	}
+	return e.swizzledAddr(m, off)
+}
+
+// swizzledAddr is the address of element off of a view of a swizzled
+// buffer.
+func (e *fn) swizzledAddr(m *memref, off string) string {
+	si := e.u.scalar(m.typ.Elem())
+	b := e.mul(e.text.join("(", e.add(m.swz.origin, off), ")"), strconv.Itoa(si.size))
+	h := e.u.helpers.swizzle(m.swz.shift)
+	return e.text.join("((", m.space, " ", si.mem, "*)((", m.space, " uchar*)", m.swz.root, " + ", h, "((uint)(", b, "))))")
 }
 
 // group is the C view of a group parameter (docs/abi.md).
@@ -131,7 +168,13 @@ func (e *fn) subview(in *ir.Inst) {
 		shape = append(shape, size)
 		stride = append(stride, m.stride[i])
 	}
-	e.bindMemref(in.Result(), e.add(m.ptr, e.offset(m, offs)), shape, stride)
+	off := e.offset(m, offs)
+	e.bindMemref(in.Result(), e.add(m.ptr, off), shape, stride)
+	if m.swz != nil {
+		origin := e.fresh("swz")
+		e.put("const int ", origin, " = ", e.add(m.swz.origin, off), ";")
+		e.memref(in.Result()).swz = &swizzle{root: m.swz.root, origin: origin, shift: m.swz.shift}
+	}
 }
 
 // expand writes an expand: mode Mode becomes the modes of the expand shape,
@@ -162,6 +205,7 @@ func (e *fn) expand(in *ir.Inst) {
 	shape = append(shape, m.shape[mode+1:]...)
 	stride = append(stride, m.stride[mode+1:]...)
 	e.bindMemref(in.Result(), m.ptr, shape, stride)
+	e.memref(in.Result()).swz = m.swz
 }
 
 // fuse writes a fuse of modes [Mode, ModeTo] into one.
@@ -175,6 +219,7 @@ func (e *fn) fuse(in *ir.Inst) {
 	shape := append(append(append([]string{}, m.shape[:from]...), size), m.shape[to+1:]...)
 	stride := append(append([]string{}, m.stride[:from+1]...), m.stride[to+1:]...)
 	e.bindMemref(in.Result(), m.ptr, shape, stride)
+	e.memref(in.Result()).swz = m.swz
 }
 
 // loadGroup writes the load of a memref from a group.
@@ -204,13 +249,14 @@ func (e *fn) loadGroup(in *ir.Inst) {
 // type.
 func (e *fn) loadElem(m *memref, off string) string {
 	si := e.u.scalar(m.typ.Elem())
+	ptr, off := e.elemAt(m, off)
 	switch {
 	case si.halfway:
-		return e.text.join("vload_half(", off, ", ", m.ptr, ")")
+		return e.text.join("vload_half(", off, ", ", ptr, ")")
 	case si.bf16:
-		return e.text.join(e.u.helpers.bf16Load(), "(", m.ptr, "[", off, "])")
+		return e.text.join(e.u.helpers.bf16Load(), "(", ptr, "[", off, "])")
 	}
-	return e.text.join(m.ptr, "[", off, "]")
+	return e.text.join(ptr, "[", off, "]")
 }
 
 // storeElem writes val (register type) to element off of m, atomically if
@@ -221,13 +267,14 @@ func (e *fn) storeElem(m *memref, off, val string, atomic ir.AtomicMode) error {
 	if atomic != ir.NotAtomic {
 		return e.atomicStore(m, et, si, off, val, atomic)
 	}
+	ptr, off := e.elemAt(m, off)
 	switch {
 	case si.halfway:
-		e.put("vstore_half_rte(", val, ", ", off, ", ", m.ptr, ");")
+		e.put("vstore_half_rte(", val, ", ", off, ", ", ptr, ");")
 	case si.bf16:
-		e.put(m.ptr, "[", off, "] = ", e.u.helpers.bf16Store(), "(", val, ");")
+		e.put(ptr, "[", off, "] = ", e.u.helpers.bf16Store(), "(", val, ");")
 	default:
-		e.put(m.ptr, "[", off, "] = ", val, ";")
+		e.put(ptr, "[", off, "] = ", val, ";")
 	}
 	return nil
 }
@@ -243,7 +290,8 @@ func (e *fn) atomicStore(m *memref, et *ir.Type, si *scalarInfo, off, val string
 		}
 		return err
 	}
-	p := "&" + m.ptr + "[" + off + "]"
+	ptr, idx := e.elemAt(m, off)
+	p := "&" + ptr + "[" + idx + "]"
 	space := m.space
 	switch {
 	case et.IsComplex():
@@ -298,6 +346,9 @@ func (e *fn) alloca(in *ir.Inst) {
 		fmt.Fprintf(&e.locals, "    local %s %s[%d]%s;\n", si.mem, name, n, align)
 	}
 	m := &memref{typ: t, ptr: ptr, space: "local"}
+	if s, ok := in.Attrs.Int(ir.AttrSwizzle); ok {
+		m.swz = &swizzle{root: ptr, origin: "0", shift: int(s)}
+	}
 	m.shape = e.pinAll(make([]string, len(t.Shape())), t.Shape())
 	m.stride = e.pinAll(make([]string, len(t.Stride())), t.Stride())
 	e.mems.Set(in.Result(), m)
@@ -314,3 +365,18 @@ func (e *fn) index(vs []*ir.Value) []string {
 
 // joinArgs is strings.Join with ", ".
 func joinArgs(s ...string) string { return strings.Join(s, ", ") }
+
+// swizzle returns the helper that maps a byte offset into a swizzled
+// buffer to where the byte lives (ir.AttrSwizzle): the 16-byte chunk
+// index within each 128-byte row is XORed with bits shift..shift+2 of the
+// offset. Bits from 7 up are left alone, so the map permutes chunks inside
+// each row and is its own inverse.
+func (h *helperSet) swizzle(shift int) string {
+	name := "tl_swizzle_" + strconv.Itoa(shift)
+	if h.has(name) {
+		return name
+	}
+	return h.add(name, fmt.Sprintf(`static inline uint %s(uint b) {
+    return b ^ (((b >> %d) & 7u) << 4);
+}`, name, shift))
+}

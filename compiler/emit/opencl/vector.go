@@ -106,7 +106,7 @@ func (e *fn) loadVectorBits(m *memref, off string, n int) loadedVector {
 	raw, per := rawVector(si, n)
 	bits := e.fresh("vec")
 	// The cast pointer to the vector, written in parts.
-	e.put("const ", raw, " ", bits, " = *(", m.space, " const ", raw, "*)(", m.ptr, " + ", off, ");")
+	e.put("const ", raw, " ", bits, " = *(", m.space, " const ", raw, "*)", e.elemAddr(m, off), ";")
 	return loadedVector{bits, si, per}
 }
 
@@ -147,5 +147,5 @@ func (e *fn) vectorStore(in *ir.Inst) {
 		val = "(" + raw + ")(" + joinArgs(parts...) + ")"
 	}
 	// The cast pointer to the vector, written in parts.
-	e.put("*(", m.space, " ", raw, "*)(", m.ptr, " + ", e.offsetOf(mv, idx), ") = ", val, ";")
+	e.put("*(", m.space, " ", raw, "*)", e.elemAddr(m, e.offsetOf(mv, idx)), " = ", val, ";")
 }

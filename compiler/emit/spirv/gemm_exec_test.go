@@ -10,7 +10,7 @@ import (
 
 // generic configurations (subgroup size 1) covering the lowering's code
 // paths: heuristic, small tiles, ragged unrolled depth with batching, local
-// staging, splits.
+// staging, splits, swizzled panels.
 var gemmConfigs = []tuning.Params{
 	{},
 	{SubgroupSize: 1, WorkGroupSize: [2]int{4, 4}, Tile: [2]int{4, 4}, Coopmatrix: [3]int{4, 4, 4}, Unroll: 1, BatchPerGroup: 1},
@@ -22,6 +22,10 @@ var gemmConfigs = []tuning.Params{
 	{SubgroupSize: 1, WorkGroupSize: [2]int{2, 2}, Tile: [2]int{4, 4}, Coopmatrix: [3]int{4, 4, 4}, Unroll: 1, BatchPerGroup: 1,
 		StageLocal: true, Stages: 2, Split: 3},
 	{SubgroupSize: 1, WorkGroupSize: [2]int{2, 1}, Tile: [2]int{4, 4}, Coopmatrix: [3]int{4, 4, 2}, Unroll: 2, BatchPerGroup: 2, Split: 2},
+	// Panels marked for the swizzle, which this back end leaves unswizzled
+	// (ir.AttrSwizzle is a physical layout only).
+	{SubgroupSize: 1, WorkGroupSize: [2]int{4, 2}, Tile: [2]int{8, 8}, Coopmatrix: [3]int{4, 4, 4}, Unroll: 2, BatchPerGroup: 1,
+		StageLocal: true, Stages: 3, LocalSwizzle: true},
 }
 
 func TestGemmOnDevice(t *testing.T) {
