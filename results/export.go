@@ -72,7 +72,7 @@ func ParseOutcomes(list string) ([]Outcome, error) {
 var csvHeader = []string{
 	"run", "measurement", "op", "trans", "dtype", "acc", "m", "n", "k", "alpha", "beta", "atomic", "layout", "precision",
 	"subgroup_size", "wg_x", "wg_y", "tile_m", "tile_n", "cm", "cn", "ck", "unroll", "batch_per_group", "stage_local",
-	"vector_width", "stages", "local_pad", "local_epilogue", "split", "source_hash", "outcome", "message",
+	"vector_width", "stages", "local_pad", "local_swizzle", "local_epilogue", "split", "source_hash", "outcome", "message",
 	"median_ns", "min_ns", "max_ns", "iqr_ns", "ci_low_ns", "ci_high_ns",
 	"gflops", "gbs", "raced", "retimed", "verify_error", "seed", "measured_at", "samples", "samples_ns",
 }
@@ -96,7 +96,7 @@ func writeCSV(w io.Writer, ms []Measurement) error {
 			itoa(p.SubgroupSize), itoa(p.WorkGroupSize[0]), itoa(p.WorkGroupSize[1]), itoa(p.Tile[0]), itoa(p.Tile[1]),
 			itoa(p.Coopmatrix[0]), itoa(p.Coopmatrix[1]), itoa(p.Coopmatrix[2]), itoa(p.Unroll), itoa(p.BatchPerGroup),
 			strconv.FormatBool(p.StageLocal), itoa(p.VectorWidth), itoa(p.Stages), itoa(p.LocalPad),
-			strconv.FormatBool(p.LocalEpilogue), itoa(max(p.Split, 1)), c.SourceHash, string(m.Outcome), m.Message,
+			strconv.FormatBool(p.LocalSwizzle), strconv.FormatBool(p.LocalEpilogue), itoa(max(p.Split, 1)), c.SourceHash, string(m.Outcome), m.Message,
 			cell(timed, m.MedianNS), cell(timed, m.MinNS), cell(timed, m.MaxNS), cell(timed, m.IQRNS),
 			cell(timed, m.CILowNS), cell(timed, m.CIHighNS), cell(timed, m.GFLOPS), cell(timed, m.GBS),
 			strconv.FormatBool(m.Raced), strconv.FormatBool(m.Retimed), cell(m.Verified, m.VerifyError), itoa(m.Seed), formatTime(m.MeasuredAt),

@@ -101,7 +101,7 @@ func rawFeatures(p tuning.Params) []float64 {
 		l(p.Coopmatrix[0]), l(p.Coopmatrix[1]), l(p.Coopmatrix[2]),
 		l(p.Unroll), l(p.BatchPerGroup), b(p.StageLocal),
 		float64(max(p.Stages, 1)), l(p.LocalPad + 1), b(p.LocalEpilogue), l(p.VectorWidth),
-		l(max(p.Split, 1)),
+		l(max(p.Split, 1)), b(p.LocalSwizzle),
 	}
 }
 

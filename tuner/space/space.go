@@ -34,10 +34,12 @@ type Dims struct {
 	BatchPerGroup Values `toml:"batch_per_group"`
 	StageLocal    Bools  `toml:"stage_local"`
 	VectorWidth   Values `toml:"vector_width"`
-	// Stages and LocalPad apply to staged points only; LocalEpilogue to
-	// every point. Empty: 1 stage, no padding, C written straight.
+	// Stages, LocalPad and LocalSwizzle apply to staged points only (a
+	// swizzled point has no padding); LocalEpilogue to every point. Empty:
+	// 1 stage, no padding, no swizzle, C written straight.
 	Stages        Values `toml:"stages"`
 	LocalPad      Values `toml:"local_pad"`
+	LocalSwizzle  Bools  `toml:"local_swizzle"`
 	LocalEpilogue Bools  `toml:"local_epilogue"`
 	// Split: work-groups sharing one batch entry. Empty: one.
 	Split         Values `toml:"split"`
@@ -112,6 +114,9 @@ func (d *Dims) defaults() {
 	if len(d.LocalEpilogue) == 0 {
 		d.LocalEpilogue = Bools{false}
 	}
+	if len(d.LocalSwizzle) == 0 {
+		d.LocalSwizzle = Bools{false}
+	}
 	if len(d.Stages) == 0 {
 		d.Stages = Values{1}
 	}
@@ -129,7 +134,7 @@ func (d *Dims) replace(t *Dims) {
 		}
 	}
 	for _, b := range []struct{ mine, theirs *Bools }{
-		{&d.StageLocal, &t.StageLocal}, {&d.LocalEpilogue, &t.LocalEpilogue},
+		{&d.StageLocal, &t.StageLocal}, {&d.LocalSwizzle, &t.LocalSwizzle}, {&d.LocalEpilogue, &t.LocalEpilogue},
 	} {
 		if len(*b.theirs) > 0 {
 			*b.mine = *b.theirs
@@ -178,6 +183,7 @@ func (d dim) least() int {
 func (s *Dims) bools() []boolDim {
 	return []boolDim{
 		{"stage_local", "stage", &s.StageLocal},
+		{"local_swizzle", "local-swizzle", &s.LocalSwizzle},
 		{"local_epilogue", "local-epilogue", &s.LocalEpilogue},
 	}
 }
@@ -227,10 +233,10 @@ func (s *Space) Size() int {
 }
 
 // All enumerates every point. The order is fixed: the staging choices vary
-// fastest (stage_local, then for staged points the pad and the stages),
-// then local_epilogue, split, batch_per_group, unroll, coopmatrix k, n, m, vector
-// width, tile n, m, work-group y, x, and subgroup size slowest; values in
-// ascending order. Points without staging have no stages and no padding,
+// fastest (stage_local, then for staged points the layout — each pad, then
+// swizzled — and the stages), then local_epilogue, split, batch_per_group,
+// unroll, coopmatrix k, n, m, vector width, tile n, m, work-group y, x, and
+// subgroup size slowest; values in ascending order. Points without staging have no stages and no padding,
 // so the staged sub-dimensions do not repeat them; a single stage is
 // Stages 0, as configurations were stored before the pipeline existed, and
 // a split of one is Split 0 for the same reason.
@@ -255,6 +261,7 @@ func (s *Space) All() iter.Seq[tuning.Params] {
 	type staging struct {
 		on          bool
 		stages, pad int
+		swizzle     bool
 	}
 	var stagings []staging
 	for _, on := range s.StageLocal {
@@ -266,15 +273,18 @@ func (s *Space) All() iter.Seq[tuning.Params] {
 			if st == 1 {
 				st = 0 // one buffer: the form stored before there were stages
 			}
-			for _, pad := range orZero(s.LocalPad) {
-				stagings = append(stagings, staging{true, st, pad})
+			for _, sw := range orOff(s.LocalSwizzle) {
+				if sw {
+					stagings = append(stagings, staging{true, st, 0, true})
+					continue
+				}
+				for _, pad := range orZero(s.LocalPad) {
+					stagings = append(stagings, staging{true, st, pad, false})
+				}
 			}
 		}
 	}
-	epilogues := s.LocalEpilogue
-	if len(epilogues) == 0 {
-		epilogues = Bools{false}
-	}
+	epilogues := orOff(s.LocalEpilogue)
 	return func(yield func(tuning.Params) bool) {
 		var p tuning.Params
 		for _, p.SubgroupSize = range s.SubgroupSize {
@@ -291,7 +301,7 @@ func (s *Space) All() iter.Seq[tuning.Params] {
 													for _, p.Split = range splits {
 														for _, p.LocalEpilogue = range epilogues {
 															for _, st := range stagings {
-																p.StageLocal, p.Stages, p.LocalPad = st.on, st.stages, st.pad
+																p.StageLocal, p.Stages, p.LocalPad, p.LocalSwizzle = st.on, st.stages, st.pad, st.swizzle
 																if !yield(p) {
 																	return
 																}
@@ -310,6 +320,14 @@ func (s *Space) All() iter.Seq[tuning.Params] {
 			}
 		}
 	}
+}
+
+// orOff is b, or only off when b is empty.
+func orOff(b Bools) Bools {
+	if len(b) == 0 {
+		return Bools{false}
+	}
+	return b
 }
 
 func orOne(v Values) Values {
@@ -338,6 +356,7 @@ func (s *Space) Point(p tuning.Params) *Space {
 	// these say; staged ones take them as stored.
 	one.Stages = Values{max(p.Stages, 1)}
 	one.LocalPad = Values{p.LocalPad}
+	one.LocalSwizzle = Bools{p.LocalSwizzle}
 	one.LocalEpilogue = Bools{p.LocalEpilogue}
 	if p.Split != 0 { // else the empty dimension enumerates Split 0
 		one.Split = Values{p.Split}
