@@ -62,7 +62,6 @@ var rules = []rule{
 	matvecUnused,
 	batchFits,
 	stagingUseful,
-	swizzleUseful,
 	pipelineFits,
 	localEpilogueUse,
 	localMemoryFits,
@@ -310,19 +309,6 @@ func stagingUseful(c *checker) *Reason {
 		return why("staging", "local_swizzle lays the panels out unpadded: local_pad %d is moot", c.p.LocalPad)
 	}
 	return nil
-}
-
-// swizzleUseful: the swizzled layout pays where the matrix engine's
-// fragments are read from the panels in 16-byte rows, ldmatrix on the
-// nvidia target for 16-bit inputs (256³ f16 on an H100: 90 µs against
-// 99 µs padded). Elsewhere fragments are read element by element, and each
-// read pays for its permuted address: 256³ f32 on the same H100 took 269 µs
-// swizzled against 254 µs padded.
-func swizzleUseful(c *checker) *Reason {
-	if !c.p.LocalSwizzle || c.dev.Target == profile.NVIDIA && (c.prob.Dtype == "f16" || c.prob.Dtype == "bf16") {
-		return nil
-	}
-	return why("swizzle", "local_swizzle pays where ldmatrix reads the panels (f16 and bf16 on the nvidia target), not for %s on %s", c.prob.Dtype, c.dev.Target)
 }
 
 // pipelineFits: a pipeline deeper than the iterations of one batch entry

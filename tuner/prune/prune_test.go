@@ -62,7 +62,6 @@ func TestRules(t *testing.T) {
 		{"staging with one subgroup", gemm64, func(p *tuning.Params) { p.WorkGroupSize = [2]int{16, 1} }, "staging", "single subgroup"},
 		{"swizzle without staging", gemm64, func(p *tuning.Params) { p.StageLocal, p.LocalSwizzle = false, true }, "staging", "local_swizzle apply to staged panels only"},
 		{"swizzle and padding", gemm64, func(p *tuning.Params) { p.LocalSwizzle, p.LocalPad = true, 8 }, "staging", "local_pad 8 is moot"},
-		{"swizzle without ldmatrix", gemm64, func(p *tuning.Params) { p.LocalSwizzle = true }, "swizzle", "not for f16 on intel"},
 		{"local memory", gemm64, func(p *tuning.Params) { p.WorkGroupSize = [2]int{64, 4}; p.Unroll = 4 }, "local-memory", "16384 bytes"},
 		{"registers", gemm64, func(p *tuning.Params) { p.Tile = [2]int{64, 64}; p.WorkGroupSize = [2]int{16, 1}; p.StageLocal = false }, "registers", "per lane"},
 		{"gemm with vector width", gemm64, func(p *tuning.Params) { p.VectorWidth = 4 }, "vector-width", "gemm does not use"},
@@ -193,20 +192,4 @@ func BenchmarkSplit(b *testing.B) {
 		Split(s.All(), dev, prob)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*s.Size()), "ns/config")
-}
-
-// TestSwizzleUseful: the swizzle is kept where ldmatrix reads the panels,
-// 16-bit inputs on the nvidia target, and pruned elsewhere.
-func TestSwizzleUseful(t *testing.T) {
-	p := tuning.Params{StageLocal: true, LocalSwizzle: true}
-	for _, c := range []struct {
-		target profile.Target
-		dtype  string
-		kept   bool
-	}{{profile.NVIDIA, "f16", true}, {profile.NVIDIA, "bf16", true}, {profile.NVIDIA, "f32", false}, {profile.Intel, "f16", false}} {
-		why := swizzleUseful(&checker{p, &profile.Profile{Target: c.target}, Problem{Op: "gemm", Dtype: c.dtype}})
-		if (why == nil) != c.kept {
-			t.Errorf("%s %s: pruned %v, want kept %v", c.target, c.dtype, why, c.kept)
-		}
-	}
 }
