@@ -62,6 +62,7 @@ var rules = []rule{
 	matvecUnused,
 	batchFits,
 	stagingUseful,
+	swizzleUseful,
 	pipelineFits,
 	localEpilogueUse,
 	localMemoryFits,
@@ -309,6 +310,24 @@ func stagingUseful(c *checker) *Reason {
 		return why("staging", "local_swizzle lays the panels out unpadded: local_pad %d is moot", c.p.LocalPad)
 	}
 	return nil
+}
+
+// swizzleUseful: the swizzled layout makes the copies into the panels
+// write whole 128-byte rows, but every fragment element read from them
+// then computes a permuted address. Where ldmatrix reads the fragments in
+// 16-byte rows (16-bit inputs on the nvidia target) that costs little, and
+// the swizzle won at every size measured (256³ f16 on an H100: 90 µs
+// against 99 µs padded). Where fragments are read element by element, the
+// cost grows with the K loop: f32 on the same H100 was faster swizzled up
+// to K = 64 (32³ 77 µs against 84 µs) and slower from K = 128 (256³ 269 µs
+// against 254 µs), where searches that kept it picked it and lost 15 %.
+func swizzleUseful(c *checker) *Reason {
+	const longK = 128
+	ldmatrix := c.dev.Target == profile.NVIDIA && (c.prob.Dtype == "f16" || c.prob.Dtype == "bf16")
+	if !c.p.LocalSwizzle || ldmatrix || c.prob.K < longK {
+		return nil
+	}
+	return why("swizzle", "%s fragments are read element by element, and over a K loop of %d (≥ %d) each read's permuted address costs more than whole-row copies gain", c.prob.Dtype, c.prob.K, longK)
 }
 
 // pipelineFits: a pipeline deeper than the iterations of one batch entry

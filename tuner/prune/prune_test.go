@@ -193,3 +193,25 @@ func BenchmarkSplit(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*s.Size()), "ns/config")
 }
+
+// TestSwizzleUseful: the swizzle is kept where ldmatrix reads the panels
+// (16-bit inputs on the nvidia target) and for short K loops, and pruned
+// for element-wise fragment reads over long ones.
+func TestSwizzleUseful(t *testing.T) {
+	p := tuning.Params{StageLocal: true, LocalSwizzle: true}
+	for _, c := range []struct {
+		target profile.Target
+		dtype  string
+		k      int
+		kept   bool
+	}{
+		{profile.NVIDIA, "f16", 256, true}, {profile.NVIDIA, "bf16", 256, true},
+		{profile.NVIDIA, "f32", 64, true}, {profile.NVIDIA, "f32", 128, false},
+		{profile.Intel, "f16", 32, true}, {profile.Intel, "f16", 256, false},
+	} {
+		why := swizzleUseful(&checker{p, &profile.Profile{Target: c.target}, Problem{Op: "gemm", Dtype: c.dtype, M: 64, N: 64, K: c.k}})
+		if (why == nil) != c.kept {
+			t.Errorf("%s %s K=%d: pruned %v, want kept %v", c.target, c.dtype, c.k, why, c.kept)
+		}
+	}
+}
