@@ -119,10 +119,7 @@ func (e *fn) coopCast(in *ir.Inst) {
 // coopAccess describes the memory element behind coopmatrix element (r, j)
 // of a load or store: its memref row and column and the bounds checks.
 func (e *fn) coopAccess(m *memref, x, y string, trans bool, checked ir.Checked) (off, cond string) {
-	memRow, memCol := e.add(x, "tl_r"), e.add(y, "tl_c")
-	if trans {
-		memRow, memCol = e.add(x, "tl_c"), e.add(y, "tl_r")
-	}
+	memRow, memCol := coopPlace(e, x, y, trans)
 	checkRow := checked == ir.RowsChecked || checked == ir.BothChecked
 	checkCol := checked == ir.ColsChecked || checked == ir.BothChecked
 	if trans {
@@ -172,6 +169,15 @@ func (e *fn) closeElems() {
 	e.closeLoop()
 }
 
+// coopPlace is the memref row and column of coopmatrix element (tl_r,
+// tl_c) of a piece at (x, y).
+func coopPlace(e *fn, x, y string, trans bool) (row, col string) {
+	if trans {
+		return e.add(x, "tl_c"), e.add(y, "tl_r")
+	}
+	return e.add(x, "tl_r"), e.add(y, "tl_c")
+}
+
 func (e *fn) coopLoad(in *ir.Inst) {
 	if e.packed[in.Result()] {
 		e.packedLoad(in)
@@ -188,6 +194,9 @@ func (e *fn) coopLoad(in *ir.Inst) {
 	e.coopElems(in.Result())
 	off, cond := e.coopAccess(m, x, y, in.TransA == ir.Trans, in.Checked)
 	load := e.loadElem(m, off)
+	if addr, ok := e.columnAddr(m, in.TransA == ir.Trans, x, y); ok && cond == "" {
+		load = e.loadElem(&memref{typ: m.typ, ptr: addr, space: m.space}, "0")
+	}
 	if cond != "" {
 		e.put(name, ".v[tl_k] = ", cond, " ? ", load, " : ", e.zero(t.Elem()), ";")
 	} else {

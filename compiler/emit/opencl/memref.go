@@ -25,6 +25,9 @@ type swizzle struct {
 	root   string // the buffer's C array
 	origin string // the view's first element, in elements from the root
 	shift  int
+	// columns: the view starts at a column of the buffer (no offset along
+	// mode 0), so its origin is a whole number of the buffer's columns.
+	columns bool
 }
 
 // elemAt returns a pointer expression p and an index i such that p[i] is
@@ -43,6 +46,30 @@ func (e *fn) elemAddr(m *memref, off string) string {
 		return e.text.join("(", m.ptr, " + ", off, ")")
 	}
 	return e.swizzledAddr(m, off)
+}
+
+// columnAddr returns the address of coopmatrix element (tl_r, tl_c) of a
+// piece at (x, y) (coopPlace) in a view of a
+// swizzled buffer whose columns are each one swizzle period long
+// (contiguous rows, ld·size = 2^shift) and that starts at a column: a
+// column's permutation is then fixed by its index, and its element costs an
+// XOR of the row's bytes instead of the general map's shifts and masks,
+// which, paid by every element an f32 fragment reads, slowed the FMA loop.
+// False where the view is laid out otherwise.
+func (e *fn) columnAddr(m *memref, trans bool, x, y string) (string, bool) {
+	if m.swz == nil || !m.swz.columns || len(m.stride) != 2 || m.stride[0] != "1" || m.shape[0] != m.stride[1] {
+		return "", false // rows past a column's end would carry into the permutation's bits
+	}
+	ld, err := strconv.Atoi(m.stride[1])
+	si := e.u.scalar(m.typ.Elem())
+	if err != nil || ld*si.size != 1<<m.swz.shift {
+		return "", false
+	}
+	row, col := coopPlace(e, x, y, trans)
+	colBytes := e.mul(e.text.join("(", e.add(m.swz.origin, e.mul(col, m.stride[1])), ")"), strconv.Itoa(si.size))
+	rowBytes := e.mul(row, strconv.Itoa(si.size))
+	h := e.u.helpers.swizzleColumn(m.swz.shift)
+	return e.text.join("((", m.space, " ", si.mem, "*)((", m.space, " uchar*)", m.swz.root, " + ", h, "((uint)(", colBytes, "), (uint)(", rowBytes, "))))"), true
 }
 
 // swizzledAddr is the address of element off of a view of a swizzled
@@ -173,7 +200,8 @@ func (e *fn) subview(in *ir.Inst) {
 	if m.swz != nil {
 		origin := e.fresh("swz")
 		e.put("const int ", origin, " = ", e.add(m.swz.origin, off), ";")
-		e.memref(in.Result()).swz = &swizzle{root: m.swz.root, origin: origin, shift: m.swz.shift}
+		e.memref(in.Result()).swz = &swizzle{root: m.swz.root, origin: origin, shift: m.swz.shift,
+			columns: m.swz.columns && offs[0] == "0"}
 	}
 }
 
@@ -347,7 +375,7 @@ func (e *fn) alloca(in *ir.Inst) {
 	}
 	m := &memref{typ: t, ptr: ptr, space: "local"}
 	if s, ok := in.Attrs.Int(ir.AttrSwizzle); ok {
-		m.swz = &swizzle{root: ptr, origin: "0", shift: int(s)}
+		m.swz = &swizzle{root: ptr, origin: "0", shift: int(s), columns: true}
 	}
 	m.shape = e.pinAll(make([]string, len(t.Shape())), t.Shape())
 	m.stride = e.pinAll(make([]string, len(t.Stride())), t.Stride())
@@ -365,6 +393,20 @@ func (e *fn) index(vs []*ir.Value) []string {
 
 // joinArgs is strings.Join with ", ".
 func joinArgs(s ...string) string { return strings.Join(s, ", ") }
+
+// swizzleColumn returns the helper that maps the byte offset of a column
+// (a multiple of 2^shift) and of a row inside it (below 2^shift) to where
+// the byte lives: what swizzle gives for their sum, as the row's bytes
+// cannot carry into the bits the column's permutation comes from.
+func (h *helperSet) swizzleColumn(shift int) string {
+	name := "tl_swizzle_column_" + strconv.Itoa(shift)
+	if h.has(name) {
+		return name
+	}
+	return h.add(name, fmt.Sprintf(`static inline uint %s(uint col, uint row) {
+    return col + (row ^ (((col >> %d) & 7u) << 4));
+}`, name, shift))
+}
 
 // swizzle returns the helper that maps a byte offset into a swizzled
 // buffer to where the byte lives (ir.AttrSwizzle): the 16-byte chunk
