@@ -318,11 +318,13 @@ func stagingUseful(c *checker) *Reason {
 // 16-byte rows (16-bit inputs on the nvidia target) that costs little, and
 // the swizzle won at every size measured (256³ f16 on an H100: 90 µs
 // against 99 µs padded). Where fragments are read element by element, the
-// cost grows with the K loop: f32 on the same H100 was faster swizzled up
-// to K = 64 (32³ 77 µs against 84 µs) and slower from K = 128 (256³ 269 µs
-// against 254 µs), where searches that kept it picked it and lost 15 %.
+// cost grows with the K loop: f32 on the same H100, each element's address
+// one XOR of its row (columnAddr), was faster swizzled up to K = 128 (64³
+// 83.7 µs against 91.9 µs, 128³ 140.9 against 145.7) and slower at 256
+// (272.2 against 255.5), where a search that kept it picked it and lost
+// 15 %.
 func swizzleUseful(c *checker) *Reason {
-	const longK = 128
+	const longK = 256
 	ldmatrix := c.dev.Target == profile.NVIDIA && (c.prob.Dtype == "f16" || c.prob.Dtype == "bf16")
 	if !c.p.LocalSwizzle || ldmatrix || c.prob.K < longK {
 		return nil

@@ -206,7 +206,7 @@ func TestSwizzleUseful(t *testing.T) {
 		kept   bool
 	}{
 		{profile.NVIDIA, "f16", 256, true}, {profile.NVIDIA, "bf16", 256, true},
-		{profile.NVIDIA, "f32", 64, true}, {profile.NVIDIA, "f32", 128, false},
+		{profile.NVIDIA, "f32", 128, true}, {profile.NVIDIA, "f32", 256, false},
 		{profile.Intel, "f16", 32, true}, {profile.Intel, "f16", 256, false},
 	} {
 		why := swizzleUseful(&checker{p, &profile.Profile{Target: c.target}, Problem{Op: "gemm", Dtype: c.dtype, M: 64, N: 64, K: c.k}})
