@@ -25,8 +25,9 @@ type swizzle struct {
 	root   string // the buffer's C array
 	origin string // the view's first element, in elements from the root
 	shift  int
-	// columns: the view starts at a column of the buffer (no offset along
-	// mode 0), so its origin is a whole number of the buffer's columns.
+	// ld is the buffer's leading dimension, and columns whether the view
+	// starts at one of its columns: its origin a whole number of them.
+	ld      int64
 	columns bool
 }
 
@@ -57,12 +58,15 @@ func (e *fn) elemAddr(m *memref, off string) string {
 // which, paid by every element an f32 fragment reads, slowed the FMA loop.
 // False where the view is laid out otherwise.
 func (e *fn) columnAddr(m *memref, trans bool, x, y string) (string, bool) {
-	if m.swz == nil || !m.swz.columns || len(m.stride) != 2 || m.stride[0] != "1" || m.shape[0] != m.stride[1] {
+	if m.swz == nil || !m.swz.columns {
+		return "", false
+	}
+	ld := strconv.FormatInt(m.swz.ld, 10)
+	if len(m.stride) != 2 || m.stride[0] != "1" || m.stride[1] != ld || m.shape[0] != ld {
 		return "", false // rows past a column's end would carry into the permutation's bits
 	}
-	ld, err := strconv.Atoi(m.stride[1])
 	si := e.u.scalar(m.typ.Elem())
-	if err != nil || ld*si.size != 1<<m.swz.shift {
+	if m.swz.ld*int64(si.size) != 1<<m.swz.shift {
 		return "", false
 	}
 	row, col := coopPlace(e, x, y, trans)
@@ -201,8 +205,24 @@ func (e *fn) subview(in *ir.Inst) {
 		origin := e.fresh("swz")
 		e.put("const int ", origin, " = ", e.add(m.swz.origin, off), ";")
 		e.memref(in.Result()).swz = &swizzle{root: m.swz.root, origin: origin, shift: m.swz.shift,
-			columns: m.swz.columns && offs[0] == "0"}
+			ld: m.swz.ld, columns: m.swz.columns && wholeColumns(offs, m.stride, m.swz.ld)}
 	}
+}
+
+// wholeColumns reports whether offsets offs along modes of strides stride
+// move by whole columns of ld elements: every mode offset is zero or has a
+// literal stride that ld divides.
+func wholeColumns(offs, stride []string, ld int64) bool {
+	for i, o := range offs {
+		if o == "0" {
+			continue
+		}
+		s, err := strconv.ParseInt(stride[i], 10, 64)
+		if err != nil || ld == 0 || s%ld != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // expand writes an expand: mode Mode becomes the modes of the expand shape,
@@ -375,7 +395,10 @@ func (e *fn) alloca(in *ir.Inst) {
 	}
 	m := &memref{typ: t, ptr: ptr, space: "local"}
 	if s, ok := in.Attrs.Int(ir.AttrSwizzle); ok {
-		m.swz = &swizzle{root: ptr, origin: "0", shift: int(s), columns: true}
+		m.swz = &swizzle{root: ptr, origin: "0", shift: int(s)}
+		if st := t.Stride(); len(st) > 1 && st[0] == 1 {
+			m.swz.ld, m.swz.columns = st[1], true
+		}
 	}
 	m.shape = e.pinAll(make([]string, len(t.Shape())), t.Shape())
 	m.stride = e.pinAll(make([]string, len(t.Stride())), t.Stride())
