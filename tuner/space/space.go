@@ -236,10 +236,11 @@ func (s *Space) Size() int {
 // fastest (stage_local, then for staged points the layout — each pad, then
 // swizzled — and the stages), then local_epilogue, split, batch_per_group,
 // unroll, coopmatrix k, n, m, vector width, tile n, m, work-group y, x, and
-// subgroup size slowest; values in ascending order. Points without staging have no stages and no padding,
-// so the staged sub-dimensions do not repeat them; a single stage is
-// Stages 0, as configurations were stored before the pipeline existed, and
-// a split of one is Split 0 for the same reason.
+// subgroup size slowest; values in ascending order. Points without staging
+// have no stages, padding or swizzle, so the staged sub-dimensions do not
+// repeat them; a single stage is Stages 0, as configurations were stored
+// before the pipeline existed, and a split of one is Split 0 for the same
+// reason.
 func (s *Space) All() iter.Seq[tuning.Params] {
 	orZero := func(v Values) Values {
 		if len(v) == 0 {

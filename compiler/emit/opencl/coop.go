@@ -193,9 +193,11 @@ func (e *fn) coopLoad(in *ir.Inst) {
 	name, _ := e.coopDecl(in.Result())
 	e.coopElems(in.Result())
 	off, cond := e.coopAccess(m, x, y, in.TransA == ir.Trans, in.Checked)
-	load := e.loadElem(m, off)
+	var load string
 	if addr, ok := e.columnAddr(m, in.TransA == ir.Trans, x, y); ok && cond == "" {
 		load = e.loadElem(&memref{typ: m.typ, ptr: addr, space: m.space}, "0")
+	} else {
+		load = e.loadElem(m, off)
 	}
 	if cond != "" {
 		e.put(name, ".v[tl_k] = ", cond, " ? ", load, " : ", e.zero(t.Elem()), ";")

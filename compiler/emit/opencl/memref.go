@@ -73,7 +73,7 @@ func (e *fn) columnAddr(m *memref, trans bool, x, y string) (string, bool) {
 	colBytes := e.mul(e.text.join("(", e.add(m.swz.origin, e.mul(col, m.stride[1])), ")"), strconv.Itoa(si.size))
 	rowBytes := e.mul(row, strconv.Itoa(si.size))
 	h := e.u.helpers.swizzleColumn(m.swz.shift)
-	return e.text.join("((", m.space, " ", si.mem, "*)((", m.space, " uchar*)", m.swz.root, " + ", h, "((uint)(", colBytes, "), (uint)(", rowBytes, "))))"), true
+	return e.atRootByte(m, si, e.text.join(h, "((uint)(", colBytes, "), (uint)(", rowBytes, "))")), true
 }
 
 // swizzledAddr is the address of element off of a view of a swizzled
@@ -81,8 +81,13 @@ func (e *fn) columnAddr(m *memref, trans bool, x, y string) (string, bool) {
 func (e *fn) swizzledAddr(m *memref, off string) string {
 	si := e.u.scalar(m.typ.Elem())
 	b := e.mul(e.text.join("(", e.add(m.swz.origin, off), ")"), strconv.Itoa(si.size))
-	h := e.u.helpers.swizzle(m.swz.shift)
-	return e.text.join("((", m.space, " ", si.mem, "*)((", m.space, " uchar*)", m.swz.root, " + ", h, "((uint)(", b, "))))")
+	return e.atRootByte(m, si, e.text.join(e.u.helpers.swizzle(m.swz.shift), "((uint)(", b, "))"))
+}
+
+// atRootByte is the address of m's element type at byte offset b of the
+// swizzled buffer m views.
+func (e *fn) atRootByte(m *memref, si *scalarInfo, b string) string {
+	return e.text.join("((", m.space, " ", si.mem, "*)((", m.space, " uchar*)", m.swz.root, " + ", b, "))")
 }
 
 // group is the C view of a group parameter (docs/abi.md).
