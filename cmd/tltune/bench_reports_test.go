@@ -32,7 +32,7 @@ func TestBenchReportsReadTuneJSON(t *testing.T) {
 		reports int            // copies of the report the script reads
 		params  *tuning.Params // the best configuration's, when not a GEMM's
 	}{
-		{"gemm_report.py", gemmConfig(0, 0).Problem, []string{"| 64x64x32 f16→f32 exact | 4096 | sg32 wg64x2 t32x32 cm16x8x16 u2 b1 | " + wantTime}, 1, nil},
+		{"gemm_report.py", gemmConfig(0, 0).Problem, []string{"| 64x64x32 f16→f32 exact | 4096 | sg32 wg64x2 t32x32 cm16x8x16 u2 b1 | " + wantTime + " | 0.1 | 6 | 0.2 % |", "copy ceiling (tltune peak): 4020.0 GB/s"}, 1, nil},
 		{"gemm_report.py", tf32, []string{"torch.backends.cuda.matmul.allow_tf32 = True", "| 64x64x32 f32→f32 tf32 | 4096 |"}, 1, nil},
 		{"blas2_report.py", gemvConfig().Problem, []string{"copy ceiling (tltune peak): 4020.0 GB/s",
 			"| gemv.n f32→f32 64×64 | 4096 | sg32 wg64x1 t2x1 b4 sp8 | " + wantTime}, 1, &splitGemv},

@@ -94,7 +94,7 @@ def time_torch(report):
 def row(report, torch_result):
     op, dtype, acc, m, n = problem(report)
     out = {"op": op, "dtype": dtype, "acc": acc, "m": m, "n": n, "batch": report["batch"],
-           "copy_gbs": report.get("copy_ceiling_gbs")}
+           "copy_gbs": tltune_json.copy_ceiling(report)}
     best = tltune_json.best(report)
     if best:
         out.update(params=best["params"], config=best["config"], median_ns=best["median_ns"], gbs=best["gbs"],
@@ -103,10 +103,6 @@ def row(report, torch_result):
         torch_result["gbs"] = out["bytes"] / torch_result["median_ns"]
         out["torch"] = torch_result
     return out
-
-
-def percent(gbs, copy):
-    return "%.1f %%" % (100 * gbs / copy) if copy else "–"
 
 
 def table(rows):
@@ -118,11 +114,11 @@ def table(rows):
             lines.append("| %s | %d | no verified configuration | | | | | | | |" % (name, r["batch"]))
             continue
         cells = [name, str(r["batch"]), r["config"], "%.2f µs" % (r["median_ns"] / 1e3),
-                 "%.0f" % r["gbs"], percent(r["gbs"], r["copy_gbs"])]
+                 "%.0f" % r["gbs"], tltune_json.percent(r["gbs"], r["copy_gbs"])]
         t = r.get("torch")
         if t:
             cells += ["%s %.2f µs" % (t["kernel"], t["median_ns"] / 1e3), "%.0f" % t["gbs"],
-                      percent(t["gbs"], r["copy_gbs"]), "%.2f×" % (t["median_ns"] / r["median_ns"])]
+                      tltune_json.percent(t["gbs"], r["copy_gbs"]), "%.2f×" % (t["median_ns"] / r["median_ns"])]
         else:
             cells += ["–", "", "", ""]
         lines.append("| " + " | ".join(cells) + " |")
@@ -143,8 +139,7 @@ def main(args):
             print("%s: PyTorch failed: %s" % (path, e), file=sys.stderr)
             torch_result = None
         rows.append(row(report, torch_result))
-    copies = {r["copy_gbs"] for r in rows if r.get("copy_gbs")}
-    print("copy ceiling (tltune peak): " + ", ".join("%.1f GB/s" % c for c in sorted(copies)))
+    print(tltune_json.copy_line(rows))
     print()
     print(table(rows))
     if json_out:

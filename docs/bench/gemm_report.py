@@ -20,8 +20,11 @@ PyTorch's Cᵀ = Bᵀ·Aᵀ on the same memory: torch.bmm(Bt, At) with Bt of
               precision and the output begins with a line saying so.
 
 The ratio is cuBLAS time over tltune time (above 1: tltune is faster). The
-table ends with the geometric mean of the ratios of the small and medium
-problems (16³, 32³, 64×64×32 in both types) and of all rows.
+small problems are memory-bound: GB/s counts each matrix moved once, and
+% copy is its share of the copy ceiling tltune stored for the device (the
+report's copy_ceiling_gbs, measured by `tltune peak` in the same store).
+The table ends with the geometric mean of the ratios of the small and
+medium problems (16³, 32³, 64×64×32 in both types) and of all rows.
 """
 import json
 import math
@@ -83,7 +86,8 @@ def row(report, cublas):
          "evaluated": report.get("evaluated"), "wall_seconds": report.get("wall_seconds")}
     best = tltune_json.best(report)
     if best:
-        r.update(params=best["params"], config=best["config"], median_ns=best["median_ns"], gflops=best["gflops"])
+        r.update(params=best["params"], config=best["config"], median_ns=best["median_ns"], gflops=best["gflops"],
+                 gbs=best["gbs"], copy_gbs=tltune_json.copy_ceiling(report))
     if cublas:
         r["cublas"] = cublas
         same = cublas.get("bmm_out_dtype", cublas.get("baddbmm"))
@@ -107,14 +111,16 @@ def table(rows):
     if any(r["precision"] == "tf32" for r in rows):
         lines += ["tf32 rows: tltune gemm --precision tf32 (f32 inputs rounded to tf32 in mma.sync), "
                   "cuBLAS baddbmm timed with torch.backends.cuda.matmul.allow_tf32 = True", ""]
-    lines += ["| problem | batch | tltune best configuration | tltune | TFLOP/s | cuBLAS (same problem) | ratio | baddbmm, f16 C | ratio |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines += ["| problem | batch | tltune best configuration | tltune | TFLOP/s | GB/s | % copy | cuBLAS (same problem) | ratio "
+              "| baddbmm, f16 C | ratio |",
+              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         name = "%dx%dx%d %s→%s %s" % (r["m"], r["n"], r["k"], r["dtype"], r["acc"], r["precision"])
         if "median_ns" not in r:
-            lines.append("| %s | %d | no verified configuration | | | | | | |" % (name, r["batch"]))
+            lines.append("| %s | %d | no verified configuration | | | | | | | | |" % (name, r["batch"]))
             continue
-        cells = [name, str(r["batch"]), r["config"], us(r["median_ns"]), "%.1f" % (r["gflops"] / 1e3)]
+        cells = [name, str(r["batch"]), r["config"], us(r["median_ns"]), "%.1f" % (r["gflops"] / 1e3),
+                 "%.0f" % r["gbs"], tltune_json.percent(r["gbs"], r.get("copy_gbs"))]
         c = r.get("cublas") or {}
         same = c.get("bmm_out_dtype", c.get("baddbmm"))
         cells += [us(same) if same else "–", "%.2f×" % r["ratio"] if "ratio" in r else "–"]
@@ -126,6 +132,7 @@ def table(rows):
     lines.append("")
     lines.append("geometric mean of the ratios: small and medium rows (16³, 32³, 64×64×32; %d) %.2f×, all rows (%d) %.2f×"
                  % (len(small), geomean(small), len(every), geomean(every)))
+    lines.append(tltune_json.copy_line(rows))
     return "\n".join(lines)
 
 

@@ -29,3 +29,19 @@ def best(report):
     """The fastest verified configuration, as ranked gives it; None without one."""
     top = ranked(report)
     return top[0] if top else None
+
+
+def copy_ceiling(report):
+    """The copy bandwidth (GB/s) tltune stored for the report's device, or None."""
+    return report.get("copy_ceiling_gbs")
+
+
+def percent(gbs, copy):
+    """gbs as a share of the copy ceiling copy, printed ("–" without one)."""
+    return "%.1f %%" % (100 * gbs / copy) if copy else "–"
+
+
+def copy_line(rows):
+    """The copy ceilings of rows (each with copy_gbs), as the reports print them."""
+    copies = {r["copy_gbs"] for r in rows if r.get("copy_gbs")}
+    return "copy ceiling (tltune peak): " + (", ".join("%.1f GB/s" % c for c in sorted(copies)) or "none stored")
