@@ -138,19 +138,26 @@ func (r *run) prepare(ctx context.Context) error {
 	return nil
 }
 
-// enumerated is the space pruning walks: the tuner's, without its splits
-// where the batch alone fills the device at every batch_per_group (the
-// pruner would reject every split point, and walking them was three
-// quarters of the walk).
+// enumerated is the space pruning walks: the tuner's, without what the
+// pruner would reject at every point, so that walking it costs nothing:
+// its splits where the batch alone fills the device at every
+// batch_per_group (walking them was three quarters of the walk), and the
+// panel pads the problem's element type does not want (prune.PadUseful:
+// the nvidia space lists one pad of 16 bytes for each type).
 func (r *run) enumerated() *space.Space {
-	sp := r.t.Space
-	if len(sp.Split) == 0 || len(sp.BatchPerGroup) == 0 ||
-		!prune.SplitUnneeded(r.t.Device, r.t.Problem, slices.Max(sp.BatchPerGroup)) {
-		return sp
+	narrowed := *r.t.Space
+	sp := &narrowed
+	if len(sp.Split) > 0 && len(sp.BatchPerGroup) > 0 &&
+		prune.SplitUnneeded(r.t.Device, r.t.Problem, slices.Max(sp.BatchPerGroup)) {
+		sp.Split = nil
 	}
-	narrowed := *sp
-	narrowed.Split = nil
-	return &narrowed
+	pads := slices.DeleteFunc(slices.Clone(sp.LocalPad), func(pad int) bool {
+		return !prune.PadUseful(r.t.Device, r.t.Problem, pad)
+	})
+	if len(pads) > 0 { // none left: the pruner rejects every padded point itself
+		sp.LocalPad = pads
+	}
+	return sp
 }
 
 // recordPruned records the configurations pruning rejected, counted per

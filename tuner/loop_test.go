@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"tltune/compiler/tuning"
+	"tltune/tuner/profile"
 	"tltune/tuner/search"
 	"tltune/tuner/space"
 )
@@ -283,5 +284,36 @@ func TestSplitsWalkedOnlyWhereUseful(t *testing.T) {
 		if got := rep.Candidates + pruned - rep.PrunedByRule["recipe"]; got != tc.walked || rep.Candidates != tc.kept {
 			t.Errorf("batch %d: %d points walked, %d kept (pruned %v); want %d and %d", tc.batch, got, rep.Candidates, rep.PrunedByRule, tc.walked, tc.kept)
 		}
+	}
+}
+
+// TestPadsWalkedOnlyWhereUseful: on the nvidia target only the pad of 16
+// bytes is walked (4 for f32), and it keeps what a space of that pad alone
+// keeps; other targets walk every pad.
+func TestPadsWalkedOnlyWhereUseful(t *testing.T) {
+	walk := func(target profile.Target, pads space.Values) (walked, kept int, pruned map[string]int) {
+		dev := *testDevice
+		dev.Target = target
+		tu, _ := newTuner(t, &memRecorder{}, &fakeMeasurer{}, Options{Strategy: "exhaustive", Budget: 1, Seed: 1})
+		tu.Device = &dev
+		tu.Space.StageLocal, tu.Space.Stages, tu.Space.LocalPad = []bool{true}, space.Values{2}, pads
+		rep, err := tu.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		walked = rep.Candidates - rep.PrunedByRule["recipe"]
+		for _, n := range rep.PrunedByRule {
+			walked += n
+		}
+		return walked, rep.Candidates, rep.PrunedByRule
+	}
+	all := space.Values{1, 2, 4, 8}
+	oneW, oneK, _ := walk(profile.NVIDIA, space.Values{4})
+	allW, allK, pruned := walk(profile.NVIDIA, all)
+	if oneW == 0 || allW != oneW || allK != oneK || pruned["pad"] != 0 {
+		t.Errorf("nvidia, pads %v: %d walked, %d kept (pruned %v); want the %d walked and %d kept of pad 4 alone", all, allW, allK, pruned, oneW, oneK)
+	}
+	if w, _, _ := walk(profile.Generic, all); w != 4*oneW {
+		t.Errorf("generic, pads %v: %d walked, want %d", all, w, 4*oneW)
 	}
 }

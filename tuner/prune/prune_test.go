@@ -215,3 +215,26 @@ func TestSwizzleUseful(t *testing.T) {
 		}
 	}
 }
+
+// TestPadUseful: on the nvidia target a staged panel's pad is 16 bytes of
+// the element type; other targets try every pad.
+func TestPadUseful(t *testing.T) {
+	nvidia, intel := &profile.Profile{Target: profile.NVIDIA}, &profile.Profile{Target: profile.Intel}
+	for _, c := range []struct {
+		dev   *profile.Profile
+		dtype string
+		pad   int
+		kept  bool
+	}{
+		{nvidia, "f16", 8, true}, {nvidia, "f32", 4, true}, {nvidia, "f32", 8, false}, {nvidia, "f64", 2, true},
+		{nvidia, "c64", 1, true}, {nvidia, "f16", 4, false}, {nvidia, "f32", 0, true}, {intel, "f32", 8, true},
+	} {
+		prob := Problem{Op: "gemm", Dtype: c.dtype, M: 64, N: 64, K: 64}
+		if got := PadUseful(c.dev, prob, c.pad); got != c.kept {
+			t.Errorf("%s %s pad %d: kept %v, want %v", c.dev.Target, c.dtype, c.pad, got, c.kept)
+		}
+		if why := padUseful(&checker{tuning.Params{StageLocal: true, LocalPad: c.pad}, c.dev, prob}); (why == nil) != c.kept {
+			t.Errorf("%s %s pad %d: the rule says %v", c.dev.Target, c.dtype, c.pad, why)
+		}
+	}
+}

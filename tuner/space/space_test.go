@@ -176,7 +176,11 @@ func TestShipped(t *testing.T) {
 			// tuner/prune: about 0.5 µs a point on a 2-core machine, so at
 			// most 0.45 s a run, and a fifth of that where no split can pay
 			// and the tuner drops the dimension).
-			if n := s.Size(); n > 900000 {
+			// A problem walks one pad of the list (the tuner keeps the one
+			// prune.PadUseful wants; nvidia lists one per element type).
+			walk := *s
+			walk.LocalPad = walk.LocalPad[:1]
+			if n := walk.Size(); n > 900000 {
 				t.Errorf("%s/%s: %d points; keep spaces under 900000", op, target, n)
 			}
 			seen := map[tuning.Params]bool{}
