@@ -424,10 +424,16 @@ func dim(v int64, dyn func() string) string {
 	return strconv.FormatInt(v, 10)
 }
 
-// region writes the instructions of r.
+// region writes the instructions of r; mul_adds sharing their B operand
+// are written together (mulAddGroup).
 func (e *fn) region(r *ir.Region) error {
-	for _, in := range r.Insts {
-		if err := e.inst(in); err != nil {
+	for i := 0; i < len(r.Insts); i++ {
+		if n := e.mulAddGroup(r.Insts[i:]); n > 1 {
+			e.coopMulAdds(r.Insts[i : i+n])
+			i += n - 1
+			continue
+		}
+		if err := e.inst(r.Insts[i]); err != nil {
 			return err
 		}
 	}
