@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -518,14 +519,14 @@ func TestEnableTF32(t *testing.T) {
 		t.Fatal(err)
 	}
 	tf32, exact := r.setupFor(speak.TF32), r.setupFor("")
-	m := tf32.prof.MatrixFor("f32")
+	m := slices.Collect(tf32.prof.MatrixFor("f32"))
 	if tf32.copts.Precision != speak.TF32 || tf32.copts.Target != "nvidia" || len(m) != 1 || !m[0].Fits(32, 32, 16, 16) || m[0].Fits(32, 16, 8, 4) {
 		t.Errorf("tf32: options %+v, f32 matrix shapes %+v; want tf32 and m16n8k8", tf32.copts, m)
 	}
-	if exact.copts.Precision != "" || len(exact.prof.MatrixFor("f32")) != 0 {
-		t.Errorf("exact: precision %q, f32 matrix shapes %+v; want exact and none", exact.copts.Precision, exact.prof.MatrixFor("f32"))
+	if m := slices.Collect(exact.prof.MatrixFor("f32")); exact.copts.Precision != "" || len(m) != 0 {
+		t.Errorf("exact: precision %q, f32 matrix shapes %+v; want exact and none", exact.copts.Precision, m)
 	}
-	if again, _ := deviceProfile(h200, "nvidia"); len(again.MatrixFor("f32")) != 0 {
+	if again, _ := deviceProfile(h200, "nvidia"); len(slices.Collect(again.MatrixFor("f32"))) != 0 {
 		t.Error("enabling tf32 for a run changed the shipped profile")
 	}
 	generic := &tuneRun{prof: prof}

@@ -34,7 +34,7 @@ func vectorWidth(c *checker) *Reason {
 	vw := c.p.VectorWidth
 	if !c.isMatvec() {
 		if vw != 0 {
-			return why("vector-width", "gemm does not use vector_width (%d)", vw)
+			return c.why("vector-width", "gemm does not use vector_width (%d)", vw)
 		}
 		return nil
 	}
@@ -43,11 +43,11 @@ func vectorWidth(c *checker) *Reason {
 	case vw == 0:
 		return nil // left to the compiler
 	case vw&(vw-1) != 0:
-		return why("vector-width", "vector_width %d is not a power of two", vw)
+		return c.why("vector-width", "vector_width %d is not a power of two", vw)
 	case vw*elemBytes[elem] > 16:
-		return why("vector-width", "%d elements of %s are %d bytes, more than a 128-bit access", vw, elem, vw*elemBytes[elem])
+		return c.why("vector-width", "%d elements of %s are %d bytes, more than a 128-bit access", vw, elem, vw*elemBytes[elem])
 	case rows%vw != 0:
-		return why("vector-width", "vector_width %d does not divide the %d contiguous rows: the lowering would use a narrower vector", vw, rows)
+		return c.why("vector-width", "vector_width %d does not divide the %d contiguous rows: the lowering would use a narrower vector", vw, rows)
 	}
 	return nil
 }
@@ -63,11 +63,11 @@ func matvecTile(c *checker) *Reason {
 	}
 	vw := max(c.p.VectorWidth, 1)
 	if got := lower.MatvecTile(c.p.SubgroupSize, vw, c.p.Tile); c.p.VectorWidth != 0 && got != c.p.Tile {
-		return why("tile", "tile %dx%d at subgroup %d and vector width %d is lowered as %dx%d", c.p.Tile[0], c.p.Tile[1], c.p.SubgroupSize, vw, got[0], got[1])
+		return c.why("tile", "tile %dx%d at subgroup %d and vector width %d is lowered as %dx%d", c.p.Tile[0], c.p.Tile[1], c.p.SubgroupSize, vw, got[0], got[1])
 	}
 	rows, cols, _ := c.matrix()
 	if c.p.Tile[0] > 2*roundUp(rows, vw) || c.p.Tile[1] > 2*cols {
-		return why("problem-size", "tile %dx%d is more than twice the %dx%d matrix", c.p.Tile[0], c.p.Tile[1], rows, cols)
+		return c.why("problem-size", "tile %dx%d is more than twice the %dx%d matrix", c.p.Tile[0], c.p.Tile[1], rows, cols)
 	}
 	return nil
 }
@@ -84,15 +84,15 @@ func matvecBusy(c *checker) *Reason {
 	gx, gy := c.p.WorkGroupSize[0]/c.p.SubgroupSize, c.p.WorkGroupSize[1]
 	if c.prob.Op == "ger" {
 		if gx > tr || gy > tc {
-			return why("idle-subgroups", "subgroup grid %dx%d exceeds the %dx%d tiles of the %dx%d matrix: subgroups idle", gx, gy, tr, tc, rows, cols)
+			return c.why("idle-subgroups", "subgroup grid %dx%d exceeds the %dx%d tiles of the %dx%d matrix: subgroups idle", gx, gy, tr, tc, rows, cols)
 		}
 		return nil
 	}
 	if gy > 1 {
-		return why("work-group", "gemv's subgroups form one row: wy %d repeats wx·wy = %d", gy, c.p.WorkGroupSize[0]*gy)
+		return c.why("work-group", "gemv's subgroups form one row: wy %d repeats wx·wy = %d", gy, c.p.WorkGroupSize[0]*gy)
 	}
 	if tiles := c.gemvTiles(); gx > tiles {
-		return why("idle-subgroups", "%d subgroups share %d tiles of the %dx%d matrix: subgroups idle", gx, tiles, rows, cols)
+		return c.why("idle-subgroups", "%d subgroups share %d tiles of the %dx%d matrix: subgroups idle", gx, tiles, rows, cols)
 	}
 	return nil
 }
@@ -114,9 +114,9 @@ func matvecUnused(c *checker) *Reason {
 	case !c.isMatvec():
 		return nil
 	case c.p.Unroll > 1:
-		return why("unroll", "%s takes its parallelism from the tile; unroll %d would compile the same kernel", c.prob.Op, c.p.Unroll)
+		return c.why("unroll", "%s takes its parallelism from the tile; unroll %d would compile the same kernel", c.prob.Op, c.p.Unroll)
 	case c.p.StageLocal:
-		return why("staging", "%s streams its matrix once; stage_local would compile the same kernel", c.prob.Op)
+		return c.why("staging", "%s streams its matrix once; stage_local would compile the same kernel", c.prob.Op)
 	}
 	return nil
 }

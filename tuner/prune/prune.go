@@ -72,15 +72,20 @@ var rules = []rule{
 
 // checker holds one configuration and its context while the rules run.
 type checker struct {
-	p    tuning.Params
-	dev  *profile.Profile
-	prob Problem
+	p      tuning.Params
+	dev    *profile.Profile
+	prob   Problem
+	reason Reason // the last violation (why)
 }
 
 // Check returns why p is pruned for prob on dev, or nil if it is kept.
 // prob must be valid (Problem.Validate).
 func Check(p tuning.Params, dev *profile.Profile, prob Problem) *Reason {
-	c := &checker{p, dev, prob}
+	return (&checker{p: p, dev: dev, prob: prob}).check()
+}
+
+// check runs the rules on c's configuration.
+func (c *checker) check() *Reason {
 	for _, r := range rules {
 		if why := r(c); why != nil {
 			return why
@@ -96,8 +101,12 @@ func Check(p tuning.Params, dev *profile.Profile, prob Problem) *Reason {
 // time pruning took.
 func Split(all iter.Seq[tuning.Params], dev *profile.Profile, prob Problem) (keep []tuning.Params, pruned []Tally) {
 	index := map[string]int{}
+	// One checker for the walk: a checker each was half of what pruning
+	// allocated.
+	c := &checker{dev: dev, prob: prob}
 	for p := range all {
-		why := Check(p, dev, prob)
+		c.p = p
+		why := c.check()
 		if why == nil {
 			keep = append(keep, p)
 			continue
@@ -121,13 +130,18 @@ func Total(pruned []Tally) int {
 	return n
 }
 
-func why(rule, format string, args ...any) *Reason {
-	return &Reason{Rule: rule, format: format, args: args}
+// why is the reason c's configuration breaks rule. It is the checker's
+// own, rewritten by the next violation: pruning a space finds millions, and
+// a new one each was a fifth of what it allocated. Check's callers get a
+// checker of their own; Split copies the reasons it keeps.
+func (c *checker) why(rule, format string, args ...any) *Reason {
+	c.reason = Reason{Rule: rule, format: format, args: args}
+	return &c.reason
 }
 
 func subgroupSupported(c *checker) *Reason {
 	if !slices.Contains(c.dev.SubgroupSizes, c.p.SubgroupSize) {
-		return why("subgroup", "subgroup size %d is not one of %v on %s", c.p.SubgroupSize, c.dev.SubgroupSizes, c.dev.Name)
+		return c.why("subgroup", "subgroup size %d is not one of %v on %s", c.p.SubgroupSize, c.dev.SubgroupSizes, c.dev.Name)
 	}
 	return nil
 }
@@ -135,10 +149,10 @@ func subgroupSupported(c *checker) *Reason {
 func workGroupShape(c *checker) *Reason {
 	wx, wy, sg := c.p.WorkGroupSize[0], c.p.WorkGroupSize[1], c.p.SubgroupSize
 	if wx%sg != 0 {
-		return why("work-group", "wx %d is not a multiple of subgroup size %d", wx, sg)
+		return c.why("work-group", "wx %d is not a multiple of subgroup size %d", wx, sg)
 	}
 	if wx*wy > c.dev.MaxWorkGroupSize {
-		return why("work-group", "%dx%d = %d work-items exceeds the maximum %d", wx, wy, wx*wy, c.dev.MaxWorkGroupSize)
+		return c.why("work-group", "%dx%d = %d work-items exceeds the maximum %d", wx, wy, wx*wy, c.dev.MaxWorkGroupSize)
 	}
 	return nil
 }
@@ -149,9 +163,9 @@ func coopmatrixUse(c *checker) *Reason {
 	has := c.p.Coopmatrix != [3]int{}
 	switch {
 	case c.prob.Op == "gemm" && !has:
-		return why("coopmatrix", "gemm needs a coopmatrix shape")
+		return c.why("coopmatrix", "gemm needs a coopmatrix shape")
 	case c.prob.Op != "gemm" && has:
-		return why("coopmatrix", "%s does not use a coopmatrix", c.prob.Op)
+		return c.why("coopmatrix", "%s does not use a coopmatrix", c.prob.Op)
 	}
 	return nil
 }
@@ -166,18 +180,21 @@ func coopmatrixShape(c *checker) *Reason {
 		return nil
 	}
 	sg, cm, cn, ck := c.p.SubgroupSize, c.p.Coopmatrix[0], c.p.Coopmatrix[1], c.p.Coopmatrix[2]
-	if insts := c.dev.MatrixFor(c.prob.Dtype); len(insts) > 0 {
-		for _, x := range insts {
-			if x.Fits(sg, cm, cn, ck) {
-				return nil
-			}
+	var first *profile.Matrix
+	for x := range c.dev.MatrixFor(c.prob.Dtype) {
+		if x.Fits(sg, cm, cn, ck) {
+			return nil
 		}
-		x := insts[0]
-		return why("coopmatrix", "%dx%dx%d on subgroup %d is no %s shape for %s (subgroup %d, m a multiple of one of %v, n of %d, k of %d)",
+		if first == nil {
+			first = &x
+		}
+	}
+	if x := first; x != nil {
+		return c.why("coopmatrix", "%dx%dx%d on subgroup %d is no %s shape for %s (subgroup %d, m a multiple of one of %v, n of %d, k of %d)",
 			cm, cn, ck, sg, x.Kind, c.prob.Dtype, x.SubgroupSize, x.M, x.N, x.K)
 	}
 	if c.dev.Target == profile.Intel && cm%sg != 0 {
-		return why("coopmatrix", "coopmatrix rows %d are not a multiple of subgroup size %d (rows are spread over lanes)", cm, sg)
+		return c.why("coopmatrix", "coopmatrix rows %d are not a multiple of subgroup size %d (rows are spread over lanes)", cm, sg)
 	}
 	return nil
 }
@@ -185,7 +202,7 @@ func coopmatrixShape(c *checker) *Reason {
 func tileDivisible(c *checker) *Reason {
 	tm, tn, cm, cn := c.p.Tile[0], c.p.Tile[1], c.p.Coopmatrix[0], c.p.Coopmatrix[1]
 	if c.prob.Op == "gemm" && (tm%cm != 0 || tn%cn != 0) {
-		return why("tile", "tile %dx%d is not a multiple of coopmatrix %dx%d", tm, tn, cm, cn)
+		return c.why("tile", "tile %dx%d is not a multiple of coopmatrix %dx%d", tm, tn, cm, cn)
 	}
 	return nil
 }
@@ -199,7 +216,7 @@ func tileFitsProblem(c *checker) *Reason {
 	tm, tn := c.p.Tile[0], c.p.Tile[1]
 	limM, limN := 2*roundUp(c.prob.M, c.p.Coopmatrix[0]), 2*roundUp(c.prob.N, c.p.Coopmatrix[1])
 	if tm > limM || tn > limN {
-		return why("problem-size", "tile %dx%d is more than twice the %dx%d problem", tm, tn, c.prob.M, c.prob.N)
+		return c.why("problem-size", "tile %dx%d is more than twice the %dx%d problem", tm, tn, c.prob.M, c.prob.N)
 	}
 	return nil
 }
@@ -213,7 +230,7 @@ func subgroupsBusy(c *checker) *Reason {
 	gx, gy := c.p.WorkGroupSize[0]/c.p.SubgroupSize, c.p.WorkGroupSize[1]
 	tx, ty := ceilDiv(c.prob.M, c.p.Tile[0]), ceilDiv(c.prob.N, c.p.Tile[1])
 	if gx > tx || gy > ty {
-		return why("idle-subgroups", "subgroup grid %dx%d exceeds the %dx%d tiles of %dx%d: subgroups idle", gx, gy, tx, ty, c.prob.M, c.prob.N)
+		return c.why("idle-subgroups", "subgroup grid %dx%d exceeds the %dx%d tiles of %dx%d: subgroups idle", gx, gy, tx, ty, c.prob.M, c.prob.N)
 	}
 	return nil
 }
@@ -226,7 +243,7 @@ func unrollFitsK(c *checker) *Reason {
 	}
 	u, step := c.p.Unroll, c.p.Coopmatrix[2]
 	if u > 1 && step*u > roundUp(c.prob.K, step) {
-		return why("unroll", "unroll %d of steps of %d exceeds the loop of %d", u, step, c.prob.K)
+		return c.why("unroll", "unroll %d of steps of %d exceeds the loop of %d", u, step, c.prob.K)
 	}
 	return nil
 }
@@ -252,16 +269,16 @@ func splitUseful(c *checker) *Reason {
 		units, what = c.gemmBlocks(), "work-group blocks of C"
 		if SplitUnneeded(c.dev, c.prob, c.p.BatchPerGroup) {
 			cus := c.dev.ComputeUnits
-			return why("split-unneeded", "split %d: the batch alone gives the %d compute units %d work-groups each", split, cus, c.workGroups()/cus)
+			return c.why("split-unneeded", "split %d: the batch alone gives the %d compute units %d work-groups each", split, cus, c.workGroups()/cus)
 		}
 	case "ger":
 		_, cols, _ := c.matrix()
 		units, what = ceilDiv(ceilDiv(cols, c.p.Tile[1]), c.p.WorkGroupSize[1]), "rounds of column tiles of a work-group"
 	default:
-		return why("split", "%s does not split a batch entry over work-groups (split %d)", c.prob.Op, split)
+		return c.why("split", "%s does not split a batch entry over work-groups (split %d)", c.prob.Op, split)
 	}
 	if split > units {
-		return why("idle-work-groups", "split %d exceeds the %d %s: work-groups idle", split, units, what)
+		return c.why("idle-work-groups", "split %d exceeds the %d %s: work-groups idle", split, units, what)
 	}
 	return nil
 }
@@ -292,7 +309,7 @@ func (c *checker) workGroups() int {
 
 func batchFits(c *checker) *Reason {
 	if c.prob.Batch > 0 && c.p.BatchPerGroup > c.prob.Batch {
-		return why("batch", "batch_per_group %d exceeds the batch of %d", c.p.BatchPerGroup, c.prob.Batch)
+		return c.why("batch", "batch_per_group %d exceeds the batch of %d", c.p.BatchPerGroup, c.prob.Batch)
 	}
 	return nil
 }
@@ -302,13 +319,13 @@ func batchFits(c *checker) *Reason {
 // work-group of one subgroup gains neither.
 func stagingUseful(c *checker) *Reason {
 	if c.p.StageLocal && c.p.Subgroups() == 1 && c.p.Stages <= 1 {
-		return why("staging", "stage_local with one buffer and a single subgroup shares and overlaps nothing")
+		return c.why("staging", "stage_local with one buffer and a single subgroup shares and overlaps nothing")
 	}
 	if !c.p.StageLocal && (c.p.Stages > 1 || c.p.LocalPad > 0 || c.p.LocalSwizzle) {
-		return why("staging", "stages, local_pad and local_swizzle apply to staged panels only")
+		return c.why("staging", "stages, local_pad and local_swizzle apply to staged panels only")
 	}
 	if c.p.LocalSwizzle && c.p.LocalPad > 0 {
-		return why("staging", "local_swizzle lays the panels out unpadded: local_pad %d is moot", c.p.LocalPad)
+		return c.why("staging", "local_swizzle lays the panels out unpadded: local_pad %d is moot", c.p.LocalPad)
 	}
 	return nil
 }
@@ -330,7 +347,7 @@ const copyChunkBytes = 16
 
 func padUseful(c *checker) *Reason {
 	if !PadUseful(c.dev, c.prob, c.p.LocalPad) {
-		return why("pad", "local_pad %d is %d bytes of %s; the nvidia target's 16-byte copies want a pad of 16 bytes", c.p.LocalPad, c.p.LocalPad*elemBytes[c.prob.Dtype], c.prob.Dtype)
+		return c.why("pad", "local_pad %d is %d bytes of %s; the nvidia target's 16-byte copies want a pad of 16 bytes", c.p.LocalPad, c.p.LocalPad*elemBytes[c.prob.Dtype], c.prob.Dtype)
 	}
 	return nil
 }
@@ -352,7 +369,7 @@ func swizzleUseful(c *checker) *Reason {
 	if !c.p.LocalSwizzle || ldmatrix || c.prob.K < longK {
 		return nil
 	}
-	return why("swizzle", "%s fragments are read element by element, and over a K loop of %d (≥ %d) each read's permuted address costs more than whole-row copies gain", c.prob.Dtype, c.prob.K, longK)
+	return c.why("swizzle", "%s fragments are read element by element, and over a K loop of %d (≥ %d) each read's permuted address costs more than whole-row copies gain", c.prob.Dtype, c.prob.K, longK)
 }
 
 // pipelineFits: a pipeline deeper than the iterations of one batch entry
@@ -366,7 +383,7 @@ func pipelineFits(c *checker) *Reason {
 	bk := c.p.Coopmatrix[2] * max(c.p.Unroll, 1)
 	iters := ceilDiv(c.prob.M, bm) * ceilDiv(c.prob.N, bn) * ceilDiv(c.prob.K, bk)
 	if c.p.Stages > iters {
-		return why("pipeline", "%d stages exceed the %d iterations (blocks × K steps) of one batch entry", c.p.Stages, iters)
+		return c.why("pipeline", "%d stages exceed the %d iterations (blocks × K steps) of one batch entry", c.p.Stages, iters)
 	}
 	return nil
 }
@@ -375,7 +392,7 @@ func pipelineFits(c *checker) *Reason {
 // and not when C is updated atomically.
 func localEpilogueUse(c *checker) *Reason {
 	if c.p.LocalEpilogue && (c.prob.Op != "gemm" || c.prob.Atomic) {
-		return why("local-epilogue", "local_epilogue applies to non-atomic gemm only")
+		return c.why("local-epilogue", "local_epilogue applies to non-atomic gemm only")
 	}
 	return nil
 }
@@ -408,7 +425,7 @@ func LocalBytes(p tuning.Params, prob Problem) int {
 func localMemoryFits(c *checker) *Reason {
 	need, have := LocalBytes(c.p, c.prob), c.dev.LocalMemoryBytes
 	if have > 0 && need > have {
-		return why("local-memory", "staging needs %d bytes of local memory, %s has %d", need, c.dev.Name, have)
+		return c.why("local-memory", "staging needs %d bytes of local memory, %s has %d", need, c.dev.Name, have)
 	}
 	return nil
 }
@@ -431,7 +448,7 @@ func registersFit(c *checker) *Reason {
 	need, have := RegisterBytes(c.p, c.prob), c.dev.RegisterBytesPerSubgroup
 	if have > 0 && need > have {
 		sg := c.p.SubgroupSize
-		return why("registers", "about %d bytes of registers per lane needed, %d available at subgroup size %d", ceilDiv(need, sg), have/sg, sg)
+		return c.why("registers", "about %d bytes of registers per lane needed, %d available at subgroup size %d", ceilDiv(need, sg), have/sg, sg)
 	}
 	return nil
 }

@@ -209,7 +209,7 @@ func TestSwizzleUseful(t *testing.T) {
 		{profile.NVIDIA, "f32", 128, true}, {profile.NVIDIA, "f32", 256, false},
 		{profile.Intel, "f16", 32, true}, {profile.Intel, "f16", 256, false},
 	} {
-		why := swizzleUseful(&checker{p, &profile.Profile{Target: c.target}, Problem{Op: "gemm", Dtype: c.dtype, M: 64, N: 64, K: c.k}})
+		why := swizzleUseful(&checker{p: p, dev: &profile.Profile{Target: c.target}, prob: Problem{Op: "gemm", Dtype: c.dtype, M: 64, N: 64, K: c.k}})
 		if (why == nil) != c.kept {
 			t.Errorf("%s %s K=%d: pruned %v, want kept %v", c.target, c.dtype, c.k, why, c.kept)
 		}
@@ -233,7 +233,7 @@ func TestPadUseful(t *testing.T) {
 		if got := PadUseful(c.dev, prob, c.pad); got != c.kept {
 			t.Errorf("%s %s pad %d: kept %v, want %v", c.dev.Target, c.dtype, c.pad, got, c.kept)
 		}
-		if why := padUseful(&checker{tuning.Params{StageLocal: true, LocalPad: c.pad}, c.dev, prob}); (why == nil) != c.kept {
+		if why := padUseful(&checker{p: tuning.Params{StageLocal: true, LocalPad: c.pad}, dev: c.dev, prob: prob}); (why == nil) != c.kept {
 			t.Errorf("%s %s pad %d: the rule says %v", c.dev.Target, c.dtype, c.pad, why)
 		}
 	}

@@ -173,8 +173,8 @@ func TestShipped(t *testing.T) {
 				t.Fatal(err)
 			}
 			// Pruning walks the whole product; keep it cheap (BenchmarkSplit in
-			// tuner/prune: about 0.5 µs a point on a 2-core machine, so at
-			// most 0.45 s a run, and a fifth of that where no split can pay
+			// tuner/prune: about 0.2 µs a point on a 2-core machine, so at
+			// most 0.2 s a run, and a fifth of that where no split can pay
 			// and the tuner drops the dimension).
 			// A problem walks one pad of the list (the tuner keeps the one
 			// prune.PadUseful wants; nvidia lists one per element type).
