@@ -173,6 +173,12 @@ func (p *panelStage) copyTo(g *gen, opRow, opCol, s *ir.Value, grid *chunkGrid) 
 		r0, c0 = opCol, opRow
 	}
 	total := grid.perCol * p.cols
+	if p.srcAt != nil {
+		for i := range grid.perItem(total) {
+			p.copyChunk(grid.guard(g, i, total), r0, c0, s, grid, i)
+		}
+		return
+	}
 	rowLimit, colLimit := g.size(p.src, 0), g.size(p.src, 1)
 	checkRows, checkCols := p.crossesEdge(0), p.crossesEdge(1)
 	// A chunk's row in src and how much of it lies inside are computed
@@ -187,15 +193,7 @@ func (p *panelStage) copyTo(g *gen, opRow, opCol, s *ir.Value, grid *chunkGrid) 
 			}
 		}
 		gc := g.add(c0, col)
-		gi := g
-		if grid.partial(i, total) {
-			sel := g.If(g.Cmp(ir.Lt, grid.chunk(g, i), g.index(total)))
-			gi = g.at(sel.Regions[0])
-		}
-		if p.srcAt != nil {
-			p.copyChunk(gi, r0, c0, s, grid, i)
-			continue
-		}
+		gi := grid.guard(g, i, total)
 		dst := []*ir.Value{row, col, s}
 		if !checkRows && !checkCols {
 			gi.AsyncCopy(int(p.width), p.src, []*ir.Value{gr, gc}, p.buf, dst, gi.index(p.width))
@@ -260,6 +258,16 @@ func (cg *chunkGrid) perItem(total int64) int64 { return (total + cg.threads - 1
 
 // partial reports whether some work-items have no i-th chunk among total.
 func (cg *chunkGrid) partial(i, total int64) bool { return (i+1)*cg.threads > total }
+
+// guard returns where work-item lin's i-th chunk among total is copied:
+// g itself, or an if of g that only work-items having that chunk enter.
+func (cg *chunkGrid) guard(g *gen, i, total int64) *gen {
+	if !cg.partial(i, total) {
+		return g
+	}
+	sel := g.If(g.Cmp(ir.Lt, cg.chunk(g, i), g.index(total)))
+	return g.at(sel.Regions[0])
+}
 
 // chunk is the index of work-item lin's i-th chunk.
 func (cg *chunkGrid) chunk(g *gen, i int64) *ir.Value { return g.add(cg.lin, g.index(i*cg.threads)) }
