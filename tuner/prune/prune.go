@@ -180,16 +180,17 @@ func coopmatrixShape(c *checker) *Reason {
 		return nil
 	}
 	sg, cm, cn, ck := c.p.SubgroupSize, c.p.Coopmatrix[0], c.p.Coopmatrix[1], c.p.Coopmatrix[2]
-	var first *profile.Matrix
-	for x := range c.dev.MatrixFor(c.prob.Dtype) {
-		if x.Fits(sg, cm, cn, ck) {
+	var x profile.Matrix // the first instruction listed, for the reason
+	listed := false
+	for m := range c.dev.MatrixFor(c.prob.Dtype) {
+		if m.Fits(sg, cm, cn, ck) {
 			return nil
 		}
-		if first == nil {
-			first = &x
+		if !listed {
+			x, listed = m, true
 		}
 	}
-	if x := first; x != nil {
+	if listed {
 		return c.why("coopmatrix", "%dx%dx%d on subgroup %d is no %s shape for %s (subgroup %d, m a multiple of one of %v, n of %d, k of %d)",
 			cm, cn, ck, sg, x.Kind, c.prob.Dtype, x.SubgroupSize, x.M, x.N, x.K)
 	}
