@@ -132,7 +132,7 @@ func (p *panelStage) stage(g *gen, s *ir.Value) *ir.Value {
 // loop. On NVIDIA's compiler that also decided the registers of the f32
 // kernels whose multiply-adds are grouped (256³ f32, 4 blocks of 32×16 per
 // subgroup, on an H100: 213 registers and 265.0 µs a launch without,
-// 166 and 236.6 µs with). A swizzled panel keeps its stages whole, its
+// 166 and 237.0 µs with). A swizzled panel keeps its stages whole, its
 // permutation being of absolute offsets.
 func (p *panelStage) hoist(g *gen, grid *chunkGrid, swizzled bool) {
 	row, col, ok := grid.origin(g)
