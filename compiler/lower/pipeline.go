@@ -51,6 +51,7 @@ type panelStage struct {
 	width      int64     // elements per async_copy
 	buf        *ir.Value // the stages: rows × cols × stages, leading dimension padded
 	ld         int64     // the padded leading dimension
+	swizzled   bool      // buf is laid out swizzled (ir.AttrSwizzle), unpadded
 	// srcAt and bufAt are src and buf seen from the work-item's first chunk
 	// (hoist), nil where its copies address them whole.
 	srcAt, bufAt *ir.Value
@@ -61,7 +62,7 @@ type panelStage struct {
 // picks the copy width: the widest vector the stored matrix and the panel
 // both admit.
 func newPanelStage(cb *gen, f *ir.Func, src *ir.Value, trans bool, opRows, opCols, stages int64, pad int, swizzled bool) *panelStage {
-	p := &panelStage{src: src, trans: trans, rows: opRows, cols: opCols}
+	p := &panelStage{src: src, trans: trans, rows: opRows, cols: opCols, swizzled: swizzled}
 	if trans {
 		p.rows, p.cols = opCols, opRows
 	}
@@ -134,13 +135,13 @@ func (p *panelStage) stage(g *gen, s *ir.Value) *ir.Value {
 // subgroup, on an H100: 213 registers and 265.0 µs a launch without,
 // 166 and 237.0 µs with). A swizzled panel keeps its stages whole, its
 // permutation being of absolute offsets.
-func (p *panelStage) hoist(g *gen, grid *chunkGrid, swizzled bool) {
+func (p *panelStage) hoist(g *gen, grid *chunkGrid) {
 	row, col, ok := grid.origin(g)
 	if !ok || p.crossesEdge(0) || p.crossesEdge(1) {
 		return
 	}
 	p.srcAt = g.viewAt(p.src, row, col)
-	if !swizzled {
+	if !p.swizzled {
 		p.bufAt = g.viewAt(p.buf, row, col)
 	}
 }
@@ -364,8 +365,8 @@ func (pl *gemmPlan) emitPipelined(g *gen, f *ir.Func) {
 	}
 	gridA := newChunkGrid(g, lin, threads, pa.rows/pa.width, pa.width)
 	gridB := newChunkGrid(g, lin, threads, pb.rows/pb.width, pb.width)
-	pa.hoist(g, gridA, pl.p.LocalSwizzle)
-	pb.hoist(g, gridB, pl.p.LocalSwizzle)
+	pa.hoist(g, gridA)
+	pb.hoist(g, gridB)
 	var gridC *chunkGrid
 	if out != nil {
 		gridC = out.grid(g, pl, lin)

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 
+	"tltune/compiler/ir"
 	"tltune/compiler/lower"
 	"tltune/compiler/tuning"
 	"tltune/tuner/profile"
@@ -340,11 +341,9 @@ func stagingUseful(c *checker) *Reason {
 // space: pad 4, 16 bytes, 249.7 µs; pad 8 259.0 µs). Elsewhere every pad
 // of the space is tried.
 func PadUseful(dev *profile.Profile, prob Problem, pad int) bool {
-	return pad == 0 || dev.Target != profile.NVIDIA || pad*elemBytes[prob.Dtype] == copyChunkBytes
+	// The lowering copies panels in chunks of the widest vector access.
+	return pad == 0 || dev.Target != profile.NVIDIA || pad*elemBytes[prob.Dtype] == ir.MaxVectorBytes
 }
-
-// copyChunkBytes is the size of one cp.async copy of a staged panel.
-const copyChunkBytes = 16
 
 func padUseful(c *checker) *Reason {
 	if !PadUseful(c.dev, c.prob, c.p.LocalPad) {
