@@ -36,6 +36,19 @@ func TestEmulatedSubgroupsOnDevice(t *testing.T) {
 			params: tuning.Params{SubgroupSize: 8, WorkGroupSize: [2]int{8, 1}, Unroll: 1, BatchPerGroup: 2}},
 		{spec: kernels.Spec{Op: kernels.GEMVOp, M: 11, N: 19, DType: kernels.F64, Acc: kernels.F64, Alpha: 1, Beta: 0, Layout: kernels.Group}},
 		{spec: kernels.Spec{Op: kernels.GEROp, M: 7, N: 5, DType: kernels.F32, Acc: kernels.F32, Alpha: -1, Beta: 1}},
+		// Rows blocked over lanes, four and two a lane: loaded and stored
+		// as vectors (f32, staged and not; c32 and f64 two a lane), and
+		// element by element where A is transposed or M ragged.
+		{spec: kernels.Spec{Op: kernels.GEMMOp, M: 32, N: 12, K: 24, DType: kernels.F32, Acc: kernels.F32, Alpha: 1, Beta: 0.5},
+			params: sg(4, 16, 4, 16, 4, 4, 2, 1, true)},
+		{spec: kernels.Spec{Op: kernels.GEMMOp, M: 32, N: 12, K: 24, DType: kernels.F32, Acc: kernels.F32, TransA: true, Alpha: 1, Beta: 1},
+			params: sg(4, 16, 4, 16, 4, 8, 1, 2, false)},
+		{spec: kernels.Spec{Op: kernels.GEMMOp, M: 30, N: 7, K: 9, DType: kernels.F32, Acc: kernels.F32, Alpha: 2, Beta: 1},
+			params: sg(4, 16, 4, 16, 4, 4, 1, 1, true)},
+		{spec: kernels.Spec{Op: kernels.GEMMOp, M: 16, N: 8, K: 8, DType: kernels.C32, Acc: kernels.C32, Alpha: complex(1, 1), Beta: 1},
+			params: sg(4, 8, 4, 8, 4, 4, 1, 1, true)},
+		{spec: kernels.Spec{Op: kernels.GEMMOp, M: 16, N: 8, K: 8, DType: kernels.F64, Acc: kernels.F64, Alpha: 1, Beta: 0},
+			params: sg(8, 16, 8, 16, 8, 4, 1, 1, false)},
 		// Matrix-engine fragment layouts: mma.sync (32 lanes, the
 		// heuristic's choice for f16), DPAS at 16 and 8 lanes.
 		{spec: kernels.Spec{Op: kernels.GEMMOp, M: 37, N: 19, K: 40, DType: kernels.F16, Acc: kernels.F32, TransA: true, Alpha: 1, Beta: 1}},

@@ -43,6 +43,14 @@ var pipelineConfigs = map[string][]struct {
 			Unroll: 1, BatchPerGroup: 1, StageLocal: true, Stages: 2, LocalSwizzle: true, Split: 2}},
 		{kernels.F32, tuning.Params{SubgroupSize: 32, WorkGroupSize: [2]int{32, 4}, Tile: [2]int{64, 16}, Coopmatrix: [3]int{32, 16, 16},
 			Unroll: 1, BatchPerGroup: 1, StageLocal: true, Stages: 2, LocalSwizzle: true}},
+		// f32 rows blocked over the lanes, four and two a lane (vectors
+		// where M is a multiple of the tile: 64×64×32 at 64 rows).
+		{kernels.F32, tuning.Params{SubgroupSize: 32, WorkGroupSize: [2]int{32, 2}, Tile: [2]int{128, 16}, Coopmatrix: [3]int{128, 16, 8},
+			Unroll: 2, BatchPerGroup: 1, StageLocal: true, Stages: 2, LocalPad: 4}},
+		{kernels.F32, tuning.Params{SubgroupSize: 32, WorkGroupSize: [2]int{32, 2}, Tile: [2]int{64, 16}, Coopmatrix: [3]int{64, 8, 16},
+			Unroll: 1, BatchPerGroup: 1, StageLocal: true, Stages: 3, LocalPad: 4, LocalEpilogue: true}},
+		{kernels.F32, tuning.Params{SubgroupSize: 32, WorkGroupSize: [2]int{64, 1}, Tile: [2]int{64, 8}, Coopmatrix: [3]int{64, 8, 16},
+			Unroll: 1, BatchPerGroup: 2}},
 	},
 	"intel": {
 		{kernels.F32, tuning.Params{SubgroupSize: 16, WorkGroupSize: [2]int{32, 2}, Tile: [2]int{16, 16}, Coopmatrix: [3]int{16, 8, 8},

@@ -184,6 +184,39 @@ func TestNvidiaUsesMMA(t *testing.T) {
 	}
 }
 
+// TestNvidiaBlockedRows: an f32 GEMM whose coopmatrices have four rows a
+// lane reads A (staged in local memory or not) and writes C in 128-bit
+// vectors, its rows blocked over the lanes; not A where it is transposed
+// in global memory (a lane's rows are then a column apart), nor C where M
+// is ragged (its rows are checked).
+func TestNvidiaBlockedRows(t *testing.T) {
+	p := tuning.Params{SubgroupSize: 32, WorkGroupSize: [2]int{32, 4}, Tile: [2]int{128, 16}, Coopmatrix: [3]int{128, 16, 8},
+		Unroll: 2, BatchPerGroup: 1, Stages: 2, LocalPad: 4}
+	for _, tc := range []struct {
+		m       int
+		transA  bool
+		staged  bool
+		vectors []string // in the OpenCL C, or absent when "-" leads
+	}{
+		{256, false, true, []string{"*(local const float4*)(", "*(global float4*)(C_"}},
+		{256, false, false, []string{"*(global const float4*)(A_", "*(global float4*)(C_"}},
+		{256, true, false, []string{"-*(global const float4*)(A_", "*(global float4*)(C_"}},
+		{250, false, true, []string{"-*(global float4*)(C_"}},
+	} {
+		r := newRecipe(t, kernels.Spec{Op: kernels.GEMMOp, M: tc.m, N: 64, K: 64, DType: kernels.F32, Acc: kernels.F32,
+			Alpha: 1, Beta: 0, TransA: tc.transA})
+		p.StageLocal = tc.staged
+		res := compileRecipe(t, r, p, compiler.Options{Target: "nvidia"})
+		for _, v := range tc.vectors {
+			want := !strings.HasPrefix(v, "-")
+			if got := strings.Contains(res.OpenCL, strings.TrimPrefix(v, "-")); got != want {
+				t.Errorf("M=%d transA=%v staged=%v: %q in the OpenCL C = %v, want %v", tc.m, tc.transA, tc.staged, strings.TrimPrefix(v, "-"), got, want)
+			}
+		}
+		clangCompile(t, "nvidia", res.OpenCL)
+	}
+}
+
 // TestNvidiaPipeline: a staged f16 GEMM on nvidia copies its panels with
 // cp.async (16 bytes where the recipe's alignment allows), waits for the
 // stage it computes on, loads its packed fragments with ldmatrix (.trans

@@ -125,6 +125,13 @@ type Target struct {
 	OneSubgroupPerGroup bool
 	// Async says how async_copy is carried out.
 	Async Async
+	// BlockedRows: a cooperative matrix outside the matrix engine's
+	// fragments spreads its rows over the lanes in blocks (lane l holds
+	// rows l·R to l·R+R-1, R rows a lane), so that a lane's rows of a
+	// column-major matrix are one vector access; else interleaved (lane l
+	// holds rows l, l+s, l+2s, ...), the layout the intel target keeps as
+	// no Intel GPU measured the other.
+	BlockedRows bool
 	// TF32: f32 gemm products may round their inputs to tf32 on the
 	// matrix engine (EnableTF32); tuning-table keys then carry precision
 	// tf32.
@@ -217,6 +224,7 @@ func Nvidia() *Target {
 		Coopmatrix:          CoopBroadcast,
 		Shuffle:             ShufflePTX,
 		Async:               AsyncPTX,
+		BlockedRows:         true,
 		MMA: []MatrixShape{
 			{Engine: EnginePTX, SubgroupSize: 32, M: 16, N: 8, K: 16, In: "f16", Acc: "f32"},
 			{Engine: EnginePTX, SubgroupSize: 32, M: 16, N: 8, K: 16, In: "bf16", Acc: "f32"},
@@ -241,6 +249,7 @@ func Emulated() *Target {
 		Coopmatrix:          CoopBroadcast,
 		Shuffle:             ShuffleLocal,
 		OneSubgroupPerGroup: true,
+		BlockedRows:         true,
 		MMA:                 emulatedEngines(),
 	}
 }

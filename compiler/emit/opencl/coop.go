@@ -8,10 +8,16 @@ import (
 )
 
 // Cooperative matrices: a matrix of X rows and Y columns is spread over the
-// sgs lanes of a subgroup by rows; lane l holds rows l, l+sgs, l+2·sgs, ...
-// in a struct member v[R·Y] (R = ceil(X/sgs)), row slot i at v[i·Y + j].
-// Every loop below has constant bounds so the OpenCL compiler unrolls it and
-// keeps the matrix in registers.
+// sgs lanes of a subgroup by rows, R = ceil(X/sgs) rows a lane, in a struct
+// member v[R·Y], row slot i at v[i·Y + j]. Lane l holds rows l·R, l·R+1,
+// ..., l·R+R-1 where the target blocks rows (target.BlockedRows), so that
+// a lane's rows of a column-major matrix are one vector in memory: 128
+// rows of f32 over 32 lanes load from local memory as one 128-bit access
+// per column instead of four 32-bit ones. Elsewhere, and in functions that
+// read or write a work-item's components by number (extract and insert,
+// whose numbering docs/language.md defines), lane l holds rows l, l+sgs,
+// l+2·sgs, ... (interleaved). Every loop below has constant bounds so the
+// OpenCL compiler unrolls it and keeps the matrix in registers.
 
 // coopLoop opens "for (int NAME = 0; NAME < n; ++NAME) {" marked for unrolling.
 func (e *fn) coopLoop(name string, n int) {
@@ -25,12 +31,49 @@ func (e *fn) closeLoop() {
 	e.put("}")
 }
 
-// laneRow is the C expression of the matrix row held in row slot `slot`.
-func (e *fn) laneRow(slot string) string {
-	if e.launch.SubgroupSize == 1 {
+// slotsPerLane is R, the rows of a matrix of `rows` rows each lane holds.
+func (e *fn) slotsPerLane(rows int) int { return ceilDiv(rows, e.launch.SubgroupSize) }
+
+// laneRow is the C expression of the row of a matrix of `rows` rows held
+// in row slot `slot`.
+func (e *fn) laneRow(rows int, slot string) string {
+	sgs := e.launch.SubgroupSize
+	switch r := e.slotsPerLane(rows); {
+	case sgs == 1:
 		return slot
+	case !e.blocked:
+		return e.text.join("(tl_lane + ", slot, " * ", strconv.Itoa(sgs), ")")
+	case r == 1:
+		return "tl_lane"
+	default:
+		return e.text.join("(tl_lane * ", strconv.Itoa(r), " + ", slot, ")")
 	}
-	return e.text.join("(tl_lane + ", slot, " * ", strconv.Itoa(e.launch.SubgroupSize), ")")
+}
+
+// slotRow is laneRow(rows, "tl_i"), which every coopmatrix access writes:
+// spelled once per row count.
+func (e *fn) slotRow(rows int) string {
+	r := e.slotsPerLane(rows)
+	if s, ok := e.slotRows[r]; ok {
+		return s
+	}
+	s := e.laneRow(rows, "tl_i")
+	e.slotRows[r] = s
+	return s
+}
+
+// laneOfRow returns the C expressions of the lane holding row `row` (a C
+// expression) of a matrix of `rows` rows and of its slot there.
+func (e *fn) laneOfRow(rows int, row string) (lane, slot string) {
+	sgs := strconv.Itoa(e.launch.SubgroupSize)
+	if !e.blocked {
+		return e.text.join("(int)(", row, " % ", sgs, ")"), e.text.join("(", row, " / ", sgs, ")")
+	}
+	if r := e.slotsPerLane(rows); r > 1 {
+		rs := strconv.Itoa(r)
+		return e.text.join("(int)(", row, " / ", rs, ")"), e.text.join("(", row, " % ", rs, ")")
+	}
+	return e.text.join("(int)(", row, ")"), "0"
 }
 
 // coopType returns the C struct holding this lane's share of coopmatrix
@@ -157,7 +200,7 @@ func (e *fn) coopElems(v *ir.Value) {
 	sgs := e.launch.SubgroupSize
 	rows, cols := int(t.Rows()), int(t.Cols())
 	e.coopLoop("tl_i", ceilDiv(rows, sgs))
-	e.put("const long tl_r = ", e.slotRow, ";")
+	e.put("const long tl_r = ", e.slotRow(rows), ";")
 	e.coopLoop("tl_c", cols)
 	e.put("const int tl_k = tl_i * ", strconv.Itoa(cols), " + tl_c;")
 	if rows%sgs != 0 {
@@ -188,6 +231,10 @@ func (e *fn) coopLoad(in *ir.Inst) {
 		e.replicatedLoad(in)
 		return
 	}
+	if w := e.blockedWidth(in, in.Operands[0], in.Operands[1], in.Result().Type); w > 1 {
+		e.blockedVectorLoad(in, w)
+		return
+	}
 	m := e.memref(in.Operands[0])
 	x, y := e.value(in.Operands[1]), e.value(in.Operands[2])
 	t := in.Result().Type
@@ -212,6 +259,12 @@ func (e *fn) coopStore(in *ir.Inst) error {
 	a := e.value(in.Operands[0])
 	m := e.memref(in.Operands[1])
 	x, y := e.value(in.Operands[2]), e.value(in.Operands[3])
+	if in.Atomic == ir.NotAtomic {
+		if w := e.blockedWidth(in, in.Operands[1], in.Operands[2], in.Operands[0].Type); w > 1 {
+			e.blockedVectorStore(a, m, x, y, w, int(in.Operands[0].Type.Cols()))
+			return nil
+		}
+	}
 	e.coopElems(in.Operands[0])
 	off, cond := e.coopAccess(m, x, y, in.TransA == ir.Trans, in.Checked)
 	if cond != "" {
@@ -222,8 +275,62 @@ func (e *fn) coopStore(in *ir.Inst) error {
 	return err
 }
 
+// blockedWidth is the width of the vectors a load or store of coopmatrix
+// piece t at row x of memref mv may move: R where each lane's R blocked
+// rows lie next to each other in memory, aligned for R elements (mode 0 of
+// stride 1, neither transposed nor checked, no padding rows, the leading
+// dimension, x and the memref's start multiples of R), else 1.
+func (e *fn) blockedWidth(in *ir.Inst, mv, x *ir.Value, t *ir.Type) int {
+	sgs, rows := e.launch.SubgroupSize, int(t.Rows())
+	r := e.slotsPerLane(rows)
+	if !e.blocked || sgs == 1 || r == 1 || rows != r*sgs || in.TransA == ir.Trans || in.Checked != ir.Unchecked {
+		return 1
+	}
+	mt, w := mv.Type, int64(r)
+	if !ir.VectorWidthOK(r, mt) || mt.Order() != 2 || mt.Stride()[1] == ir.Dynamic || mt.Stride()[1]%w != 0 ||
+		!ir.Divisible(x, w) || ir.Alignment(e.f, mv)%(w*mt.Elem().Size()) != 0 {
+		return 1
+	}
+	return r
+}
+
+// blockedVectorLoad loads a coopmatrix piece whose blocked rows are
+// vectors of w elements in memory (blockedWidth): one vector a column.
+func (e *fn) blockedVectorLoad(in *ir.Inst, w int) {
+	m := e.memref(in.Operands[0])
+	x, y := e.value(in.Operands[1]), e.value(in.Operands[2])
+	cols := strconv.FormatInt(in.Result().Type.Cols(), 10)
+	name, _ := e.coopDecl(in.Result())
+	e.coopLoop("tl_c", int(in.Result().Type.Cols()))
+	v := e.loadVectorBits(m, e.blockedOffset(m, x, y, w), w)
+	for k := range w {
+		head, tail := v.elem(e, k)
+		e.put(name, ".v[", strconv.Itoa(k), " * ", cols, " + tl_c] = ", head, tail, ";")
+	}
+	e.closeLoop()
+}
+
+// blockedVectorStore stores coopmatrix a of `cols` columns at (x, y) of m,
+// its blocked rows vectors of w elements in memory (blockedWidth).
+func (e *fn) blockedVectorStore(a string, m *memref, x, y string, w, cols int) {
+	e.coopLoop("tl_c", cols)
+	vals := make([]string, w)
+	for k := range vals {
+		vals[k] = e.text.join(a, ".v[", strconv.Itoa(k), " * ", strconv.Itoa(cols), " + tl_c]")
+	}
+	e.storeVector(m, e.blockedOffset(m, x, y, w), vals)
+	e.closeLoop()
+}
+
+// blockedOffset is the element offset in m of this lane's first row, in
+// column tl_c, of a piece at (x, y) with w rows a lane.
+func (e *fn) blockedOffset(m *memref, x, y string, w int) string {
+	row := e.add(x, e.text.join("tl_lane * ", strconv.Itoa(w)))
+	return e.add(e.mul(row, m.stride[0]), e.mul(e.add(y, "tl_c"), m.stride[1]))
+}
+
 // coopMulAdd writes D = A·B + C. Row slot i of A and C live in this lane;
-// B(k, j) lives in lane k mod sgs, slot k / sgs, and is broadcast.
+// B(k, j) lives in another (laneOfRow), and is broadcast.
 func (e *fn) coopMulAdd(in *ir.Inst) {
 	if e.frag[in.Result()] {
 		e.mmaMulAdd(in)
@@ -293,8 +400,9 @@ func (e *fn) coopMulAdds(group []*ir.Inst) {
 	case sgs == 1 || e.replicated[bv]:
 		bElem = e.text.join(b, ".v[tl_kk * ", strconv.Itoa(cols), " + tl_c]")
 	default:
-		bElem = e.text.join(b, ".v[(tl_kk / ", strconv.Itoa(sgs), ") * ", strconv.Itoa(cols), " + tl_c]")
-		bElem = e.broadcast(bElem, bv.Type.Elem(), e.text.join("(int)(tl_kk % ", strconv.Itoa(sgs), ")"))
+		lane, slot := e.laneOfRow(depth, "tl_kk")
+		bElem = e.text.join(b, ".v[", slot, " * ", strconv.Itoa(cols), " + tl_c]")
+		bElem = e.broadcast(bElem, bv.Type.Elem(), lane)
 	}
 	e.put("const ", e.regType(ct), " tl_b = ", e.convert(bElem, bv.Type.Elem(), ct), ";")
 	e.coopLoop("tl_i", ceilDiv(rows, sgs))

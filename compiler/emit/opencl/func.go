@@ -32,10 +32,11 @@ type fn struct {
 	// scratch, tiles: the local arrays of emulated shuffles and of the
 	// emulated matrix engine are declared.
 	scratch, tiles bool
-	// slotRow is laneRow("tl_i"), which every coopmatrix access writes:
-	// spelled once.
-	slotRow string
-	text    text // the chunks expressions are joined in
+	// blocked: rows over lanes are blocked, not interleaved (coop.go).
+	blocked bool
+	// slotRows holds slotRow's expressions by rows per lane.
+	slotRows map[int]string
+	text     text // the chunks expressions are joined in
 }
 
 // kernelText is a kernel written: its head, up to the opening brace, the
@@ -74,9 +75,10 @@ func (u *unit) emitFunc(f *ir.Func, symbol string, l Launch) (*Kernel, kernelTex
 			e.packed = packedValues(coops, e.frag, e.engine)
 		}
 		e.replicated = replicatedValues(coops, e.frag, l.SubgroupSize)
+		e.blocked = u.target.BlockedRows && !coops.numbersComponents()
 	}
 	e.ranges = ir.IndexRanges(f, e.builtinRange)
-	e.slotRow = e.laneRow("tl_i")
+	e.slotRows = map[int]string{}
 	e.body = getCode()
 	k := &Kernel{Name: f.Name, Symbol: symbol, Launch: l}
 	e.params(k)

@@ -142,6 +142,15 @@ func newCoopValues(f *ir.Func) *coopValues {
 	return c
 }
 
+// numbersComponents reports whether an instruction reads or writes a
+// work-item's components by number (extract, insert): the function then
+// keeps the interleaved rows over lanes the language defines them by.
+func (c *coopValues) numbersComponents() bool {
+	return slices.ContainsFunc(c.insts, func(in *ir.Inst) bool {
+		return in.Op == ir.OpCoopMatrixExtract || in.Op == ir.OpCoopMatrixInsert
+	})
+}
+
 func (c *coopValues) numberAll(vs []*ir.Value) {
 	for _, v := range vs {
 		if isCoop(v) {

@@ -224,7 +224,7 @@ func (e *fn) coopReduce(in *ir.Inst) error {
 		e.coopLoop("tl_i", ceilDiv(rows, sgs))
 		valid := ""
 		if rows%sgs != 0 {
-			valid = fmt.Sprintf("if (%s < %d) ", e.slotRow, rows)
+			valid = fmt.Sprintf("if (%s < %d) ", e.slotRow(rows), rows)
 		}
 		e.line("%s%s = %s;", valid, part, combine(part, fmt.Sprintf("%s.v[tl_i * %d + %d]", a, cols, c)))
 		e.closeLoop()

@@ -124,22 +124,32 @@ func (v loadedVector) elem(e *fn, k int) (head, tail string) {
 
 func (e *fn) vectorStore(in *ir.Inst) {
 	xs, mv, idx := in.VectorStoreOperands()
-	m := e.memref(mv)
+	vals := make([]string, len(xs))
+	for k, x := range xs {
+		vals[k] = e.value(x)
+	}
+	e.storeVector(e.memref(mv), e.offsetOf(mv, idx), vals)
+}
+
+// storeVector stores vals (C expressions in their register type) to
+// elements off, off+1, ... of m (aligned for len(vals) elements) with one
+// access.
+func (e *fn) storeVector(m *memref, off string, vals []string) {
 	si := e.u.scalar(m.typ.Elem())
-	raw, _ := rawVector(si, len(xs))
+	raw, _ := rawVector(si, len(vals))
 	var val string
 	if si.halfway {
 		// Without cl_khr_fp16 no half variable may exist: the bits are
 		// written into a ushort vector.
 		val = e.fresh("vec")
 		e.line("%s %s;", raw, val)
-		for k, x := range xs {
-			e.line("vstore_half_rte(%s, %d, (private half*)&%s);", e.value(x), k, val)
+		for k, x := range vals {
+			e.line("vstore_half_rte(%s, %d, (private half*)&%s);", x, k, val)
 		}
 	} else {
-		parts := make([]string, len(xs))
-		for k, x := range xs {
-			parts[k] = e.value(x)
+		parts := make([]string, len(vals))
+		for k, x := range vals {
+			parts[k] = x
 			if si.bf16 {
 				parts[k] = e.u.helpers.bf16Store() + "(" + parts[k] + ")"
 			}
@@ -147,5 +157,5 @@ func (e *fn) vectorStore(in *ir.Inst) {
 		val = "(" + raw + ")(" + joinArgs(parts...) + ")"
 	}
 	// The cast pointer to the vector, written in parts.
-	e.put("*(", m.space, " ", raw, "*)", e.elemAddr(m, e.offsetOf(mv, idx)), " = ", val, ";")
+	e.put("*(", m.space, " ", raw, "*)", e.elemAddr(m, off), " = ", val, ";")
 }
