@@ -236,7 +236,8 @@ func (s *Space) Size() int {
 // fastest (stage_local, then for staged points the layout — each pad, then
 // swizzled — and the stages), then local_epilogue, split, batch_per_group,
 // unroll, coopmatrix k, n, m, vector width, tile n, m, work-group y, x, and
-// subgroup size slowest; values in ascending order. Points without staging
+// subgroup size slowest; values in ascending order, coopmatrix m and n only
+// where they divide the tile's (divides). Points without staging
 // have no stages, padding or swizzle, so the staged sub-dimensions do not
 // repeat them; a single stage is Stages 0, as configurations were stored
 // before the pipeline existed, and a split of one is Split 0 for the same
@@ -295,7 +296,13 @@ func (s *Space) All() iter.Seq[tuning.Params] {
 						for _, p.Tile[1] = range s.Tile.N {
 							for _, p.VectorWidth = range vw {
 								for _, p.Coopmatrix[0] = range cm {
+									if !divides(p.Coopmatrix[0], p.Tile[0]) {
+										continue
+									}
 									for _, p.Coopmatrix[1] = range cn {
+										if !divides(p.Coopmatrix[1], p.Tile[1]) {
+											continue
+										}
 										for _, p.Coopmatrix[2] = range ck {
 											for _, p.Unroll = range s.Unroll {
 												for _, p.BatchPerGroup = range s.BatchPerGroup {
@@ -322,6 +329,11 @@ func (s *Space) All() iter.Seq[tuning.Params] {
 		}
 	}
 }
+
+// divides reports whether block b (0: none) divides tile t: a coopmatrix
+// that does not cannot build the tile, so All leaves it out rather than
+// have every walk of the space prune it (the pruner's tile rule).
+func divides(b, t int) bool { return b == 0 || t%b == 0 }
 
 // orOff is b, or only off when b is empty.
 func orOff(b Bools) Bools {
