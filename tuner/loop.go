@@ -141,9 +141,11 @@ func (r *run) prepare(ctx context.Context) error {
 // enumerated is the space pruning walks: the tuner's, without what the
 // pruner would reject at every point, so that walking it costs nothing:
 // its splits where the batch alone fills the device at every
-// batch_per_group (walking them was three quarters of the walk), and the
+// batch_per_group (walking them was three quarters of the walk), the
 // panel pads the problem's element type does not want (prune.PadUseful:
-// the nvidia space lists one pad of 16 bytes for each type).
+// the nvidia space lists one pad of 16 bytes for each type), and the
+// coopmatrix rows that only pay without a matrix engine
+// (prune.CoopRowsUseful).
 func (r *run) enumerated() *space.Space {
 	narrowed := *r.t.Space
 	sp := &narrowed
@@ -156,6 +158,12 @@ func (r *run) enumerated() *space.Space {
 	})
 	if len(pads) > 0 { // none left: the pruner rejects every padded point itself
 		sp.LocalPad = pads
+	}
+	rows := slices.DeleteFunc(slices.Clone(sp.Coopmatrix.M), func(cm int) bool {
+		return !prune.CoopRowsUseful(r.t.Device, r.t.Problem, cm)
+	})
+	if len(rows) > 0 {
+		sp.Coopmatrix.M = rows
 	}
 	return sp
 }

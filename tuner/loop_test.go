@@ -263,26 +263,16 @@ func TestBadSetup(t *testing.T) {
 // would reject every split, so pruning does not walk them; otherwise it
 // does, and keeps some.
 func TestSplitsWalkedOnlyWhereUseful(t *testing.T) {
-	dev := *testDevice
-	dev.ComputeUnits = 4
 	for _, tc := range []struct {
 		batch        int
 		walked, kept int // of the 576 points with splits 1, 2, 4
 	}{{batch: 10000, walked: 192, kept: 96}, {batch: 10, walked: 576, kept: 288}} {
-		rec := &memRecorder{}
-		tu, _ := newTuner(t, rec, &fakeMeasurer{}, Options{Strategy: "exhaustive", Budget: 1, Seed: 1})
-		tu.Device, tu.Problem.Batch = &dev, tc.batch
-		tu.Space.Split = space.Values{1, 2, 4}
-		rep, err := tu.Run(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		pruned := 0
-		for _, n := range rep.PrunedByRule {
-			pruned += n
-		}
-		if got := rep.Candidates + pruned - rep.PrunedByRule["recipe"]; got != tc.walked || rep.Candidates != tc.kept {
-			t.Errorf("batch %d: %d points walked, %d kept (pruned %v); want %d and %d", tc.batch, got, rep.Candidates, rep.PrunedByRule, tc.walked, tc.kept)
+		walked, kept, pruned := walkCounts(t, func(tu *Tuner) {
+			tu.Device.ComputeUnits, tu.Problem.Batch = 4, tc.batch
+			tu.Space.Split = space.Values{1, 2, 4}
+		})
+		if walked != tc.walked || kept != tc.kept {
+			t.Errorf("batch %d: %d points walked, %d kept (pruned %v); want %d and %d", tc.batch, walked, kept, pruned, tc.walked, tc.kept)
 		}
 	}
 }
@@ -292,20 +282,10 @@ func TestSplitsWalkedOnlyWhereUseful(t *testing.T) {
 // keeps; other targets walk every pad.
 func TestPadsWalkedOnlyWhereUseful(t *testing.T) {
 	walk := func(target profile.Target, pads space.Values) (walked, kept int, pruned map[string]int) {
-		dev := *testDevice
-		dev.Target = target
-		tu, _ := newTuner(t, &memRecorder{}, &fakeMeasurer{}, Options{Strategy: "exhaustive", Budget: 1, Seed: 1})
-		tu.Device = &dev
-		tu.Space.StageLocal, tu.Space.Stages, tu.Space.LocalPad = []bool{true}, space.Values{2}, pads
-		rep, err := tu.Run(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		walked = rep.Candidates - rep.PrunedByRule["recipe"]
-		for _, n := range rep.PrunedByRule {
-			walked += n
-		}
-		return walked, rep.Candidates, rep.PrunedByRule
+		return walkCounts(t, func(tu *Tuner) {
+			tu.Device.Target = target
+			tu.Space.StageLocal, tu.Space.Stages, tu.Space.LocalPad = []bool{true}, space.Values{2}, pads
+		})
 	}
 	all := space.Values{1, 2, 4, 8}
 	oneW, oneK, _ := walk(profile.NVIDIA, space.Values{4})
@@ -316,4 +296,49 @@ func TestPadsWalkedOnlyWhereUseful(t *testing.T) {
 	if w, _, _ := walk(profile.Generic, all); w != 4*oneW {
 		t.Errorf("generic, pads %v: %d walked, want %d", all, w, 4*oneW)
 	}
+}
+
+// TestCoopRowsWalkedOnlyWhereUseful: on nvidia, a dtype the matrix engine
+// takes walks coopmatrices of up to 32 rows only (prune.CoopRowsUseful);
+// f32 walks every size.
+func TestCoopRowsWalkedOnlyWhereUseful(t *testing.T) {
+	walk := func(dtype string, rows space.Values) (walked int, pruned map[string]int) {
+		w, _, pruned := walkCounts(t, func(tu *Tuner) {
+			tu.Device.Target = profile.NVIDIA
+			tu.Device.Matrix = []profile.Matrix{{Kind: "mma", Dtypes: []string{"f16"}, SubgroupSize: 1, M: []int{1}, N: 1, K: 1}}
+			tu.Problem.Dtype = dtype
+			tu.Space.Tile.M, tu.Space.Coopmatrix.M = space.Values{128}, rows
+		})
+		return w, pruned
+	}
+	short, long := space.Values{32}, space.Values{32, 64, 128}
+	f16, _ := walk("f16", short)
+	if w, pruned := walk("f16", long); w != f16 || pruned["coopmatrix"] != 0 {
+		t.Errorf("f16, rows %v: %d walked (pruned %v), want the %d of rows %v", long, w, pruned, f16, short)
+	}
+	if f32, _ := walk("f32", short); f32 != f16 {
+		t.Fatalf("f32 and f16 walk %d and %d points of rows %v", f32, f16, short)
+	}
+	if w, _ := walk("f32", long); w != 3*f16 {
+		t.Errorf("f32, rows %v: %d walked, want %d", long, w, 3*f16)
+	}
+}
+
+// walkCounts runs an exhaustive tuner over the test space as set changes
+// it (on a copy of the test device) and returns the points pruning
+// walked, those it kept and those it rejected by rule.
+func walkCounts(t *testing.T, set func(*Tuner)) (walked, kept int, pruned map[string]int) {
+	dev := *testDevice
+	tu, _ := newTuner(t, &memRecorder{}, &fakeMeasurer{}, Options{Strategy: "exhaustive", Budget: 1, Seed: 1})
+	tu.Device = &dev
+	set(tu)
+	rep, err := tu.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	walked = rep.Candidates - rep.PrunedByRule["recipe"]
+	for _, n := range rep.PrunedByRule {
+		walked += n
+	}
+	return walked, rep.Candidates, rep.PrunedByRule
 }

@@ -218,6 +218,29 @@ func TestSwizzleUseful(t *testing.T) {
 
 // TestPadUseful: on the nvidia target a staged panel's pad is 16 bytes of
 // the element type; other targets try every pad.
+func TestCoopRowsUseful(t *testing.T) {
+	mma := profile.Matrix{Kind: "mma", Dtypes: []string{"f16", "bf16"}, SubgroupSize: 32, M: []int{16}, N: 8, K: 16}
+	nvidia := &profile.Profile{Target: profile.NVIDIA, Matrix: []profile.Matrix{mma}}
+	intel := &profile.Profile{Target: profile.Intel, Matrix: []profile.Matrix{mma}}
+	for _, c := range []struct {
+		dev   *profile.Profile
+		dtype string
+		cm    int
+		kept  bool
+	}{
+		{nvidia, "f32", 128, true}, {nvidia, "f32", 64, true}, {nvidia, "f16", 32, true}, {nvidia, "f16", 64, false},
+		{nvidia, "bf16", 128, false}, {nvidia, "f64", 128, true}, {intel, "f16", 64, true},
+	} {
+		prob := Problem{Op: "gemm", Dtype: c.dtype, M: 256, N: 256, K: 256}
+		if got := CoopRowsUseful(c.dev, prob, c.cm); got != c.kept {
+			t.Errorf("%s %s cm %d: kept %v, want %v", c.dev.Target, c.dtype, c.cm, got, c.kept)
+		}
+		if why := coopRowsUseful(&checker{p: tuning.Params{Coopmatrix: [3]int{c.cm, 8, 16}}, dev: c.dev, prob: prob}); (why == nil) != c.kept {
+			t.Errorf("%s %s cm %d: the rule says %v", c.dev.Target, c.dtype, c.cm, why)
+		}
+	}
+}
+
 func TestPadUseful(t *testing.T) {
 	nvidia, intel := &profile.Profile{Target: profile.NVIDIA}, &profile.Profile{Target: profile.Intel}
 	for _, c := range []struct {
