@@ -19,7 +19,7 @@ func init() {
 	register(&command{
 		name:    "replay",
 		summary: "measure search efficiency on a stored exhaustive run: evaluations each strategy needs to get within a tolerance of its optimum",
-		usage:   "--run RUN [--strategy gp,random,exhaustive] [--tolerance 5%] [--trials N] [--json] [--db PATH]",
+		usage:   "--run RUN [--strategy gp,random,exhaustive] [--tolerance 5%] [--trials N] [--in-flight N] [--json] [--db PATH]",
 		run:     replayCmd,
 	})
 }
@@ -31,6 +31,7 @@ func replayCmd(c *context, args []string) int {
 	strategies := fs.String("strategy", strings.Join(search.Names, ","), "strategies to replay, comma-separated")
 	tolText := fs.String("tolerance", "5%", "how close to the optimum counts as found")
 	trials := fs.Int("trials", 20, "seeded replays per strategy")
+	inFlight := fs.Int("in-flight", 1, "configurations proposed before the oldest one's result is in, as a tuning run keeps them in flight (tltune gemm: the builder processes + 3)")
 	asJSON := fs.Bool("json", false, "print the replay as JSON (docs/json.md) instead of the table")
 	if status, ok := c.parse(fs, args); !ok {
 		return status
@@ -41,6 +42,9 @@ func replayCmd(c *context, args []string) int {
 	}
 	if *trials < 1 {
 		return c.usageError("--trials %d must be ≥ 1", *trials)
+	}
+	if *inFlight < 1 {
+		return c.usageError("--in-flight %d must be ≥ 1", *inFlight)
 	}
 	names := strings.Split(*strategies, ",")
 	for _, n := range names {
@@ -61,7 +65,7 @@ func replayCmd(c *context, args []string) int {
 	if err != nil {
 		return c.fail(err)
 	}
-	rep, err := replay(run, costs, names, tol, *trials)
+	rep, err := replay(run, costs, names, tol, *trials, *inFlight)
 	if err != nil {
 		return c.fail(err)
 	}
@@ -84,6 +88,7 @@ type replayReport struct {
 	Failed     int              `json:"failed"`
 	OptimumNS  float64          `json:"optimum_ns"`
 	Tolerance  float64          `json:"tolerance"` // a fraction: within it of the optimum counts as found
+	InFlight   int              `json:"in_flight"` // proposals outstanding at a time
 	Strategies []replayStrategy `json:"strategies"`
 }
 
@@ -98,11 +103,11 @@ type replayStrategy struct {
 	Trials         int     `json:"trials"`
 }
 
-func replay(run results.Run, rc *replayCosts, names []string, tol float64, trials int) (*replayReport, error) {
+func replay(run results.Run, rc *replayCosts, names []string, tol float64, trials, inFlight int) (*replayReport, error) {
 	r := &replayReport{Run: run.ID, NamedProblem: speak.Named(rc.shape), Evaluated: len(rc.candidates), Failed: rc.failed,
-		OptimumNS: slices.Min(slices.Collect(maps.Values(rc.median))), Tolerance: tol}
+		OptimumNS: slices.Min(slices.Collect(maps.Values(rc.median))), Tolerance: tol, InFlight: inFlight}
 	for _, name := range names {
-		mean, runs, err := search.Efficiency(name, rc.candidates, rc.cost, tol, trials, 1)
+		mean, runs, err := search.Efficiency(name, rc.candidates, rc.cost, tol, trials, 1, inFlight)
 		if err != nil {
 			return nil, err
 		}
@@ -159,9 +164,9 @@ func (rc *replayCosts) cost(p tuning.Params) (float64, bool) {
 }
 
 func (r *replayReport) write(w io.Writer) error {
-	fmt.Fprintf(w, "run %d: %s, %d configurations evaluated (%d failed); optimum %s; within %.3g%% counts as found\n",
-		r.Run, r.Name, r.Evaluated, r.Failed, speak.Duration(r.OptimumNS), 100*r.Tolerance)
-	fmt.Fprintln(w, "(the run must have been exhaustive — --strategy exhaustive --budget 0 — for its optimum to be the space's)")
+	fmt.Fprintf(w, "run %d: %s, %d configurations evaluated (%d failed); optimum %s; within %.3g%% counts as found; %d in flight\n",
+		r.Run, r.Name, r.Evaluated, r.Failed, speak.Duration(r.OptimumNS), 100*r.Tolerance, r.InFlight)
+	fmt.Fprintln(w, "(the run must have been exhaustive — --strategy exhaustive --budget 0 — for its optimum to be the space's; a random one replays a sample of it)")
 	t := speak.Table{Header: []string{"strategy", "mean evaluations", "min", "max", "% of the space", "trials"}, Right: speak.Columns("lrrrrr")}
 	for _, s := range r.Strategies {
 		t.Append(s.Strategy, speak.Number(s.Mean), fmt.Sprint(s.Min), fmt.Sprint(s.Max), speak.Number(s.PercentOfSpace), fmt.Sprint(s.Trials))

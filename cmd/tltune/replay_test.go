@@ -48,6 +48,10 @@ func TestReplay(t *testing.T) {
 			t.Errorf("replay output lacks %q:\n%s", want, stdout)
 		}
 	}
+	status, stdout, stderr = tltune("replay", "--db", db, "--strategy", "exhaustive", "--in-flight", "4")
+	if status != exitOK || !strings.Contains(stdout, "4 in flight") || !strings.Contains(stdout, "10.0 │  10 │  10 │") {
+		t.Errorf("4 in flight: status %d, want the exhaustive count unchanged and the setting named\n%s%s", status, stdout, stderr)
+	}
 	status, stdout, stderr = tltune("replay", "--db", db, "--tolerance", "90%", "--strategy", "exhaustive")
 	if status != exitOK || !strings.Contains(stdout, " 1.0 │   1 │   1 │") {
 		t.Errorf("a 90%% tolerance accepts the first configuration: status %d\n%s%s", status, stdout, stderr)
@@ -64,6 +68,7 @@ func TestReplayErrors(t *testing.T) {
 		{[]string{"--strategy", "annealing"}, exitUsage, "--strategy"},
 		{[]string{"--tolerance", "150%"}, exitUsage, "--tolerance"},
 		{[]string{"--trials", "0"}, exitUsage, "--trials"},
+		{[]string{"--in-flight", "0"}, exitUsage, "--in-flight"},
 		{[]string{"--run", "99"}, exitUsage, "99"},
 	} {
 		status, stdout, stderr := tltune(append([]string{"replay", "--db", db}, tc.args...)...)

@@ -183,7 +183,7 @@ func TestModelBeatsRandom(t *testing.T) {
 	}{{"smooth", synthetic}, {"rugged", rugged}} {
 		mean := map[string]float64{}
 		for _, name := range Names {
-			m, runs, err := Efficiency(name, cands, surf.cost, 0.05, trials, 1)
+			m, runs, err := Efficiency(name, cands, surf.cost, 0.05, trials, 1, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -228,7 +228,7 @@ func TestGPLargeSpace(t *testing.T) {
 	}
 	g, _ := New("gp", cands, 1)
 	r, _ := New("random", cands, 1)
-	ng, nr := Replay(g, cands, synthetic, 0.05, 300), Replay(r, cands, synthetic, 0.05, len(cands))
+	ng, nr := Replay(g, cands, synthetic, 0.05, 300, 1), Replay(r, cands, synthetic, 0.05, len(cands), 1)
 	t.Logf("%d candidates: gp %d evaluations, random %d", len(cands), ng, nr)
 	if ng > 300 {
 		t.Errorf("gp did not get within 5%% of the optimum in 300 evaluations")
@@ -252,16 +252,20 @@ func TestReplay(t *testing.T) {
 		}
 	}
 	ex := func() Strategy { s, _ := New("exhaustive", cands, 0); return s }
-	if n := Replay(ex(), cands, cost, 0.05, 100); n != 8 {
-		t.Errorf("exhaustive reaches the optimum after %d evaluations, want 8", n)
-	}
-	if n := Replay(ex(), cands, cost, 0.05, 5); n != 6 {
-		t.Errorf("with a budget of 5: %d, want 6 (never)", n)
+	for _, inFlight := range []int{1, 3, 20} {
+		// Proposals ahead of their results change nothing for a strategy
+		// that ignores the results: the count is of results.
+		if n := Replay(ex(), cands, cost, 0.05, 100, inFlight); n != 8 {
+			t.Errorf("%d in flight: exhaustive reaches the optimum after %d evaluations, want 8", inFlight, n)
+		}
+		if n := Replay(ex(), cands, cost, 0.05, 5, inFlight); n != 6 {
+			t.Errorf("%d in flight, a budget of 5: %d, want 6 (never)", inFlight, n)
+		}
 	}
 	rev := slices.Clone(cands)
 	slices.Reverse(rev)
 	s, _ := New("exhaustive", rev, 0)
-	if n := Replay(s, rev, cost, 0.05, 100); n != 9 {
+	if n := Replay(s, rev, cost, 0.05, 100, 1); n != 9 {
 		t.Errorf("reversed: %d, want 9 (the one within 5 %%)", n)
 	}
 }
