@@ -27,6 +27,9 @@ func mv(sgs, vw, tm, tn, wx, wy, b int) tuning.Params {
 // splitOver is p with each batch entry shared by s work-groups.
 func splitOver(s int, p tuning.Params) tuning.Params { p.Split = s; return p }
 
+// unrolled is p with u trips of gemv's reduction an iteration.
+func unrolled(u int, p tuning.Params) tuning.Params { p.Unroll = u; return p }
+
 func gemvSpec(m, n int, dt, acc kernels.DType, trans bool, alpha, beta complex128) kernels.Spec {
 	return kernels.Spec{Op: kernels.GEMVOp, M: m, N: n, DType: dt, Acc: acc, TransA: trans, Alpha: alpha, Beta: beta}
 }
@@ -58,6 +61,12 @@ func TestMatvecKnobsOnDevice(t *testing.T) {
 		{spec: group(gemvSpec(61, 9, kernels.F16, kernels.F32, false, 1, 1)), params: splitOver(3, mv(1, 1, 8, 2, 4, 1, 2))},
 		{spec: gemvSpec(30, 64, kernels.F32, kernels.F32, true, 0.5, 1), params: splitOver(3, mv(1, 4, 16, 5, 2, 1, 1))},
 		{spec: atomic(gemvSpec(24, 8, kernels.F32, kernels.F32, true, 1, 1)), params: splitOver(2, mv(1, 4, 8, 2, 2, 1, 1))},
+		// unrolled reductions: 40 columns in 3 iterations of 4 trips of 3,
+		// a single trip and a checked one; runs of 8 halves of x; gemv.t
+		// over 30 rows in an iteration of 2 trips of 8, then 7 and a tail
+		{spec: gemvSpec(64, 40, kernels.F32, kernels.F32, false, 1.5, 0.5), params: unrolled(4, mv(1, 4, 8, 3, 4, 1, 2))},
+		{spec: gemvSpec(64, 64, kernels.F16, kernels.F32, false, 1, 0), params: unrolled(2, mv(1, 8, 16, 8, 2, 1, 1))},
+		{spec: gemvSpec(30, 64, kernels.F32, kernels.F32, true, 0.5, 1), params: unrolled(2, mv(1, 4, 8, 3, 4, 1, 3))},
 		// ger: vectors of C with vectors (or elements) of a
 		{spec: group(gerSpec(64, 10, kernels.F32, kernels.F32, 1, 1)), params: mv(1, 4, 16, 3, 2, 2, 1)},
 		{spec: gerSpec(32, 7, kernels.F16, kernels.F32, 2, 0), params: mv(1, 4, 32, 2, 1, 4, 2)},
@@ -81,8 +90,10 @@ func TestMatvecKnobsOnDevice(t *testing.T) {
 func TestMatvecLanesOnDevice(t *testing.T) {
 	d := openDevice(t)
 	for _, c := range []recipeCase{
-		// 4 lanes down, 2 across: a butterfly over the column lanes
+		// 4 lanes down, 2 across: a butterfly over the column lanes; each
+		// lane's 2 columns one run of x, 2 trips an iteration
 		{spec: gemvSpec(48, 20, kernels.F32, kernels.F32, false, 1.5, 0.5), params: mv(8, 4, 16, 4, 8, 1, 1)},
+		{spec: gemvSpec(48, 21, kernels.F32, kernels.F32, false, 1, 1), params: unrolled(2, mv(8, 4, 16, 4, 8, 1, 1))},
 		// gemv.t: 8 lanes down one column, or 2 down and 4 across
 		{spec: gemvSpec(24, 32, kernels.F16, kernels.F32, true, 1, 1), params: mv(8, 4, 32, 1, 8, 1, 2)},
 		{spec: gemvSpec(9, 40, kernels.F32, kernels.F64, true, 2, 0), params: mv(8, 4, 8, 4, 8, 1, 1)},

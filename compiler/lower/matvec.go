@@ -135,12 +135,14 @@ func (mv *matvec) rows(g *gen, r0 *ir.Value) []*ir.Value {
 	return out
 }
 
-// cols returns the lane's columns in the tile at column origin c0.
+// cols returns the lane's columns in the tile at column origin c0: n1
+// neighbours, so that the vector elements they take (gemv.n's x, ger's b)
+// are one run in memory.
 func (mv *matvec) cols(g *gen, c0 *ir.Value) []*ir.Value {
-	first := g.add(c0, mv.c)
+	first := g.add(c0, g.mul(mv.c, g.index(int64(mv.tl.n1))))
 	out := make([]*ir.Value, mv.tl.n1)
 	for b := range out {
-		out[b] = g.add(first, g.index(int64(mv.tl.l1*b)))
+		out[b] = g.add(first, g.index(int64(b)))
 	}
 	return out
 }
@@ -372,15 +374,37 @@ func (mv *matvec) accumulate(g *gen, active *ir.Value, n int, body func(g *gen) 
 	return slices.Clone(sel.Results)
 }
 
-// kLoop runs trip over [0, K) in steps of step, carrying acc: full steps
-// unchecked, and, when K may not be a multiple of step, a last checked one.
-func kLoop(g *gen, K *ir.Value, staticK, step int64, acc []*ir.Value,
+// kLoop runs trip over [0, K) in steps of step, carrying acc: unroll full
+// steps an iteration while they fit, then single full steps, unchecked,
+// and, when K may not be a multiple of step, a last checked one. The
+// unrolled trips' loads are independent, so a lane has unroll times as
+// many in flight (gemv.n 1024² f16 on an H100, PTX back to back: 77.6 µs
+// one trip an iteration, 75.3 µs eight).
+func kLoop(g *gen, K *ir.Value, staticK, step int64, unroll int, acc []*ir.Value,
 	trip func(g *gen, k0 *ir.Value, acc []*ir.Value, check bool) []*ir.Value) []*ir.Value {
+	from := g.index(0)
+	if u := int64(max(unroll, 1)); u > 1 {
+		full := K
+		if needsCheck(staticK, u*step) {
+			full = g.sub(K, g.rem(K, g.index(u*step)))
+		}
+		loop, gl := g.forLoop(from, full, g.index(u*step), acc...)
+		next := loop.Body().Args[1:]
+		for i := range u {
+			next = trip(gl, gl.add(loop.Body().Args[0], gl.index(i*step)), next, false)
+		}
+		gl.Yield(next...)
+		acc = slices.Clone(loop.Results)
+		if !needsCheck(staticK, u*step) {
+			return acc
+		}
+		from = full
+	}
 	full := K
 	if needsCheck(staticK, step) {
 		full = g.sub(K, g.rem(K, g.index(step)))
 	}
-	loop, gl := g.forLoop(g.index(0), full, g.index(step), acc...)
+	loop, gl := g.forLoop(from, full, g.index(step), acc...)
 	gl.Yield(trip(gl, loop.Body().Args[0], loop.Body().Args[1:], false)...)
 	acc = slices.Clone(loop.Results)
 	if !needsCheck(staticK, step) {
@@ -401,15 +425,24 @@ func (mv *matvec) gemvN(g *gen, x, out *ir.Value) {
 	gt, r0, active := mv.tileLoop(g, M, tl.rows())
 	rows := mv.rows(gt, r0)
 	acc := mv.accumulate(gt, active, tl.n0*tl.w, func(g *gen) []*ir.Value {
-		return kLoop(g, K, a.Type.Shape()[1], tl.cols(), g.zeros(mv.t, tl.n0*tl.w),
+		return kLoop(g, K, a.Type.Shape()[1], tl.cols(), mv.p.Unroll, g.zeros(mv.t, tl.n0*tl.w),
 			func(g *gen, k0 *ir.Value, acc []*ir.Value, check bool) []*ir.Value {
 				next := append([]*ir.Value(nil), acc...)
-				for _, k := range mv.cols(g, k0) {
+				cols := mv.cols(g, k0)
+				var xs []*ir.Value // the lane's run of x, where no column is checked
+				if !check {
+					// Runs start at multiples of n1: vectors must divide it.
+					xs = g.loadRun(x, cols[:1], len(cols), vectorWidth(mv.f, x, tl.n1&-tl.n1), mv.t)
+				}
+				for b, k := range cols {
 					gk, done := g, func(vals []*ir.Value) []*ir.Value { return vals }
+					var xk *ir.Value
 					if check { // columns past K add nothing
 						gk, done = guarded(g, g.Cmp(ir.Lt, k, K), next)
+						xk = gk.convert(gk.Load(x, k), mv.t)
+					} else {
+						xk = xs[b]
 					}
-					xk := gk.convert(gk.Load(x, k), mv.t)
 					sum := append([]*ir.Value(nil), next...)
 					for v, i := range rows {
 						col := gk.loadChecked(a, []*ir.Value{i, k}, tl.w, tl.w, mv.t, limitIf(checkM, M))
@@ -446,7 +479,7 @@ func (mv *matvec) gemvT(g *gen, x, out *ir.Value) {
 	cols := mv.cols(gt, c0)
 	// One partial sum per column and vector element: w independent chains.
 	acc := mv.accumulate(gt, active, tl.n1*tl.w, func(g *gen) []*ir.Value {
-		return kLoop(g, K, a.Type.Shape()[0], tl.rows(), g.zeros(mv.t, tl.n1*tl.w),
+		return kLoop(g, K, a.Type.Shape()[0], tl.rows(), mv.p.Unroll, g.zeros(mv.t, tl.n1*tl.w),
 			func(g *gen, k0 *ir.Value, acc []*ir.Value, check bool) []*ir.Value {
 				next := append([]*ir.Value(nil), acc...)
 				for _, k := range mv.rows(g, k0) {

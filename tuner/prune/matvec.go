@@ -107,14 +107,15 @@ func (c *checker) gemvTiles() int {
 	return ceilDiv(rows, c.p.Tile[0])
 }
 
-// matvecUnused: the tile carries gemv's and ger's parallelism; they have no
-// loop to unroll and nothing to stage.
+// matvecUnused: gemv and ger stream their matrix once, so there is nothing
+// to stage, and ger has no reduction loop to unroll (gemv unrolls its own:
+// unrollFitsK).
 func matvecUnused(c *checker) *Reason {
 	switch {
 	case !c.isMatvec():
 		return nil
-	case c.p.Unroll > 1:
-		return c.why("unroll", "%s takes its parallelism from the tile; unroll %d would compile the same kernel", c.prob.Op, c.p.Unroll)
+	case c.p.Unroll > 1 && c.prob.Op == "ger":
+		return c.why("unroll", "ger has no reduction loop to unroll; unroll %d would compile the same kernel", c.p.Unroll)
 	case c.p.StageLocal:
 		return c.why("staging", "%s streams its matrix once; stage_local would compile the same kernel", c.prob.Op)
 	}
@@ -123,9 +124,9 @@ func matvecUnused(c *checker) *Reason {
 
 // matvecRegisterBytes estimates the register bytes of one subgroup for
 // gemv and ger: per lane the vectors of a trip (n0·n1 of w elements, all
-// in flight), the accumulators (gemv.n: n0·w, gemv.t: n1·w) or the
-// scaled a (ger: n0·w), at least 4 bytes each, and 16 32-bit registers for
-// addresses and loop state.
+// in flight, times gemv's unroll), the accumulators (gemv.n: n0·w,
+// gemv.t: n1·w) or the scaled a (ger: n0·w), at least 4 bytes each, and
+// 16 32-bit registers for addresses and loop state.
 func matvecRegisterBytes(p tuning.Params, prob Problem) int {
 	c := &checker{p: p, prob: prob}
 	_, _, elem := c.matrix()
@@ -137,5 +138,5 @@ func matvecRegisterBytes(p tuning.Params, prob Problem) int {
 		held = n1 * w
 	}
 	per := max(4, elemBytes[elem], elemBytes[prob.acc()])
-	return ((n0*n1*w+held)*per + 16*4) * sgs
+	return ((n0*n1*w*max(p.Unroll, 1)+held)*per + 16*4) * sgs
 }

@@ -270,12 +270,21 @@ func subgroupsBusy(c *checker) *Reason {
 // unrollFitsK: unrolling beyond the number of K steps (of ck) only adds
 // remainder code.
 func unrollFitsK(c *checker) *Reason {
-	if c.isMatvec() {
+	u, step, k := c.p.Unroll, c.p.Coopmatrix[2], c.prob.K
+	switch {
+	case c.prob.Op == "ger":
 		return nil // matvecUnused
+	case c.prob.Op == "gemv":
+		// The trips of the reduction: over A's columns for gemv.n, its
+		// (stored) rows for gemv.t.
+		rows, cols, _ := c.matrix()
+		step, k = c.p.Tile[1], cols
+		if c.prob.Trans == "t" {
+			step, k = c.p.Tile[0], rows
+		}
 	}
-	u, step := c.p.Unroll, c.p.Coopmatrix[2]
-	if u > 1 && step*u > roundUp(c.prob.K, step) {
-		return c.why("unroll", "unroll %d of steps of %d exceeds the loop of %d", u, step, c.prob.K)
+	if u > 1 && step*u > roundUp(k, step) {
+		return c.why("unroll", "unroll %d of steps of %d exceeds the loop of %d", u, step, k)
 	}
 	return nil
 }

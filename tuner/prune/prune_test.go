@@ -78,7 +78,9 @@ func TestRules(t *testing.T) {
 		{"gemv split beyond its rounds", gemv, func(p *tuning.Params) { *p = gemvVec; p.Split = 2 }, "idle-work-groups", "split 2 exceeds the 1 rounds"},
 		{"gemv idle subgroups", gemv, func(p *tuning.Params) { *p = gemvVec; p.WorkGroupSize = [2]int{32, 1} }, "idle-subgroups", "2 subgroups share 1 tiles"},
 		{"ger idle subgroups", Problem{Op: "ger", Dtype: "f32", M: 64, N: 8}, func(p *tuning.Params) { *p = gemvVec; p.WorkGroupSize = [2]int{16, 4} }, "idle-subgroups", "1x4 exceeds the 1x2 tiles"},
-		{"matvec unroll", gemv, func(p *tuning.Params) { *p = gemvVec; p.Unroll = 2 }, "unroll", "same kernel"},
+		{"ger unroll", Problem{Op: "ger", Dtype: "f32", M: 64, N: 64}, func(p *tuning.Params) { *p = gemvVec; p.Unroll = 2 }, "unroll", "no reduction loop"},
+		{"gemv unroll beyond the columns", Problem{Op: "gemv", Dtype: "f32", M: 64, N: 16}, func(p *tuning.Params) { *p = gemvVec; p.Unroll = 8 }, "unroll", "unroll 8 of steps of 4 exceeds the loop of 16"},
+		{"gemv.t unroll beyond the rows", Problem{Op: "gemv", Dtype: "f32", Trans: "t", M: 96, N: 64}, func(p *tuning.Params) { *p = gemvVec; p.Unroll = 2 }, "unroll", "unroll 2 of steps of 64 exceeds the loop of 64"},
 		{"matvec staging", gemv, func(p *tuning.Params) { *p = gemvVec; p.StageLocal = true }, "staging", "streams its matrix once"},
 		{"matvec registers", Problem{Op: "gemv", Dtype: "f64", M: 4096, N: 4096}, func(p *tuning.Params) { *p = gemvVec; p.VectorWidth = 2; p.Tile = [2]int{512, 16} }, "registers", "per lane"},
 	}
