@@ -59,12 +59,16 @@ func TestEmulatedSubgroupsOnDevice(t *testing.T) {
 		{spec: kernels.Spec{Op: kernels.GEMMOp, M: 12, N: 12, K: 16, DType: kernels.BF16, Acc: kernels.F32, TransA: true, TransB: true, Alpha: 1, Beta: 1, Atomic: true},
 			params: sg(8, 8, 16, 8, 8, 16, 1, 1, true)},
 	}
-	for _, c := range cases {
-		c.target, c.batch = "emulated", 3
-		r := newRecipe(t, c.spec)
-		t.Run(fmt.Sprintf("%s/%v", r.Name(), c.params), func(t *testing.T) {
-			runRecipe(t, d, c)
-		})
+	// Both layouts of rows over lanes: nvidia's blocked, intel's
+	// interleaved.
+	for _, tgt := range []string{"emulated", "emulated-interleaved"} {
+		for _, c := range cases {
+			c.target, c.batch = tgt, 3
+			r := newRecipe(t, c.spec)
+			t.Run(fmt.Sprintf("%s/%s/%v", tgt, r.Name(), c.params), func(t *testing.T) {
+				runRecipe(t, d, c)
+			})
+		}
 	}
 }
 

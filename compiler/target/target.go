@@ -162,7 +162,9 @@ func (t *Target) SupportsSubgroupSize(sgs int) bool {
 }
 
 // Names lists the profiles in the order `--target` documents them.
-func Names() []string { return []string{"generic", "intel", "nvidia", "emulated"} }
+func Names() []string {
+	return []string{"generic", "intel", "nvidia", "emulated", "emulated-interleaved"}
+}
 
 // ByName returns a fresh copy of the named profile.
 func ByName(name string) (*Target, error) {
@@ -175,6 +177,8 @@ func ByName(name string) (*Target, error) {
 		return Nvidia(), nil
 	case "emulated":
 		return Emulated(), nil
+	case "emulated-interleaved":
+		return EmulatedInterleaved(), nil
 	}
 	return nil, fmt.Errorf("unknown target %q (want one of %s)", name, strings.Join(Names(), ", "))
 }
@@ -253,6 +257,19 @@ func Emulated() *Target {
 		MMA:                 emulatedEngines(),
 	}
 }
+
+// EmulatedInterleaved is Emulated with the intel target's rows over lanes
+// (interleaved, not blocked), so that PoCL runs that layout too.
+func EmulatedInterleaved() *Target {
+	t := Emulated()
+	t.Name, t.BlockedRows = "emulated-interleaved", false
+	return t
+}
+
+// HasSPIRV reports whether the SPIR-V back end writes this target: not
+// where shuffles are inline PTX (nvidia) or local memory laid out by the
+// OpenCL C back end (the emulated profiles).
+func (t *Target) HasSPIRV() bool { return t.Shuffle == ShuffleNone || t.Shuffle == ShuffleIntel }
 
 // emulatedEngines are the fragment layouts of mma.sync (32 lanes) and DPAS
 // (8 and 16 lanes) for f16 and bf16 into f32, computed through local memory.

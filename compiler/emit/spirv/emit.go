@@ -85,9 +85,7 @@ func Emit(prog *ir.Program, t *target.Target, launch map[*ir.Func]opencl.Launch)
 
 // EmitWith is Emit with options.
 func EmitWith(prog *ir.Program, t *target.Target, launch map[*ir.Func]opencl.Launch, o Options) (*Output, error) {
-	if t.Shuffle != target.ShuffleNone && t.Shuffle != target.ShuffleIntel {
-		// nvidia shuffles with inline PTX, emulated through local memory
-		// laid out by the OpenCL C back end.
+	if !t.HasSPIRV() {
 		return nil, fmt.Errorf("spirv: target %s has no SPIR-V path; use generic or intel", t.Name)
 	}
 	u := newUnit(t)

@@ -164,7 +164,7 @@ const (
 // SPIR-V form, else OpenCL C (PoCL 3.1 and NVIDIA list no IL; the nvidia
 // target's inline PTX exists only in OpenCL C).
 func ChoosePath(info device.Info, res *compiler.Result) Path {
-	if info.AcceptsSPIRV() && res.Target.Name != "nvidia" && res.Target.Name != "emulated" {
+	if info.AcceptsSPIRV() && res.Target.HasSPIRV() {
 		return PathSPIRV
 	}
 	return PathOpenCLC
