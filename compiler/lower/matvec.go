@@ -383,7 +383,9 @@ func (mv *matvec) accumulate(g *gen, active *ir.Value, n int, body func(g *gen) 
 func kLoop(g *gen, K *ir.Value, staticK, step int64, unroll int, acc []*ir.Value,
 	trip func(g *gen, k0 *ir.Value, acc []*ir.Value, check bool) []*ir.Value) []*ir.Value {
 	from := g.index(0)
-	if u := int64(max(unroll, 1)); u > 1 {
+	// Loops of u trips an iteration, then of one, each from where the
+	// last left off.
+	for _, u := range slices.Compact([]int64{int64(max(unroll, 1)), 1}) {
 		full := K
 		if needsCheck(staticK, u*step) {
 			full = g.sub(K, g.rem(K, g.index(u*step)))
@@ -391,7 +393,7 @@ func kLoop(g *gen, K *ir.Value, staticK, step int64, unroll int, acc []*ir.Value
 		loop, gl := g.forLoop(from, full, g.index(u*step), acc...)
 		next := loop.Body().Args[1:]
 		for i := range u {
-			next = trip(gl, gl.add(loop.Body().Args[0], gl.index(i*step)), next, false)
+			next = trip(gl, gl.offset(loop.Body().Args[0], i*step), next, false)
 		}
 		gl.Yield(next...)
 		acc = slices.Clone(loop.Results)
@@ -400,19 +402,9 @@ func kLoop(g *gen, K *ir.Value, staticK, step int64, unroll int, acc []*ir.Value
 		}
 		from = full
 	}
-	full := K
-	if needsCheck(staticK, step) {
-		full = g.sub(K, g.rem(K, g.index(step)))
-	}
-	loop, gl := g.forLoop(from, full, g.index(step), acc...)
-	gl.Yield(trip(gl, loop.Body().Args[0], loop.Body().Args[1:], false)...)
-	acc = slices.Clone(loop.Results)
-	if !needsCheck(staticK, step) {
-		return acc
-	}
-	rest := g.If(g.Cmp(ir.Lt, full, K), typesOf(acc)...)
+	rest := g.If(g.Cmp(ir.Lt, from, K), typesOf(acc)...)
 	gt, ge := g.at(rest.Regions[0]), g.at(rest.Regions[1])
-	gt.Yield(trip(gt, full, acc, true)...)
+	gt.Yield(trip(gt, from, acc, true)...)
 	ge.Yield(acc...)
 	return slices.Clone(rest.Results)
 }
