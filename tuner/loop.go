@@ -153,19 +153,20 @@ func (r *run) enumerated() *space.Space {
 		prune.SplitUnneeded(r.t.Device, r.t.Problem, slices.Max(sp.BatchPerGroup)) {
 		sp.Split = nil
 	}
-	pads := slices.DeleteFunc(slices.Clone(sp.LocalPad), func(pad int) bool {
-		return !prune.PadUseful(r.t.Device, r.t.Problem, pad)
-	})
-	if len(pads) > 0 { // none left: the pruner rejects every padded point itself
-		sp.LocalPad = pads
-	}
-	rows := slices.DeleteFunc(slices.Clone(sp.Coopmatrix.M), func(cm int) bool {
-		return !prune.CoopRowsUseful(r.t.Device, r.t.Problem, cm)
-	})
-	if len(rows) > 0 {
-		sp.Coopmatrix.M = rows
-	}
+	sp.LocalPad = r.useful(sp.LocalPad, prune.PadUseful)
+	sp.Coopmatrix.M = r.useful(sp.Coopmatrix.M, prune.CoopRowsUseful)
 	return sp
+}
+
+// useful is the values of a dimension that useful keeps for the run's
+// device and problem, or all of them where it keeps none: the pruner then
+// rejects every such point itself.
+func (r *run) useful(vs space.Values, useful func(*profile.Profile, prune.Problem, int) bool) space.Values {
+	kept := slices.DeleteFunc(slices.Clone(vs), func(v int) bool { return !useful(r.t.Device, r.t.Problem, v) })
+	if len(kept) == 0 {
+		return vs
+	}
+	return kept
 }
 
 // recordPruned records the configurations pruning rejected, counted per
