@@ -39,7 +39,7 @@ func compileCmd(c *context, args []string) int {
 	fs := c.flags()
 	fs.StringVar(&f.emit, "emit", "opencl", "what to write: opencl (OpenCL C), spirv (a SPIR-V binary) or spirv-asm (its disassembly)")
 	fs.StringVar(&f.out, "o", "", "write the output to this file instead of standard output")
-	fs.StringVar(&f.target, "target", "", "force a target profile: generic, intel, nvidia, or emulated (subgroups through local memory, for testing on PoCL); default: from --device, else generic")
+	fs.StringVar(&f.target, "target", "", "force a target profile: generic, intel, nvidia, emulated or emulated-interleaved (subgroups through local memory, with nvidia's or intel's rows over lanes, for testing on PoCL); default: from --device, else generic")
 	fs.StringVar(&f.device, "device", "", "choose the target from this device's properties: "+deviceUsage)
 	fs.StringVar(&f.precision, "precision", speak.ExactPrecision, "exact, or tf32: f32 gemm inputs rounded to tf32 on the matrix engine (nvidia only), looked up as tf32 problems in the tuning table")
 	fs.StringVar(&f.tuning, "tuning", "", "tuning table (JSON) consulted before the embedded defaults")
