@@ -123,7 +123,7 @@ func TestMatvecUsesVectors(t *testing.T) {
 		{gemvSpec(64, 64, kernels.BF16, kernels.F32, true, 1, 0), "intel", []string{"*(global const ushort8*)(A_", "intel_sub_group_shuffle"}, ""},
 		{gemvSpec(256, 256, kernels.F64, kernels.F64, false, 1, 1), "nvidia", []string{"*(global const double2*)(A_"}, ""},
 		{gerSpec(64, 64, kernels.C32, kernels.C32, 1, 1), "generic", []string{"*(global float4*)(C_"}, ""},
-		{gerSpec(63, 64, kernels.F32, kernels.F32, 1, 0), "nvidia", nil, "float4"},
+		{gerSpec(63, 64, kernels.F32, kernels.F32, 1, 0), "nvidia", nil, "float4*)(C_"},
 	} {
 		r := newRecipe(t, c.spec)
 		res := compileRecipe(t, r, tuning.Params{}, compiler.Options{Target: c.target})

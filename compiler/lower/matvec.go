@@ -320,17 +320,20 @@ func lowerGer(g *gen, f *ir.Func, in *ir.Inst, p tuning.Params) {
 			ax[a][e] = gc.scaled(mv.alpha, v, mv.t)
 		}
 	}
-	for _, j := range cols {
+	// The lane's run of b, read before any store: a load after a store
+	// to C could alias it as far as the device compiler knows, so it
+	// would wait for the one before it.
+	ys := gc.loadChecked(y, cols[:1], len(cols), vectorWidth(f, y, tl.n1&-tl.n1), mv.t, limitIf(checkN, N))
+	for b, j := range cols {
 		gb := gc
 		if checkN {
 			inside := gc.If(gc.Cmp(ir.Lt, j, N))
 			gb = gc.at(inside.Regions[0])
 		}
-		yj := gb.convert(gb.Load(y, j), mv.t)
 		for a := range tl.n0 {
 			vals := make([]*ir.Value, tl.w)
 			for e, v := range ax[a] {
-				vals[e] = gb.mul(v, yj)
+				vals[e] = gb.mul(v, ys[b])
 			}
 			mv.update(gb, vals, c, []*ir.Value{rows[a], j}, tl.w, limitIf(checkM, M))
 		}
