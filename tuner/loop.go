@@ -119,6 +119,7 @@ func (r *run) prepare(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	search.PreferCheap(strategy, r.opts.Cheap)
 	r.strategy = strategy
 	endRecord := Track(ctx, PhaseRecord)
 	prev, err := t.Recorder.Previous(ctx)

@@ -201,6 +201,11 @@ type Options struct {
 	// evaluated first, where pruning keeps them.
 	WarmStart []tuning.Params
 
+	// Cheap configurations cost little to evaluate, their device binaries
+	// being in the binary cache: the search weighs them by what that saves
+	// (search.PreferCheap), so that running a space again builds little.
+	Cheap []tuning.Params
+
 	// Race times configurations against the best so far: the timing of
 	// one clearly slower stops early (measure.Race, with RaceMargin;
 	// default measure.DefaultRaceMargin) and it is recorded OK with its

@@ -21,22 +21,33 @@ import (
 // worker (on a CPU device when measured), each kernel with its key in the
 // binary cache.
 func newBatcher(r *tuneRun, copts compiler.Options) *worker.Batcher {
-	target := copts.Target
-	if target == "" {
-		target = "from the device"
-	}
-	// What a kernel's binary depends on beyond its source: the precision
-	// too, since a tf32 kernel is compiled from the same source.
-	kernelID := bincache.Key(r.info.Name, r.info.Driver, r.info.Runtime, target, copts.Precision, executableHash())
 	return &worker.Batcher{
 		Client:      r.worker,
 		Size:        r.flags.kernelsPerProgram,
 		Lazy:        r.info.Type == "cpu",
 		CompileMany: formCompiler(r.info, copts),
-		CacheKey: func(path devcall.Path, hash string) string {
-			return bincache.Key("kernel", kernelID, string(path), hash)
-		},
+		CacheKey:    r.kernelKey(copts),
 	}
+}
+
+// kernelKey is the binary-cache key of a kernel compiled with copts, by
+// the form of its program and the hash of its tensor-language source.
+func (r *tuneRun) kernelKey(copts compiler.Options) func(path devcall.Path, hash string) string {
+	id := r.compileID(copts)
+	return func(path devcall.Path, hash string) string {
+		return bincache.Key("kernel", id, string(path), hash)
+	}
+}
+
+// compileID is what a kernel's binary depends on beyond its source: the
+// device, its driver and runtime, the target, this tltune build, and the
+// precision, since a tf32 kernel is compiled from the same source.
+func (r *tuneRun) compileID(copts compiler.Options) string {
+	target := copts.Target
+	if target == "" {
+		target = "from the device"
+	}
+	return bincache.Key(r.info.Name, r.info.Driver, r.info.Runtime, target, copts.Precision, executableHash())
 }
 
 // formCompiler compiles programs into the form the device builds. Once a

@@ -198,6 +198,7 @@ type tuneRun struct {
 	spaces   map[kernels.Op]*space.Space
 	store    *results.Store
 	stored   results.Run
+	bins     *bincache.Cache // the binary cache; nil with --no-cache
 	ceilings results.Ceilings
 	follower bool // records into another tuneRun's store and run (a sweep's second device)
 }
@@ -302,6 +303,11 @@ func (r *tuneRun) prepare(c *context, info *device.Info, ops []kernels.Op) int {
 	if r.info, err = r.worker.Open(stdctx.Background(), info.ID, cache); err != nil {
 		return c.fail(err)
 	}
+	if cache != "" {
+		if r.bins, err = bincache.Open(cache, 0); err != nil {
+			return c.fail(err)
+		}
+	}
 	r.copts = compiler.Options{Target: f.target, Device: targetDevice(&r.info)}
 	tgt := target.ForDevice(*r.copts.Device)
 	if f.target != "" {
@@ -396,6 +402,7 @@ func (r *tuneRun) newShape(recipe kernels.Recipe, sp *space.Space, opts tuner.Op
 	if err != nil {
 		return nil, fmt.Errorf("preparing the inputs of %s on %s: %w", recipe.Name(), r.info.Name, err)
 	}
+	opts.Cheap = r.cheapConfigs(recipe, r.setupFor(recipe.Spec().Precision).copts)
 	j := &shapeJob{run: r, recipe: recipe, want: want, plan: plan, setup: time.Since(start)}
 	// The worker client limits each of a configuration's driver requests
 	// (r.worker.Timeout): starting a new worker after a crash is no
@@ -706,6 +713,9 @@ func (j *shapeJob) tune(ctx stdctx.Context, bar *progress) (*tuner.Report, error
 	j.builds = worker.Stats{Builds: after.Builds - before.Builds, CachedBuilds: after.CachedBuilds - before.CachedBuilds,
 		BuilderBuilds: after.BuilderBuilds - before.BuilderBuilds, BuilderProcs: after.BuilderProcs}
 	rep.Split.Add(tuner.PhaseSetup, j.setup)
+	// The note is a hint for later runs: failing to write it fails nothing.
+	spec := j.recipe.Spec()
+	_ = j.run.noteBuilt(spec, j.run.setupFor(spec.Precision).copts, rep)
 	t := results.Throughput{Evaluations: rep.Evaluated(), WallSeconds: rep.Split.Wall.Seconds(), Phases: rep.Split.Seconds()}
 	if serr := j.run.store.AddThroughput(stdctx.Background(), j.run.stored.ID, t); serr != nil && err == nil {
 		err = serr

@@ -580,6 +580,40 @@ func TestHelpPerOp(t *testing.T) {
 	}
 }
 
+// TestTuneAgainBuildsLittle: the gp search run again on the same shape,
+// with the binary cache the first run filled, starts from the
+// configurations the first run noted, all in the cache, even with another
+// seed (another random start), and its model prefers them after; under
+// --no-cache it builds them all.
+func TestTuneAgainBuildsLittle(t *testing.T) {
+	dev := poclDevice(t)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	dir := t.TempDir()
+	for _, c := range []struct {
+		db     string
+		flags  []string
+		cached int
+	}{
+		{"first.db", nil, 0},
+		{"again.db", []string{"--seed", "2"}, 6},
+		{"nocache.db", []string{"--seed", "2", "--no-cache"}, 0},
+	} {
+		args := smallGEMM(filepath.Join(dir, c.db), dev, append([]string{"--budget", "10", "--strategy", "gp", "--json"}, c.flags...)...)
+		status, stdout, stderr := tltune(args...)
+		if status != exitOK {
+			t.Fatalf("tltune %v: status %d: %s", args, status, stderr)
+		}
+		var rep tuneReport
+		if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: %d of %d builds from the cache", c.db, rep.CachedBuilds, rep.Builds)
+		if rep.Builds != 10 || rep.CachedBuilds < c.cached || (c.cached == 0 && rep.CachedBuilds > 0) {
+			t.Errorf("%s: %d builds, %d from the cache; want 10 and %d or more (none when 0)", c.db, rep.Builds, rep.CachedBuilds, c.cached)
+		}
+	}
+}
+
 // TestTuneBinaryCache: a tuning run builds its configurations a few to a
 // program; the same run again builds nothing, every program coming from the
 // binary cache, and finds the same configurations correct; a run with other

@@ -15,6 +15,11 @@
 // concurrent processes only ever see whole files; each binary ends with the
 // SHA-256 of its bytes, so a damaged one reads as absent. Beyond the size
 // limit the least recently used binaries go.
+//
+// Notes are short lists of lines kept beside the binaries (Note, Noted): the
+// tuner notes there which configurations of a problem built and ran, so that
+// a later search of the same space knows which of its candidates the cache
+// can supply without asking the driver.
 package bincache
 
 import (
@@ -60,7 +65,7 @@ func Open(dir string, limit int64) (*Cache, error) {
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
-	for _, sub := range []string{binariesDir, kernelsDir} {
+	for _, sub := range subdirs {
 		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
 			return nil, fmt.Errorf("binary cache: %v", err)
 		}
@@ -74,7 +79,10 @@ func (c *Cache) Dir() string { return c.dir }
 const (
 	binariesDir = "binaries"
 	kernelsDir  = "kernels"
+	notesDir    = "notes"
 )
+
+var subdirs = []string{binariesDir, kernelsDir, notesDir}
 
 // Key hashes parts, each length-prefixed so that no two lists of parts
 // give the same key.
@@ -142,6 +150,35 @@ func (c *Cache) Lookup(kernelKey string) (programKey, symbol string, ok bool) {
 		return "", "", false
 	}
 	return programKey, symbol, true
+}
+
+// Note adds lines to the note of key, each once. Two processes noting the
+// same key at the same time may each lose the other's lines: a note is a
+// hint, never the only record of anything.
+func (c *Cache) Note(key string, lines []string) error {
+	have, err := c.Noted(key)
+	if err != nil {
+		return err
+	}
+	all := slices.Concat(have, lines)
+	slices.Sort(all)
+	all = slices.Compact(all)
+	if len(all) == len(have) {
+		return nil
+	}
+	return c.write(c.path(notesDir, key), []byte(strings.Join(all, "\n")+"\n"))
+}
+
+// Noted returns the lines of the note of key; none when there is no note.
+func (c *Cache) Noted(key string) ([]string, error) {
+	data, err := os.ReadFile(c.path(notesDir, key))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("binary cache: %v", err)
+	}
+	return strings.FieldsFunc(string(data), func(r rune) bool { return r == '\n' }), nil
 }
 
 // write writes data to path through a temporary file renamed into place.
@@ -250,9 +287,9 @@ func (c *Cache) trim() error {
 	return nil
 }
 
-// Clear removes every binary and index entry.
+// Clear removes every binary, index entry and note.
 func (c *Cache) Clear() error {
-	for _, sub := range []string{binariesDir, kernelsDir} {
+	for _, sub := range subdirs {
 		if err := os.RemoveAll(filepath.Join(c.dir, sub)); err != nil {
 			return fmt.Errorf("binary cache: %v", err)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -117,4 +118,34 @@ func TestConcurrentWriters(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestNotes: a note keeps each line once, across Note calls; a key never
+// noted has no lines; Clear removes notes with the binaries.
+func TestNotes(t *testing.T) {
+	c, err := Open(t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := Key("configurations", "gemm.nn f32 64x64x32")
+	if lines, err := c.Noted(key); err != nil || lines != nil {
+		t.Fatalf("a key never noted: %q, %v", lines, err)
+	}
+	for _, lines := range [][]string{{"b", "a"}, {"a", "c"}, {"c"}} {
+		if err := c.Note(key, lines); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if lines, err := c.Noted(key); err != nil || !slices.Equal(lines, []string{"a", "b", "c"}) {
+		t.Fatalf("Noted = %q, %v; want a, b, c", lines, err)
+	}
+	if lines, _ := c.Noted(Key("configurations", "another")); lines != nil {
+		t.Errorf("another key has %q", lines)
+	}
+	if err := c.Clear(); err != nil {
+		t.Fatal(err)
+	}
+	if lines, _ := c.Noted(key); lines != nil {
+		t.Errorf("after Clear: %q", lines)
+	}
 }

@@ -41,6 +41,13 @@ const (
 	gpNeighbourhoods = 8    // best observations whose neighbours are always scored
 	gpXi             = 0.01 // exploration margin of expected improvement, in standardised units
 	gpRefitGrowth    = 1.25 // refit hyperparameters when observations grew by this factor
+	// gpCheapGain weighs the expected improvement of a candidate that is
+	// cheap to evaluate (its binary is in the cache: PreferCheap), as
+	// improvement per second would: on an H100, gemm 64x64x32 f16, 48
+	// configurations took 2.5 s to evaluate with every one built (8
+	// builder processes) and 0.40-0.56 s with every one cached, 4.5 to
+	// 6.3 times less.
+	gpCheapGain = 5
 	// gpMaxTrain caps the observations the model is fitted on (the best
 	// half and the most recent half), so that a proposal costs the same
 	// after a thousand evaluations as after a hundred: fitting is cubic.
@@ -56,6 +63,7 @@ type gp struct {
 	r     *rand.Rand
 
 	done    []bool          // per candidate: proposed or observed
+	cheap   []bool          // per candidate: cheap to evaluate (PreferCheap); nil: none is
 	pending []tuning.Params // proposed, not yet observed, in order
 	obs     []observation
 
@@ -154,6 +162,11 @@ func (g *gp) Next() (tuning.Params, bool) {
 	}
 	var i int
 	if x, y := g.training(); len(y) < gpInit || !g.spread(y) {
+		// The random start draws from the cheap candidates while there
+		// are any: they ran correctly before and cost no build.
+		if cheap := slices.DeleteFunc(slices.Clone(open), func(c int) bool { return !g.isCheap(c) }); len(cheap) > 0 {
+			open = cheap
+		}
 		i = open[g.r.IntN(len(open))]
 	} else {
 		i = g.propose(open, x, y)
@@ -265,18 +278,36 @@ func (g *gp) propose(open []int, xs [][]float64, ys []float64) int {
 	}
 	mu, sd := m.predict(cx)
 	bestI, bestEI := 0, math.Inf(-1)
-	for i := range scored {
-		if ei := expectedImprovement(best, mu[i], sd[i]); ei > bestEI {
+	for i, c := range scored {
+		ei := expectedImprovement(best, mu[i], sd[i])
+		if g.isCheap(c) {
+			ei *= gpCheapGain
+		}
+		if ei > bestEI {
 			bestI, bestEI = i, ei
 		}
 	}
 	return scored[bestI]
 }
 
+// preferCheap marks the candidates of cheap as cheap to evaluate.
+func (g *gp) preferCheap(cheap []tuning.Params) {
+	for _, p := range cheap {
+		if i, known := g.index[p]; known {
+			if g.cheap == nil {
+				g.cheap = make([]bool, len(g.cands))
+			}
+			g.cheap[i] = true
+		}
+	}
+}
+
+func (g *gp) isCheap(c int) bool { return g.cheap != nil && g.cheap[c] }
+
 // subset picks the candidates to score when there are more than
-// gpMaxScored: the open neighbours (one parameter changed) of the best
-// observations, where an optimum is likeliest, filling at most half, then
-// random others.
+// gpMaxScored: the open cheap ones, then the open neighbours (one parameter
+// changed) of the best observations, where an optimum is likeliest, these
+// two filling at most half, then random others.
 func (g *gp) subset(open []int) []int {
 	if len(open) <= gpMaxScored {
 		return open
@@ -287,9 +318,11 @@ func (g *gp) subset(open []int) []int {
 	}
 	taken := make([]bool, len(open))
 	var scored []int
-	for k, c := range open {
-		if len(scored) < gpMaxScored/2 && isNeighbour(c) {
-			scored, taken[k] = append(scored, c), true
+	for _, always := range []func(int) bool{g.isCheap, isNeighbour} {
+		for k, c := range open {
+			if len(scored) < gpMaxScored/2 && !taken[k] && always(c) {
+				scored, taken[k] = append(scored, c), true
+			}
 		}
 	}
 	for _, k := range g.r.Perm(len(open)) {

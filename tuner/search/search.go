@@ -48,6 +48,17 @@ func New(name string, candidates []tuning.Params, seed uint64) (Strategy, error)
 	return nil, fmt.Errorf("unknown strategy %q; want one of %v", name, Names)
 }
 
+// PreferCheap tells s which candidates cost little to evaluate: those whose
+// device binaries are in the binary cache, which the driver need not build.
+// The gp strategy starts from them and weighs their expected improvement
+// by what an evaluation saves (gpCheapGain), so that a second run of a
+// space builds little; the exhaustive and random orders do not change.
+func PreferCheap(s Strategy, cheap []tuning.Params) {
+	if c, ok := s.(interface{ preferCheap([]tuning.Params) }); ok {
+		c.preferCheap(cheap)
+	}
+}
+
 // ordered proposes candidates in a fixed order, skipping those already seen.
 type ordered struct {
 	order []tuning.Params

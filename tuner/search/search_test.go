@@ -269,3 +269,60 @@ func TestReplay(t *testing.T) {
 		t.Errorf("reversed: %d, want 9 (the one within 5 %%)", n)
 	}
 }
+
+// TestGPPrefersCheap: told which candidates a first run evaluated (their
+// binaries cached), a second gp run of the same space, whose measurements
+// differ a little, starts from those and proposes mostly those after, and
+// finds as good a best; without being told, its proposals drift from the
+// first run's. In the large space
+// the cheap candidates must reach the scored subset to be preferred.
+func TestGPPrefersCheap(t *testing.T) {
+	const budget = 40
+	for _, tc := range []struct {
+		name  string
+		cands []tuning.Params
+	}{
+		{"H100 gemm", candidates(t)},
+		{"PoCL gemm (scored subset)", shipped(t, "pthread-skylake-avx512-Intel(R) Xeon(R) CPU", prune.Problem{Op: "gemm", Dtype: "f32", M: 64, N: 64, K: 32})},
+	} {
+		// run evaluates budget proposals, each measured with a scatter of
+		// ±jitter that differs between runs, as measurements do.
+		run := func(cheap []tuning.Params, jitter float64) (seen []tuning.Params, best float64) {
+			s, _ := New("gp", tc.cands, 1)
+			PreferCheap(s, cheap)
+			best = math.Inf(1)
+			for k := range budget {
+				p, _ := s.Next()
+				ns, ok := synthetic(p)
+				ns *= 1 + jitter*math.Sin(float64(7*k+1))
+				s.Observe(p, ns, ok)
+				seen = append(seen, p)
+				if ok {
+					best = min(best, ns)
+				}
+			}
+			return seen, best
+		}
+		overlap := func(a, b []tuning.Params) int {
+			n := 0
+			for _, p := range a {
+				if slices.Contains(b, p) {
+					n++
+				}
+			}
+			return n
+		}
+		first, firstBest := run(nil, 0)
+		told, toldBest := run(first, 0.03)
+		blind, _ := run(nil, 0.03)
+		t.Logf("%s: %d of %d proposals again when told, %d when not; best %.0f, first run's %.0f",
+			tc.name, overlap(told, first), budget, overlap(blind, first), toldBest, firstBest)
+		if overlap(told, first) < budget*3/5 || overlap(told, first) < 2*overlap(blind, first) {
+			t.Errorf("%s: told which were cheap, %d of %d proposals were (%d without being told)",
+				tc.name, overlap(told, first), budget, overlap(blind, first))
+		}
+		if toldBest > firstBest*1.05 {
+			t.Errorf("%s: best %.0f, the first run found %.0f", tc.name, toldBest, firstBest)
+		}
+	}
+}
