@@ -80,7 +80,7 @@ func (e *fn) asyncWait(in *ir.Inst) {
 // bits are what cp.async takes. 16-byte copies bypass L1 (.cg), the
 // narrower ones cannot (.ca).
 func (h *helperSet) cpAsync(bytes int) string {
-	name := "tl_cp_async_" + strconv.Itoa(bytes)
+	name := cpAsyncNames[bytes]
 	if h.has(name) { // every copy asks: write the helper once
 		return name
 	}
@@ -92,3 +92,7 @@ func (h *helperSet) cpAsync(bytes int) string {
     __asm__ volatile("cp.async.%s.shared.global [%%0], [%%1], %d, %%2;" :: "r"((uint)(ulong)dst), "l"(src), "r"(src_bytes) : "memory");
 }`, name, cache, bytes))
 }
+
+// cpAsyncNames are the cp.async helpers' names by bytes copied: every copy
+// asks, and joining the name was an allocation each.
+var cpAsyncNames = [...]string{4: "tl_cp_async_4", 8: "tl_cp_async_8", 16: "tl_cp_async_16"}

@@ -2,7 +2,7 @@ package opencl
 
 import (
 	"fmt"
-	"strings"
+	"strconv"
 
 	"tltune/compiler/ir"
 )
@@ -90,38 +90,55 @@ func (e *fn) ldmatrix(in *ir.Inst) {
 	e.line("const int tl_mj = tl_lane >> 3, tl_mq = tl_lane & 7;")
 	for _, grp := range groups {
 		b := grp[0]
-		br, bc := (b%blocksM)*fr.br, (b/blocksM)*fr.bc
-		r := fmt.Sprintf("%d + %s", br, rowOff)
-		c := fmt.Sprintf("%d + %s", bc, colOff)
+		r := e.text.join(strconv.Itoa((b%blocksM)*fr.br), " + ", rowOff)
+		c := e.text.join(strconv.Itoa((b/blocksM)*fr.bc), " + ", colOff)
 		memRow, memCol := e.add(x, r), e.add(y, c)
 		if trans {
 			memRow, memCol = e.add(x, c), e.add(y, r)
 		}
-		addr := "(uint)(ulong)" + e.elemAddr(m, e.add(memRow, e.mul(memCol, m.stride[1])))
-		var outs []string
-		for _, blk := range grp {
-			for k := range fr.per / 2 {
-				outs = append(outs, fmt.Sprintf(`"=r"(%s.v[%d])`, name, blk*fr.per/2+k))
-			}
-		}
-		n := len(outs)
-		e.line(`__asm__ volatile("ldmatrix.sync.aligned.m8n8.x%d%s.shared.b16 {%s}, [%%%d];" : %s : "r"(%s));`,
-			n, suffix, regList(n), n, strings.Join(outs, ", "), addr)
+		addr := e.elemAddr(m, e.add(memRow, e.mul(memCol, m.stride[1])))
+		e.ldmatrixLine(len(grp)*fr.per/2, suffix, name, grp, fr.per/2, addr)
 	}
 	e.indent--
 	e.line("}")
 }
 
-// regList is "%0,%1,...,%(n-1)".
-func regList(n int) string {
-	s := ""
+// ldmatrixLine writes one ldmatrix of n registers: those of blocks, regs
+// each, of the fragment variable name, from the lane's row address addr.
+// It is written from its parts: formatted, its operand lists were most of
+// the objects the emitter allocated for a pipelined GEMM.
+func (e *fn) ldmatrixLine(n int, suffix, name string, blocks []int, regs int, addr string) {
+	c := e.body
+	e.writeIndent()
+	c.WriteString(`__asm__ volatile("ldmatrix.sync.aligned.m8n8.x`)
+	c.writeInt(n)
+	c.WriteString(suffix)
+	c.WriteString(".shared.b16 {")
 	for i := range n {
 		if i > 0 {
-			s += ","
+			c.WriteByte(',')
 		}
-		s += fmt.Sprintf("%%%d", i)
+		c.WriteByte('%')
+		c.writeInt(i)
 	}
-	return s
+	c.WriteString("}, [%")
+	c.writeInt(n)
+	c.WriteString(`];" : `)
+	for i, blk := range blocks {
+		for k := range regs {
+			if i > 0 || k > 0 {
+				c.WriteString(", ")
+			}
+			c.WriteString(`"=r"(`)
+			c.WriteString(name)
+			c.WriteString(".v[")
+			c.writeInt(blk*regs + k)
+			c.WriteString("])")
+		}
+	}
+	c.WriteString(` : "r"((uint)(ulong)`)
+	c.WriteString(addr)
+	c.WriteString("));\n")
 }
 
 // packedBitsLoad loads a packed fragment element by element: the 16 bits

@@ -1,6 +1,7 @@
 package opencl
 
 import (
+	"strconv"
 	"sync"
 	"unsafe"
 )
@@ -109,6 +110,12 @@ func (c *code) Write(p []byte) (int, error) {
 	}
 	c.n += copy(c.buf[c.n:], p)
 	return len(p), nil
+}
+
+// writeInt appends x in decimal.
+func (c *code) writeInt(x int) {
+	var digits [20]byte
+	c.Write(strconv.AppendInt(digits[:0], int64(x), 10))
 }
 
 // Bytes returns what is written.
