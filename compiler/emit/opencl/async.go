@@ -81,16 +81,15 @@ func (e *fn) asyncWait(in *ir.Inst) {
 // narrower ones cannot (.ca).
 func (h *helperSet) cpAsync(bytes int) string {
 	name := cpAsyncNames[bytes]
-	if h.has(name) { // every copy asks: write the helper once
-		return name
-	}
 	cache := "ca"
 	if bytes == 16 {
 		cache = "cg"
 	}
-	return h.add(name, fmt.Sprintf(`static inline void %s(local void* dst, global const void* src, uint src_bytes) {
+	return h.define(name, func() string {
+		return fmt.Sprintf(`static inline void %s(local void* dst, global const void* src, uint src_bytes) {
     __asm__ volatile("cp.async.%s.shared.global [%%0], [%%1], %d, %%2;" :: "r"((uint)(ulong)dst), "l"(src), "r"(src_bytes) : "memory");
-}`, name, cache, bytes))
+}`, name, cache, bytes)
+	})
 }
 
 // cpAsyncNames are the cp.async helpers' names by bytes copied: every copy

@@ -13,18 +13,20 @@ type helperSet struct {
 	order []string
 }
 
-// has reports whether helper name was added.
-func (h *helperSet) has(name string) bool {
-	_, ok := h.src[name]
-	return ok
+// add adds helper name with source src, unless it was added before.
+func (h *helperSet) add(name, src string) string {
+	return h.define(name, func() string { return src })
 }
 
-func (h *helperSet) add(name, src string) string {
+// define adds helper name, whose source src formats, unless it was added
+// before: the instructions that call a helper ask for it every time, and
+// formatting its source for each was most of what they cost.
+func (h *helperSet) define(name string, src func() string) string {
 	if _, ok := h.src[name]; !ok {
 		if h.src == nil {
 			h.src = map[string]string{}
 		}
-		h.src[name] = src
+		h.src[name] = src()
 		h.order = append(h.order, name)
 	}
 	return name
@@ -49,29 +51,35 @@ func suffix(real string) string {
 func (h *helperSet) cmul(c2 string) string {
 	r := realOf(c2)
 	name := "tl_cmul_" + suffix(r)
-	return h.add(name, fmt.Sprintf(`static inline %[1]s %[2]s(%[1]s a, %[1]s b) {
+	return h.define(name, func() string {
+		return fmt.Sprintf(`static inline %[1]s %[2]s(%[1]s a, %[1]s b) {
     return (%[1]s)(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
-}`, c2, name))
+}`, c2, name)
+	})
 }
 
 // cdiv returns the helper dividing two complex numbers.
 func (h *helperSet) cdiv(c2 string) string {
 	r := realOf(c2)
 	name := "tl_cdiv_" + suffix(r)
-	return h.add(name, fmt.Sprintf(`static inline %[1]s %[2]s(%[1]s a, %[1]s b) {
+	return h.define(name, func() string {
+		return fmt.Sprintf(`static inline %[1]s %[2]s(%[1]s a, %[1]s b) {
     %[3]s d = b.x * b.x + b.y * b.y;
     return (%[1]s)((a.x * b.x + a.y * b.y) / d, (a.y * b.x - a.x * b.y) / d);
-}`, c2, name, r))
+}`, c2, name, r)
+	})
 }
 
 // cexp returns the complex exponential helper.
 func (h *helperSet) cexp(c2 string) string {
 	r := realOf(c2)
 	name := "tl_cexp_" + suffix(r)
-	return h.add(name, fmt.Sprintf(`static inline %[1]s %[2]s(%[1]s a) {
+	return h.define(name, func() string {
+		return fmt.Sprintf(`static inline %[1]s %[2]s(%[1]s a) {
     %[3]s m = exp(a.x);
     return (%[1]s)(m * cos(a.y), m * sin(a.y));
-}`, c2, name, r))
+}`, c2, name, r)
+	})
 }
 
 // atomicAddReal returns a helper that adds v to *p atomically for a real
@@ -80,36 +88,44 @@ func (h *helperSet) cexp(c2 string) string {
 func (h *helperSet) atomicAddReal(real, space string) string {
 	name := "tl_atomic_add_" + suffix(real) + "_" + space
 	if real == "double" {
-		return h.add(name, fmt.Sprintf(`static inline void %[1]s(volatile %[2]s double* p, double v) {
+		return h.define(name, func() string {
+			return fmt.Sprintf(`static inline void %[1]s(volatile %[2]s double* p, double v) {
     volatile %[2]s long* q = (volatile %[2]s long*)p;
     long old = *q, assumed;
     do {
         assumed = old;
         old = atom_cmpxchg(q, assumed, as_long(as_double(assumed) + v));
     } while (old != assumed);
-}`, name, space))
+}`, name, space)
+		})
 	}
-	return h.add(name, fmt.Sprintf(`static inline void %[1]s(volatile %[2]s float* p, float v) {
+	return h.define(name, func() string {
+		return fmt.Sprintf(`static inline void %[1]s(volatile %[2]s float* p, float v) {
     volatile %[2]s int* q = (volatile %[2]s int*)p;
     int old = *q, assumed;
     do {
         assumed = old;
         old = atomic_cmpxchg(q, assumed, as_int(as_float(assumed) + v));
     } while (old != assumed);
-}`, name, space))
+}`, name, space)
+	})
 }
 
 // atomicStoreReal returns a helper storing v to *p atomically.
 func (h *helperSet) atomicStoreReal(real, space string) string {
 	name := "tl_atomic_store_" + suffix(real) + "_" + space
 	if real == "double" {
-		return h.add(name, fmt.Sprintf(`static inline void %[1]s(volatile %[2]s double* p, double v) {
+		return h.define(name, func() string {
+			return fmt.Sprintf(`static inline void %[1]s(volatile %[2]s double* p, double v) {
     atom_xchg((volatile %[2]s long*)p, as_long(v));
-}`, name, space))
+}`, name, space)
+		})
 	}
-	return h.add(name, fmt.Sprintf(`static inline void %[1]s(volatile %[2]s float* p, float v) {
+	return h.define(name, func() string {
+		return fmt.Sprintf(`static inline void %[1]s(volatile %[2]s float* p, float v) {
     atomic_xchg((volatile %[2]s int*)p, as_int(v));
-}`, name, space))
+}`, name, space)
+	})
 }
 
 // bf16 conversions: bfloat16 is the upper half of an IEEE f32.

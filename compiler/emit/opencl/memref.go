@@ -428,12 +428,11 @@ func joinArgs(s ...string) string { return strings.Join(s, ", ") }
 // cannot carry into the bits the column's permutation comes from.
 func (h *helperSet) swizzleColumn(shift int) string {
 	name := "tl_swizzle_column_" + strconv.Itoa(shift)
-	if h.has(name) {
-		return name
-	}
-	return h.add(name, fmt.Sprintf(`static inline uint %s(uint col, uint row) {
+	return h.define(name, func() string {
+		return fmt.Sprintf(`static inline uint %s(uint col, uint row) {
     return col + (row ^ (((col >> %d) & 7u) << 4));
-}`, name, shift))
+}`, name, shift)
+	})
 }
 
 // swizzle returns the helper that maps a byte offset into a swizzled
@@ -443,10 +442,9 @@ func (h *helperSet) swizzleColumn(shift int) string {
 // each row and is its own inverse.
 func (h *helperSet) swizzle(shift int) string {
 	name := "tl_swizzle_" + strconv.Itoa(shift)
-	if h.has(name) {
-		return name
-	}
-	return h.add(name, fmt.Sprintf(`static inline uint %s(uint b) {
+	return h.define(name, func() string {
+		return fmt.Sprintf(`static inline uint %s(uint b) {
     return b ^ (((b >> %d) & 7u) << 4);
-}`, name, shift))
+}`, name, shift)
+	})
 }

@@ -458,13 +458,15 @@ static inline void tl_mma_m16n8k8_tf32(private float* d, private const float* a,
 	}
 	name := "tl_mma_m16n8k16_" + in
 	pack := h.pack2(in, false)
-	return h.add(name, fmt.Sprintf(`static inline void %[1]s(private float* d, private const float* a, private const float* b) {
+	return h.define(name, func() string {
+		return fmt.Sprintf(`static inline void %[1]s(private float* d, private const float* a, private const float* b) {
     const uint a0 = %[2]s(a[0], a[1]), a1 = %[2]s(a[2], a[3]), a2 = %[2]s(a[4], a[5]), a3 = %[2]s(a[6], a[7]);
     const uint b0 = %[2]s(b[0], b[1]), b1 = %[2]s(b[2], b[3]);
     __asm__ volatile ("mma.sync.aligned.m16n8k16.row.col.f32.%[3]s.%[3]s.f32 {%%0,%%1,%%2,%%3}, {%%4,%%5,%%6,%%7}, {%%8,%%9}, {%%0,%%1,%%2,%%3};"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
         : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}`, name, pack, in))
+}`, name, pack, in)
+	})
 }
 
 // mmaPacked returns the helper that issues one mma.sync.m16n8k16 on packed
@@ -472,11 +474,13 @@ static inline void tl_mma_m16n8k8_tf32(private float* d, private const float* a,
 // them).
 func (h *helperSet) mmaPacked(in string) string {
 	name := "tl_mma_m16n8k16_packed_" + in
-	return h.add(name, fmt.Sprintf(`static inline void %[1]s(private float* d, private const uint* a, private const uint* b) {
+	return h.define(name, func() string {
+		return fmt.Sprintf(`static inline void %[1]s(private float* d, private const uint* a, private const uint* b) {
     __asm__ volatile ("mma.sync.aligned.m16n8k16.row.col.f32.%[2]s.%[2]s.f32 {%%0,%%1,%%2,%%3}, {%%4,%%5,%%6,%%7}, {%%8,%%9}, {%%0,%%1,%%2,%%3};"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}`, name, in))
+}`, name, in)
+	})
 }
 
 // pack2 returns the helper packing two f16 or bf16 values, held in
@@ -485,9 +489,11 @@ func (h *helperSet) pack2(in string, native bool) string {
 	switch {
 	case in == "bf16":
 		store := h.bf16Store()
-		return h.add("tl_pack_bf162", fmt.Sprintf(`static inline uint tl_pack_bf162(float lo, float hi) {
+		return h.define("tl_pack_bf162", func() string {
+			return fmt.Sprintf(`static inline uint tl_pack_bf162(float lo, float hi) {
     return (uint)%[1]s(lo) | ((uint)%[1]s(hi) << 16);
-}`, store))
+}`, store)
+		})
 	case native:
 		return h.add("tl_pack_half2_native", `static inline uint tl_pack_half2_native(half lo, half hi) {
     return as_uint((half2)(lo, hi));
