@@ -76,7 +76,8 @@ func NewInst(op Op, operands []*Value, resultTypes ...*Type) *Inst {
 			return x.in.init(op, x.operands[:n:n], &x.result, x.results[:], resultTypes[0])
 		}
 	}
-	in := &Inst{Op: op}
+	in := &Inst{}
+	in.SetOp(op)
 	if len(operands) > 0 {
 		in.Operands = make([]*Value, len(operands))
 		copy(in.Operands, operands)
@@ -93,7 +94,8 @@ func NewInst(op Op, operands []*Value, resultTypes ...*Type) *Inst {
 // structs zeroed and copied them again, under the garbage collector's
 // write barriers when it runs.
 func (in *Inst) init(op Op, operands []*Value, result *Value, results []*Value, t *Type) *Inst {
-	in.Op, in.Operands, in.Results = op, operands, results
+	in.SetOp(op)
+	in.Operands, in.Results = operands, results
 	result.Type, result.Def = t, in
 	results[0] = result
 	return in

@@ -127,11 +127,22 @@ func sameAttributes(x, y *Inst) bool {
 		x.Checked == y.Checked && x.Fence == y.Fence && x.Arith == y.Arith && x.Unary == y.Unary &&
 		x.Cmp == y.Cmp && x.Math == y.Math && x.Builtin == y.Builtin && x.Scan == y.Scan &&
 		sameConst(x.Const, y.Const) && x.Mode == y.Mode && x.ModeTo == y.ModeTo &&
-		x.HasStep == y.HasStep && slices.Equal(x.Static, y.Static) &&
-		x.Scope == y.Scope && x.Semantics == y.Semantics &&
-		slices.Equal(x.Offsets, y.Offsets) && slices.Equal(x.Sizes, y.Sizes) &&
-		x.Attrs.String() == y.Attrs.String() &&
+		x.HasStep == y.HasStep && x.Scope == y.Scope && x.Semantics == y.Semantics &&
+		sameLists(x.Lists, y.Lists) &&
 		slices.Equal(x.Source().Comments, y.Source().Comments) && x.Source().LineComment == y.Source().LineComment
+}
+
+// sameLists compares list attributes; nil has none.
+func sameLists(x, y *Lists) bool {
+	var none Lists
+	if x == nil {
+		x = &none
+	}
+	if y == nil {
+		y = &none
+	}
+	return slices.Equal(x.Static, y.Static) && slices.Equal(x.Offsets, y.Offsets) &&
+		slices.Equal(x.Sizes, y.Sizes) && x.Attrs.String() == y.Attrs.String()
 }
 
 func sameConst(a, b Constant) bool {

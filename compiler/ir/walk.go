@@ -90,10 +90,10 @@ func (in *Inst) Clone(vmap map[*Value]*Value) *Inst {
 func cloneInst(in *Inst, vmap map[*Value]*Value) *Inst {
 	c := *in
 	c.Parent = nil
-	c.Static = slices.Clone(in.Static)
-	c.Offsets = slices.Clone(in.Offsets)
-	c.Sizes = slices.Clone(in.Sizes)
-	c.Attrs = slices.Clone(in.Attrs)
+	if in.Lists != nil {
+		c.Lists = &Lists{Static: slices.Clone(in.Static), Offsets: slices.Clone(in.Offsets),
+			Sizes: slices.Clone(in.Sizes), Attrs: slices.Clone(in.Attrs)}
+	}
 	if in.Src != nil {
 		src := *in.Src
 		src.OperandPos, src.Comments = slices.Clone(src.OperandPos), slices.Clone(src.Comments)

@@ -216,7 +216,8 @@ func (g *gen) inst(depth int) *ir.Inst {
 		return g.structured(depth)
 	}
 	op := plainOps[g.intn(len(plainOps))]
-	in := &ir.Inst{Op: op}
+	in := &ir.Inst{}
+	in.SetOp(op)
 	operands, results := 0, 1
 	switch op {
 	case ir.OpAxpby, ir.OpSum:
@@ -307,7 +308,9 @@ func (g *gen) structured(depth int) *ir.Inst {
 		}
 		g.region(in.AddRegion(ir.NewRegion(ir.RegionSPMD, types...)), depth+1)
 	case 2:
-		in = &ir.Inst{Op: ir.OpFor, HasStep: g.intn(2) == 0, Attrs: g.attrs(0)}
+		in = &ir.Inst{HasStep: g.intn(2) == 0}
+		in.SetOp(ir.OpFor)
+		in.Attrs = g.attrs(0)
 		in.Operands = g.values(2)
 		if in.HasStep {
 			in.Operands = append(in.Operands, g.value())

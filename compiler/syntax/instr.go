@@ -312,7 +312,7 @@ func (p *parser) mode(in *ir.Inst) {
 func (p *parser) instructionBody(in *ir.Inst, m *modifiers) (types []*ir.Type, multi bool) {
 	switch m.name {
 	case "alloca":
-		in.Op = ir.OpAlloca
+		in.SetOp(ir.OpAlloca)
 		if p.tok == tLBrace {
 			in.Attrs = p.dictionary()
 		}
@@ -348,13 +348,13 @@ func (p *parser) instructionBody(in *ir.Inst, m *modifiers) (types []*ir.Type, m
 		in.Op = ir.OpForeach
 		p.foreach(in)
 	case "foreach_tile":
-		in.Op = ir.OpForeachTile
+		in.SetOp(ir.OpForeachTile)
 		p.foreachTile(in)
 	case "parallel":
 		in.Op = ir.OpParallel
 		p.regionBody(in.AddRegion(&ir.Region{Kind: ir.RegionSPMD}))
 	case "for":
-		in.Op = ir.OpFor
+		in.SetOp(ir.OpFor)
 		return p.forLoop(in), true
 	case "if":
 		in.Op = ir.OpIf
@@ -406,7 +406,7 @@ func (p *parser) instructionBody(in *ir.Inst, m *modifiers) (types []*ir.Type, m
 		in.Const = p.constant()
 		return p.resultType(in), false
 	case "expand":
-		in.Op = ir.OpExpand
+		in.SetOp(ir.OpExpand)
 		p.expand(in)
 		return p.resultType(in), false
 	case "fuse":
@@ -463,7 +463,7 @@ func (p *parser) instructionBody(in *ir.Inst, m *modifiers) (types []*ir.Type, m
 		p.operandList(in, 2)
 		p.indexList(in)
 	case "subview":
-		in.Op = ir.OpSubview
+		in.SetOp(ir.OpSubview)
 		p.subview(in)
 		return p.resultType(in), false
 	case "yield":
@@ -611,7 +611,7 @@ func (p *parser) releasedInstruction(in *ir.Inst, m *modifiers) []*ir.Type {
 		p.bracketedMode(in)
 		return p.resultType(in)
 	case m.name == "cooperative_matrix_prefetch":
-		in.Op = ir.OpCoopMatrixPrefetch
+		in.SetOp(ir.OpCoopMatrixPrefetch)
 		in.Static = append(in.Static, p.integer())
 		p.expect(tComma, "after the cache level")
 		p.operand(in)

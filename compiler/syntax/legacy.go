@@ -252,7 +252,7 @@ func (p *parser) legacyBody(in *ir.Inst, m *modifiers) (types []*ir.Type, multi 
 		}
 		return []*ir.Type{to}, false
 	case "alloca":
-		in.Op = ir.OpAlloca
+		in.SetOp(ir.OpAlloca)
 		p.expect(tArrow, "after alloca")
 		t, pos := p.typ()
 		in.Src.TypePos = pos
@@ -398,7 +398,7 @@ func (p *parser) legacyLoop(in *ir.Inst, name string) bool {
 		p.addOperand(in, p.annotated(b, t), b.pos)
 	}
 	kind := ir.RegionInherit
-	in.Op = ir.OpFor
+	in.SetOp(ir.OpFor)
 	if name == "foreach" {
 		in.Op, kind = ir.OpForeach, ir.RegionSPMD
 	}
@@ -414,7 +414,7 @@ func (p *parser) legacyLoop(in *ir.Inst, name string) bool {
 // type. A slice is an index (the mode is dropped), "offset:size",
 // "offset:?" (to the end of the mode) or ":" (the whole mode).
 func (p *parser) legacySubview(in *ir.Inst) *ir.Type {
-	in.Op = ir.OpSubview
+	in.SetOp(ir.OpSubview)
 	v, vpos := p.use()
 	type slice struct {
 		off, size legacyArg
@@ -524,7 +524,7 @@ func (p *parser) legacyDerived(in *ir.Inst, hint string) *ir.Value {
 // result type. A "?" in the shape is the mode size divided by the other
 // entries: static where all are, else computed by instructions.
 func (p *parser) legacyExpand(in *ir.Inst) *ir.Type {
-	in.Op = ir.OpExpand
+	in.SetOp(ir.OpExpand)
 	v, vpos := p.use()
 	p.expect(tLBrack, "after the expand operand")
 	p.mode(in)
