@@ -15,14 +15,18 @@ import (
 // panels staged in local memory through a 3-stage cp.async pipeline,
 // padded, and C written through local memory.
 //
-// Where the time goes (-cpuprofile): parsing, lowering and writing the
-// 6 KB of C share the generic kernel's; the others grow with the code
-// they unroll (23 KB of C for intel-u2, 26 KB for nvidia-staged, 51 KB
-// from 740 lowered instructions for nvidia-pipeline), about half in
-// writing it and a quarter in lowering, the verifier and dead-code
-// elimination after the lowering taking most of the rest. Allocation and
-// the garbage collector are a quarter to a third of every case: the
-// instructions the lowering builds, and the C itself.
+// Where the time goes (-cpuprofile with -test.cpu 1): writing the C is
+// about half of every case (43 % of generic, 59 % of nvidia-staged) and
+// grows with the C written: 6 KB for generic, 20 KB for intel-u2, 26 KB
+// for nvidia-staged, 47 KB from 690 lowered instructions for
+// nvidia-pipeline. The lowering is 13 % (generic) to 26 %
+// (nvidia-pipeline, more than half of it the local epilogue, unrolled
+// chunk by chunk), the verifier after the pipeline 7-11 %, and parsing the
+// source, under 1 KB, 6 % (nvidia-pipeline) to 21 % (generic; about
+// 10 µs on its own). Allocation, the collector's assists included, is a
+// quarter to a third of every case and write barriers a further tenth: the
+// instructions the lowering builds (288 bytes for an index addition with
+// its result), the back end's value tables, and the C itself.
 func BenchmarkCompileGemm(b *testing.B) {
 	defer compiler.SetCheckPasses(false)()
 	f32 := kernels.Spec{Op: kernels.GEMMOp, M: 64, N: 64, K: 32, DType: kernels.F32, Acc: kernels.F32,
