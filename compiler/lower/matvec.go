@@ -324,20 +324,61 @@ func lowerGer(g *gen, f *ir.Func, in *ir.Inst, p tuning.Params) {
 	// to C could alias it as far as the device compiler knows, so it
 	// would wait for the one before it.
 	ys := gc.loadChecked(y, cols[:1], len(cols), vectorWidth(f, y, tl.n1&-tl.n1), mv.t, limitIf(checkN, N))
-	for b, j := range cols {
-		gb := gc
-		if checkN {
-			inside := gc.If(gc.Cmp(ir.Lt, j, N))
-			gb = gc.at(inside.Regions[0])
-		}
+	// The tile's products, column by column, a vector of rows each.
+	prods := make([]*ir.Value, 0, len(cols)*tl.n0*tl.w)
+	for b := range cols {
 		for a := range tl.n0 {
-			vals := make([]*ir.Value, tl.w)
-			for e, v := range ax[a] {
-				vals[e] = gb.mul(v, ys[b])
+			for _, v := range ax[a] {
+				prods = append(prods, gc.mul(v, ys[b]))
 			}
-			mv.update(gb, vals, c, []*ir.Value{rows[a], j}, tl.w, limitIf(checkM, M))
 		}
 	}
+	limitM := limitIf(checkM, M)
+	// write visits the tile's vectors in the order of prods.
+	write := func(g *gen, at func(g *gen, col *ir.Value, b, a int)) {
+		for b, j := range cols {
+			gb := g
+			if checkN {
+				inside := g.If(g.Cmp(ir.Lt, j, N))
+				gb = g.at(inside.Regions[0])
+			}
+			for a := range tl.n0 {
+				at(gb, j, b, a)
+			}
+		}
+	}
+	if mv.atomic { // atomic updates read nothing
+		write(gc, func(g *gen, j *ir.Value, b, a int) {
+			at := (b*tl.n0 + a) * tl.w
+			mv.update(g, prods[at:at+tl.w], c, []*ir.Value{rows[a], j}, tl.w, limitM)
+		})
+		return
+	}
+	// Where β may be non-zero, the tile's old values are read before any
+	// store, for the reason b is: all of a lane's reads are in flight at
+	// once, not one per store. A column past the end reads the last one
+	// (its result is not stored), rows past the end read zeros.
+	stored := *mv
+	stored.beta = gc.zero(mv.t) // the values are final: stored as they are
+	writeUpdates(gc, mv.beta, prods,
+		func(g *gen, vals []*ir.Value) {
+			write(g, func(g *gen, j *ir.Value, b, a int) {
+				at := (b*tl.n0 + a) * tl.w
+				stored.update(g, vals[at:at+tl.w], c, []*ir.Value{rows[a], j}, tl.w, limitM)
+			})
+		},
+		func(g *gen) []*ir.Value {
+			old := make([]*ir.Value, 0, len(prods))
+			for _, j := range cols {
+				if checkN {
+					j = g.Arith(ir.Min, j, g.sub(N, g.index(1)))
+				}
+				for a := range tl.n0 {
+					old = append(old, g.loadChecked(c, []*ir.Value{rows[a], j}, tl.w, tl.w, mv.t, limitM)...)
+				}
+			}
+			return old
+		})
 }
 
 func lowerGemv(g *gen, f *ir.Func, in *ir.Inst, p tuning.Params) {
