@@ -298,9 +298,6 @@ func lowerGer(g *gen, f *ir.Func, in *ir.Inst, p tuning.Params) {
 	gx := int64(p.WorkGroupSize[0] / p.SubgroupSize)
 	sx, sy := g.rem(mv.sg, g.index(gx)), g.div(mv.sg, g.index(gx))
 	M, N := g.size(c, 0), g.size(c, 1)
-	checkM := needsCheck(c.Type.Shape()[0], tl.rows())
-	checkN := needsCheck(c.Type.Shape()[1], tl.cols())
-	wx := vectorWidth(f, x, tl.w)
 	rowLoop, gr := g.forLoop(g.mul(sx, g.index(tl.rows())), M, g.index(gx*tl.rows()))
 	colFrom, colStep := gr.mul(sy, gr.index(tl.cols())), int64(p.WorkGroupSize[1])*tl.cols()
 	if split := int64(p.Split); split > 1 {
@@ -310,75 +307,96 @@ func lowerGer(g *gen, f *ir.Func, in *ir.Inst, p tuning.Params) {
 		colStep *= split
 	}
 	colLoop, gc := gr.forLoop(colFrom, N, gr.index(colStep))
-	rows := mv.rows(gc, rowLoop.Body().Args[0])
-	cols := mv.cols(gc, colLoop.Body().Args[0])
-	// α·a for the lane's rows, once per tile.
+	t := gerTile{mv: mv, c: c, N: N,
+		rows: mv.rows(gc, rowLoop.Body().Args[0]), cols: mv.cols(gc, colLoop.Body().Args[0]),
+		limitM: limitIf(needsCheck(c.Type.Shape()[0], tl.rows()), M),
+		checkN: needsCheck(c.Type.Shape()[1], tl.cols())}
+	t.update(gc, t.products(gc, x, y))
+}
+
+// gerTile is a lane's part of one tile of ger's C: its vectors of rows
+// (n0 of w rows each) in each of its columns.
+type gerTile struct {
+	mv         *matvec
+	c, N       *ir.Value
+	rows, cols []*ir.Value
+	limitM     *ir.Value // C's rows where they may end inside the tile; else nil
+	checkN     bool      // the columns may end inside the tile
+}
+
+// products returns α·a[i]·b[j] for the tile's elements, column by column,
+// a vector of rows each. The lane's run of b is read at once, before any
+// store: a load after a store to C could alias it as far as the device
+// compiler knows, so it would wait for the one before it.
+func (t *gerTile) products(g *gen, x, y *ir.Value) []*ir.Value {
+	mv, tl := t.mv, t.mv.tl
 	ax := make([][]*ir.Value, tl.n0)
 	for a := range ax {
-		ax[a] = gc.loadChecked(x, []*ir.Value{rows[a]}, tl.w, wx, mv.t, limitIf(checkM, M))
+		ax[a] = g.loadChecked(x, []*ir.Value{t.rows[a]}, tl.w, vectorWidth(mv.f, x, tl.w), mv.t, t.limitM)
 		for e, v := range ax[a] {
-			ax[a][e] = gc.scaled(mv.alpha, v, mv.t)
+			ax[a][e] = g.scaled(mv.alpha, v, mv.t)
 		}
 	}
-	// The lane's run of b, read before any store: a load after a store
-	// to C could alias it as far as the device compiler knows, so it
-	// would wait for the one before it.
-	ys := gc.loadChecked(y, cols[:1], len(cols), vectorWidth(f, y, tl.n1&-tl.n1), mv.t, limitIf(checkN, N))
-	// The tile's products, column by column, a vector of rows each.
-	prods := make([]*ir.Value, 0, len(cols)*tl.n0*tl.w)
-	for b := range cols {
+	ys := g.loadChecked(y, t.cols[:1], len(t.cols), vectorWidth(mv.f, y, tl.n1&-tl.n1), mv.t, limitIf(t.checkN, t.N))
+	prods := make([]*ir.Value, 0, len(t.cols)*tl.n0*tl.w)
+	for _, yj := range ys {
 		for a := range tl.n0 {
 			for _, v := range ax[a] {
-				prods = append(prods, gc.mul(v, ys[b]))
+				prods = append(prods, g.mul(v, yj))
 			}
 		}
 	}
-	limitM := limitIf(checkM, M)
-	// write visits the tile's vectors in the order of prods.
-	write := func(g *gen, at func(g *gen, col *ir.Value, b, a int)) {
-		for b, j := range cols {
-			gb := g
-			if checkN {
-				inside := g.If(g.Cmp(ir.Lt, j, N))
-				gb = g.at(inside.Regions[0])
-			}
-			for a := range tl.n0 {
-				at(gb, j, b, a)
-			}
-		}
-	}
-	if mv.atomic { // atomic updates read nothing
-		write(gc, func(g *gen, j *ir.Value, b, a int) {
-			at := (b*tl.n0 + a) * tl.w
-			mv.update(g, prods[at:at+tl.w], c, []*ir.Value{rows[a], j}, tl.w, limitM)
-		})
+	return prods
+}
+
+// update writes C := prods + β·C over the tile. Where β may be non-zero,
+// the tile's old values are all read before any store, for the reason b
+// is (products).
+func (t *gerTile) update(g *gen, prods []*ir.Value) {
+	if t.mv.atomic { // atomic updates read nothing
+		t.each(g, prods, t.mv.update)
 		return
 	}
-	// Where β may be non-zero, the tile's old values are read before any
-	// store, for the reason b is: all of a lane's reads are in flight at
-	// once, not one per store. A column past the end reads the last one
-	// (its result is not stored), rows past the end read zeros.
-	stored := *mv
-	stored.beta = gc.zero(mv.t) // the values are final: stored as they are
-	writeUpdates(gc, mv.beta, prods,
-		func(g *gen, vals []*ir.Value) {
-			write(g, func(g *gen, j *ir.Value, b, a int) {
-				at := (b*tl.n0 + a) * tl.w
-				stored.update(g, vals[at:at+tl.w], c, []*ir.Value{rows[a], j}, tl.w, limitM)
-			})
-		},
-		func(g *gen) []*ir.Value {
-			old := make([]*ir.Value, 0, len(prods))
-			for _, j := range cols {
-				if checkN {
-					j = g.Arith(ir.Min, j, g.sub(N, g.index(1)))
-				}
-				for a := range tl.n0 {
-					old = append(old, g.loadChecked(c, []*ir.Value{rows[a], j}, tl.w, tl.w, mv.t, limitM)...)
-				}
-			}
-			return old
-		})
+	stored := *t.mv
+	stored.beta = g.zero(t.mv.t) // the values are final: stored as they are
+	writeUpdates(g, t.mv.beta, prods,
+		func(g *gen, vals []*ir.Value) { t.each(g, vals, stored.update) },
+		t.old)
+}
+
+// each calls write for the tile's vectors, vals holding them in the
+// order of products; columns past the end are skipped.
+func (t *gerTile) each(g *gen, vals []*ir.Value,
+	write func(g *gen, vals []*ir.Value, out *ir.Value, idx []*ir.Value, vw int, limit *ir.Value)) {
+	w := t.mv.tl.w
+	for _, j := range t.cols {
+		gj := g
+		if t.checkN {
+			inside := g.If(g.Cmp(ir.Lt, j, t.N))
+			gj = g.at(inside.Regions[0])
+		}
+		for _, i := range t.rows {
+			write(gj, vals[:w], t.c, []*ir.Value{i, j}, w, t.limitM)
+			vals = vals[w:]
+		}
+	}
+}
+
+// old reads the tile's values of C in the order of products: zeros for
+// rows past the end, the last column's for columns past it (their results
+// are not stored).
+func (t *gerTile) old(g *gen) []*ir.Value {
+	tl := t.mv.tl
+	old := make([]*ir.Value, 0, len(t.cols)*tl.n0*tl.w)
+	for _, j := range t.cols {
+		if t.checkN {
+			j = g.Arith(ir.Min, j, g.sub(t.N, g.index(1)))
+		}
+		for _, i := range t.rows {
+			old = append(old, g.loadChecked(t.c, []*ir.Value{i, j}, tl.w, tl.w, t.mv.t, t.limitM)...)
+		}
+	}
+	return old
 }
 
 func lowerGemv(g *gen, f *ir.Func, in *ir.Inst, p tuning.Params) {
