@@ -670,10 +670,12 @@ func TestTuneBinaryCache(t *testing.T) {
 		checkStoredTimings(t, db, rep)
 	}
 	status, stdout, stderr := tltune("cache", "stats")
-	if status != exitOK || !strings.Contains(stdout, "2 program(s)") || !strings.Contains(stdout, "8 kernel(s) indexed") {
+	if status != exitOK || !strings.Contains(stdout, "2 program(s)") || !strings.Contains(stdout, "8 kernel(s) indexed") ||
+		!strings.Contains(stdout, "noted for 1 shape(s)") {
 		t.Errorf("cache stats: status %d, %q %q", status, stdout, stderr)
 	}
-	if status, stdout, _ := tltune("cache", "clear"); status != exitOK || !strings.Contains(stdout, "0 program(s)") {
+	if status, stdout, _ := tltune("cache", "clear"); status != exitOK || !strings.Contains(stdout, "0 program(s)") ||
+		!strings.Contains(stdout, "noted for 0 shape(s)") {
 		t.Errorf("cache clear: status %d, %q", status, stdout)
 	}
 }

@@ -210,6 +210,7 @@ type Stats struct {
 	Binaries int
 	Bytes    int64
 	Kernels  int // index entries
+	Notes    int // notes (Note): shapes whose configurations were noted
 	Limit    int64
 }
 
@@ -242,7 +243,7 @@ func (c *Cache) list(sub string) ([]entry, error) {
 	return all, err
 }
 
-// Stats counts the binaries and index entries.
+// Stats counts the binaries, index entries and notes.
 func (c *Cache) Stats() (Stats, error) {
 	s := Stats{Dir: c.dir, Limit: c.limit}
 	bins, err := c.list(binariesDir)
@@ -253,7 +254,11 @@ func (c *Cache) Stats() (Stats, error) {
 	if err != nil {
 		return s, err
 	}
-	s.Binaries, s.Kernels = len(bins), len(kernels)
+	notes, err := c.list(notesDir)
+	if err != nil {
+		return s, err
+	}
+	s.Binaries, s.Kernels, s.Notes = len(bins), len(kernels), len(notes)
 	for _, b := range bins {
 		s.Bytes += b.size
 	}

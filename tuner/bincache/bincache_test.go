@@ -142,6 +142,9 @@ func TestNotes(t *testing.T) {
 	if lines, _ := c.Noted(Key("configurations", "another")); lines != nil {
 		t.Errorf("another key has %q", lines)
 	}
+	if s, err := c.Stats(); err != nil || s.Notes != 1 {
+		t.Errorf("Stats: %d notes, %v; want 1", s.Notes, err)
+	}
 	if err := c.Clear(); err != nil {
 		t.Fatal(err)
 	}
