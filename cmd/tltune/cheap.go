@@ -27,36 +27,51 @@ func (r *tuneRun) buildNoteKey(spec kernels.Spec, copts compiler.Options) string
 }
 
 // cheapConfigs returns the configurations of recipe that the note lists and
-// whose kernels the cache holds; none without a cache.
+// whose kernels the cache holds; none without a cache. It drops the others
+// from the note, so that the note stays as small as the shape's part of the
+// cache, whose size is capped: each line costs a source generation here.
 func (r *tuneRun) cheapConfigs(recipe kernels.Recipe, copts compiler.Options) []tuning.Params {
 	if r.bins == nil {
 		return nil
 	}
-	lines, err := r.bins.Noted(r.buildNoteKey(recipe.Spec(), copts))
+	noteKey := r.buildNoteKey(recipe.Spec(), copts)
+	lines, err := r.bins.Noted(noteKey)
 	if err != nil {
 		return nil // a hint only: the search goes on without it
 	}
-	key := r.kernelKey(copts)
 	var cheap []tuning.Params
+	var live []string
 	for _, line := range lines {
-		var p tuning.Params
-		if json.Unmarshal([]byte(line), &p) != nil {
-			continue
-		}
-		src, err := recipe.Source(p)
-		if err != nil {
-			continue
-		}
-		sum := sha256.Sum256([]byte(src))
-		hash := hex.EncodeToString(sum[:])
-		for _, path := range []devcall.Path{devcall.PathOpenCLC, devcall.PathSPIRV} {
-			if _, _, ok := r.bins.Lookup(key(path, hash)); ok {
-				cheap = append(cheap, p)
-				break
-			}
+		if p, ok := r.cached(recipe, copts, line); ok {
+			cheap, live = append(cheap, p), append(live, line)
 		}
 	}
+	if len(live) < len(lines) {
+		_ = r.bins.SetNote(noteKey, live) // a smaller hint next time, or the same
+	}
 	return cheap
+}
+
+// cached parses a line of a note and reports whether the configuration's
+// kernel, compiled from its source as today, is in the cache.
+func (r *tuneRun) cached(recipe kernels.Recipe, copts compiler.Options, line string) (tuning.Params, bool) {
+	var p tuning.Params
+	if json.Unmarshal([]byte(line), &p) != nil {
+		return p, false
+	}
+	src, err := recipe.Source(p)
+	if err != nil {
+		return p, false
+	}
+	sum := sha256.Sum256([]byte(src))
+	hash := hex.EncodeToString(sum[:])
+	key := r.kernelKey(copts)
+	for _, path := range []devcall.Path{devcall.PathOpenCLC, devcall.PathSPIRV} {
+		if _, _, ok := r.bins.Lookup(key(path, hash)); ok {
+			return p, true
+		}
+	}
+	return p, false
 }
 
 // noteBuilt adds the configurations of rep that ran correctly to the

@@ -160,13 +160,25 @@ func (c *Cache) Note(key string, lines []string) error {
 	if err != nil {
 		return err
 	}
-	all := slices.Concat(have, lines)
-	slices.Sort(all)
-	all = slices.Compact(all)
+	all := slices.Compact(slices.Sorted(slices.Values(slices.Concat(have, lines))))
 	if len(all) == len(have) {
 		return nil
 	}
-	return c.write(c.path(notesDir, key), []byte(strings.Join(all, "\n")+"\n"))
+	return c.SetNote(key, all)
+}
+
+// SetNote makes lines, each once, the whole note of key; none removes it.
+// Like Note, it may lose lines another process notes at the same time.
+func (c *Cache) SetNote(key string, lines []string) error {
+	path := c.path(notesDir, key)
+	if len(lines) == 0 {
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("binary cache: %v", err)
+		}
+		return nil
+	}
+	lines = slices.Compact(slices.Sorted(slices.Values(lines)))
+	return c.write(path, []byte(strings.Join(lines, "\n")+"\n"))
 }
 
 // Noted returns the lines of the note of key; none when there is no note.

@@ -121,7 +121,8 @@ func TestConcurrentWriters(t *testing.T) {
 }
 
 // TestNotes: a note keeps each line once, across Note calls; a key never
-// noted has no lines; Clear removes notes with the binaries.
+// noted has no lines; SetNote replaces a note, or removes it when given
+// none; Clear removes notes with the binaries.
 func TestNotes(t *testing.T) {
 	c, err := Open(t.TempDir(), 0)
 	if err != nil {
@@ -145,10 +146,23 @@ func TestNotes(t *testing.T) {
 	if s, err := c.Stats(); err != nil || s.Notes != 1 {
 		t.Errorf("Stats: %d notes, %v; want 1", s.Notes, err)
 	}
+	if err := c.SetNote(key, []string{"c", "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if lines, _ := c.Noted(key); !slices.Equal(lines, []string{"a", "c"}) {
+		t.Errorf("after SetNote(c, a): %q", lines)
+	}
 	if err := c.Clear(); err != nil {
 		t.Fatal(err)
 	}
 	if lines, _ := c.Noted(key); lines != nil {
 		t.Errorf("after Clear: %q", lines)
+	}
+	c.Note(key, []string{"a"})
+	if err := c.SetNote(key, nil); err != nil {
+		t.Fatal(err)
+	}
+	if lines, _ := c.Noted(key); lines != nil {
+		t.Errorf("after SetNote(nil): %q", lines)
 	}
 }

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"slices"
+	"testing"
+
+	"tltune/compiler"
+	"tltune/compiler/hostcall/devcall"
+	"tltune/compiler/tuning"
+	"tltune/device"
+	"tltune/kernels"
+	"tltune/tuner"
+	"tltune/tuner/bincache"
+)
+
+// TestCheapConfigs: of the configurations a run noted, those whose kernel
+// the cache still holds are cheap; the others (evicted, say) leave the
+// note.
+func TestCheapConfigs(t *testing.T) {
+	bins, err := bincache.Open(t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &tuneRun{bins: bins, info: device.Info{Name: "a device", Driver: "1.0", Runtime: "opencl"}}
+	spec := kernels.Spec{Op: kernels.GEMMOp, M: 20, N: 5, K: 7, DType: kernels.F32, Acc: kernels.F32, Alpha: 1, Beta: 1, Layout: kernels.Strided}
+	recipe, err := kernels.New(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var copts compiler.Options
+	kept := tuning.Params{SubgroupSize: 1, WorkGroupSize: [2]int{1, 2}, Tile: [2]int{8, 4}, Coopmatrix: [3]int{4, 4, 1}, Unroll: 1, BatchPerGroup: 1}
+	evicted := kept
+	evicted.Unroll = 2
+	rep := &tuner.Report{Outcomes: []tuner.Outcome{{Params: kept, Kind: tuner.OK}, {Params: evicted, Kind: tuner.OK},
+		{Params: tuning.Params{SubgroupSize: 1}, Kind: tuner.WrongResult}}}
+	if err := r.noteBuilt(spec, copts, rep); err != nil {
+		t.Fatal(err)
+	}
+	src, err := recipe.Source(kept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte(src))
+	program := bincache.Key("program", src)
+	if err := bins.Put(program, []byte("binary")); err != nil {
+		t.Fatal(err)
+	}
+	if err := bins.Index(r.kernelKey(copts)(devcall.PathOpenCLC, hex.EncodeToString(sum[:])), program, "k"); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.cheapConfigs(recipe, copts); !slices.Equal(got, []tuning.Params{kept}) {
+		t.Errorf("cheap: %v, want only %v", got, kept)
+	}
+	if lines, _ := bins.Noted(r.buildNoteKey(spec, copts)); len(lines) != 1 {
+		t.Errorf("the note keeps %d lines, want the cached configuration's alone", len(lines))
+	}
+}
