@@ -14,6 +14,7 @@
 package device
 
 import (
+	"fmt"
 	"slices"
 	"unsafe"
 )
@@ -112,7 +113,25 @@ type Buffer interface {
 	Read(dst []byte) error
 	// Fill repeats pattern (1, 2, 4, ..., 128 bytes) over the whole buffer.
 	Fill(pattern []byte) error
+	// WriteRepeated writes period over the whole buffer again and again,
+	// the last copy cut short: Fill for a pattern of any size, copied
+	// from the host.
+	WriteRepeated(period []byte) error
 	Release() error
+}
+
+// writeRepeated is WriteRepeated for a buffer of size bytes written by
+// write(offset, src).
+func writeRepeated(size int64, period []byte, write func(offset int64, src []byte) error) error {
+	if len(period) == 0 {
+		return fmt.Errorf("repeat an empty period over %d bytes", size)
+	}
+	for off := int64(0); off < size; off += int64(len(period)) {
+		if err := write(off, period[:min(int64(len(period)), size-off)]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Program is a built program.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -261,6 +262,27 @@ func TestFillAndBounds(t *testing.T) {
 		}
 		if err := b.Write(make([]byte, 65)); err == nil || !strings.Contains(err.Error(), "65 bytes") {
 			t.Errorf("oversized write: %v, want an error naming the size", err)
+		}
+	})
+}
+
+// TestWriteRepeated: a period of any size repeats over the buffer, the
+// last copy cut short; an empty one is refused.
+func TestWriteRepeated(t *testing.T) {
+	forEachDevice(t, func(t *testing.T, d Device) {
+		b := mustAlloc(t, d, 10*4)
+		if err := b.WriteRepeated(Bytes([]int32{1, 2, 3})); err != nil {
+			t.Fatal(err)
+		}
+		got := make([]int32, 10)
+		if err := b.Read(Bytes(got)); err != nil {
+			t.Fatal(err)
+		}
+		if want := []int32{1, 2, 3, 1, 2, 3, 1, 2, 3, 1}; !slices.Equal(got, want) {
+			t.Errorf("after WriteRepeated(1, 2, 3): %v, want %v", got, want)
+		}
+		if err := b.WriteRepeated(nil); err == nil {
+			t.Error("an empty period was accepted")
 		}
 	})
 }

@@ -273,7 +273,11 @@ func (b *zeBuffer) Write(src []byte) error {
 	if err := checkFits(len(src), b.size); err != nil {
 		return err
 	}
-	return classifyZE(b.q.Write(b.m, src))
+	return classifyZE(b.q.Write(b.m, 0, src))
+}
+
+func (b *zeBuffer) WriteRepeated(period []byte) error {
+	return writeRepeated(b.size, period, func(off int64, src []byte) error { return classifyZE(b.q.Write(b.m, off, src)) })
 }
 
 func (b *zeBuffer) Read(dst []byte) error {

@@ -243,7 +243,11 @@ func (b *clBuffer) Write(src []byte) error {
 	if err := checkFits(len(src), b.size); err != nil {
 		return err
 	}
-	return classifyCL(b.q.Write(b.m, src))
+	return classifyCL(b.q.Write(b.m, 0, src))
+}
+
+func (b *clBuffer) WriteRepeated(period []byte) error {
+	return writeRepeated(b.size, period, func(off int64, src []byte) error { return classifyCL(b.q.Write(b.m, off, src)) })
 }
 
 func (b *clBuffer) Read(dst []byte) error {

@@ -120,23 +120,6 @@ type Inputs struct {
 // Output is the argument the kernel writes.
 func (in *Inputs) Output() *Buffer { return in.Args[len(in.Args)-1] }
 
-// Repeat returns inputs of batch entries whose entry i is a copy of in's
-// entry i mod in.Batch: a large batch of realistic values for the cost of
-// copying bytes, where generating each value would take seconds.
-func (in *Inputs) Repeat(batch int) *Inputs {
-	out := &Inputs{Seed: in.Seed, Batch: batch, Args: make([]*Buffer, len(in.Args))}
-	for i, b := range in.Args {
-		r := *b
-		r.Batch = batch
-		r.Data = make([]byte, len(b.Data)/b.Batch*batch)
-		for off := 0; off < len(r.Data); {
-			off += copy(r.Data[off:], b.Data)
-		}
-		out.Args[i] = &r
-	}
-	return out
-}
-
 // inputs draws every element uniformly from [-1, 1) (both parts for complex
 // types), rounded to the argument's type, from a PCG stream keyed by seed.
 func (s Spec) inputs(seed uint64, batch int) (*Inputs, error) {

@@ -30,7 +30,18 @@ type Blob struct {
 	// ReadOnly marks memory the kernel declares const (group offsets and
 	// per-member shape and stride arrays): it need not be read back.
 	ReadOnly bool
+	// Repeat, when larger than Data, is the buffer's size in bytes: Data
+	// repeated over it, the last copy cut short (timing inputs, where
+	// only distinct addresses matter). Such a blob is written to a device,
+	// never read back.
+	Repeat int64
 }
+
+// Len is the size of the buffer in bytes.
+func (b *Blob) Len() int64 { return max(int64(len(b.Data)), b.Repeat) }
+
+// Repeated reports whether Data is one period of a larger buffer.
+func (b *Blob) Repeated() bool { return b.Repeat > int64(len(b.Data)) }
 
 // Memref is a memref parameter: element (i1, …, in) is element
 // i1·Stride[0] + … + in·Stride[n-1] of Data, whose first byte is the
@@ -268,7 +279,7 @@ func checkExtent(elem string, blob *Blob, off int64, shape, stride []int64) erro
 			hi += d
 		}
 	}
-	if n := int64(len(blob.Data)) / t.Size(); lo < 0 || hi >= n {
+	if n := blob.Len() / t.Size(); lo < 0 || hi >= n {
 		return fmt.Errorf("shape %v, strides %v at element %d reach elements %d..%d of a buffer of %d %s",
 			shape, stride, off, lo, hi, n, elem)
 	}

@@ -26,6 +26,7 @@ import (
 // of the inputs and the device buffers behind it.
 type bufferSet struct {
 	in     *kernels.Inputs
+	batch  int // entries of a launch: in's, or more repeating them
 	params []hostcall.Param
 	bufs   *devcall.Buffers
 }
@@ -33,7 +34,14 @@ type bufferSet struct {
 // upload converts in and copies its data to freshly allocated device
 // buffers; the const arrays of the group layout follow on first use.
 func upload(d device.Device, in *kernels.Inputs) (*bufferSet, error) {
-	s := &bufferSet{in: in, params: InputParams(in), bufs: devcall.NewBuffers(d)}
+	return uploadRepeated(d, in, in.Batch)
+}
+
+// uploadRepeated is upload for a batch of batch entries, in's repeated
+// over it on the device (timing buffers): the host holds in's entries
+// alone, and a set's output cannot be read back.
+func uploadRepeated(d device.Device, in *kernels.Inputs, batch int) (*bufferSet, error) {
+	s := &bufferSet{in: in, batch: batch, params: repeatedParams(in, batch), bufs: devcall.NewBuffers(d)}
 	for i, p := range s.params {
 		if err := s.bufs.Upload(p.Memref.Data); err != nil {
 			s.release()
@@ -50,7 +58,7 @@ func (s *bufferSet) output() *hostcall.Blob { return s.params[len(s.params)-1].M
 
 // call binds the set to kernel k for a launch over the whole batch.
 func (s *bufferSet) call(k *compiler.Kernel) (*hostcall.Call, error) {
-	return hostcall.Bind(k, s.params, int64(s.in.Batch))
+	return hostcall.Bind(k, s.params, int64(s.batch))
 }
 
 // InputParams gives the arguments of in to compiler/hostcall, for any host
@@ -60,14 +68,18 @@ func (s *bufferSet) call(k *compiler.Kernel) (*hostcall.Call, error) {
 // entry shape followed by the batch, packed column-major; group, one member
 // per batch entry, entry e starting e whole entries into the argument's
 // bytes. No recipe has scalar parameters, and their group offset is zero.
-func InputParams(in *kernels.Inputs) []hostcall.Param {
+func InputParams(in *kernels.Inputs) []hostcall.Param { return repeatedParams(in, in.Batch) }
+
+// repeatedParams is InputParams for a batch of batch entries (at least
+// in's), in's entries repeated over it (hostcall.Blob.Repeat).
+func repeatedParams(in *kernels.Inputs, batch int) []hostcall.Param {
 	params := make([]hostcall.Param, len(in.Args))
 	for i, a := range in.Args {
-		data := &hostcall.Blob{Data: a.Data}
+		data := &hostcall.Blob{Data: a.Data, Repeat: int64(len(a.Data) / in.Batch * batch)}
 		entry := int64s(a.Shape)
-		full := append(entry[:len(entry):len(entry)], int64(in.Batch))
+		full := append(entry[:len(entry):len(entry)], int64(batch))
 		g := &hostcall.Group{Base: data}
-		for e := range in.Batch {
+		for e := range batch {
 			g.Offsets = append(g.Offsets, int64(e*a.EntryElements()))
 			g.Shapes = append(g.Shapes, entry)
 			g.Strides = append(g.Strides, packedStrides(entry))

@@ -104,7 +104,8 @@ func (b *fakeBuffer) Fill(p []byte) error {
 	}
 	return nil
 }
-func (b *fakeBuffer) Release() error { return nil }
+func (b *fakeBuffer) WriteRepeated(p []byte) error { return b.Fill(p) }
+func (b *fakeBuffer) Release() error               { return nil }
 
 type fakeProgram struct{}
 

@@ -49,11 +49,15 @@ func (b *Buffers) buffer(blob *hostcall.Blob) (device.Buffer, error) {
 	if buf, ok := b.bufs[blob]; ok {
 		return buf, nil
 	}
-	buf, err := b.dev.Alloc(int64(max(len(blob.Data), 8)))
+	buf, err := b.dev.Alloc(max(blob.Len(), 8))
 	if err != nil {
-		return nil, fmt.Errorf("allocate %d bytes: %w", len(blob.Data), err)
+		return nil, fmt.Errorf("allocate %d bytes: %w", blob.Len(), err)
 	}
-	if err := buf.Write(blob.Data); err != nil {
+	write := buf.Write
+	if blob.Repeated() {
+		write = buf.WriteRepeated
+	}
+	if err := write(blob.Data); err != nil {
 		buf.Release()
 		return nil, err
 	}
@@ -109,6 +113,9 @@ func (b *Buffers) ReadBack(blobs ...*hostcall.Blob) error {
 		buf, ok := b.bufs[blob]
 		if !ok {
 			return fmt.Errorf("read back a blob of %d bytes that was never uploaded", len(blob.Data))
+		}
+		if blob.Repeated() {
+			return fmt.Errorf("read back a blob of %d bytes repeated over %d: its host copy is one period", len(blob.Data), blob.Repeat)
 		}
 		if err := buf.Read(blob.Data); err != nil {
 			return err

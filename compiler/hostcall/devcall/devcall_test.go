@@ -11,6 +11,7 @@ import (
 	"tltune/compiler/interp"
 	"tltune/compiler/ir"
 	"tltune/compiler/syntax"
+	"tltune/device"
 	"tltune/internal/devtest"
 )
 
@@ -150,5 +151,66 @@ func TestBuffersReuse(t *testing.T) {
 	}
 	if err := b.ReadBack(&hostcall.Blob{Data: make([]byte, 4)}); err == nil {
 		t.Errorf("reading back a blob never uploaded succeeded")
+	}
+}
+
+// copyEntries copies X's entries to Y's, one per work-group.
+const copyEntries = `func @copy(%X: memref<f32x4x?>, %Y: memref<f32x4x?>) {
+  %g = builtin.group_id : index
+  %x = subview %X[0:4, %g] : memref<f32x4>
+  %y = subview %Y[0:4, %g] : memref<f32x4>
+  %one = constant 1.0 : f32
+  %zero = constant 0.0 : f32
+  axpby.n %one, %x, %zero, %y
+}
+`
+
+// TestRepeatedBlob: a blob whose Data is one period of a larger buffer
+// (hostcall.Blob.Repeat) reaches the kernel repeated over the whole
+// buffer, the last period cut short, and cannot be read back.
+func TestRepeatedBlob(t *testing.T) {
+	d := devtest.OpenCL(t)
+	res, err := compiler.Compile([]byte(copyEntries), compiler.Options{Target: "generic"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const entries = 5
+	period := []float32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12} // three entries' worth
+	x := &hostcall.Blob{Data: slices.Clone(device.Bytes(period)), Repeat: entries * 4 * 4}
+	out := make([]float32, entries*4)
+	y := &hostcall.Blob{Data: device.Bytes(out)}
+	memref := func(b *hostcall.Blob) hostcall.Param {
+		return hostcall.Param{Memref: &hostcall.Memref{Data: b, Shape: []int64{4, entries}, Stride: []int64{1, 4}}}
+	}
+	k := &res.Kernels[0]
+	call, err := hostcall.Bind(k, []hostcall.Param{memref(x), memref(y)}, entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kern, release, err := Build(d, res.OpenCL, k.Symbol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	b := NewBuffers(d)
+	defer b.Release()
+	ev, err := b.Launch(kern, call)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ev.Release()
+	if err := ev.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.ReadBack(y); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range out {
+		if want := period[i%len(period)]; v != want {
+			t.Fatalf("element %d = %g, want %g (all: %v)", i, v, want, out)
+		}
+	}
+	if err := b.ReadBack(x); err == nil {
+		t.Error("a repeated blob was read back")
 	}
 }

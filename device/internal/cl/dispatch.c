@@ -108,9 +108,9 @@ cl_int tl_ReleaseMemObject(cl_icd_dispatch *d, cl_mem m) {
 	return d->clReleaseMemObject(m);
 }
 
-cl_int tl_WriteBuffer(cl_icd_dispatch *d, cl_command_queue q, cl_mem m, size_t size, const void *src) {
+cl_int tl_WriteBuffer(cl_icd_dispatch *d, cl_command_queue q, cl_mem m, size_t offset, size_t size, const void *src) {
 	TL_CHECK(clEnqueueWriteBuffer);
-	return d->clEnqueueWriteBuffer(q, m, CL_TRUE, 0, size, src, 0, NULL, NULL);
+	return d->clEnqueueWriteBuffer(q, m, CL_TRUE, offset, size, src, 0, NULL, NULL);
 }
 
 cl_int tl_ReadBuffer(cl_icd_dispatch *d, cl_command_queue q, cl_mem m, size_t size, void *dst) {

@@ -27,7 +27,7 @@ cl_int tl_ReleaseCommandQueue(cl_icd_dispatch *d, cl_command_queue q);
 cl_int tl_Finish(cl_icd_dispatch *d, cl_command_queue q);
 cl_mem tl_CreateBuffer(cl_icd_dispatch *d, cl_context c, size_t size, cl_int *err);
 cl_int tl_ReleaseMemObject(cl_icd_dispatch *d, cl_mem m);
-cl_int tl_WriteBuffer(cl_icd_dispatch *d, cl_command_queue q, cl_mem m, size_t size, const void *src);
+cl_int tl_WriteBuffer(cl_icd_dispatch *d, cl_command_queue q, cl_mem m, size_t offset, size_t size, const void *src);
 cl_int tl_ReadBuffer(cl_icd_dispatch *d, cl_command_queue q, cl_mem m, size_t size, void *dst);
 cl_int tl_FillBuffer(cl_icd_dispatch *d, cl_command_queue q, cl_mem m, const void *pat, size_t patSize, size_t size);
 cl_program tl_ProgramWithSource(cl_icd_dispatch *d, cl_context c, const char *src, size_t len, cl_int *err);

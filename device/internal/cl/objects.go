@@ -57,12 +57,12 @@ func (q *Queue) ReleaseBuffer(m Mem) error {
 	return check("clReleaseMemObject", C.tl_ReleaseMemObject(q.d, m.m))
 }
 
-// Write copies src to the start of m and waits for the copy.
-func (q *Queue) Write(m Mem, src []byte) error {
+// Write copies src to m from byte offset on and waits for the copy.
+func (q *Queue) Write(m Mem, offset int64, src []byte) error {
 	if len(src) == 0 {
 		return nil
 	}
-	return check("clEnqueueWriteBuffer", C.tl_WriteBuffer(q.d, q.q, m.m, C.size_t(len(src)), unsafe.Pointer(&src[0])))
+	return check("clEnqueueWriteBuffer", C.tl_WriteBuffer(q.d, q.q, m.m, C.size_t(offset), C.size_t(len(src)), unsafe.Pointer(&src[0])))
 }
 
 // Read copies the start of m to dst and waits for the copy.

@@ -53,13 +53,13 @@ func (q *Queue) Alloc(size int64) (Mem, error) {
 // Free frees m.
 func (q *Queue) Free(m Mem) error { return check("zeMemFree", C.tz_free(q.ctx, m.p)) }
 
-// Write copies src to the start of m; the list is synchronous, so the copy
-// has finished on return and src may be reused.
-func (q *Queue) Write(m Mem, src []byte) error {
+// Write copies src to m from byte offset on; the list is synchronous, so
+// the copy has finished on return and src may be reused.
+func (q *Queue) Write(m Mem, offset int64, src []byte) error {
 	if len(src) == 0 {
 		return nil
 	}
-	return check("zeCommandListAppendMemoryCopy", C.tz_copy(q.list, m.p, unsafe.Pointer(&src[0]), C.size_t(len(src))))
+	return check("zeCommandListAppendMemoryCopy", C.tz_copy(q.list, unsafe.Add(m.p, offset), unsafe.Pointer(&src[0]), C.size_t(len(src))))
 }
 
 // Read copies the start of m to dst.
