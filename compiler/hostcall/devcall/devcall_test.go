@@ -88,16 +88,7 @@ func TestRunAgreesWithInterpreter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := &res.Kernels[0]
-	call, err := hostcall.Bind(k, x.Params, groups)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kern, release, err := Build(d, res.OpenCL, k.Symbol)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer release()
+	call, kern := boundKernel(t, d, res, x.Params, groups)
 	if err := Run(d, kern, call); err != nil {
 		t.Fatal(err)
 	}
@@ -114,6 +105,23 @@ func TestRunAgreesWithInterpreter(t *testing.T) {
 	if untouched := args()[2].Memref.Buf; !slices.Equal(untouched.Data[:12], got[2].Memref.Buf.Data[:12]) {
 		t.Errorf("elements before the view's offset changed")
 	}
+}
+
+// boundKernel binds params to res's kernel for groups work-groups and
+// builds the kernel on d, released when the test ends.
+func boundKernel(t *testing.T, d device.Device, res *compiler.Result, params []hostcall.Param, groups int64) (*hostcall.Call, device.Kernel) {
+	t.Helper()
+	k := &res.Kernels[0]
+	call, err := hostcall.Bind(k, params, groups)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kern, release, err := Build(d, res.OpenCL, k.Symbol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(release)
+	return call, kern
 }
 
 func bufferOf(a interp.Arg) *interp.Buffer {
@@ -182,16 +190,7 @@ func TestRepeatedBlob(t *testing.T) {
 	memref := func(b *hostcall.Blob) hostcall.Param {
 		return hostcall.Param{Memref: &hostcall.Memref{Data: b, Shape: []int64{4, entries}, Stride: []int64{1, 4}}}
 	}
-	k := &res.Kernels[0]
-	call, err := hostcall.Bind(k, []hostcall.Param{memref(x), memref(y)}, entries)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kern, release, err := Build(d, res.OpenCL, k.Symbol)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer release()
+	call, kern := boundKernel(t, d, res, []hostcall.Param{memref(x), memref(y)}, entries)
 	b := NewBuffers(d)
 	defer b.Release()
 	ev, err := b.Launch(kern, call)
