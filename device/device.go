@@ -14,6 +14,7 @@
 package device
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"unsafe"
@@ -120,11 +121,20 @@ type Buffer interface {
 	Release() error
 }
 
+// repeatChunk is the least a write of WriteRepeated copies, where the
+// buffer is larger: each write is a driver call and a wait, so a small
+// period (a batch entry of a few hundred bytes, say) is first repeated on
+// the host, lest a buffer of hundreds of megabytes take a million writes.
+const repeatChunk = 4 << 20
+
 // writeRepeated is WriteRepeated for a buffer of size bytes written by
 // write(offset, src).
 func writeRepeated(size int64, period []byte, write func(offset int64, src []byte) error) error {
 	if len(period) == 0 {
 		return fmt.Errorf("repeat an empty period over %d bytes", size)
+	}
+	if n := int64(len(period)); n < repeatChunk && n < size {
+		period = bytes.Repeat(period, int(min(repeatChunk/n, (size+n-1)/n)))
 	}
 	for off := int64(0); off < size; off += int64(len(period)) {
 		if err := write(off, period[:min(int64(len(period)), size-off)]); err != nil {

@@ -430,3 +430,29 @@ func TestBinaryRoundTrip(t *testing.T) {
 		}
 	})
 }
+
+// TestWriteRepeatedChunks: a small period over a big buffer takes few
+// writes, each of whole periods but the last, and the buffer holds the
+// period repeated.
+func TestWriteRepeatedChunks(t *testing.T) {
+	const size = 10<<20 + 5
+	period := []byte("0123456")
+	mem := make([]byte, size)
+	writes := 0
+	err := writeRepeated(size, period, func(off int64, src []byte) error {
+		writes++
+		copy(mem[off:], src)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := size/repeatChunk + 1; writes > want {
+		t.Errorf("%d writes, want at most %d", writes, want)
+	}
+	for i, b := range mem {
+		if b != period[i%len(period)] {
+			t.Fatalf("byte %d = %q, want %q", i, b, period[i%len(period)])
+		}
+	}
+}
