@@ -103,7 +103,7 @@ func (s *Session) uploadTimingSets() error {
 		return err
 	}
 	for range s.plan.Sets {
-		set, err := uploadRepeated(s.dev, in, s.plan.Batch)
+		set, err := uploadRepeated(s.dev, in, s.plan.Batch, s.recipe.Spec().Layout)
 		if err != nil {
 			return fmt.Errorf("timing buffers (%d sets of %d entries, %d bytes each): %w",
 				s.plan.Sets, s.plan.Batch, s.plan.LaunchBytes, err)
