@@ -348,7 +348,7 @@ func (r *run) dispatch(ctx context.Context) *job {
 		return nil
 	}
 	r.seq++
-	j := &job{out: Outcome{Params: p, Seq: r.seq, Source: src, SourceHash: sourceHash(src)}}
+	j := &job{out: Outcome{Params: p, Seq: r.seq, Source: src, SourceHash: SourceHash(src)}}
 	var created bool
 	j.entry, created = r.cache.acquire(j.out.SourceHash)
 	j.out.CacheHit = !created
@@ -446,8 +446,10 @@ func (r *run) finish(ctx context.Context, j *job) {
 	}
 }
 
-// sourceHash is the hex SHA-256 of a generated source.
-func sourceHash(src string) string {
+// SourceHash is the hex SHA-256 of a generated source (Outcome.SourceHash):
+// the name of its compiled artifact here, in the worker's programs and in
+// the binary cache.
+func SourceHash(src string) string {
 	sum := sha256.Sum256([]byte(src))
 	return hex.EncodeToString(sum[:])
 }

@@ -72,7 +72,7 @@ func (r *run) retimeOne(ctx context.Context, i int) {
 	src := prev.Source
 	if src == "" { // resumed: the store keeps no source, the recipe makes it again
 		var err error
-		if src, err = r.t.Generate(prev.Params); err != nil || sourceHash(src) != prev.SourceHash {
+		if src, err = r.t.Generate(prev.Params); err != nil || SourceHash(src) != prev.SourceHash {
 			return // the recipe changed since: its timing stands as recorded
 		}
 	}

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 
 	"tltune/compiler"
@@ -30,19 +28,21 @@ func (r *tuneRun) buildNoteKey(spec kernels.Spec, copts compiler.Options) string
 // whose kernels the cache holds; none without a cache. It drops the others
 // from the note, so that the note stays as small as the shape's part of the
 // cache, whose size is capped: each line costs a source generation here.
-func (r *tuneRun) cheapConfigs(recipe kernels.Recipe, copts compiler.Options) []tuning.Params {
+func (r *tuneRun) cheapConfigs(recipe kernels.Recipe) []tuning.Params {
 	if r.bins == nil {
 		return nil
 	}
+	copts := r.setupFor(recipe.Spec().Precision).copts
 	noteKey := r.buildNoteKey(recipe.Spec(), copts)
 	lines, err := r.bins.Noted(noteKey)
 	if err != nil {
 		return nil // a hint only: the search goes on without it
 	}
+	key := r.kernelKey(copts)
 	var cheap []tuning.Params
 	var live []string
 	for _, line := range lines {
-		if p, ok := r.cached(recipe, copts, line); ok {
+		if p, ok := r.cached(recipe, key, line); ok {
 			cheap, live = append(cheap, p), append(live, line)
 		}
 	}
@@ -53,8 +53,8 @@ func (r *tuneRun) cheapConfigs(recipe kernels.Recipe, copts compiler.Options) []
 }
 
 // cached parses a line of a note and reports whether the configuration's
-// kernel, compiled from its source as today, is in the cache.
-func (r *tuneRun) cached(recipe kernels.Recipe, copts compiler.Options, line string) (tuning.Params, bool) {
+// kernel, compiled from its source as today, is in the cache under key.
+func (r *tuneRun) cached(recipe kernels.Recipe, key func(devcall.Path, string) string, line string) (tuning.Params, bool) {
 	var p tuning.Params
 	if json.Unmarshal([]byte(line), &p) != nil {
 		return p, false
@@ -63,9 +63,7 @@ func (r *tuneRun) cached(recipe kernels.Recipe, copts compiler.Options, line str
 	if err != nil {
 		return p, false
 	}
-	sum := sha256.Sum256([]byte(src))
-	hash := hex.EncodeToString(sum[:])
-	key := r.kernelKey(copts)
+	hash := tuner.SourceHash(src)
 	for _, path := range []devcall.Path{devcall.PathOpenCLC, devcall.PathSPIRV} {
 		if _, _, ok := r.bins.Lookup(key(path, hash)); ok {
 			return p, true
@@ -76,7 +74,7 @@ func (r *tuneRun) cached(recipe kernels.Recipe, copts compiler.Options, line str
 
 // noteBuilt adds the configurations of rep that ran correctly to the
 // shape's note.
-func (r *tuneRun) noteBuilt(spec kernels.Spec, copts compiler.Options, rep *tuner.Report) error {
+func (r *tuneRun) noteBuilt(spec kernels.Spec, rep *tuner.Report) error {
 	if r.bins == nil {
 		return nil
 	}
@@ -91,5 +89,5 @@ func (r *tuneRun) noteBuilt(spec kernels.Spec, copts compiler.Options, rep *tune
 		}
 		lines = append(lines, string(line))
 	}
-	return r.bins.Note(r.buildNoteKey(spec, copts), lines)
+	return r.bins.Note(r.buildNoteKey(spec, r.setupFor(spec.Precision).copts), lines)
 }

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"slices"
 	"testing"
 
-	"tltune/compiler"
 	"tltune/compiler/hostcall/devcall"
 	"tltune/compiler/tuning"
 	"tltune/device"
@@ -29,28 +26,27 @@ func TestCheapConfigs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var copts compiler.Options
+	copts := r.setupFor(spec.Precision).copts
 	kept := tuning.Params{SubgroupSize: 1, WorkGroupSize: [2]int{1, 2}, Tile: [2]int{8, 4}, Coopmatrix: [3]int{4, 4, 1}, Unroll: 1, BatchPerGroup: 1}
 	evicted := kept
 	evicted.Unroll = 2
 	rep := &tuner.Report{Outcomes: []tuner.Outcome{{Params: kept, Kind: tuner.OK}, {Params: evicted, Kind: tuner.OK},
 		{Params: tuning.Params{SubgroupSize: 1}, Kind: tuner.WrongResult}}}
-	if err := r.noteBuilt(spec, copts, rep); err != nil {
+	if err := r.noteBuilt(spec, rep); err != nil {
 		t.Fatal(err)
 	}
 	src, err := recipe.Source(kept)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum := sha256.Sum256([]byte(src))
 	program := bincache.Key("program", src)
 	if err := bins.Put(program, []byte("binary")); err != nil {
 		t.Fatal(err)
 	}
-	if err := bins.Index(r.kernelKey(copts)(devcall.PathOpenCLC, hex.EncodeToString(sum[:])), program, "k"); err != nil {
+	if err := bins.Index(r.kernelKey(copts)(devcall.PathOpenCLC, tuner.SourceHash(src)), program, "k"); err != nil {
 		t.Fatal(err)
 	}
-	if got := r.cheapConfigs(recipe, copts); !slices.Equal(got, []tuning.Params{kept}) {
+	if got := r.cheapConfigs(recipe); !slices.Equal(got, []tuning.Params{kept}) {
 		t.Errorf("cheap: %v, want only %v", got, kept)
 	}
 	if lines, _ := bins.Noted(r.buildNoteKey(spec, copts)); len(lines) != 1 {

@@ -2,8 +2,6 @@ package worker
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -60,8 +58,7 @@ type pendingKernel struct {
 // Compile queues src for the next program and returns its kernel there
 // once that program is compiled (and built, unless Lazy).
 func (b *Batcher) Compile(ctx context.Context, src string) (tuner.Artifact, error) {
-	sum := sha256.Sum256([]byte(src))
-	pk := &pendingKernel{ctx: ctx, src: src, hash: hex.EncodeToString(sum[:]), done: make(chan struct{})}
+	pk := &pendingKernel{ctx: ctx, src: src, hash: tuner.SourceHash(src), done: make(chan struct{})}
 	if batch := b.add(pk); batch != nil {
 		b.flush(batch)
 	}
