@@ -160,16 +160,24 @@ func (c *Cache) Note(key string, lines []string) error {
 	if err != nil {
 		return err
 	}
-	all := slices.Compact(slices.Sorted(slices.Values(slices.Concat(have, lines))))
+	all := distinct(slices.Concat(have, lines))
 	if len(all) == len(have) {
 		return nil
 	}
-	return c.SetNote(key, all)
+	return c.writeNote(key, all)
 }
 
 // SetNote makes lines, each once, the whole note of key; none removes it.
 // Like Note, it may lose lines another process notes at the same time.
 func (c *Cache) SetNote(key string, lines []string) error {
+	return c.writeNote(key, distinct(lines))
+}
+
+// distinct is lines sorted, each once: a note's order.
+func distinct(lines []string) []string { return slices.Compact(slices.Sorted(slices.Values(lines))) }
+
+// writeNote makes lines (distinct) the note of key; none removes it.
+func (c *Cache) writeNote(key string, lines []string) error {
 	path := c.path(notesDir, key)
 	if len(lines) == 0 {
 		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -177,7 +185,6 @@ func (c *Cache) SetNote(key string, lines []string) error {
 		}
 		return nil
 	}
-	lines = slices.Compact(slices.Sorted(slices.Values(lines)))
 	return c.write(path, []byte(strings.Join(lines, "\n")+"\n"))
 }
 
