@@ -97,17 +97,18 @@ func (e *fn) ldmatrix(in *ir.Inst) {
 			memRow, memCol = e.add(x, c), e.add(y, r)
 		}
 		addr := e.elemAddr(m, e.add(memRow, e.mul(memCol, m.stride[1])))
-		e.ldmatrixLine(len(grp)*fr.per/2, suffix, name, grp, fr.per/2, addr)
+		e.ldmatrixLine(suffix, name, grp, fr.per/2, addr)
 	}
 	e.indent--
 	e.line("}")
 }
 
-// ldmatrixLine writes one ldmatrix of n registers: those of blocks, regs
-// each, of the fragment variable name, from the lane's row address addr.
-// It is written from its parts: formatted, its operand lists were most of
-// the objects the emitter allocated for a pipelined GEMM.
-func (e *fn) ldmatrixLine(n int, suffix, name string, blocks []int, regs int, addr string) {
+// ldmatrixLine writes one ldmatrix of the registers of blocks, regs each,
+// of the fragment variable name, from the lane's row address addr. It is
+// written from its parts: formatted, its operand lists were most of the
+// objects the emitter allocated for a pipelined GEMM.
+func (e *fn) ldmatrixLine(suffix, name string, blocks []int, regs int, addr string) {
+	n := len(blocks) * regs
 	c := e.body
 	e.writeIndent()
 	c.WriteString(`__asm__ volatile("ldmatrix.sync.aligned.m8n8.x`)
