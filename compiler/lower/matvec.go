@@ -331,8 +331,9 @@ type gerTile struct {
 func (t *gerTile) products(g *gen, x, y *ir.Value) []*ir.Value {
 	mv, tl := t.mv, t.mv.tl
 	ax := make([][]*ir.Value, tl.n0)
+	wx := vectorWidth(mv.f, x, tl.w)
 	for a := range ax {
-		ax[a] = g.loadChecked(x, []*ir.Value{t.rows[a]}, tl.w, vectorWidth(mv.f, x, tl.w), mv.t, t.limitM)
+		ax[a] = g.loadChecked(x, []*ir.Value{t.rows[a]}, tl.w, wx, mv.t, t.limitM)
 		for e, v := range ax[a] {
 			ax[a][e] = g.scaled(mv.alpha, v, mv.t)
 		}
