@@ -48,6 +48,13 @@ const (
 	// builder processes) and 0.40-0.56 s with every one cached, 4.5 to
 	// 6.3 times less.
 	gpCheapGain = 5
+	// gpPathSlack is how far below the best score a step of an earlier
+	// run's path (Retrace) may fall and still be taken: that run chose it
+	// as the best, so a gap comes from its measurements' noise or from
+	// its pipeline finishing evaluations in another order, and leaving
+	// the path costs builds at every later step, not one. The cheap gain
+	// again: the same ratio of a built to a cached evaluation.
+	gpPathSlack = gpCheapGain
 	// gpMaxTrain caps the observations the model is fitted on (the best
 	// half and the most recent half), so that a proposal costs the same
 	// after a thousand evaluations as after a hundred: fitting is cubic.
@@ -64,6 +71,7 @@ type gp struct {
 
 	done    []bool          // per candidate: proposed or observed
 	cheap   []bool          // per candidate: cheap to evaluate (PreferCheap); nil: none is
+	path    []int           // candidates an earlier run proposed, in its order (Retrace)
 	pending []tuning.Params // proposed, not yet observed, in order
 	obs     []observation
 
@@ -162,18 +170,39 @@ func (g *gp) Next() (tuning.Params, bool) {
 	}
 	var i int
 	if x, y := g.training(); len(y) < gpInit || !g.spread(y) {
-		// The random start draws from the cheap candidates while there
-		// are any: they ran correctly before and cost no build.
-		if cheap := slices.DeleteFunc(slices.Clone(open), func(c int) bool { return !g.isCheap(c) }); len(cheap) > 0 {
-			open = cheap
-		}
-		i = open[g.r.IntN(len(open))]
+		i = g.randomStart(open)
 	} else {
 		i = g.propose(open, x, y)
 	}
 	g.done[i] = true
 	g.pending = append(g.pending, g.cands[i])
 	return g.cands[i], true
+}
+
+// randomStart picks a proposal of the random start: the earlier run's
+// next step while its path lasts (that run drew it at random with the
+// same seed), else a random one of the cheap candidates while there are
+// any (they ran correctly before and cost no build), else of all.
+func (g *gp) randomStart(open []int) int {
+	if steps := g.pathAhead(); len(steps) > 0 {
+		return steps[0]
+	}
+	if cheap := slices.DeleteFunc(slices.Clone(open), func(c int) bool { return !g.isCheap(c) }); len(cheap) > 0 {
+		open = cheap
+	}
+	return open[g.r.IntN(len(open))]
+}
+
+// pathAhead lists the open candidates of the earlier run's path, in its
+// order.
+func (g *gp) pathAhead() []int {
+	var ahead []int
+	for _, c := range g.path {
+		if !g.done[c] {
+			ahead = append(ahead, c)
+		}
+	}
+	return ahead
 }
 
 // open lists the indices of the candidates not yet proposed or observed.
@@ -277,14 +306,22 @@ func (g *gp) propose(open []int, xs [][]float64, ys []float64) int {
 		cx[i] = g.feats[c]
 	}
 	mu, sd := m.predict(cx)
-	bestI, bestEI := 0, math.Inf(-1)
+	score := make(map[int]float64, len(scored))
+	bestI, bestScore := 0, math.Inf(-1)
 	for i, c := range scored {
 		ei := expectedImprovement(best, mu[i], sd[i])
 		if g.isCheap(c) {
 			ei *= gpCheapGain
 		}
-		if ei > bestEI {
-			bestI, bestEI = i, ei
+		score[c] = ei
+		if ei > bestScore {
+			bestI, bestScore = i, ei
+		}
+	}
+	// The earlier run's first step still worth taking, if any.
+	for _, c := range g.pathAhead() {
+		if score[c]*gpPathSlack >= bestScore {
+			return c
 		}
 	}
 	return scored[bestI]
@@ -304,10 +341,22 @@ func (g *gp) preferCheap(cheap []tuning.Params) {
 
 func (g *gp) isCheap(c int) bool { return g.cheap != nil && g.cheap[c] }
 
+// retrace makes path, an earlier run's proposals in order, the way this
+// run goes while its steps stay within gpPathSlack of the best score.
+func (g *gp) retrace(path []tuning.Params) {
+	g.path = g.path[:0]
+	for _, p := range path {
+		if i, known := g.index[p]; known && !slices.Contains(g.path, i) {
+			g.path = append(g.path, i)
+		}
+	}
+}
+
 // subset picks the candidates to score when there are more than
-// gpMaxScored: the open cheap ones, then the open neighbours (one parameter
-// changed) of the best observations, where an optimum is likeliest, these
-// two filling at most half, then random others.
+// gpMaxScored: the open steps of an earlier run's path, the open cheap
+// ones, then the open neighbours (one parameter changed) of the best
+// observations, where an optimum is likeliest, these filling at most
+// half, then random others.
 func (g *gp) subset(open []int) []int {
 	if len(open) <= gpMaxScored {
 		return open
@@ -318,7 +367,12 @@ func (g *gp) subset(open []int) []int {
 	}
 	taken := make([]bool, len(open))
 	var scored []int
-	for _, always := range []func(int) bool{g.isCheap, isNeighbour} {
+	ahead := map[int]bool{}
+	for _, c := range g.pathAhead() {
+		ahead[c] = true
+	}
+	onPath := func(c int) bool { return ahead[c] }
+	for _, always := range []func(int) bool{onPath, g.isCheap, isNeighbour} {
 		for k, c := range open {
 			if len(scored) < gpMaxScored/2 && !taken[k] && always(c) {
 				scored, taken[k] = append(scored, c), true

@@ -59,6 +59,19 @@ func PreferCheap(s Strategy, cheap []tuning.Params) {
 	}
 }
 
+// Retrace gives s the proposals of an earlier run of the same space with
+// the same seed, in its order. The gp strategy takes them again, step by
+// step, while each stays within reach of the best expected improvement
+// (gpPathSlack): measurements scatter from run to run, and without the
+// path a second run soon proposes other configurations than the first,
+// which the binary cache does not hold. Other strategies repeat
+// themselves anyway.
+func Retrace(s Strategy, path []tuning.Params) {
+	if r, ok := s.(interface{ retrace([]tuning.Params) }); ok {
+		r.retrace(path)
+	}
+}
+
 // ordered proposes candidates in a fixed order, skipping those already seen.
 type ordered struct {
 	order []tuning.Params

@@ -276,45 +276,59 @@ func TestReplay(t *testing.T) {
 // finds as good a best; without being told, its proposals drift from the
 // first run's. In the large space
 // the cheap candidates must reach the scored subset to be preferred.
-func TestGPPrefersCheap(t *testing.T) {
-	const budget = 40
-	for _, tc := range []struct {
+// gpRun evaluates budget proposals of the gp strategy over cands, told
+// which are cheap and an earlier run's path, each measured with a scatter
+// of ±jitter that differs between runs, as measurements do.
+func gpRun(cands, cheap, path []tuning.Params, budget int, jitter float64) (seen []tuning.Params, best float64) {
+	s, _ := New("gp", cands, 1)
+	PreferCheap(s, cheap)
+	Retrace(s, path)
+	best = math.Inf(1)
+	for k := range budget {
+		p, _ := s.Next()
+		ns, ok := synthetic(p)
+		ns *= 1 + jitter*math.Sin(float64(7*k+1))
+		s.Observe(p, ns, ok)
+		seen = append(seen, p)
+		if ok {
+			best = min(best, ns)
+		}
+	}
+	return seen, best
+}
+
+// overlap counts the configurations of a that b has too.
+func overlap(a, b []tuning.Params) int {
+	n := 0
+	for _, p := range a {
+		if slices.Contains(b, p) {
+			n++
+		}
+	}
+	return n
+}
+
+// gpSpaces are the candidate sets the gp tests search: a small pruned
+// space, and one large enough that proposals score a subset.
+func gpSpaces(t *testing.T) []struct {
+	name  string
+	cands []tuning.Params
+} {
+	return []struct {
 		name  string
 		cands []tuning.Params
 	}{
 		{"H100 gemm", candidates(t)},
 		{"PoCL gemm (scored subset)", shipped(t, "pthread-skylake-avx512-Intel(R) Xeon(R) CPU", prune.Problem{Op: "gemm", Dtype: "f32", M: 64, N: 64, K: 32})},
-	} {
-		// run evaluates budget proposals, each measured with a scatter of
-		// ±jitter that differs between runs, as measurements do.
-		run := func(cheap []tuning.Params, jitter float64) (seen []tuning.Params, best float64) {
-			s, _ := New("gp", tc.cands, 1)
-			PreferCheap(s, cheap)
-			best = math.Inf(1)
-			for k := range budget {
-				p, _ := s.Next()
-				ns, ok := synthetic(p)
-				ns *= 1 + jitter*math.Sin(float64(7*k+1))
-				s.Observe(p, ns, ok)
-				seen = append(seen, p)
-				if ok {
-					best = min(best, ns)
-				}
-			}
-			return seen, best
-		}
-		overlap := func(a, b []tuning.Params) int {
-			n := 0
-			for _, p := range a {
-				if slices.Contains(b, p) {
-					n++
-				}
-			}
-			return n
-		}
-		first, firstBest := run(nil, 0)
-		told, toldBest := run(first, 0.03)
-		blind, _ := run(nil, 0.03)
+	}
+}
+
+func TestGPPrefersCheap(t *testing.T) {
+	const budget = 40
+	for _, tc := range gpSpaces(t) {
+		first, firstBest := gpRun(tc.cands, nil, nil, budget, 0)
+		told, toldBest := gpRun(tc.cands, first, nil, budget, 0.03)
+		blind, _ := gpRun(tc.cands, nil, nil, budget, 0.03)
 		t.Logf("%s: %d of %d proposals again when told, %d when not; best %.0f, first run's %.0f",
 			tc.name, overlap(told, first), budget, overlap(blind, first), toldBest, firstBest)
 		if overlap(told, first) < budget*3/5 || overlap(told, first) < 2*overlap(blind, first) {
@@ -323,6 +337,29 @@ func TestGPPrefersCheap(t *testing.T) {
 		}
 		if toldBest > firstBest*1.05 {
 			t.Errorf("%s: best %.0f, the first run found %.0f", tc.name, toldBest, firstBest)
+		}
+	}
+}
+
+// A second run told the first's path proposes what the first did, though
+// its measurements scatter, and then goes on searching past it.
+func TestGPRetracesPath(t *testing.T) {
+	const budget = 40
+	for _, tc := range gpSpaces(t) {
+		first, firstBest := gpRun(tc.cands, nil, nil, budget, 0)
+		again, againBest := gpRun(tc.cands, first, first, budget, 0.03)
+		cheapOnly, _ := gpRun(tc.cands, first, nil, budget, 0.03)
+		t.Logf("%s: %d of %d proposals again along the path, %d told only which were cheap; best %.0f, first run's %.0f",
+			tc.name, overlap(again, first), budget, overlap(cheapOnly, first), againBest, firstBest)
+		if overlap(again, first) < budget*19/20 {
+			t.Errorf("%s: told the first run's path, %d of %d proposals were on it", tc.name, overlap(again, first), budget)
+		}
+		if againBest > firstBest*1.05 {
+			t.Errorf("%s: best %.0f, the first run found %.0f", tc.name, againBest, firstBest)
+		}
+		longer, _ := gpRun(tc.cands, first, first, budget+10, 0.03)
+		if fresh := len(longer) - overlap(longer, first); fresh < 10 {
+			t.Errorf("%s: a longer run proposed %d configurations off the path, want the 10 past it", tc.name, fresh)
 		}
 	}
 }
