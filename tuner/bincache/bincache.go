@@ -19,7 +19,9 @@
 // Notes are short lists of lines kept beside the binaries (Note, Noted): the
 // tuner notes there which configurations of a problem built and ran, so that
 // a later search of the same space knows which of its candidates the cache
-// can supply without asking the driver.
+// can supply without asking the driver. Paths (SetPath, Path) are ordered
+// lists kept the same way: the proposals of a search in the order it made
+// them, which a search of the same space with the same seed retraces.
 package bincache
 
 import (
@@ -80,9 +82,10 @@ const (
 	binariesDir = "binaries"
 	kernelsDir  = "kernels"
 	notesDir    = "notes"
+	pathsDir    = "paths"
 )
 
-var subdirs = []string{binariesDir, kernelsDir, notesDir}
+var subdirs = []string{binariesDir, kernelsDir, notesDir, pathsDir}
 
 // Key hashes parts, each length-prefixed so that no two lists of parts
 // give the same key.
@@ -164,21 +167,31 @@ func (c *Cache) Note(key string, lines []string) error {
 	if len(all) == len(have) {
 		return nil
 	}
-	return c.writeNote(key, all)
+	return c.writeLines(notesDir, key, all)
 }
 
 // SetNote makes lines, each once, the whole note of key; none removes it.
 // Like Note, it may lose lines another process notes at the same time.
 func (c *Cache) SetNote(key string, lines []string) error {
-	return c.writeNote(key, distinct(lines))
+	return c.writeLines(notesDir, key, distinct(lines))
 }
 
 // distinct is lines sorted, each once: a note's order.
 func distinct(lines []string) []string { return slices.Compact(slices.Sorted(slices.Values(lines))) }
 
-// writeNote makes lines (distinct) the note of key; none removes it.
-func (c *Cache) writeNote(key string, lines []string) error {
-	path := c.path(notesDir, key)
+// SetPath makes lines, in their order, the path of key; none removes it.
+// Of two processes writing the same key at once, one wins.
+func (c *Cache) SetPath(key string, lines []string) error {
+	return c.writeLines(pathsDir, key, lines)
+}
+
+// Path returns the lines of the path of key in order; none when there is
+// no path.
+func (c *Cache) Path(key string) ([]string, error) { return c.readLines(pathsDir, key) }
+
+// writeLines makes lines the file of key under sub; none removes it.
+func (c *Cache) writeLines(sub, key string, lines []string) error {
+	path := c.path(sub, key)
 	if len(lines) == 0 {
 		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("binary cache: %v", err)
@@ -189,8 +202,12 @@ func (c *Cache) writeNote(key string, lines []string) error {
 }
 
 // Noted returns the lines of the note of key; none when there is no note.
-func (c *Cache) Noted(key string) ([]string, error) {
-	data, err := os.ReadFile(c.path(notesDir, key))
+func (c *Cache) Noted(key string) ([]string, error) { return c.readLines(notesDir, key) }
+
+// readLines returns the lines of the file of key under sub; none when
+// there is no file.
+func (c *Cache) readLines(sub, key string) ([]string, error) {
+	data, err := os.ReadFile(c.path(sub, key))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -230,6 +247,7 @@ type Stats struct {
 	Bytes    int64
 	Kernels  int // index entries
 	Notes    int // notes (Note): shapes whose configurations were noted
+	Paths    int // search paths (SetPath)
 	Limit    int64
 }
 
@@ -262,22 +280,20 @@ func (c *Cache) list(sub string) ([]entry, error) {
 	return all, err
 }
 
-// Stats counts the binaries, index entries and notes.
+// Stats counts the binaries, index entries, notes and paths.
 func (c *Cache) Stats() (Stats, error) {
 	s := Stats{Dir: c.dir, Limit: c.limit}
-	bins, err := c.list(binariesDir)
-	if err != nil {
-		return s, err
+	var bins []entry
+	for sub, n := range map[string]*int{binariesDir: &s.Binaries, kernelsDir: &s.Kernels, notesDir: &s.Notes, pathsDir: &s.Paths} {
+		files, err := c.list(sub)
+		if err != nil {
+			return s, err
+		}
+		*n = len(files)
+		if sub == binariesDir {
+			bins = files
+		}
 	}
-	kernels, err := c.list(kernelsDir)
-	if err != nil {
-		return s, err
-	}
-	notes, err := c.list(notesDir)
-	if err != nil {
-		return s, err
-	}
-	s.Binaries, s.Kernels, s.Notes = len(bins), len(kernels), len(notes)
 	for _, b := range bins {
 		s.Bytes += b.size
 	}
@@ -311,7 +327,7 @@ func (c *Cache) trim() error {
 	return nil
 }
 
-// Clear removes every binary, index entry and note.
+// Clear removes every binary, index entry, note and path.
 func (c *Cache) Clear() error {
 	for _, sub := range subdirs {
 		if err := os.RemoveAll(filepath.Join(c.dir, sub)); err != nil {

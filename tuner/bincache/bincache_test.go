@@ -166,3 +166,41 @@ func TestNotes(t *testing.T) {
 		t.Errorf("after SetNote(nil): %q", lines)
 	}
 }
+
+// TestPaths: a path keeps its lines in order, is
+// replaced whole, counted apart from notes and cleared with the cache.
+func TestPaths(t *testing.T) {
+	c, err := Open(t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := Key("path", "gemm.nn f32 64x64x32", "1")
+	if lines, err := c.Path(key); err != nil || lines != nil {
+		t.Fatalf("a key never written: %q, %v", lines, err)
+	}
+	for _, lines := range [][]string{{"b", "a"}, {"c", "a", "b"}} {
+		if err := c.SetPath(key, lines); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := c.Path(key); err != nil || !slices.Equal(got, lines) {
+			t.Fatalf("Path = %q, %v; want %q", got, err, lines)
+		}
+	}
+	c.Note(key, []string{"a"})
+	if s, err := c.Stats(); err != nil || s.Paths != 1 || s.Notes != 1 {
+		t.Errorf("Stats: %d paths and %d notes, %v; want 1 and 1", s.Paths, s.Notes, err)
+	}
+	if err := c.Clear(); err != nil {
+		t.Fatal(err)
+	}
+	if lines, _ := c.Path(key); lines != nil {
+		t.Errorf("after Clear: %q", lines)
+	}
+	c.SetPath(key, []string{"a"})
+	if err := c.SetPath(key, nil); err != nil {
+		t.Fatal(err)
+	}
+	if lines, _ := c.Path(key); lines != nil {
+		t.Errorf("after SetPath(nil): %q", lines)
+	}
+}
