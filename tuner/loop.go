@@ -120,6 +120,7 @@ func (r *run) prepare(ctx context.Context) error {
 		return err
 	}
 	search.PreferCheap(strategy, r.opts.Cheap)
+	search.Retrace(strategy, r.opts.Path)
 	r.strategy = strategy
 	endRecord := Track(ctx, PhaseRecord)
 	prev, err := t.Recorder.Previous(ctx)

@@ -205,6 +205,11 @@ type Options struct {
 	// being in the binary cache: the search weighs them by what that saves
 	// (search.PreferCheap), so that running a space again builds little.
 	Cheap []tuning.Params
+	// Path is the proposals of an earlier search of the space with the
+	// same seed, in order: the search retraces it while it stays near
+	// the best choice (search.Retrace), so that with Cheap a second run
+	// builds nothing where measurements agree.
+	Path []tuning.Params
 
 	// Race times configurations against the best so far: the timing of
 	// one clearly slower stops early (measure.Race, with RaceMargin;

@@ -44,13 +44,13 @@ func cacheCmd(c *context, args []string) int {
 		return c.fail(err)
 	}
 	if *asJSON {
-		if err := speak.WriteJSON(c.stdout, cacheJSON{st.Dir, st.Binaries, st.Bytes, st.Kernels, st.Notes, st.Limit}); err != nil {
+		if err := speak.WriteJSON(c.stdout, cacheJSON{st.Dir, st.Binaries, st.Bytes, st.Kernels, st.Notes, st.Paths, st.Limit}); err != nil {
 			return c.fail(err)
 		}
 		return exitOK
 	}
-	fmt.Fprintf(c.stdout, "binary cache %s: %d program(s), %s of %s, %d kernel(s) indexed, configurations noted for %d shape(s)\n",
-		st.Dir, st.Binaries, speak.Bytes(uint64(st.Bytes)), speak.Bytes(uint64(st.Limit)), st.Kernels, st.Notes)
+	fmt.Fprintf(c.stdout, "binary cache %s: %d program(s), %s of %s, %d kernel(s) indexed, configurations noted for %d shape(s), %d search path(s)\n",
+		st.Dir, st.Binaries, speak.Bytes(uint64(st.Bytes)), speak.Bytes(uint64(st.Limit)), st.Kernels, st.Notes, st.Paths)
 	return exitOK
 }
 
@@ -61,5 +61,6 @@ type cacheJSON struct {
 	Bytes    int64  `json:"bytes"`
 	Kernels  int    `json:"kernels"`
 	Notes    int    `json:"noted_shapes"`
+	Paths    int    `json:"search_paths"`
 	Limit    int64  `json:"limit_bytes"`
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"slices"
+	"strconv"
 
 	"tltune/compiler"
 	"tltune/compiler/hostcall/devcall"
@@ -18,6 +20,12 @@ import (
 // that tuning a space again builds little. The note only says where to
 // look: a configuration counts as cheap when its kernel, compiled from its
 // source as today, is in the cache's index and its program is there.
+//
+// A gp run also leaves its path, the configurations it proposed in order
+// (notePath), which the next gp run of the shape with the same seed
+// retraces (searchPath, tuner.Options.Path): its measurements scatter from
+// the first's, and without the path it would soon propose others, which
+// the cache does not hold.
 
 // buildNoteKey names the note of a shape's configurations compiled with copts.
 func (r *tuneRun) buildNoteKey(spec kernels.Spec, copts compiler.Options) string {
@@ -70,6 +78,56 @@ func (r *tuneRun) cached(recipe kernels.Recipe, key func(devcall.Path, string) s
 		}
 	}
 	return p, false
+}
+
+// pathKey names the path of the gp runs of a shape compiled with copts
+// and the run's seed.
+func (r *tuneRun) pathKey(spec kernels.Spec, copts compiler.Options) string {
+	return bincache.Key("path", r.compileID(copts), spec.Name(), spec.Layout.String(), strconv.FormatUint(r.flags.seed, 10))
+}
+
+// searchPath returns the configurations of the path an earlier gp run of
+// recipe's shape left with this seed, in order; none without a cache.
+func (r *tuneRun) searchPath(recipe kernels.Recipe) []tuning.Params {
+	if r.bins == nil || r.flags.strategy != "gp" {
+		return nil
+	}
+	lines, err := r.bins.Path(r.pathKey(recipe.Spec(), r.setupFor(recipe.Spec().Precision).copts))
+	if err != nil {
+		return nil // a hint only
+	}
+	var path []tuning.Params
+	for _, line := range lines {
+		var p tuning.Params
+		if json.Unmarshal([]byte(line), &p) == nil {
+			path = append(path, p)
+		}
+	}
+	return path
+}
+
+// notePath makes the configurations rep evaluated, in the order proposed,
+// the shape's path, unless the path there already begins with them (a
+// shorter run retracing a longer one leaves the longer).
+func (r *tuneRun) notePath(spec kernels.Spec, rep *tuner.Report) error {
+	if r.bins == nil || r.flags.strategy != "gp" {
+		return nil
+	}
+	evaluated := slices.DeleteFunc(slices.Clone(rep.Outcomes), func(o tuner.Outcome) bool { return o.Seq == 0 })
+	slices.SortFunc(evaluated, func(a, b tuner.Outcome) int { return a.Seq - b.Seq })
+	lines := make([]string, len(evaluated))
+	for i, o := range evaluated {
+		line, err := json.Marshal(o.Params)
+		if err != nil {
+			return err
+		}
+		lines[i] = string(line)
+	}
+	key := r.pathKey(spec, r.setupFor(spec.Precision).copts)
+	if old, err := r.bins.Path(key); err == nil && len(old) >= len(lines) && slices.Equal(old[:len(lines)], lines) {
+		return nil
+	}
+	return r.bins.SetPath(key, lines)
 }
 
 // noteBuilt adds the configurations of rep that ran correctly to the

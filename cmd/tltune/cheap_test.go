@@ -53,3 +53,46 @@ func TestCheapConfigs(t *testing.T) {
 		t.Errorf("the note keeps %d lines, want the cached configuration's alone", len(lines))
 	}
 }
+
+// TestSearchPath: a gp run leaves the configurations it evaluated in the
+// order it proposed them; a shorter run along the same path leaves the
+// longer one, another path replaces it; another seed has none.
+func TestSearchPath(t *testing.T) {
+	bins, err := bincache.Open(t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &tuneRun{bins: bins, info: device.Info{Name: "a device", Driver: "1.0", Runtime: "opencl"},
+		flags: &tuneFlags{strategy: "gp", seed: 1}}
+	spec := kernels.Spec{Op: kernels.GEMMOp, M: 20, N: 5, K: 7, DType: kernels.F32, Acc: kernels.F32, Alpha: 1, Beta: 1, Layout: kernels.Strided}
+	recipe, err := kernels.New(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := func(unroll int) tuning.Params { return tuning.Params{SubgroupSize: 1, Unroll: unroll} }
+	note := func(outcomes ...tuner.Outcome) {
+		t.Helper()
+		if err := r.notePath(spec, &tuner.Report{Outcomes: outcomes}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Finished out of order; a configuration the recipe refused has no Seq.
+	note(tuner.Outcome{Params: p(2), Seq: 2}, tuner.Outcome{Params: p(1), Seq: 1, Kind: tuner.WrongResult},
+		tuner.Outcome{Params: p(9), Kind: tuner.Pruned}, tuner.Outcome{Params: p(3), Seq: 3})
+	want := []tuning.Params{p(1), p(2), p(3)}
+	if got := r.searchPath(recipe); !slices.Equal(got, want) {
+		t.Fatalf("path %v, want %v", got, want)
+	}
+	note(tuner.Outcome{Params: p(1), Seq: 1}, tuner.Outcome{Params: p(2), Seq: 2})
+	if got := r.searchPath(recipe); !slices.Equal(got, want) {
+		t.Errorf("after a shorter run along it: %v, want %v", got, want)
+	}
+	note(tuner.Outcome{Params: p(1), Seq: 1}, tuner.Outcome{Params: p(4), Seq: 2})
+	if got := r.searchPath(recipe); !slices.Equal(got, []tuning.Params{p(1), p(4)}) {
+		t.Errorf("after another path: %v", got)
+	}
+	r.flags.seed = 2
+	if got := r.searchPath(recipe); got != nil {
+		t.Errorf("another seed: %v", got)
+	}
+}

@@ -402,7 +402,7 @@ func (r *tuneRun) newShape(recipe kernels.Recipe, sp *space.Space, opts tuner.Op
 	if err != nil {
 		return nil, fmt.Errorf("preparing the inputs of %s on %s: %w", recipe.Name(), r.info.Name, err)
 	}
-	opts.Cheap = r.cheapConfigs(recipe)
+	opts.Cheap, opts.Path = r.cheapConfigs(recipe), r.searchPath(recipe)
 	j := &shapeJob{run: r, recipe: recipe, want: want, plan: plan, setup: time.Since(start)}
 	// The worker client limits each of a configuration's driver requests
 	// (r.worker.Timeout): starting a new worker after a crash is no
@@ -713,8 +713,9 @@ func (j *shapeJob) tune(ctx stdctx.Context, bar *progress) (*tuner.Report, error
 	j.builds = worker.Stats{Builds: after.Builds - before.Builds, CachedBuilds: after.CachedBuilds - before.CachedBuilds,
 		BuilderBuilds: after.BuilderBuilds - before.BuilderBuilds, BuilderProcs: after.BuilderProcs}
 	rep.Split.Add(tuner.PhaseSetup, j.setup)
-	// The note is a hint for later runs: failing to write it fails nothing.
+	// The notes are hints for later runs: failing to write them fails nothing.
 	_ = j.run.noteBuilt(j.recipe.Spec(), rep)
+	_ = j.run.notePath(j.recipe.Spec(), rep)
 	t := results.Throughput{Evaluations: rep.Evaluated(), WallSeconds: rep.Split.Wall.Seconds(), Phases: rep.Split.Seconds()}
 	if serr := j.run.store.AddThroughput(stdctx.Background(), j.run.stored.ID, t); serr != nil && err == nil {
 		err = serr

@@ -599,7 +599,8 @@ func tuneJSON(t *testing.T, args ...string) tuneReport {
 // TestTuneAgainBuildsLittle: the gp search run again on the same shape,
 // with the binary cache the first run filled, starts from the
 // configurations the first run noted, all in the cache, even with another
-// seed (another random start), and its model prefers them after; under
+// seed (another random start), and its model prefers them after; with the
+// same seed it retraces the first run's path and builds nothing; under
 // --no-cache it builds them all.
 func TestTuneAgainBuildsLittle(t *testing.T) {
 	dev := poclDevice(t)
@@ -616,11 +617,17 @@ func TestTuneAgainBuildsLittle(t *testing.T) {
 	if rep := gp("first.db"); rep.CachedBuilds != 0 {
 		t.Errorf("the first run took %d builds from an empty cache", rep.CachedBuilds)
 	}
+	if rep := gp("same.db"); rep.CachedBuilds != rep.Builds {
+		t.Errorf("run again with the same seed, %d of %d builds came from the cache; want all", rep.CachedBuilds, rep.Builds)
+	}
 	if rep := gp("again.db", "--seed", "2"); rep.CachedBuilds < 6 {
 		t.Errorf("run again, %d builds came from the cache; want its random start's 6 at least", rep.CachedBuilds)
 	}
 	if rep := gp("nocache.db", "--seed", "2", "--no-cache"); rep.CachedBuilds != 0 {
 		t.Errorf("--no-cache: %d builds from the cache", rep.CachedBuilds)
+	}
+	if status, stdout, _ := tltune("cache", "stats"); status != exitOK || !strings.Contains(stdout, "2 search path(s)") {
+		t.Errorf("cache stats after gp runs with two seeds: status %d, %q; want 2 search paths", status, stdout)
 	}
 }
 
