@@ -26,6 +26,12 @@ type Tuner struct {
 	Compiler Compiler
 	Measurer Measurer
 	Recorder Recorder
+	// Setup, if not nil, prepares what measuring needs (the inputs on the
+	// device, say). It runs in the setup phase beside the search's own
+	// preparation (walking and pruning the space, starting the
+	// strategy), which takes as long on a large space, and the search
+	// begins when both are done; its error ends the run.
+	Setup func(ctx context.Context) error
 	Options
 }
 
@@ -88,7 +94,12 @@ func (t *Tuner) Run(ctx context.Context) (*Report, error) {
 		r.rep.countTimings()
 	}()
 	ctx = r.clock.newLane(ctx)
-	if err := r.prepare(ctx); err != nil {
+	setup := r.startSetup(ctx)
+	err := r.prepare(ctx)
+	if serr := <-setup; err == nil {
+		err = serr
+	}
+	if err != nil {
 		return nil, err
 	}
 	r.cache = newCompileCache(r.opts.CacheSize)
@@ -105,6 +116,24 @@ func (t *Tuner) Run(ctx context.Context) (*Report, error) {
 		return r.rep, ctx.Err()
 	}
 	return r.rep, nil
+}
+
+// startSetup runs the Tuner's Setup, if any, on a lane of its own and
+// returns where its error arrives.
+func (r *run) startSetup(ctx context.Context) <-chan error {
+	done := make(chan error, 1)
+	if r.t.Setup == nil {
+		done <- nil
+		return done
+	}
+	sctx := r.clock.newLane(ctx)
+	go func() {
+		end := Track(sctx, PhaseSetup)
+		err := r.t.Setup(sctx)
+		end()
+		done <- err
+	}()
+	return done
 }
 
 // prepare prunes the space, starts the strategy and feeds it what an

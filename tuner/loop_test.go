@@ -5,6 +5,8 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -243,6 +245,69 @@ func TestRecorderFailureStops(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "disk full") {
 			t.Errorf("failAt %d: err %v", failAt, err)
 		}
+	}
+}
+
+// prunedSignal closes pruned when the run records its pruned counts,
+// which the search's preparation does.
+type prunedSignal struct {
+	*memRecorder
+	once   sync.Once
+	pruned chan struct{}
+}
+
+func (r *prunedSignal) RecordPruned(ctx context.Context, counts []PrunedCount) error {
+	r.once.Do(func() { close(r.pruned) })
+	return r.memRecorder.RecordPruned(ctx, counts)
+}
+
+// setupFirst fails the test when a configuration is measured before the
+// Tuner's Setup returned.
+type setupFirst struct {
+	Measurer
+	t    *testing.T
+	done *atomic.Bool
+}
+
+func (m setupFirst) Measure(ctx context.Context, a Artifact, p tuning.Params) (Measurement, error) {
+	if !m.done.Load() {
+		m.t.Errorf("%v measured before the setup finished", p)
+	}
+	return m.Measurer.Measure(ctx, a, p)
+}
+
+// TestSetupBesidePrepare: the Tuner's Setup runs beside the search's own
+// preparation (it waits for the pruned counts prepare records, so one
+// after the other they would never end), nothing is measured before it
+// returns, its time is setup time, and its error ends the run unmeasured.
+func TestSetupBesidePrepare(t *testing.T) {
+	var done atomic.Bool
+	rec := &prunedSignal{memRecorder: &memRecorder{}, pruned: make(chan struct{})}
+	tu, _ := newTuner(t, rec, setupFirst{&fakeMeasurer{}, t, &done}, Options{Strategy: "exhaustive", Budget: 4})
+	const pause = 30 * time.Millisecond
+	tu.Setup = func(ctx context.Context) error {
+		select {
+		case <-rec.pruned:
+		case <-time.After(10 * time.Second):
+			return errors.New("the search's preparation never ran beside the setup")
+		}
+		time.Sleep(pause)
+		done.Store(true)
+		return nil
+	}
+	rep, err := tu.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Evaluations != 4 || rep.Split.Phases[PhaseSetup] < pause/2 {
+		t.Errorf("%d evaluations, %v of setup; want 4 and about %v", rep.Evaluations, rep.Split.Phases[PhaseSetup], pause)
+	}
+
+	meas := &fakeMeasurer{}
+	tu, _ = newTuner(t, &memRecorder{}, meas, Options{Strategy: "exhaustive", Budget: 4})
+	tu.Setup = func(context.Context) error { return errors.New("out of device memory") }
+	if _, err := tu.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "out of device memory") || len(meas.calls) != 0 {
+		t.Errorf("a failed setup: err %v, %d configurations measured", err, len(meas.calls))
 	}
 }
 

@@ -53,6 +53,13 @@ func Reference(r kernels.Recipe, opt Options) (*kernels.Expected, error) {
 	return r.Reference(in)
 }
 
+// Plan is the batch plan of a session of r with goal: what NewSession's
+// Plan will be, known before the session is prepared.
+func Plan(r kernels.Recipe, goal measure.BatchGoal) (measure.BatchPlan, error) {
+	goal.EntryBytes = r.Bytes(1)
+	return measure.PlanBatch(goal)
+}
+
 // NewSession prepares r on d: it generates the verification inputs and
 // uploads the timing buffer sets the batch plan asks for.
 func NewSession(d device.Device, r kernels.Recipe, opt Options) (*Session, error) {
@@ -62,9 +69,7 @@ func NewSession(d device.Device, r kernels.Recipe, opt Options) (*Session, error
 	if s.verifyIn, err = r.Inputs(opt.Seed, opt.VerifyBatch); err != nil {
 		return nil, err
 	}
-	goal := opt.Goal
-	goal.EntryBytes = r.Bytes(1)
-	if s.plan, err = measure.PlanBatch(goal); err != nil {
+	if s.plan, err = Plan(r, opt.Goal); err != nil {
 		return nil, err
 	}
 	if err := s.uploadTimingSets(); err != nil {
