@@ -380,14 +380,14 @@ type shapeJob struct {
 	recipe kernels.Recipe
 	want   *kernels.Expected
 	plan   measure.BatchPlan
-	setup  time.Duration // computing the reference and preparing the session
+	setup  time.Duration // computing the reference; the session is prepared in the tuner's Setup
 	tuner  *tuner.Tuner
 	builds worker.Stats // the worker's builds during the search
 }
 
-// newShape computes the recipe's reference, prepares its inputs on the
-// device and wires a tuner that searches sp with opts and records into the
-// run.
+// newShape computes the recipe's reference and wires a tuner that
+// prepares its inputs on the device (the worker's session) while it walks
+// the space, then searches sp with opts and records into the run.
 func (r *tuneRun) newShape(recipe kernels.Recipe, sp *space.Space, opts tuner.Options) (*shapeJob, error) {
 	if err := deviceSupports(r.info, recipe.Spec()); err != nil {
 		return nil, err
@@ -398,9 +398,9 @@ func (r *tuneRun) newShape(recipe kernels.Recipe, sp *space.Space, opts tuner.Op
 		return nil, err
 	}
 	session := worker.Session{Spec: recipe.Spec(), Seed: r.flags.seed, Goal: r.flags.batchGoal(r.info, r.prof, recipe)}
-	plan, err := r.worker.Session(stdctx.Background(), session)
+	plan, err := bench.Plan(recipe, session.Goal)
 	if err != nil {
-		return nil, fmt.Errorf("preparing the inputs of %s on %s: %w", recipe.Name(), r.info.Name, err)
+		return nil, fmt.Errorf("sizing the batch of %s on %s: %w", recipe.Name(), r.info.Name, err)
 	}
 	opts.Cheap, opts.Path = r.cheapConfigs(recipe), r.searchPath(recipe)
 	j := &shapeJob{run: r, recipe: recipe, want: want, plan: plan, setup: time.Since(start)}
@@ -419,7 +419,23 @@ func (r *tuneRun) newShape(recipe kernels.Recipe, sp *space.Space, opts tuner.Op
 	// than it has compile workers).
 	opts.CompileWorkers = max(r.worker.Builders+1, 2*r.flags.kernelsPerProgram)
 	j.tuner = j.newTuner(sp, opts)
+	j.tuner.Setup = func(ctx stdctx.Context) error { return j.startSession(ctx, session) }
 	return j, nil
+}
+
+// startSession prepares the shape's inputs on the device: the worker's
+// session, whose batch plan must be the one the search was sized for.
+func (j *shapeJob) startSession(ctx stdctx.Context, session worker.Session) error {
+	r, name := j.run, j.recipe.Name()
+	plan, err := r.worker.Session(ctx, session)
+	if err != nil {
+		return fmt.Errorf("preparing the inputs of %s on %s: %w", name, r.info.Name, err)
+	}
+	if plan != j.plan {
+		return fmt.Errorf("preparing the inputs of %s on %s: the worker planned a batch of %d in %d set(s), tltune %d in %d (the worker is another build: rebuild tltune)",
+			name, r.info.Name, plan.Batch, plan.Sets, j.plan.Batch, j.plan.Sets)
+	}
+	return nil
 }
 
 // cacheDir is the binary cache's directory, or "" with --no-cache.
@@ -700,7 +716,7 @@ func (r *tuneRun) tuneOne(c *context, recipe kernels.Recipe) int {
 }
 
 // tune runs the shape's tuner, reporting to bar (which it finishes), and
-// stores where its time went, the session's preparation included.
+// stores where its time went, the reference's computation included.
 func (j *shapeJob) tune(ctx stdctx.Context, bar *progress) (*tuner.Report, error) {
 	j.tuner.Options.Progress = bar.update
 	before := j.run.worker.Stats()
