@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"iter"
 	"runtime"
 	"slices"
 	"sync"
@@ -141,7 +142,7 @@ func (r *run) startSetup(ctx context.Context) <-chan error {
 func (r *run) prepare(ctx context.Context) error {
 	t := r.t
 	endPropose := Track(ctx, PhasePropose)
-	keep, pruned := prune.Split(r.enumerated().All(), t.Device, t.Problem)
+	keep, pruned := prune.SplitParts(walks(r.enumerated().Parts()), t.Device, t.Problem)
 	r.rep.Candidates = len(keep)
 	strategy, err := search.New(r.opts.Strategy, keep, r.opts.Seed)
 	endPropose()
@@ -167,6 +168,15 @@ func (r *run) prepare(ctx context.Context) error {
 		r.planned = min(r.planned, r.opts.Budget)
 	}
 	return nil
+}
+
+// walks are the points of each part.
+func walks(parts []*space.Space) []iter.Seq[tuning.Params] {
+	seqs := make([]iter.Seq[tuning.Params], len(parts))
+	for i, p := range parts {
+		seqs[i] = p.All()
+	}
+	return seqs
 }
 
 // enumerated is the space pruning walks: the tuner's, without what the

@@ -1,6 +1,9 @@
 package prune
 
 import (
+	"iter"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -175,6 +178,14 @@ func TestShippedSpaces(t *testing.T) {
 			t.Logf("%-26s %s %s: %6d of %6d kept; pruned %v", dev.Name, prob.Op, prob.Dtype, len(keep), s.Size(), pruned)
 			if len(keep) == 0 || len(keep)+Total(pruned) != s.Size() {
 				t.Errorf("%s %s %s: %d kept, %d pruned of %d", dev.Name, prob.Op, prob.Dtype, len(keep), Total(pruned), s.Size())
+			}
+			var parts []iter.Seq[tuning.Params]
+			for _, part := range s.Parts() {
+				parts = append(parts, part.All())
+			}
+			if pk, pp := SplitParts(parts, dev, prob); !slices.Equal(pk, keep) || !reflect.DeepEqual(pp, pruned) {
+				t.Errorf("%s %s %s: walked in %d parts, %d kept and tallies %v; walked whole, %d and %v",
+					dev.Name, prob.Op, prob.Dtype, len(parts), len(pk), pp, len(keep), pruned)
 			}
 		}
 	}

@@ -350,6 +350,25 @@ func orOne(v Values) Values {
 	return v
 }
 
+// Parts divides s by its outer dimensions (subgroup size, work-group size,
+// tile): the points of the parts, one part after the other, are All's in
+// its order, so that a walk can take the parts side by side.
+func (s *Space) Parts() []*Space {
+	var parts []*Space
+	for _, sg := range s.SubgroupSize {
+		for _, wx := range s.WorkGroupSize.X {
+			for _, wy := range s.WorkGroupSize.Y {
+				for _, tm := range s.Tile.M {
+					part := *s
+					part.SubgroupSize, part.WorkGroupSize.X, part.WorkGroupSize.Y, part.Tile.M = Values{sg}, Values{wx}, Values{wy}, Values{tm}
+					parts = append(parts, &part)
+				}
+			}
+		}
+	}
+	return parts
+}
+
 // Point returns the space of s's op and target whose only point is p.
 func (s *Space) Point(p tuning.Params) *Space {
 	one := &Space{Op: s.Op, Target: s.Target}

@@ -190,6 +190,13 @@ func TestShipped(t *testing.T) {
 				}
 				seen[p] = true
 			}
+			var inParts []tuning.Params
+			for _, part := range s.Parts() {
+				inParts = slices.AppendSeq(inParts, part.All())
+			}
+			if all := slices.Collect(s.All()); !slices.Equal(inParts, all) {
+				t.Errorf("%s/%s: the parts enumerate %d points, not All's %d in its order", op, target, len(inParts), len(all))
+			}
 		}
 	}
 	if _, err := Shipped("syrk", "generic"); err == nil {
