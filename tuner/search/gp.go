@@ -93,11 +93,15 @@ func newGP(candidates []tuning.Params, seed uint64) *gp {
 		r:     rand.New(rand.NewPCG(seed, 0x6a09)),
 		done:  make([]bool, len(candidates)),
 	}
-	g.lo, g.span = featureRanges(candidates)
+	// Tens of thousands of candidates: their features are worked out on
+	// every processor, once.
+	raw := make([][]float64, len(candidates))
+	parallel.For(len(candidates), func(i int) { raw[i] = rawFeatures(candidates[i]) })
+	g.lo, g.span = featureRanges(raw)
 	g.feats = make([][]float64, len(candidates))
+	parallel.For(len(candidates), func(i int) { g.feats[i] = g.scaled(raw[i]) })
 	for i, p := range candidates {
 		g.index[p] = i
-		g.feats[i] = g.features(p)
 	}
 	return g
 }
@@ -121,9 +125,9 @@ func rawFeatures(p tuning.Params) []float64 {
 	}
 }
 
-func featureRanges(cands []tuning.Params) (lo, span []float64) {
-	for i, p := range cands {
-		f := rawFeatures(p)
+// featureRanges returns the least value and the span of each raw feature.
+func featureRanges(raw [][]float64) (lo, span []float64) {
+	for i, f := range raw {
 		if i == 0 {
 			lo, span = slices.Clone(f), make([]float64, len(f))
 			continue
@@ -138,9 +142,12 @@ func featureRanges(cands []tuning.Params) (lo, span []float64) {
 }
 
 // features scales p's features to [0, 1] and drops constant ones.
-func (g *gp) features(p tuning.Params) []float64 {
+func (g *gp) features(p tuning.Params) []float64 { return g.scaled(rawFeatures(p)) }
+
+// scaled is raw features scaled to [0, 1], constant ones dropped.
+func (g *gp) scaled(raw []float64) []float64 {
 	var x []float64
-	for j, v := range rawFeatures(p) {
+	for j, v := range raw {
 		if g.span[j] > 0 {
 			x = append(x, (v-g.lo[j])/g.span[j])
 		}
