@@ -28,6 +28,7 @@ type Session struct {
 	opt    Options
 
 	verifyIn *kernels.Inputs
+	verify   *bufferSet // verifyIn on the device, its output a copy of its own (withOwnOutput); nil until first used
 
 	plan measure.BatchPlan
 	sets []*bufferSet // timing buffers, rotated over by Sampler
@@ -127,6 +128,10 @@ func (s *Session) Close() {
 		set.release()
 	}
 	s.sets = nil
+	if s.verify != nil {
+		s.verify.release()
+		s.verify = nil
+	}
 }
 
 // Kernel is one kernel of a program built on the session's device, with its
@@ -142,21 +147,32 @@ func NewKernel(abi compiler.Kernel, kern device.Kernel) *Kernel {
 	return &Kernel{abi: &abi, kern: kern}
 }
 
-// Output runs k once on fresh copies of the verification inputs (the
-// output poisoned with NaN where the kernel must not read it) and returns
-// what it wrote, for a check against Reference.
+// Output runs k once on the verification inputs (the output poisoned with
+// NaN where the kernel must not read it) and returns what it wrote, for a
+// check against Reference. The buffers stay on the device from one
+// configuration to the next, written again before each run (a kernel that
+// wrote out of bounds must not spoil the next one's inputs): allocating
+// and freeing them each time cost more than the run.
 func (s *Session) Output(k *Kernel) (*kernels.Buffer, error) {
-	in := withOwnOutput(s.verifyIn)
-	set, err := upload(s.dev, in)
+	if s.verify == nil {
+		set, err := upload(s.dev, withOwnOutput(s.verifyIn))
+		if err != nil {
+			return nil, err
+		}
+		s.verify = set
+	}
+	out := s.verify.output()
+	copy(out.Data, s.verifyIn.Output().Data)
+	for _, p := range s.verify.params {
+		if err := s.verify.bufs.Refresh(p.Memref.Data); err != nil {
+			return nil, err
+		}
+	}
+	call, err := s.verify.call(k.abi)
 	if err != nil {
 		return nil, err
 	}
-	defer set.release()
-	call, err := set.call(k.abi)
-	if err != nil {
-		return nil, err
-	}
-	ev, err := set.bufs.Launch(k.kern, call)
+	ev, err := s.verify.bufs.Launch(k.kern, call)
 	if err != nil {
 		return nil, err
 	}
@@ -164,10 +180,12 @@ func (s *Session) Output(k *Kernel) (*kernels.Buffer, error) {
 	if err := ev.Wait(); err != nil {
 		return nil, err
 	}
-	if err := set.bufs.ReadBack(set.output()); err != nil {
+	if err := s.verify.bufs.ReadBack(out); err != nil {
 		return nil, err
 	}
-	return in.Output(), nil
+	result := *s.verify.in.Output()
+	result.Data = slices.Clone(result.Data) // the next run writes the set's copy
+	return &result, nil
 }
 
 // withOwnOutput is in with a copy of its output buffer, so that reading the

@@ -53,16 +53,33 @@ func (b *Buffers) buffer(blob *hostcall.Blob) (device.Buffer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("allocate %d bytes: %w", blob.Len(), err)
 	}
-	write := buf.Write
-	if blob.Repeated() {
-		write = buf.WriteRepeated
-	}
-	if err := write(blob.Data); err != nil {
+	if err := writeBlob(buf, blob); err != nil {
 		buf.Release()
 		return nil, err
 	}
 	b.bufs[blob] = buf
 	return buf, nil
+}
+
+// writeBlob copies blob's bytes to buf, repeating them where the blob
+// repeats.
+func writeBlob(buf device.Buffer, blob *hostcall.Blob) error {
+	if blob.Repeated() {
+		return buf.WriteRepeated(blob.Data)
+	}
+	return buf.Write(blob.Data)
+}
+
+// Refresh copies blob's bytes to its device buffer again (uploading it
+// when not yet resident): a resident output, say, set back to its
+// initial contents before the next launch writes it.
+func (b *Buffers) Refresh(blob *hostcall.Blob) error {
+	buf, ok := b.bufs[blob]
+	if !ok {
+		_, err := b.buffer(blob)
+		return err
+	}
+	return writeBlob(buf, blob)
 }
 
 // Args returns the device arguments of c, uploading the blobs not yet
