@@ -50,11 +50,14 @@ const (
 	gpCheapGain = 5
 	// gpPathSlack is how far below the best score a step of an earlier
 	// run's path (Retrace) may fall and still be taken: that run chose it
-	// as the best, so a gap comes from its measurements' noise or from
-	// its pipeline finishing evaluations in another order, and leaving
-	// the path costs builds at every later step, not one. The cheap gain
-	// again: the same ratio of a built to a cached evaluation.
-	gpPathSlack = gpCheapGain
+	// as the best, so a gap comes from its measurements' scatter or from
+	// its pipeline finishing evaluations in another order. Leaving the
+	// path costs a build at once and likely more later, against one
+	// cached evaluation: on an H100 (gemm 64x64x32 f16, 48 evaluations)
+	// a run with every program cached took 0.25-0.27 s, one with a
+	// single build 0.48 s. With 5 a second run left the path in one of
+	// three; with 20 the synthetic runs stay on it at a 10 % scatter.
+	gpPathSlack = 20
 	// gpMaxTrain caps the observations the model is fitted on (the best
 	// half and the most recent half), so that a proposal costs the same
 	// after a thousand evaluations as after a hundred: fitting is cubic.
