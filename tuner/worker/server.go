@@ -388,10 +388,11 @@ func (s *Server) time(req request) reply {
 	if err != nil {
 		return fail(req, err, tuner.LaunchError)
 	}
-	sample, err := s.session.Sampler(k)
+	sample, stop, err := s.session.Sampler(k)
 	if err != nil {
 		return fail(req, err, tuner.LaunchError)
 	}
+	defer stop()
 	// The parent enforces the time limit: it kills a worker that does not
 	// answer in time.
 	res, err := req.Protocol.Run(context.Background(), sample)
