@@ -432,16 +432,13 @@ func measureKernel(d Device, prog Program, opt PeakOptions, local int, k fmaKern
 }
 
 // timeLaunches launches the kernel peakWarmups times untimed, then repeats
-// times, and returns the device times.
+// times, back to back, and returns the device times.
 func timeLaunches(k Kernel, global, local []int, repeats int) ([]int64, error) {
+	next, stop := BackToBack(func() (Event, error) { return k.Launch(global, local) })
+	defer stop()
 	samples := make([]int64, 0, repeats)
 	for i := range peakWarmups + repeats {
-		ev, err := k.Launch(global, local)
-		if err != nil {
-			return nil, err
-		}
-		ns, err := ev.Nanoseconds()
-		ev.Release()
+		ns, err := next()
 		if err != nil {
 			return nil, err
 		}

@@ -199,19 +199,10 @@ func withOwnOutput(in *kernels.Inputs) *kernels.Inputs {
 	return &cp
 }
 
-// samplesAhead is the launches a sampler keeps queued beyond the one it
-// waits for, so that the device runs them back to back: waiting for each
-// launch before queuing the next left the device idle while the host
-// noticed the end, read the timer and launched again, about as long as
-// a 77 µs launch itself (gemm 64x64x32 f16 on an H100: 13 samples took
-// 2.1 ms of a configuration's timing).
-const samplesAhead = 1
-
 // Sampler returns a function that returns the device time of k's next
 // launch in nanoseconds, rotating over the timing sets, and a function
 // that waits for and releases the launches still queued, to be called
-// when sampling ends. Launches run back to back (samplesAhead): each
-// is timed by the device alone, so the queue changes nothing measured.
+// when sampling ends: the launches run back to back (device.BackToBack).
 func (s *Session) Sampler(k *Kernel) (sample measure.Sampler, stop func(), err error) {
 	calls := make([]*hostcall.Call, len(s.sets))
 	for i, set := range s.sets {
@@ -221,36 +212,17 @@ func (s *Session) Sampler(k *Kernel) (sample measure.Sampler, stop func(), err e
 		}
 		calls[i] = c
 	}
-	next := 0
-	var queued []device.Event
-	launch := func() error {
-		ev, err := s.sets[next].bufs.Launch(k.kern, calls[next])
-		next = (next + 1) % len(calls)
-		if err == nil {
-			queued = append(queued, ev)
-		}
-		return err
-	}
-	stop = func() {
-		for _, ev := range queued {
-			ev.Wait()
-			ev.Release()
-		}
-		queued = nil
-	}
+	i := 0
+	next, stop := device.BackToBack(func() (device.Event, error) {
+		ev, err := s.sets[i].bufs.Launch(k.kern, calls[i])
+		i = (i + 1) % len(calls)
+		return ev, err
+	})
 	sample = func(ctx context.Context) (float64, error) {
 		if err := ctx.Err(); err != nil {
 			return 0, err
 		}
-		for len(queued) <= samplesAhead {
-			if err := launch(); err != nil {
-				return 0, err
-			}
-		}
-		ev := queued[0]
-		queued = queued[1:]
-		defer ev.Release()
-		ns, err := ev.Nanoseconds()
+		ns, err := next()
 		return float64(ns), err
 	}
 	return sample, stop, nil
