@@ -371,20 +371,18 @@ func (g *gp) subset(open []int) []int {
 	if len(open) <= gpMaxScored {
 		return open
 	}
-	best := g.bestObserved(gpNeighbourhoods)
-	isNeighbour := func(c int) bool {
-		return slices.ContainsFunc(best, func(x []float64) bool { return neighbours(x, g.feats[c]) })
-	}
 	taken := make([]bool, len(open))
 	var scored []int
 	ahead := map[int]bool{}
 	for _, c := range g.pathAhead() {
 		ahead[c] = true
 	}
-	onPath := func(c int) bool { return ahead[c] }
-	for _, always := range []func(int) bool{onPath, g.isCheap, isNeighbour} {
+	near := g.nearBest(open)
+	onPath := func(k int) bool { return ahead[open[k]] }
+	cheap := func(k int) bool { return g.isCheap(open[k]) }
+	for _, always := range []func(int) bool{onPath, cheap, func(k int) bool { return near[k] }} {
 		for k, c := range open {
-			if len(scored) < gpMaxScored/2 && !taken[k] && always(c) {
+			if len(scored) < gpMaxScored/2 && !taken[k] && always(k) {
 				scored, taken[k] = append(scored, c), true
 			}
 		}
@@ -398,6 +396,23 @@ func (g *gp) subset(open []int) []int {
 		}
 	}
 	return scored
+}
+
+// nearChunk is how many candidates one goroutine of nearBest checks.
+const nearChunk = 4096
+
+// nearBest reports for each candidate of open whether it neighbours one
+// of the best observations (gpNeighbourhoods), on all processors: tens of
+// thousands of candidates are open in a large space.
+func (g *gp) nearBest(open []int) []bool {
+	best := g.bestObserved(gpNeighbourhoods)
+	near := make([]bool, len(open))
+	parallel.For((len(open)+nearChunk-1)/nearChunk, func(chunk int) {
+		for k := chunk * nearChunk; k < min((chunk+1)*nearChunk, len(open)); k++ {
+			near[k] = slices.ContainsFunc(best, func(x []float64) bool { return neighbours(x, g.feats[open[k]]) })
+		}
+	})
+	return near
 }
 
 // bestObserved returns the features of the n fastest successful
