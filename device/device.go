@@ -121,25 +121,35 @@ type Buffer interface {
 	Release() error
 }
 
-// repeatChunk is the least a write of WriteRepeated copies, where the
-// buffer is larger: each write is a driver call and a wait, so a small
-// period (a batch entry of a few hundred bytes, say) is first repeated on
-// the host, lest a buffer of hundreds of megabytes take a million writes.
+// repeatChunk is the least WriteRepeated copies from the host, where the
+// buffer is larger: a small period (a batch entry of a few hundred bytes,
+// say) is first repeated on the host.
 const repeatChunk = 4 << 20
 
-// writeRepeated is WriteRepeated for a buffer of size bytes written by
-// write(offset, src).
-func writeRepeated(size int64, period []byte, write func(offset int64, src []byte) error) error {
+// writeRepeated is WriteRepeated for a buffer of size bytes: write(offset,
+// src) copies host bytes to it, copyWithin(src, dst, n) copies n of its
+// own bytes. The host writes one chunk of whole periods; the buffer then
+// doubles what it holds by copies on the device, which stay off the bus:
+// a 210 MB timing set (gemm 64x64x32 f16 on an H100) took 52 writes of 4
+// MB from the host before.
+func writeRepeated(size int64, period []byte, write func(offset int64, src []byte) error, copyWithin func(src, dst, n int64) error) error {
 	if len(period) == 0 {
 		return fmt.Errorf("repeat an empty period over %d bytes", size)
 	}
 	if n := int64(len(period)); n < repeatChunk && n < size {
 		period = bytes.Repeat(period, int(min(repeatChunk/n, (size+n-1)/n)))
 	}
-	for off := int64(0); off < size; off += int64(len(period)) {
-		if err := write(off, period[:min(int64(len(period)), size-off)]); err != nil {
+	filled := min(int64(len(period)), size)
+	if err := write(0, period[:filled]); err != nil {
+		return err
+	}
+	// filled is whole periods, so the bytes at filled+i are those at i.
+	for filled < size {
+		n := min(filled, size-filled)
+		if err := copyWithin(0, filled, n); err != nil {
 			return err
 		}
+		filled += n
 	}
 	return nil
 }

@@ -281,6 +281,21 @@ func TestWriteRepeated(t *testing.T) {
 		if want := []int32{1, 2, 3, 1, 2, 3, 1, 2, 3, 1}; !slices.Equal(got, want) {
 			t.Errorf("after WriteRepeated(1, 2, 3): %v, want %v", got, want)
 		}
+		// Past one host chunk, the rest is copied on the device.
+		const n = 9<<20/4 + 1
+		big := mustAlloc(t, d, n*4)
+		if err := big.WriteRepeated(Bytes([]int32{1, 2, 3})); err != nil {
+			t.Fatal(err)
+		}
+		got = make([]int32, n)
+		if err := big.Read(Bytes(got)); err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range got {
+			if v != int32(i%3+1) {
+				t.Fatalf("%d bytes after WriteRepeated(1, 2, 3): element %d is %d", n*4, i, v)
+			}
+		}
 		if err := b.WriteRepeated(nil); err == nil {
 			t.Error("an empty period was accepted")
 		}
@@ -431,28 +446,37 @@ func TestBinaryRoundTrip(t *testing.T) {
 	})
 }
 
-// TestWriteRepeatedChunks: a small period over a big buffer takes few
-// writes, each of whole periods but the last, and the buffer holds the
-// period repeated.
+// TestWriteRepeatedChunks: a small period over a big buffer is written
+// once from the host, a chunk of whole periods, and doubled by copies
+// within the buffer, which then holds the period repeated; a buffer the
+// chunk covers needs no copy.
 func TestWriteRepeatedChunks(t *testing.T) {
-	const size = 10<<20 + 5
 	period := []byte("0123456")
-	mem := make([]byte, size)
-	writes := 0
-	err := writeRepeated(size, period, func(off int64, src []byte) error {
-		writes++
-		copy(mem[off:], src)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := size/repeatChunk + 1; writes > want {
-		t.Errorf("%d writes, want at most %d", writes, want)
-	}
-	for i, b := range mem {
-		if b != period[i%len(period)] {
-			t.Fatalf("byte %d = %q, want %q", i, b, period[i%len(period)])
+	for _, size := range []int64{10<<20 + 5, 1000} {
+		mem := make([]byte, size)
+		writes, copies := 0, 0
+		err := writeRepeated(size, period, func(off int64, src []byte) error {
+			writes++
+			copy(mem[off:], src)
+			return nil
+		}, func(src, dst, n int64) error {
+			copies++
+			if src+n > dst {
+				t.Errorf("copy of %d bytes from %d overlaps its destination %d", n, src, dst)
+			}
+			copy(mem[dst:dst+n], mem[src:src+n])
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if wantCopies := map[int64]int{1000: 0, 10<<20 + 5: 2}[size]; writes != 1 || copies != wantCopies {
+			t.Errorf("%d bytes: %d writes and %d copies, want 1 and %d", size, writes, copies, wantCopies)
+		}
+		for i, b := range mem {
+			if b != period[i%len(period)] {
+				t.Fatalf("%d bytes: byte %d = %q, want %q", size, i, b, period[i%len(period)])
+			}
 		}
 	}
 }

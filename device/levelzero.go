@@ -277,7 +277,9 @@ func (b *zeBuffer) Write(src []byte) error {
 }
 
 func (b *zeBuffer) WriteRepeated(period []byte) error {
-	return writeRepeated(b.size, period, func(off int64, src []byte) error { return classifyZE(b.q.Write(b.m, off, src)) })
+	return classifyZE(writeRepeated(b.size, period,
+		func(off int64, src []byte) error { return b.q.Write(b.m, off, src) },
+		func(src, dst, n int64) error { return b.q.CopyWithin(b.m, src, dst, n) }))
 }
 
 func (b *zeBuffer) Read(dst []byte) error {

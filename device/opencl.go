@@ -247,7 +247,13 @@ func (b *clBuffer) Write(src []byte) error {
 }
 
 func (b *clBuffer) WriteRepeated(period []byte) error {
-	return writeRepeated(b.size, period, func(off int64, src []byte) error { return classifyCL(b.q.Write(b.m, off, src)) })
+	err := writeRepeated(b.size, period,
+		func(off int64, src []byte) error { return b.q.Write(b.m, off, src) },
+		func(src, dst, n int64) error { return b.q.CopyWithin(b.m, src, dst, n) })
+	if err == nil {
+		err = b.q.Finish()
+	}
+	return classifyCL(err)
 }
 
 func (b *clBuffer) Read(dst []byte) error {

@@ -9,7 +9,7 @@
 	X(clGetPlatformIDs) X(clGetPlatformInfo) X(clGetDeviceIDs) X(clGetDeviceInfo) \
 	X(clCreateContext) X(clReleaseContext) X(clCreateCommandQueue) X(clReleaseCommandQueue) \
 	X(clFinish) X(clCreateBuffer) X(clReleaseMemObject) X(clEnqueueWriteBuffer) \
-	X(clEnqueueReadBuffer) X(clEnqueueFillBuffer) X(clCreateProgramWithSource) \
+	X(clEnqueueReadBuffer) X(clEnqueueFillBuffer) X(clEnqueueCopyBuffer) X(clCreateProgramWithSource) \
 	X(clCreateProgramWithIL) X(clCreateProgramWithBinary) X(clBuildProgram) \
 	X(clGetProgramBuildInfo) X(clGetProgramInfo) X(clReleaseProgram) X(clCreateKernel) X(clReleaseKernel) \
 	X(clSetKernelArg) X(clEnqueueNDRangeKernel) X(clWaitForEvents) X(clGetEventInfo) \
@@ -116,6 +116,13 @@ cl_int tl_WriteBuffer(cl_icd_dispatch *d, cl_command_queue q, cl_mem m, size_t o
 cl_int tl_ReadBuffer(cl_icd_dispatch *d, cl_command_queue q, cl_mem m, size_t size, void *dst) {
 	TL_CHECK(clEnqueueReadBuffer);
 	return d->clEnqueueReadBuffer(q, m, CL_TRUE, 0, size, dst, 0, NULL, NULL);
+}
+
+// tl_CopyWithin enqueues a copy of size bytes of m from srcOff to dstOff,
+// regions that must not overlap; it does not wait.
+cl_int tl_CopyWithin(cl_icd_dispatch *d, cl_command_queue q, cl_mem m, size_t srcOff, size_t dstOff, size_t size) {
+	TL_CHECK(clEnqueueCopyBuffer);
+	return d->clEnqueueCopyBuffer(q, m, m, srcOff, dstOff, size, 0, NULL, NULL);
 }
 
 // tl_FillBuffer fills the whole buffer and waits, so it returns like the

@@ -29,6 +29,7 @@ cl_mem tl_CreateBuffer(cl_icd_dispatch *d, cl_context c, size_t size, cl_int *er
 cl_int tl_ReleaseMemObject(cl_icd_dispatch *d, cl_mem m);
 cl_int tl_WriteBuffer(cl_icd_dispatch *d, cl_command_queue q, cl_mem m, size_t offset, size_t size, const void *src);
 cl_int tl_ReadBuffer(cl_icd_dispatch *d, cl_command_queue q, cl_mem m, size_t size, void *dst);
+cl_int tl_CopyWithin(cl_icd_dispatch *d, cl_command_queue q, cl_mem m, size_t srcOff, size_t dstOff, size_t size);
 cl_int tl_FillBuffer(cl_icd_dispatch *d, cl_command_queue q, cl_mem m, const void *pat, size_t patSize, size_t size);
 cl_program tl_ProgramWithSource(cl_icd_dispatch *d, cl_context c, const char *src, size_t len, cl_int *err);
 cl_program tl_ProgramWithIL(cl_icd_dispatch *d, cl_context c, const void *il, size_t len, cl_int *err);

@@ -65,6 +65,12 @@ func (q *Queue) Write(m Mem, offset int64, src []byte) error {
 	return check("clEnqueueWriteBuffer", C.tl_WriteBuffer(q.d, q.q, m.m, C.size_t(offset), C.size_t(len(src)), unsafe.Pointer(&src[0])))
 }
 
+// CopyWithin enqueues a copy of size bytes of m from srcOffset to
+// dstOffset, regions that must not overlap; Finish waits for it.
+func (q *Queue) CopyWithin(m Mem, srcOffset, dstOffset, size int64) error {
+	return check("clEnqueueCopyBuffer", C.tl_CopyWithin(q.d, q.q, m.m, C.size_t(srcOffset), C.size_t(dstOffset), C.size_t(size)))
+}
+
 // Read copies the start of m to dst and waits for the copy.
 func (q *Queue) Read(m Mem, dst []byte) error {
 	if len(dst) == 0 {

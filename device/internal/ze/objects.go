@@ -62,6 +62,12 @@ func (q *Queue) Write(m Mem, offset int64, src []byte) error {
 	return check("zeCommandListAppendMemoryCopy", C.tz_copy(q.list, unsafe.Add(m.p, offset), unsafe.Pointer(&src[0]), C.size_t(len(src))))
 }
 
+// CopyWithin copies size bytes of m from srcOffset to dstOffset, regions
+// that must not overlap; the list is synchronous.
+func (q *Queue) CopyWithin(m Mem, srcOffset, dstOffset, size int64) error {
+	return check("zeCommandListAppendMemoryCopy", C.tz_copy(q.list, unsafe.Add(m.p, dstOffset), unsafe.Add(m.p, srcOffset), C.size_t(size)))
+}
+
 // Read copies the start of m to dst.
 func (q *Queue) Read(m Mem, dst []byte) error {
 	if len(dst) == 0 {
