@@ -270,12 +270,6 @@ func TestReplay(t *testing.T) {
 	}
 }
 
-// TestGPPrefersCheap: told which candidates a first run evaluated (their
-// binaries cached), a second gp run of the same space, whose measurements
-// differ a little, starts from those and proposes mostly those after, and
-// finds as good a best; without being told, its proposals drift from the
-// first run's. In the large space
-// the cheap candidates must reach the scored subset to be preferred.
 // gpRun evaluates budget proposals of the gp strategy over cands, told
 // which are cheap and an earlier run's path, each measured with a scatter
 // of ±jitter that differs between runs, as measurements do.
@@ -323,39 +317,34 @@ func gpSpaces(t *testing.T) []struct {
 	}
 }
 
-func TestGPPrefersCheap(t *testing.T) {
+// TestGPSecondRun: a second run of the same space, its measurements
+// scattered 3 %, proposes most of the first run's configurations again
+// when told which are cheap (their binaries cached), all of them when
+// told the first run's path too, and few when told nothing; it finds as
+// good a best, and a longer one searches on past the path. In the large
+// space the cheap candidates and the path must reach the scored subset.
+func TestGPSecondRun(t *testing.T) {
 	const budget = 40
 	for _, tc := range gpSpaces(t) {
 		first, firstBest := gpRun(tc.cands, nil, nil, budget, 0)
-		told, toldBest := gpRun(tc.cands, first, nil, budget, 0.03)
 		blind, _ := gpRun(tc.cands, nil, nil, budget, 0.03)
-		t.Logf("%s: %d of %d proposals again when told, %d when not; best %.0f, first run's %.0f",
-			tc.name, overlap(told, first), budget, overlap(blind, first), toldBest, firstBest)
-		if overlap(told, first) < budget*3/5 || overlap(told, first) < 2*overlap(blind, first) {
-			t.Errorf("%s: told which were cheap, %d of %d proposals were (%d without being told)",
-				tc.name, overlap(told, first), budget, overlap(blind, first))
-		}
-		if toldBest > firstBest*1.05 {
-			t.Errorf("%s: best %.0f, the first run found %.0f", tc.name, toldBest, firstBest)
-		}
-	}
-}
-
-// A second run told the first's path proposes what the first did, though
-// its measurements scatter, and then goes on searching past it.
-func TestGPRetracesPath(t *testing.T) {
-	const budget = 40
-	for _, tc := range gpSpaces(t) {
-		first, firstBest := gpRun(tc.cands, nil, nil, budget, 0)
-		again, againBest := gpRun(tc.cands, first, first, budget, 0.03)
-		cheapOnly, _ := gpRun(tc.cands, first, nil, budget, 0.03)
-		t.Logf("%s: %d of %d proposals again along the path, %d told only which were cheap; best %.0f, first run's %.0f",
-			tc.name, overlap(again, first), budget, overlap(cheapOnly, first), againBest, firstBest)
-		if overlap(again, first) < budget*19/20 {
-			t.Errorf("%s: told the first run's path, %d of %d proposals were on it", tc.name, overlap(again, first), budget)
-		}
-		if againBest > firstBest*1.05 {
-			t.Errorf("%s: best %.0f, the first run found %.0f", tc.name, againBest, firstBest)
+		for _, told := range []struct {
+			what  string
+			path  []tuning.Params
+			least int // proposals of the first run again
+		}{
+			{"which were cheap", nil, max(budget*3/5, 2*overlap(blind, first))},
+			{"the first run's path", first, budget * 19 / 20},
+		} {
+			again, best := gpRun(tc.cands, first, told.path, budget, 0.03)
+			t.Logf("%s, told %s: %d of %d proposals again (%d told nothing); best %.0f, first run's %.0f",
+				tc.name, told.what, overlap(again, first), budget, overlap(blind, first), best, firstBest)
+			if overlap(again, first) < told.least {
+				t.Errorf("%s, told %s: %d of %d proposals were the first run's, want %d", tc.name, told.what, overlap(again, first), budget, told.least)
+			}
+			if best > firstBest*1.05 {
+				t.Errorf("%s, told %s: best %.0f, the first run found %.0f", tc.name, told.what, best, firstBest)
+			}
 		}
 		longer, _ := gpRun(tc.cands, first, first, budget+10, 0.03)
 		if fresh := len(longer) - overlap(longer, first); fresh < 10 {
