@@ -110,7 +110,7 @@ func (f *tuneFlags) registerTuning(fs *flag.FlagSet, op string) {
 	fs.StringVar(&f.strategy, "strategy", "gp", "search strategy: "+strings.Join(search.Names, ", "))
 	fs.IntVar(&f.budget, "budget", 48, "most configurations to evaluate (0: every candidate)")
 	fs.DurationVar(&f.time, "time", 0, "stop proposing configurations after this long (0: no limit)")
-	fs.Uint64Var(&f.seed, "seed", 1, "seed of the inputs and of random choices (recorded)")
+	fs.Uint64Var(&f.seed, "seed", 1, "seed of the inputs and of random choices (recorded); a gp run with the seed of an earlier one retraces its proposals while they stay near the best, so the binary cache holds them")
 	fs.BoolVar(&f.asJSON, "json", false, "print the report as JSON")
 	fs.BoolVar(&f.hot, "hot", false, "time with warm caches (one buffer set) instead of cold")
 	fs.IntVar(&f.minBatch, "batch", 1, "smallest batch of a timed launch (the plan may make it larger to defeat the cache)")
