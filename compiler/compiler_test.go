@@ -11,6 +11,8 @@ import (
 	"tltune/compiler"
 	"tltune/compiler/emit/spirv"
 	"tltune/compiler/target"
+	"tltune/compiler/tuning"
+	"tltune/kernels"
 )
 
 const smallGemm = `func @k(%A: memref<f32x8x4x?>, %B: memref<f32x4x8x?>, %C: memref<f32x8x8x?>) {
@@ -142,5 +144,36 @@ func TestCompileSPIRVOnly(t *testing.T) {
 	}
 	if _, err := compiler.Compile([]byte(smallGemm), compiler.Options{Target: "nvidia", SPIRVOnly: true}); err == nil {
 		t.Error("nvidia compiled to SPIR-V")
+	}
+}
+
+// TestNvidiaHalfWarps: the nvidia target's subgroups of 16 lanes shuffle
+// within their half of the warp (shfl.sync's segment mask 0x10, clamp 15,
+// a member mask of their own half's lanes); whole warps keep the full
+// warp's shuffle.
+func TestNvidiaHalfWarps(t *testing.T) {
+	spec := kernels.Spec{Op: kernels.GEMVOp, M: 64, N: 64, DType: kernels.F32, Acc: kernels.F32, Alpha: 1, Layout: kernels.Strided}
+	r, err := kernels.New(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for sgs, want := range map[int]string{
+		16: "shfl.sync.idx.b32 %0, %1, %2, 0x100f, tl_m;",
+		32: "shfl.sync.idx.b32 %0, %1, %2, 0x1f, 0xffffffff;",
+	} {
+		src, err := r.Source(tuning.Params{SubgroupSize: sgs, WorkGroupSize: [2]int{32, 1}, Tile: [2]int{16, 4}, Unroll: 1, BatchPerGroup: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := compiler.Compile([]byte(src), compiler.Options{Target: "nvidia"})
+		if err != nil {
+			t.Fatalf("subgroups of %d: %v", sgs, err)
+		}
+		if !strings.Contains(res.OpenCL, want) || strings.Count(res.OpenCL, "shfl.sync") != 1 {
+			t.Errorf("subgroups of %d: want one shuffle helper with %q in\n%s", sgs, want, res.OpenCL)
+		}
+		if got := res.Kernels[0].Launch.SubgroupSize; got != sgs {
+			t.Errorf("subgroups of %d: the kernel launches subgroups of %d", sgs, got)
+		}
 	}
 }

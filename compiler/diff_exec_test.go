@@ -88,6 +88,11 @@ func recipeSources(t *testing.T) map[string][]byte {
 			tuning.Params{}},
 		{kernels.Spec{Op: kernels.GEMMOp, M: 53, N: 23, K: 56, DType: kernels.F64, Acc: kernels.F64, TransA: true, Alpha: 1.5, Beta: 0.5},
 			tuning.Params{WorkGroupSize: [2]int{64, 2}, Tile: [2]int{16, 8}, Coopmatrix: [3]int{16, 8, 4}, Unroll: 2, BatchPerGroup: 1}},
+		// Subgroups of 16 lanes on both targets (half-warps on nvidia),
+		// two to a work-group row, staged.
+		{kernels.Spec{Op: kernels.GEMMOp, M: 13, N: 16, K: 19, DType: kernels.F32, Acc: kernels.F32, Alpha: 1, Beta: 0.5},
+			tuning.Params{SubgroupSize: 16, WorkGroupSize: [2]int{32, 1}, Tile: [2]int{16, 8}, Coopmatrix: [3]int{16, 8, 16}, Unroll: 1,
+				BatchPerGroup: 2, StageLocal: true, Stages: 2}},
 	} {
 		src, err := newRecipe(t, c.spec).Source(c.p)
 		if err != nil {

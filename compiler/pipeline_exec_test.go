@@ -51,6 +51,15 @@ var pipelineConfigs = map[string][]struct {
 			Unroll: 1, BatchPerGroup: 1, StageLocal: true, Stages: 3, LocalPad: 4, LocalEpilogue: true}},
 		{kernels.F32, tuning.Params{SubgroupSize: 32, WorkGroupSize: [2]int{64, 1}, Tile: [2]int{64, 8}, Coopmatrix: [3]int{64, 8, 16},
 			Unroll: 1, BatchPerGroup: 2}},
+		// Half-warps: two subgroups of one warp on different tiles (wx 32),
+		// or in two rows of the work-group (wx 16); staged, swizzled and
+		// not, C through local memory.
+		{kernels.F32, tuning.Params{SubgroupSize: 16, WorkGroupSize: [2]int{32, 1}, Tile: [2]int{16, 8}, Coopmatrix: [3]int{16, 8, 16},
+			Unroll: 1, BatchPerGroup: 2, StageLocal: true, Stages: 2, LocalSwizzle: true}},
+		{kernels.F32, tuning.Params{SubgroupSize: 16, WorkGroupSize: [2]int{16, 2}, Tile: [2]int{32, 16}, Coopmatrix: [3]int{16, 8, 8},
+			Unroll: 2, BatchPerGroup: 1, StageLocal: true, Stages: 3, LocalPad: 4, LocalEpilogue: true}},
+		{kernels.F64, tuning.Params{SubgroupSize: 16, WorkGroupSize: [2]int{64, 1}, Tile: [2]int{16, 8}, Coopmatrix: [3]int{16, 8, 8},
+			Unroll: 1, BatchPerGroup: 1, Split: 2}},
 	},
 	"intel": {
 		{kernels.F32, tuning.Params{SubgroupSize: 16, WorkGroupSize: [2]int{32, 2}, Tile: [2]int{16, 16}, Coopmatrix: [3]int{16, 8, 8},

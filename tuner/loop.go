@@ -184,9 +184,10 @@ func walks(parts []*space.Space) []iter.Seq[tuning.Params] {
 // its splits where the batch alone fills the device at every
 // batch_per_group (walking them was three quarters of the walk), the
 // panel pads the problem's element type does not want (prune.PadUseful:
-// the nvidia space lists one pad of 16 bytes for each type), and the
+// the nvidia space lists one pad of 16 bytes for each type), the
 // coopmatrix rows that only pay without a matrix engine
-// (prune.CoopRowsUseful).
+// (prune.CoopRowsUseful) and the half-warps that pay only there too
+// (prune.HalfWarpUseful).
 func (r *run) enumerated() *space.Space {
 	narrowed := *r.t.Space
 	sp := &narrowed
@@ -194,6 +195,7 @@ func (r *run) enumerated() *space.Space {
 		prune.SplitUnneeded(r.t.Device, r.t.Problem, slices.Max(sp.BatchPerGroup)) {
 		sp.Split = nil
 	}
+	sp.SubgroupSize = r.useful(sp.SubgroupSize, prune.HalfWarpUseful)
 	sp.LocalPad = r.useful(sp.LocalPad, prune.PadUseful)
 	sp.Coopmatrix.M = r.useful(sp.Coopmatrix.M, prune.CoopRowsUseful)
 	return sp

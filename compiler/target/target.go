@@ -216,11 +216,14 @@ func Intel() *Target {
 }
 
 // Nvidia is the profile of NVIDIA OpenCL (OpenCL C 1.2 with inline PTX):
-// warps of 32 lanes, no cl_khr_fp16, mma.sync for f16 inputs.
+// subgroups of a warp's 32 lanes or of half a warp (16 lanes, whose
+// shuffles stay within their half: shfl.sync segments), no cl_khr_fp16,
+// mma.sync for f16 inputs on whole warps. Half-warps let a matrix of 16
+// rows occupy every lane.
 func Nvidia() *Target {
 	return &Target{
 		Name:                "nvidia",
-		SubgroupSizes:       []int{32},
+		SubgroupSizes:       []int{16, 32},
 		DefaultSubgroupSize: 32,
 		MaxWorkGroupSize:    1024,
 		LocalMemBytes:       48 << 10,

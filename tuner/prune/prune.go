@@ -50,6 +50,7 @@ type rule func(c *checker) *Reason
 // rules come first, so that a reason names the most basic problem.
 var rules = []rule{
 	subgroupSupported,
+	halfWarpUseful,
 	workGroupShape,
 	coopmatrixUse,
 	vectorWidth,
@@ -242,7 +243,6 @@ func coopmatrixShape(c *checker) *Reason {
 // found against 83.6-84.3 µs without them). Elsewhere every size of the
 // space is tried.
 func CoopRowsUseful(dev *profile.Profile, prob Problem, cm int) bool {
-	const warp = 32
 	if dev.Target != profile.NVIDIA || cm <= warp {
 		return true
 	}
@@ -250,6 +250,39 @@ func CoopRowsUseful(dev *profile.Profile, prob Problem, cm int) bool {
 		return false
 	}
 	return true
+}
+
+// warp is the lanes of an NVIDIA warp, which the nvidia target's
+// subgroups fill or halve.
+const warp = 32
+
+// HalfWarpUseful reports whether subgroups of sgs lanes are worth
+// searching for prob on dev: on the nvidia target a half-warp (16 lanes)
+// pays only for a GEMM without a matrix engine (mma.sync and ldmatrix work
+// on whole warps), where a 16-row coopmatrix would leave half of a warp's
+// lanes without a row (16³ f32 on an H100: 89.1 % of copy at best with
+// warps). Elsewhere every subgroup size of the space is tried.
+func HalfWarpUseful(dev *profile.Profile, prob Problem, sgs int) bool {
+	if dev.Target != profile.NVIDIA || sgs >= warp {
+		return true
+	}
+	for range dev.MatrixFor(prob.Dtype) {
+		return false
+	}
+	return prob.Op == "gemm"
+}
+
+// halfWarpUseful: see HalfWarpUseful; a half-warp's coopmatrix has its 16
+// rows, one a lane.
+func halfWarpUseful(c *checker) *Reason {
+	sgs := c.p.SubgroupSize
+	switch {
+	case !HalfWarpUseful(c.dev, c.prob, sgs):
+		return c.why("half-warp", "subgroup size %d: half-warps pay only for a GEMM off the matrix engine (%s %s)", sgs, c.prob.Op, c.prob.Dtype)
+	case c.dev.Target == profile.NVIDIA && sgs < warp && c.p.Coopmatrix[0] != sgs:
+		return c.why("half-warp", "subgroup size %d: a half-warp pays only for coopmatrices of %d rows, not %d", sgs, sgs, c.p.Coopmatrix[0])
+	}
+	return nil
 }
 
 // coopRowsUseful: see CoopRowsUseful.
@@ -513,9 +546,12 @@ func RegisterBytes(p tuning.Params, prob Problem) int {
 }
 
 func registersFit(c *checker) *Reason {
+	sg := c.p.SubgroupSize
 	need, have := RegisterBytes(c.p, c.prob), c.dev.RegisterBytesPerSubgroup
+	if c.dev.Target == profile.NVIDIA && sg < warp {
+		have = have / warp * sg // each lane of a warp has registers of its own
+	}
 	if have > 0 && need > have {
-		sg := c.p.SubgroupSize
 		return c.why("registers", "about %d bytes of registers per lane needed, %d available at subgroup size %d", ceilDiv(need, sg), have/sg, sg)
 	}
 	return nil

@@ -274,3 +274,51 @@ func TestPadUseful(t *testing.T) {
 		}
 	}
 }
+
+// TestHalfWarps: on the H100, subgroups of 16 lanes are kept for a GEMM
+// off the matrix engine with 16-row coopmatrices, and pruned for other
+// rows, for types on the matrix engine and for gemv; a half-warp has half
+// a warp's registers.
+func TestHalfWarps(t *testing.T) {
+	devs, err := profile.Shipped()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h100, ok := devs.Lookup("NVIDIA H100 80GB HBM3")
+	if !ok {
+		t.Fatal("no H100 profile")
+	}
+	staged := tuning.Params{SubgroupSize: 16, WorkGroupSize: [2]int{16, 2}, Tile: [2]int{16, 8}, Coopmatrix: [3]int{16, 8, 16},
+		Unroll: 1, BatchPerGroup: 2, StageLocal: true, LocalSwizzle: true}
+	rows32 := staged
+	rows32.Tile, rows32.Coopmatrix = [2]int{32, 8}, [3]int{32, 8, 16}
+	big := tuning.Params{SubgroupSize: 16, WorkGroupSize: [2]int{16, 1}, Tile: [2]int{64, 64}, Coopmatrix: [3]int{16, 8, 16}, Unroll: 1, BatchPerGroup: 1}
+	bigWarp := big
+	bigWarp.SubgroupSize, bigWarp.WorkGroupSize = 32, [2]int{32, 1}
+	f32 := Problem{Op: "gemm", Dtype: "f32", M: 16, N: 16, K: 16, Batch: 68267}
+	f16 := f32
+	f16.Dtype = "f16"
+	large := Problem{Op: "gemm", Dtype: "f32", M: 256, N: 256, K: 256, Batch: 267}
+	gemv := Problem{Op: "gemv", Dtype: "f32", M: 64, N: 64, Batch: 12413}
+	for _, c := range []struct {
+		name string
+		p    tuning.Params
+		prob Problem
+		rule string // "" kept
+	}{
+		{"16-row f32", staged, f32, ""},
+		{"32-row f32", rows32, f32, "half-warp"},
+		{"f16, on mma", staged, f16, "half-warp"},
+		{"gemv", tuning.Params{SubgroupSize: 16, WorkGroupSize: [2]int{32, 1}, Tile: [2]int{16, 4}, Unroll: 1, BatchPerGroup: 1, VectorWidth: 4}, gemv, "half-warp"},
+		{"64x64 tile, half-warp", big, large, "registers"},
+		{"64x64 tile, warp", bigWarp, large, ""},
+	} {
+		why, got := Check(c.p, h100, c.prob), ""
+		if why != nil {
+			got = why.Rule
+		}
+		if got != c.rule {
+			t.Errorf("%s: pruned by %q (%v), want %q (\"\": kept)", c.name, got, why, c.rule)
+		}
+	}
+}

@@ -40,14 +40,10 @@ func (e *fn) shuffleReal(x, reg, lane string) string {
 	panic("opencl: subgroup size > 1 on a target without shuffles")
 }
 
-// ptxShuffle reads x from lane `lane` of the warp with shfl.sync.idx.b32;
-// 64-bit values move as two 32-bit halves.
+// ptxShuffle reads x from lane `lane` of the subgroup with
+// shfl.sync.idx.b32; 64-bit values move as two 32-bit halves.
 func (e *fn) ptxShuffle(x, reg, lane string) string {
-	h := e.u.helpers.add("tl_shfl", `static inline uint tl_shfl(uint x, int lane) {
-    uint r;
-    __asm__ volatile ("shfl.sync.idx.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=r"(r) : "r"(x), "r"(lane));
-    return r;
-}`)
+	h := e.ptxShuffleHelper()
 	switch reg {
 	case "double", "long":
 		as := map[string]string{"double": "as_double", "long": "as_long"}[reg]
@@ -56,6 +52,26 @@ func (e *fn) ptxShuffle(x, reg, lane string) string {
 		return fmt.Sprintf("as_float(%s(as_uint(%s), %s))", h, x, lane)
 	}
 	return fmt.Sprintf("(%s)%s((uint)(%s), %s)", reg, h, x, lane)
+}
+
+// ptxShuffleHelper adds the helper that shuffles 32 bits within the
+// subgroup and returns its name. A warp's shuffle names every lane. A
+// half-warp's takes its lane within its half (the segment mask 0x10 of
+// shfl.sync's c operand) and names only its half's lanes, which may
+// diverge from the other half's: the two halves are two subgroups.
+func (e *fn) ptxShuffleHelper() string {
+	if e.launch.SubgroupSize == 32 {
+		return e.u.helpers.add("tl_shfl", `static inline uint tl_shfl(uint x, int lane) {
+    uint r;
+    __asm__ volatile ("shfl.sync.idx.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=r"(r) : "r"(x), "r"(lane));
+    return r;
+}`)
+	}
+	return e.u.helpers.add("tl_shfl16", `static inline uint tl_shfl16(uint x, int lane) {
+    uint r;
+    __asm__ volatile ("{\n\t.reg .u32 tl_l, tl_m;\n\tmov.u32 tl_l, %%laneid;\n\tand.b32 tl_l, tl_l, 16;\n\tmov.u32 tl_m, 0xffff;\n\tshl.b32 tl_m, tl_m, tl_l;\n\tshfl.sync.idx.b32 %0, %1, %2, 0x100f, tl_m;\n\t}" : "=r"(r) : "r"(x), "r"(lane));
+    return r;
+}`)
 }
 
 // subgroupOp writes subgroup_add/max/min (reduce or scans).
