@@ -142,7 +142,7 @@ func (r *run) startSetup(ctx context.Context) <-chan error {
 func (r *run) prepare(ctx context.Context) error {
 	t := r.t
 	endPropose := Track(ctx, PhasePropose)
-	keep, pruned := prune.SplitParts(walks(r.enumerated().Parts()), t.Device, t.Problem)
+	keep, pruned := prune.SplitParts(r.walks(r.enumerated().Parts()), t.Device, t.Problem)
 	r.rep.Candidates = len(keep)
 	strategy, err := search.New(r.opts.Strategy, keep, r.opts.Seed)
 	endPropose()
@@ -170,11 +170,25 @@ func (r *run) prepare(ctx context.Context) error {
 	return nil
 }
 
-// walks are the points of each part.
-func walks(parts []*space.Space) []iter.Seq[tuning.Params] {
-	seqs := make([]iter.Seq[tuning.Params], len(parts))
-	for i, p := range parts {
-		seqs[i] = p.All()
+// walks are the points of each part, less what a part's subgroup size
+// rules out at every point, so that walking it costs nothing: work-groups
+// not a multiple of the subgroup (the pruner's work-group rule), and a
+// half-warp's coopmatrix rows other than its own (prune.HalfWarpRows): the
+// nvidia space lists half-warps and work-groups of 16 lanes for them.
+func (r *run) walks(parts []*space.Space) []iter.Seq[tuning.Params] {
+	var seqs []iter.Seq[tuning.Params]
+	for _, p := range parts {
+		sgs := p.SubgroupSize[0]
+		if p.WorkGroupSize.X[0]%sgs != 0 {
+			continue
+		}
+		if len(p.Coopmatrix.M) > 0 { // gemv and ger have none
+			p.Coopmatrix.M = slices.DeleteFunc(slices.Clone(p.Coopmatrix.M), func(cm int) bool { return !prune.HalfWarpRows(r.t.Device, sgs, cm) })
+			if len(p.Coopmatrix.M) == 0 {
+				continue
+			}
+		}
+		seqs = append(seqs, p.All())
 	}
 	return seqs
 }

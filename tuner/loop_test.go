@@ -12,6 +12,7 @@ import (
 
 	"tltune/compiler/tuning"
 	"tltune/tuner/profile"
+	"tltune/tuner/prune"
 	"tltune/tuner/search"
 	"tltune/tuner/space"
 )
@@ -406,4 +407,46 @@ func walkCounts(t *testing.T, set func(*Tuner)) (walked, kept int, pruned map[st
 		walked += n
 	}
 	return walked, rep.Candidates, rep.PrunedByRule
+}
+
+// TestShippedWalks: on the H100's nvidia gemm space the walk takes
+// half-warps only for the types off the matrix engine, each with its
+// 16-row coopmatrices and work-groups of whole half-warps, none of which
+// the pruner then rejects for being one; so the walk of f16 stays as it
+// was (544,320 points at 256³) and that of f32 at one and a half times
+// its warps' (777,600 and 388,800).
+func TestShippedWalks(t *testing.T) {
+	devs, err := profile.Shipped()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev, ok := devs.Lookup("NVIDIA H100 80GB HBM3")
+	sp, err := space.Shipped("gemm", "nvidia")
+	if !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	for _, prob := range []prune.Problem{
+		{Op: "gemm", Dtype: "f16", Acc: "f32", M: 256, N: 256, K: 256, Batch: 400},
+		{Op: "gemm", Dtype: "f32", M: 256, N: 256, K: 256, Batch: 267},
+		{Op: "gemm", Dtype: "f32", M: 16, N: 16, K: 16, Batch: 68267},
+	} {
+		r := &run{t: &Tuner{Space: sp, Device: dev, Problem: prob}}
+		walked, halfWarps := 0, 0
+		for _, seq := range r.walks(r.enumerated().Parts()) {
+			for p := range seq {
+				walked++
+				if p.SubgroupSize == 32 {
+					continue
+				}
+				halfWarps++
+				if why := prune.Check(p, dev, prob); why != nil && (why.Rule == "half-warp" || p.WorkGroupSize[0]%p.SubgroupSize != 0) {
+					t.Fatalf("%s %dx%dx%d: walked %v, which %v", prob.Dtype, prob.M, prob.N, prob.K, p, why)
+				}
+			}
+		}
+		t.Logf("%s %dx%dx%d: %d points walked, %d of them half-warps", prob.Dtype, prob.M, prob.N, prob.K, walked, halfWarps)
+		if walked > 1_200_000 || (prob.Dtype == "f16") != (halfWarps == 0) {
+			t.Errorf("%s %dx%dx%d: %d points walked, %d of them half-warps", prob.Dtype, prob.M, prob.N, prob.K, walked, halfWarps)
+		}
+	}
 }

@@ -272,14 +272,19 @@ func HalfWarpUseful(dev *profile.Profile, prob Problem, sgs int) bool {
 	return prob.Op == "gemm"
 }
 
-// halfWarpUseful: see HalfWarpUseful; a half-warp's coopmatrix has its 16
-// rows, one a lane.
+// HalfWarpRows reports whether coopmatrices of cm rows suit subgroups of
+// sgs lanes on dev: a half-warp's have its 16 rows, one a lane.
+func HalfWarpRows(dev *profile.Profile, sgs, cm int) bool {
+	return dev.Target != profile.NVIDIA || sgs >= warp || cm == sgs
+}
+
+// halfWarpUseful: see HalfWarpUseful and HalfWarpRows.
 func halfWarpUseful(c *checker) *Reason {
 	sgs := c.p.SubgroupSize
 	switch {
 	case !HalfWarpUseful(c.dev, c.prob, sgs):
 		return c.why("half-warp", "subgroup size %d: half-warps pay only for a GEMM off the matrix engine (%s %s)", sgs, c.prob.Op, c.prob.Dtype)
-	case c.dev.Target == profile.NVIDIA && sgs < warp && c.p.Coopmatrix[0] != sgs:
+	case !HalfWarpRows(c.dev, sgs, c.p.Coopmatrix[0]):
 		return c.why("half-warp", "subgroup size %d: a half-warp pays only for coopmatrices of %d rows, not %d", sgs, sgs, c.p.Coopmatrix[0])
 	}
 	return nil

@@ -179,12 +179,13 @@ func TestShipped(t *testing.T) {
 			// drops the dimension).
 			// A problem walks one pad of the list (the tuner keeps the one
 			// prune.PadUseful wants; nvidia lists one per element type), and
-			// nvidia's half-warps only for the types off the matrix engine
-			// (prune.HalfWarpUseful).
+			// of nvidia's half-warps and work-groups of 16 lanes, only what
+			// suits them (tuner's TestShippedWalks: 1.17 million points
+			// at most of these 1.94 million).
 			walk := *s
 			walk.LocalPad = walk.LocalPad[:1]
-			if n := walk.Size(); n > 1600000 {
-				t.Errorf("%s/%s: %d points; keep spaces under 1600000", op, target, n)
+			if n := walk.Size(); n > 2000000 {
+				t.Errorf("%s/%s: %d points; keep spaces under 2000000", op, target, n)
 			}
 			seen := map[tuning.Params]bool{}
 			for p := range s.All() {
