@@ -149,15 +149,21 @@ func (e *fn) bindMemref(v *ir.Value, ptr string, shape, stride []string) {
 	name := e.fresh(v.Name)
 	e.put(space, " ", si.mem, "* ", name, " = ", ptr, ";")
 	m := &memref{typ: t, ptr: name, space: space}
-	m.shape = e.pinAll(shape, t.Shape())
-	m.stride = e.pinAll(stride, t.Stride())
+	m.shape, m.stride = e.pinShapeStride(shape, stride, t)
 	e.mems.Set(v, m)
 }
 
-// pinAll returns the static entries of static as literals and stores the
-// dynamic ones of exprs in variables.
-func (e *fn) pinAll(exprs []string, static []int64) []string {
-	out := make([]string, len(exprs))
+// pinShapeStride is pinAll of a view's shape and stride expressions (of
+// memref type t), in one allocation.
+func (e *fn) pinShapeStride(shape, stride []string, t *ir.Type) (pinnedShape, pinnedStride []string) {
+	out := make([]string, len(shape)+len(stride))
+	n := len(shape)
+	return e.pinAll(out[:n:n], shape, t.Shape()), e.pinAll(out[n:], stride, t.Stride())
+}
+
+// pinAll writes into out (of exprs' length) the static entries of static
+// as literals and stores the dynamic ones of exprs in variables.
+func (e *fn) pinAll(out, exprs []string, static []int64) []string {
 	for i, x := range exprs {
 		switch {
 		case static[i] != ir.Dynamic:
@@ -173,7 +179,25 @@ func (e *fn) pinAll(exprs []string, static []int64) []string {
 	return out
 }
 
+// isNumber reports whether s is a decimal int64, as strconv.ParseInt
+// would, without the error ParseInt allocates for every expression that is
+// not one (most of those pinAll sees).
 func isNumber(s string) bool {
+	digits := s
+	if digits != "" && (digits[0] == '-' || digits[0] == '+') {
+		digits = digits[1:]
+	}
+	if digits == "" {
+		return false
+	}
+	for i := 0; i < len(digits); i++ {
+		if digits[i] < '0' || digits[i] > '9' {
+			return false
+		}
+	}
+	if len(digits) < 19 { // every 18-digit number is an int64
+		return true
+	}
 	_, err := strconv.ParseInt(s, 10, 64)
 	return err == nil
 }
@@ -194,7 +218,8 @@ func (e *fn) subview(in *ir.Inst) {
 		}
 		return e.wide(v)
 	}
-	var offs, shape, stride []string
+	var offsRoom, shapeRoom, strideRoom [4]string // orders up to 4 need no allocation
+	offs, shape, stride := offsRoom[:0], shapeRoom[:0], strideRoom[:0]
 	for i := range in.Offsets {
 		offs = append(offs, next(in.Offsets[i]))
 		size := next(in.Sizes[i])
@@ -405,8 +430,7 @@ func (e *fn) alloca(in *ir.Inst) {
 			m.swz.ld, m.swz.columns = st[1], true
 		}
 	}
-	m.shape = e.pinAll(make([]string, len(t.Shape())), t.Shape())
-	m.stride = e.pinAll(make([]string, len(t.Stride())), t.Stride())
+	m.shape, m.stride = e.pinShapeStride(make([]string, len(t.Shape())), make([]string, len(t.Stride())), t)
 	e.mems.Set(in.Result(), m)
 }
 

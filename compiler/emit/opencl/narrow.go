@@ -60,7 +60,7 @@ func (e *fn) narrow(v *ir.Value) bool {
 // wide is v's C expression as a long.
 func (e *fn) wide(v *ir.Value) string {
 	if e.narrow(v) {
-		return "(long)(" + e.value(v) + ")"
+		return e.text.join("(long)(", e.value(v), ")")
 	}
 	return e.value(v)
 }
@@ -103,12 +103,16 @@ func (e *fn) offsetOf(mv *ir.Value, idx []*ir.Value) string {
 	if allInt && !sum.Fits32() {
 		fits = false
 	}
-	strs := make([]string, len(idx))
-	for i, v := range idx {
+	var room [4]string // orders up to 4, most memrefs', need no allocation
+	strs := room[:0]
+	if len(idx) > len(room) {
+		strs = make([]string, 0, len(idx))
+	}
+	for _, v := range idx {
 		if fits {
-			strs[i] = e.value(v)
+			strs = append(strs, e.value(v))
 		} else {
-			strs[i] = e.wide(v)
+			strs = append(strs, e.wide(v))
 		}
 	}
 	return e.offset(m, strs)

@@ -68,7 +68,8 @@ var oneComponent = [16]string{".s0", ".s1", ".s2", ".s3", ".s4", ".s5", ".s6", "
 
 func (e *fn) vectorLoad(in *ir.Inst) {
 	m := e.memref(in.Operands[0])
-	elems := e.loadVector(m, e.offsetOf(in.Operands[0], in.Operands[1:]), len(in.Results))
+	var room [16]string // the widest vector: no allocation
+	elems := e.loadVector(room[:0], m, e.offsetOf(in.Operands[0], in.Operands[1:]), len(in.Results))
 	for k, r := range in.Results {
 		if e.u.scalar(m.typ.Elem()).halfway || m.typ.Elem().Kind() == ir.KindBF16 {
 			e.define(r, elems[k])
@@ -79,16 +80,15 @@ func (e *fn) vectorLoad(in *ir.Inst) {
 }
 
 // loadVector loads n elements of m from element offset off (aligned for
-// n elements) with one access and returns the C expression of each in its
-// register type.
-func (e *fn) loadVector(m *memref, off string, n int) []string {
+// n elements) with one access and appends the C expression of each in its
+// register type to dst.
+func (e *fn) loadVector(dst []string, m *memref, off string, n int) []string {
 	v := e.loadVectorBits(m, off, n)
-	out := make([]string, n)
-	for k := range out {
+	for k := range n {
 		head, tail := v.elem(e, k)
-		out[k] = e.text.join(head, tail)
+		dst = append(dst, e.text.join(head, tail))
 	}
-	return out
+	return dst
 }
 
 // loadedVector is a vector loadVectorBits loaded: its variable, holding
@@ -124,9 +124,10 @@ func (v loadedVector) elem(e *fn, k int) (head, tail string) {
 
 func (e *fn) vectorStore(in *ir.Inst) {
 	xs, mv, idx := in.VectorStoreOperands()
-	vals := make([]string, len(xs))
-	for k, x := range xs {
-		vals[k] = e.value(x)
+	var room [16]string // the widest vector: no allocation
+	vals := room[:0]
+	for _, x := range xs {
+		vals = append(vals, e.value(x))
 	}
 	e.storeVector(e.memref(mv), e.offsetOf(mv, idx), vals)
 }
@@ -147,15 +148,26 @@ func (e *fn) storeVector(m *memref, off string, vals []string) {
 			e.line("vstore_half_rte(%s, %d, (private half*)&%s);", x, k, val)
 		}
 	} else {
-		parts := make([]string, len(vals))
-		for k, x := range vals {
-			parts[k] = x
-			if si.bf16 {
-				parts[k] = e.u.helpers.bf16Store() + "(" + parts[k] + ")"
-			}
-		}
-		val = "(" + raw + ")(" + joinArgs(parts...) + ")"
+		val = e.vectorValue(raw, vals, si.bf16)
 	}
 	// The cast pointer to the vector, written in parts.
 	e.put("*(", m.space, " ", raw, "*)", e.elemAddr(m, off), " = ", val, ";")
+}
+
+// vectorValue is the C vector of C type raw made of vals, each converted
+// to bf16 bits first when bf16 is set, joined in e.text.
+func (e *fn) vectorValue(raw string, vals []string, bf16 bool) string {
+	var room [3 + 5*16 + 1]string // the parts of the widest vector: no allocation
+	parts := append(room[:0], "(", raw, ")(")
+	for k, x := range vals {
+		if k > 0 {
+			parts = append(parts, ", ")
+		}
+		if bf16 {
+			parts = append(parts, e.u.helpers.bf16Store(), "(", x, ")")
+		} else {
+			parts = append(parts, x)
+		}
+	}
+	return e.text.join(append(parts, ")")...)
 }
