@@ -203,8 +203,8 @@ func (e *fn) indexArith(in *ir.Inst) error {
 	case ir.Max:
 		e.defineParts(r, "(", typ, ")max(", x, ", ", y, ")")
 	default:
-		op, ok := cOp[in.Arith]
-		if !ok {
+		op := cOp(in.Arith)
+		if op == "" {
 			return fmt.Errorf("opencl: arith.%s on index", in.Arith)
 		}
 		e.defineParts(r, "(", typ, ")(", x, " ", op, " ", y, ")")
@@ -219,11 +219,11 @@ func (e *fn) binary(op ir.ArithOp, t *ir.Type, x, y string) (string, error) {
 	case t.Kind() == ir.KindBool:
 		switch op {
 		case ir.And:
-			return x + " && " + y, nil
+			return e.text.join(x, " && ", y), nil
 		case ir.Or:
-			return x + " || " + y, nil
+			return e.text.join(x, " || ", y), nil
 		case ir.Xor:
-			return x + " != " + y, nil
+			return e.text.join(x, " != ", y), nil
 		}
 	case t.IsComplex():
 		switch op {
@@ -239,7 +239,7 @@ func (e *fn) binary(op ir.ArithOp, t *ir.Type, x, y string) (string, error) {
 	case t.IsFloat():
 		switch op {
 		case ir.Add, ir.Sub, ir.Mul, ir.Div:
-			return e.roundTo(e.text.join("(", x, " ", cOp[op], " ", y, ")"), t), nil
+			return e.roundTo(e.text.join("(", x, " ", cOp(op), " ", y, ")"), t), nil
 		case ir.Rem:
 			return e.roundTo("fmod("+joinArgs(x, y)+")", t), nil
 		case ir.Min:
@@ -250,19 +250,30 @@ func (e *fn) binary(op ir.ArithOp, t *ir.Type, x, y string) (string, error) {
 	case t.IsInteger():
 		switch op {
 		case ir.Min:
-			return "min(" + joinArgs(x, y) + ")", nil
+			return e.text.join("min(", x, ", ", y, ")"), nil
 		case ir.Max:
-			return "max(" + joinArgs(x, y) + ")", nil
+			return e.text.join("max(", x, ", ", y, ")"), nil
 		default:
-			return e.text.join("(", reg, ")(", x, " ", cOp[op], " ", y, ")"), nil
+			return e.text.join("(", reg, ")(", x, " ", cOp(op), " ", y, ")"), nil
 		}
 	}
 	return "", fmt.Errorf("opencl: arith.%s on %s", op, t)
 }
 
-var cOp = map[ir.ArithOp]string{
+// cOps are the C operators of the arithmetic operations that have one,
+// indexed by operation: looked up in a map, they were a hundredth of
+// writing a large kernel, most of whose lines are index arithmetic.
+var cOps = [...]string{
 	ir.Add: "+", ir.Sub: "-", ir.Mul: "*", ir.Div: "/", ir.Rem: "%",
 	ir.Shl: "<<", ir.Shr: ">>", ir.And: "&", ir.Or: "|", ir.Xor: "^",
+}
+
+// cOp is op's C operator, "" when it has none.
+func cOp(op ir.ArithOp) string {
+	if int(op) < len(cOps) {
+		return cOps[op]
+	}
+	return ""
 }
 
 // roundTo rounds an f32 expression to f16 or bf16 precision when the
