@@ -152,19 +152,7 @@ func TestNotes(t *testing.T) {
 	if lines, _ := c.Noted(key); !slices.Equal(lines, []string{"a", "c"}) {
 		t.Errorf("after SetNote(c, a): %q", lines)
 	}
-	if err := c.Clear(); err != nil {
-		t.Fatal(err)
-	}
-	if lines, _ := c.Noted(key); lines != nil {
-		t.Errorf("after Clear: %q", lines)
-	}
-	c.Note(key, []string{"a"})
-	if err := c.SetNote(key, nil); err != nil {
-		t.Fatal(err)
-	}
-	if lines, _ := c.Noted(key); lines != nil {
-		t.Errorf("after SetNote(nil): %q", lines)
-	}
+	checkClearAndRemove(t, c, key, c.Noted, c.SetNote)
 }
 
 // TestPaths: a path keeps its lines in order, is
@@ -190,17 +178,26 @@ func TestPaths(t *testing.T) {
 	if s, err := c.Stats(); err != nil || s.Paths != 1 || s.Notes != 1 {
 		t.Errorf("Stats: %d paths and %d notes, %v; want 1 and 1", s.Paths, s.Notes, err)
 	}
+	checkClearAndRemove(t, c, key, c.Path, c.SetPath)
+}
+
+// checkClearAndRemove: Clear empties what read finds under key, and set
+// with no lines removes it.
+func checkClearAndRemove(t *testing.T, c *Cache, key string, read func(string) ([]string, error), set func(string, []string) error) {
+	t.Helper()
 	if err := c.Clear(); err != nil {
 		t.Fatal(err)
 	}
-	if lines, _ := c.Path(key); lines != nil {
+	if lines, _ := read(key); lines != nil {
 		t.Errorf("after Clear: %q", lines)
 	}
-	c.SetPath(key, []string{"a"})
-	if err := c.SetPath(key, nil); err != nil {
+	if err := set(key, []string{"a"}); err != nil {
 		t.Fatal(err)
 	}
-	if lines, _ := c.Path(key); lines != nil {
-		t.Errorf("after SetPath(nil): %q", lines)
+	if err := set(key, nil); err != nil {
+		t.Fatal(err)
+	}
+	if lines, _ := read(key); lines != nil {
+		t.Errorf("after setting no lines: %q", lines)
 	}
 }
