@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"sync"
@@ -34,6 +35,9 @@ type Batcher struct {
 	// CacheKey is the binary-cache key of the kernel of the source with
 	// hash hash in a program of form path; nil: no cache keys.
 	CacheKey func(path devcall.Path, hash string) string
+	// Quiet is how long a batch waits for another configuration before it
+	// is compiled short; default batchQuiet.
+	Quiet time.Duration
 
 	mu      sync.Mutex
 	pending []*pendingKernel
@@ -82,10 +86,11 @@ func (b *Batcher) add(pk *pendingKernel) []*pendingKernel {
 	if len(b.pending) >= b.Size {
 		return b.take()
 	}
+	quiet := cmp.Or(b.Quiet, batchQuiet)
 	if b.timer == nil {
-		b.timer = time.AfterFunc(batchQuiet, b.flushQuiet)
+		b.timer = time.AfterFunc(quiet, b.flushQuiet)
 	} else {
-		b.timer.Reset(batchQuiet)
+		b.timer.Reset(quiet)
 	}
 	return nil
 }
