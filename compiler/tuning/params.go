@@ -67,7 +67,7 @@ type knob struct {
 }
 
 var knobs = []knob{
-	{"sg", "subgroup size: lanes that run in lock-step (a warp on NVIDIA, 1 on the generic target)", "the same",
+	{"sg", "subgroup size: lanes that run in lock-step (a warp on NVIDIA, or half of one; 1 on the generic target)", "the same",
 		func(p Params) string { return ints(p.SubgroupSize) }},
 	{"wg", "work-group size wx×wy in work-items; its (wx/sg)×wy subgroups form a grid over C", "work-group size wx×wy in work-items",
 		func(p Params) string { return ints(p.WorkGroupSize[:]...) }},
