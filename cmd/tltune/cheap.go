@@ -27,9 +27,35 @@ import (
 // the first's, and without the path it would soon propose others, which
 // the cache does not hold.
 
+// shapeKey names what the cache keeps of kind for a shape compiled with
+// copts: more sets it apart further (a path's seed).
+func (r *tuneRun) shapeKey(kind string, spec kernels.Spec, copts compiler.Options, more ...string) string {
+	return bincache.Key(append([]string{kind, r.compileID(copts), spec.Name(), spec.Layout.String()}, more...)...)
+}
+
 // buildNoteKey names the note of a shape's configurations compiled with copts.
 func (r *tuneRun) buildNoteKey(spec kernels.Spec, copts compiler.Options) string {
-	return bincache.Key("configurations", r.compileID(copts), spec.Name(), spec.Layout.String())
+	return r.shapeKey("configurations", spec, copts)
+}
+
+// configLines writes the configurations of outcomes one a line, as notes
+// and paths keep them.
+func configLines(outcomes []tuner.Outcome) ([]string, error) {
+	lines := make([]string, len(outcomes))
+	for i, o := range outcomes {
+		line, err := json.Marshal(o.Params)
+		if err != nil {
+			return nil, err
+		}
+		lines[i] = string(line)
+	}
+	return lines, nil
+}
+
+// parseConfig reads a configuration from a line of a note or a path.
+func parseConfig(line string) (tuning.Params, bool) {
+	var p tuning.Params
+	return p, json.Unmarshal([]byte(line), &p) == nil
 }
 
 // cheapConfigs returns the configurations of recipe that the note lists and
@@ -63,8 +89,8 @@ func (r *tuneRun) cheapConfigs(recipe kernels.Recipe) []tuning.Params {
 // cached parses a line of a note and reports whether the configuration's
 // kernel, compiled from its source as today, is in the cache under key.
 func (r *tuneRun) cached(recipe kernels.Recipe, key func(devcall.Path, string) string, line string) (tuning.Params, bool) {
-	var p tuning.Params
-	if json.Unmarshal([]byte(line), &p) != nil {
+	p, ok := parseConfig(line)
+	if !ok {
 		return p, false
 	}
 	src, err := recipe.Source(p)
@@ -83,7 +109,7 @@ func (r *tuneRun) cached(recipe kernels.Recipe, key func(devcall.Path, string) s
 // pathKey names the path of the gp runs of a shape compiled with copts
 // and the run's seed.
 func (r *tuneRun) pathKey(spec kernels.Spec, copts compiler.Options) string {
-	return bincache.Key("path", r.compileID(copts), spec.Name(), spec.Layout.String(), strconv.FormatUint(r.flags.seed, 10))
+	return r.shapeKey("path", spec, copts, strconv.FormatUint(r.flags.seed, 10))
 }
 
 // searchPath returns the configurations of the path an earlier gp run of
@@ -98,8 +124,7 @@ func (r *tuneRun) searchPath(recipe kernels.Recipe) []tuning.Params {
 	}
 	var path []tuning.Params
 	for _, line := range lines {
-		var p tuning.Params
-		if json.Unmarshal([]byte(line), &p) == nil {
+		if p, ok := parseConfig(line); ok {
 			path = append(path, p)
 		}
 	}
@@ -115,13 +140,9 @@ func (r *tuneRun) notePath(spec kernels.Spec, rep *tuner.Report) error {
 	}
 	evaluated := slices.DeleteFunc(slices.Clone(rep.Outcomes), func(o tuner.Outcome) bool { return o.Seq == 0 })
 	slices.SortFunc(evaluated, func(a, b tuner.Outcome) int { return a.Seq - b.Seq })
-	lines := make([]string, len(evaluated))
-	for i, o := range evaluated {
-		line, err := json.Marshal(o.Params)
-		if err != nil {
-			return err
-		}
-		lines[i] = string(line)
+	lines, err := configLines(evaluated)
+	if err != nil {
+		return err
 	}
 	key := r.pathKey(spec, r.setupFor(spec.Precision).copts)
 	if old, err := r.bins.Path(key); err == nil && len(old) >= len(lines) && slices.Equal(old[:len(lines)], lines) {
@@ -136,16 +157,9 @@ func (r *tuneRun) noteBuilt(spec kernels.Spec, rep *tuner.Report) error {
 	if r.bins == nil {
 		return nil
 	}
-	var lines []string
-	for _, o := range rep.Outcomes {
-		if o.Kind != tuner.OK {
-			continue
-		}
-		line, err := json.Marshal(o.Params)
-		if err != nil {
-			return err
-		}
-		lines = append(lines, string(line))
+	lines, err := configLines(slices.DeleteFunc(slices.Clone(rep.Outcomes), func(o tuner.Outcome) bool { return o.Kind != tuner.OK }))
+	if err != nil {
+		return err
 	}
 	return r.bins.Note(r.buildNoteKey(spec, r.setupFor(spec.Precision).copts), lines)
 }
