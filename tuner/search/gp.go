@@ -316,21 +316,20 @@ func (g *gp) propose(open []int, xs [][]float64, ys []float64) int {
 		cx[i] = g.feats[c]
 	}
 	mu, sd := m.predict(cx)
-	score := make(map[int]float64, len(scored))
-	bestI, bestScore := 0, math.Inf(-1)
+	score := make([]float64, len(scored))
+	bestI := 0
 	for i, c := range scored {
-		ei := expectedImprovement(best, mu[i], sd[i])
+		score[i] = expectedImprovement(best, mu[i], sd[i])
 		if g.isCheap(c) {
-			ei *= gpCheapGain
+			score[i] *= gpCheapGain
 		}
-		score[c] = ei
-		if ei > bestScore {
-			bestI, bestScore = i, ei
+		if score[i] > score[bestI] {
+			bestI = i
 		}
 	}
 	// The earlier run's first step still worth taking, if any.
 	for _, c := range g.pathAhead() {
-		if score[c]*gpPathSlack >= bestScore {
+		if i := slices.Index(scored, c); i >= 0 && score[i]*gpPathSlack >= score[bestI] {
 			return c
 		}
 	}
