@@ -32,27 +32,33 @@ type bufferSet struct {
 	bufs   *devcall.Buffers
 }
 
-// upload converts in and copies its data to freshly allocated device
-// buffers; the const arrays of the group layout follow on first use.
-func upload(d device.Device, in *kernels.Inputs) (*bufferSet, error) {
-	return uploadParams(d, in, in.Batch, InputParams(in))
+// newBufferSet is in as params describe it for launches over batch
+// entries, with no device buffers yet: write allocates and fills them.
+func newBufferSet(d device.Device, in *kernels.Inputs, batch int, params []hostcall.Param) *bufferSet {
+	return &bufferSet{in: in, batch: batch, params: params, bufs: devcall.NewBuffers(d)}
 }
 
-// uploadRepeated is upload for a batch of batch entries, in's repeated
-// over it on the device (timing buffers), for a recipe of the given
-// layout: the host holds in's entries alone, and a set's output cannot be
-// read back.
-func uploadRepeated(d device.Device, in *kernels.Inputs, batch int, layout kernels.Layout) (*bufferSet, error) {
-	return uploadParams(d, in, batch, repeatedParams(in, batch, layout == kernels.Group))
-}
-
-func uploadParams(d device.Device, in *kernels.Inputs, batch int, params []hostcall.Param) (*bufferSet, error) {
-	s := &bufferSet{in: in, batch: batch, params: params, bufs: devcall.NewBuffers(d)}
+// write copies the set's data to its device buffers, allocating them the
+// first time; written again, they are as the host holds them (inputs, and
+// the output as it was before a launch wrote it). The const arrays of the
+// group layout follow on first use.
+func (s *bufferSet) write() error {
 	for i, p := range s.params {
-		if err := s.bufs.Upload(p.Memref.Data); err != nil {
-			s.release()
-			return nil, fmt.Errorf("upload %s: %w", in.Args[i].Name, err)
+		if err := s.bufs.Write(p.Memref.Data); err != nil {
+			return fmt.Errorf("upload %s: %w", s.in.Args[i].Name, err)
 		}
+	}
+	return nil
+}
+
+// uploadRepeated uploads a batch of batch entries, in's repeated over it
+// on the device (timing buffers), for a recipe of the given layout: the
+// host holds in's entries alone, and a set's output cannot be read back.
+func uploadRepeated(d device.Device, in *kernels.Inputs, batch int, layout kernels.Layout) (*bufferSet, error) {
+	s := newBufferSet(d, in, batch, repeatedParams(in, batch, layout == kernels.Group))
+	if err := s.write(); err != nil {
+		s.release()
+		return nil, err
 	}
 	return s, nil
 }

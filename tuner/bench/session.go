@@ -155,18 +155,13 @@ func NewKernel(abi compiler.Kernel, kern device.Kernel) *Kernel {
 // and freeing them each time cost more than the run.
 func (s *Session) Output(k *Kernel) (*kernels.Buffer, error) {
 	if s.verify == nil {
-		set, err := upload(s.dev, withOwnOutput(s.verifyIn))
-		if err != nil {
-			return nil, err
-		}
-		s.verify = set
+		in := withOwnOutput(s.verifyIn)
+		s.verify = newBufferSet(s.dev, in, in.Batch, InputParams(in))
 	}
 	out := s.verify.output()
 	copy(out.Data, s.verifyIn.Output().Data)
-	for _, p := range s.verify.params {
-		if err := s.verify.bufs.Refresh(p.Memref.Data); err != nil {
-			return nil, err
-		}
+	if err := s.verify.write(); err != nil {
+		return nil, err
 	}
 	call, err := s.verify.call(k.abi)
 	if err != nil {

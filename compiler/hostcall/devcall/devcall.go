@@ -33,16 +33,6 @@ func NewBuffers(d device.Device) *Buffers {
 	return &Buffers{dev: d, bufs: map[*hostcall.Blob]device.Buffer{}}
 }
 
-// Upload makes the blobs resident, copying their bytes to the device.
-func (b *Buffers) Upload(blobs ...*hostcall.Blob) error {
-	for _, blob := range blobs {
-		if _, err := b.buffer(blob); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // buffer returns blob's device buffer, uploading it on first use (at least
 // 8 bytes: some runtimes refuse empty buffers).
 func (b *Buffers) buffer(blob *hostcall.Blob) (device.Buffer, error) {
@@ -70,10 +60,10 @@ func writeBlob(buf device.Buffer, blob *hostcall.Blob) error {
 	return buf.Write(blob.Data)
 }
 
-// Refresh copies blob's bytes to its device buffer again (uploading it
-// when not yet resident): a resident output, say, set back to its
-// initial contents before the next launch writes it.
-func (b *Buffers) Refresh(blob *hostcall.Blob) error {
+// Write copies blob's bytes to its device buffer, allocating it when the
+// blob is not yet resident; a resident blob is written again (an output
+// set back to its initial contents before the next launch, say).
+func (b *Buffers) Write(blob *hostcall.Blob) error {
 	buf, ok := b.bufs[blob]
 	if !ok {
 		_, err := b.buffer(blob)
