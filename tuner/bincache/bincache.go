@@ -283,19 +283,20 @@ func (c *Cache) list(sub string) ([]entry, error) {
 // Stats counts the binaries, index entries, notes and paths.
 func (c *Cache) Stats() (Stats, error) {
 	s := Stats{Dir: c.dir, Limit: c.limit}
-	var bins []entry
-	for sub, n := range map[string]*int{binariesDir: &s.Binaries, kernelsDir: &s.Kernels, notesDir: &s.Notes, pathsDir: &s.Paths} {
+	bins, err := c.list(binariesDir)
+	if err != nil {
+		return s, err
+	}
+	s.Binaries = len(bins)
+	for _, b := range bins {
+		s.Bytes += b.size
+	}
+	for sub, n := range map[string]*int{kernelsDir: &s.Kernels, notesDir: &s.Notes, pathsDir: &s.Paths} {
 		files, err := c.list(sub)
 		if err != nil {
 			return s, err
 		}
 		*n = len(files)
-		if sub == binariesDir {
-			bins = files
-		}
-	}
-	for _, b := range bins {
-		s.Bytes += b.size
 	}
 	return s, nil
 }
