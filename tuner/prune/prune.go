@@ -256,6 +256,9 @@ func CoopRowsUseful(dev *profile.Profile, prob Problem, cm int) bool {
 // subgroups fill or halve.
 const warp = 32
 
+// halfWarp reports whether subgroups of sgs lanes are half-warps on dev.
+func halfWarp(dev *profile.Profile, sgs int) bool { return dev.Target == profile.NVIDIA && sgs < warp }
+
 // HalfWarpUseful reports whether subgroups of sgs lanes are worth
 // searching for prob on dev: on the nvidia target a half-warp (16 lanes)
 // pays only for a GEMM without a matrix engine (mma.sync and ldmatrix work
@@ -263,7 +266,7 @@ const warp = 32
 // lanes without a row (16³ f32 on an H100: 89.1 % of copy at best with
 // warps). Elsewhere every subgroup size of the space is tried.
 func HalfWarpUseful(dev *profile.Profile, prob Problem, sgs int) bool {
-	if dev.Target != profile.NVIDIA || sgs >= warp {
+	if !halfWarp(dev, sgs) {
 		return true
 	}
 	for range dev.MatrixFor(prob.Dtype) {
@@ -275,7 +278,7 @@ func HalfWarpUseful(dev *profile.Profile, prob Problem, sgs int) bool {
 // HalfWarpRows reports whether coopmatrices of cm rows suit subgroups of
 // sgs lanes on dev: a half-warp's have its 16 rows, one a lane.
 func HalfWarpRows(dev *profile.Profile, sgs, cm int) bool {
-	return dev.Target != profile.NVIDIA || sgs >= warp || cm == sgs
+	return !halfWarp(dev, sgs) || cm == sgs
 }
 
 // halfWarpUseful: see HalfWarpUseful and HalfWarpRows.
@@ -553,7 +556,7 @@ func RegisterBytes(p tuning.Params, prob Problem) int {
 func registersFit(c *checker) *Reason {
 	sg := c.p.SubgroupSize
 	need, have := RegisterBytes(c.p, c.prob), c.dev.RegisterBytesPerSubgroup
-	if c.dev.Target == profile.NVIDIA && sg < warp {
+	if halfWarp(c.dev, sg) {
 		have = have / warp * sg // each lane of a warp has registers of its own
 	}
 	if have > 0 && need > have {
