@@ -7,6 +7,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"tltune/compiler"
 	"tltune/compiler/hostcall/devcall"
@@ -27,8 +28,15 @@ func newBatcher(r *tuneRun, copts compiler.Options) *worker.Batcher {
 		Lazy:        r.info.Type == "cpu",
 		CompileMany: formCompiler(r.info, copts),
 		CacheKey:    r.kernelKey(copts),
+		Quiet:       batchQuiet,
 	}
 }
+
+// batchQuiet, unless zero, is how long a batch waits for another
+// configuration before it is compiled short. Tests that count builds set
+// it long: on a loaded machine a few milliseconds between two
+// configurations would otherwise split a batch, and the count with it.
+var batchQuiet time.Duration
 
 // kernelKey is the binary-cache key of a kernel compiled with copts, by
 // the form of its program and the hash of its tensor-language source.

@@ -642,6 +642,9 @@ func TestTuneAgainBuildsLittle(t *testing.T) {
 // configuration in full once.
 func TestTuneBinaryCache(t *testing.T) {
 	dev := poclDevice(t)
+	// 8 configurations make two full batches; none waits for a last one.
+	batchQuiet = time.Second
+	t.Cleanup(func() { batchQuiet = 0 })
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	dir := t.TempDir()
 	for _, c := range []struct {
