@@ -72,7 +72,7 @@ func (r *ranges) inst(in *Inst) {
 			r.set(v, Range{in.Const.Int, in.Const.Int})
 		}
 	case OpSize:
-		if n := in.Operands[0].Type.Shape()[in.Mode]; n != Dynamic {
+		if n := modeSize(in.Operands[0].Type, in.Mode); n != Dynamic {
 			r.set(v, Range{n, n})
 		} else {
 			r.set(v, Range{0, math.MaxInt64})
@@ -92,6 +92,15 @@ func (r *ranges) inst(in *Inst) {
 	case OpFor:
 		r.loopVariable(in)
 	}
+}
+
+// modeSize is the size of mode i of a memref, or the number of memrefs
+// in a group (its only mode); Dynamic when not known.
+func modeSize(t *Type, i int64) int64 {
+	if t.Kind() == KindGroup {
+		return t.GroupSize()
+	}
+	return t.Shape()[i]
 }
 
 // loopVariable bounds a for loop's variable by its start and end when the
