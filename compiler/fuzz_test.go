@@ -1,13 +1,12 @@
 package compiler_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"tltune/compiler"
 	"tltune/compiler/syntax"
+	"tltune/internal/fuzzseed"
 )
 
 // FuzzCompile feeds arbitrary bytes through the whole compiler for every
@@ -20,19 +19,7 @@ import (
 // testdata/fuzz/FuzzCompile holds what fuzzing found and is replayed by
 // go test.
 func FuzzCompile(f *testing.F) {
-	for _, pattern := range []string{"check/testdata/valid/*.tl", "testdata/exec/*.tl", "testdata/legacy/*.tl"} {
-		names, _ := filepath.Glob(pattern)
-		if len(names) == 0 {
-			f.Fatalf("no seed files match %s", pattern)
-		}
-		for _, name := range names {
-			src, err := os.ReadFile(name)
-			if err != nil {
-				f.Fatal(err)
-			}
-			f.Add(src)
-		}
-	}
+	fuzzseed.Add(f, "check/testdata/valid/*.tl", "testdata/exec/*.tl", "testdata/legacy/*.tl")
 	f.Fuzz(func(t *testing.T, src []byte) {
 		for _, target := range []string{"generic", "intel", "nvidia", "emulated"} {
 			res, err := compiler.Compile(src, compiler.Options{Target: target, Dialect: syntax.Auto})

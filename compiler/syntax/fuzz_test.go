@@ -1,8 +1,6 @@
 package syntax_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -10,6 +8,7 @@ import (
 	"tltune/compiler/ir"
 	"tltune/compiler/printer"
 	"tltune/compiler/syntax"
+	"tltune/internal/fuzzseed"
 )
 
 // FuzzParse feeds arbitrary bytes to the front end. Nothing may panic; a
@@ -19,7 +18,7 @@ import (
 // The seed corpus is the verifier's test suite; testdata/fuzz/FuzzParse
 // holds the inputs fuzzing found interesting and is replayed by go test.
 func FuzzParse(f *testing.F) {
-	addSeeds(f, "../check/testdata/*/*.tl")
+	fuzzseed.Add(f, "../check/testdata/*/*.tl")
 	target := &check.Target{SubgroupSizes: []int64{16, 32}, MaxWorkGroupSize: 1024, LocalMemory: 1 << 16}
 	f.Fuzz(func(t *testing.T, src []byte) {
 		prog, errs := syntax.Parse(src)
@@ -49,7 +48,7 @@ func FuzzParse(f *testing.F) {
 // programs and the verifier's valid programs; testdata/fuzz/FuzzReadReleased
 // holds what fuzzing found and is replayed by go test.
 func FuzzReadReleased(f *testing.F) {
-	addSeeds(f, "testdata/released/*.tl", "../check/testdata/valid/*.tl")
+	fuzzseed.Add(f, "testdata/released/*.tl", "../check/testdata/valid/*.tl")
 	f.Fuzz(func(t *testing.T, src []byte) {
 		syntax.Detect(src)
 		prog, errs := syntax.Read(src, syntax.Released)
@@ -84,7 +83,7 @@ func FuzzReadReleased(f *testing.F) {
 // text that parses back to it. Seeds: the legacy test programs;
 // testdata/fuzz/FuzzReadLegacy holds what fuzzing found.
 func FuzzReadLegacy(f *testing.F) {
-	addSeeds(f, "../testdata/legacy/*.tl")
+	fuzzseed.Add(f, "../testdata/legacy/*.tl")
 	f.Fuzz(func(t *testing.T, src []byte) {
 		prog, errs := syntax.Read(src, syntax.Legacy)
 		check.Program(prog, nil)
@@ -100,22 +99,4 @@ func FuzzReadLegacy(f *testing.F) {
 			t.Fatalf("parse(upgrade(src)) != read(src): %s\n%s", d, text)
 		}
 	})
-}
-
-// addSeeds adds the files the patterns match to f's seed corpus; a pattern
-// that matches nothing fails (a seed corpus must not vanish silently).
-func addSeeds(f *testing.F, patterns ...string) {
-	for _, pattern := range patterns {
-		names, _ := filepath.Glob(pattern)
-		if len(names) == 0 {
-			f.Fatalf("no seed files match %s", pattern)
-		}
-		for _, name := range names {
-			src, err := os.ReadFile(name)
-			if err != nil {
-				f.Fatal(err)
-			}
-			f.Add(src)
-		}
-	}
 }
