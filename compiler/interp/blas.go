@@ -1,6 +1,10 @@
 package interp
 
 import (
+	"cmp"
+	"fmt"
+	"slices"
+
 	"tltune/compiler/ir"
 )
 
@@ -114,6 +118,9 @@ func (e *exec) blas(in *ir.Inst, env *env) error {
 	for i, v := range inputs {
 		ms[i] = env.get(v).ref.(*Memref)
 	}
+	if err := conform(in, ms, out); err != nil {
+		return err
+	}
 	acc := e.accumulator(in, u.ct, ms)
 	var results []value
 	err := elements(out.Shape, func(idx []int64) error {
@@ -129,6 +136,54 @@ func (e *exec) blas(in *ir.Inst, env *env) error {
 		i++
 		return out.set(results[i-1], idx...)
 	})
+}
+
+// conform checks at run time what the verifier checks of static sizes:
+// that the operands' shapes fit the operation. A dynamic size may not,
+// and the definition reads out of an operand's shape then.
+func conform(in *ir.Inst, ms []*Memref, out *Memref) error {
+	same := func(a int64, aWhat string, b int64, bWhat string) error {
+		if a != b {
+			return fmt.Errorf("%s (%d) must equal %s (%d); the sizes given at run time do not fit", aWhat, a, bWhat, b)
+		}
+		return nil
+	}
+	shapes := func(got []int64, gotWhat string, want []int64, wantWhat string) error {
+		if !slices.Equal(got, want) {
+			return fmt.Errorf("the shape of %s %v must equal the shape of %s %v; the sizes given at run time do not fit", gotWhat, got, wantWhat, want)
+		}
+		return nil
+	}
+	a := opShape(ms[0], in.TransA)
+	switch in.Op {
+	case ir.OpGemm:
+		b := opShape(ms[1], in.TransB)
+		return cmp.Or(same(a[1], "columns(op(A))", b[0], "rows(op(B))"),
+			same(out.Shape[0], "rows(C)", a[0], "rows(op(A))"), same(out.Shape[1], "columns(C)", b[1], "columns(op(B))"))
+	case ir.OpGemv:
+		return cmp.Or(same(a[1], "columns(op(A))", ms[1].Shape[0], "rows(b)"), same(out.Shape[0], "rows(c)", a[0], "rows(op(A))"))
+	case ir.OpGer:
+		return cmp.Or(same(out.Shape[0], "rows(C)", ms[0].Shape[0], "rows(a)"), same(out.Shape[1], "columns(C)", ms[1].Shape[0], "rows(b)"))
+	case ir.OpHadamardProduct:
+		return cmp.Or(shapes(ms[1].Shape, "b", ms[0].Shape, "a"), shapes(out.Shape, "c", ms[0].Shape, "a"))
+	case ir.OpAxpby:
+		return shapes(out.Shape, "B", a, "op(A)")
+	case ir.OpSum:
+		if len(out.Shape) == 1 {
+			return same(out.Shape[0], "rows(b)", a[0], "rows(op(A))")
+		}
+	case ir.OpCumsum:
+		return shapes(out.Shape, "B", ms[0].Shape, "A")
+	}
+	return nil
+}
+
+// opShape is the shape of op(X): reversed for a transposed matrix.
+func opShape(m *Memref, t ir.Transpose) []int64 {
+	if t == ir.Trans && len(m.Shape) == 2 {
+		return []int64{m.Shape[1], m.Shape[0]}
+	}
+	return m.Shape
 }
 
 // accumulator returns the function giving, for an output index, the value

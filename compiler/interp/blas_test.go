@@ -63,6 +63,44 @@ func TestCollectivesByHand(t *testing.T) {
 	}
 }
 
+// TestCollectivesRefuseMisfitShapes: sizes known only at run time that do
+// not fit the operation are the program's error, at its position, not a
+// read beyond an operand.
+func TestCollectivesRefuseMisfitShapes(t *testing.T) {
+	for _, c := range []struct {
+		inst     string
+		a, b     *Memref
+		out      *Memref
+		complain string
+	}{
+		{"gemm.n.n %A, %B, %C", mat(2, 3), mat(2, 2), mat(2, 2), "columns(op(A)) (3) must equal rows(op(B)) (2)"},
+		{"gemm.t.n %A, %B, %C", mat(3, 2), mat(3, 4), mat(3, 4), "rows(C) (3) must equal rows(op(A)) (2)"},
+		{"gemm.n.t %A, %B, %C", mat(2, 2), mat(4, 2), mat(2, 3), "columns(C) (3) must equal columns(op(B)) (4)"},
+		{"gemv.n %A, %B, %C", mat(2, 3), mat(4, 1), mat(2, 1), "columns(op(A)) (3) must equal rows(b) (4)"},
+		{"ger %A, %B, %C", mat(2, 1), mat(3, 1), mat(2, 2), "columns(C) (2) must equal rows(b) (3)"},
+		{"hadamard_product %A, %B, %C", mat(3, 1), mat(3, 1), mat(4, 1), "the shape of c [4] must equal the shape of a [3]"},
+		{"axpby.t %A, %C", mat(2, 3), nil, mat(2, 3), "the shape of B [2 3] must equal the shape of op(A) [3 2]"},
+		{"sum.n %A, %C", mat(2, 3), nil, mat(3, 1), "rows(b) (3) must equal rows(op(A)) (2)"},
+		{"cumsum %A, 0, %C", mat(2, 3), nil, mat(3, 2), "the shape of B [3 2] must equal the shape of A [2 3]"},
+	} {
+		params := []string{"%A: " + typeOf(c.a)}
+		args := []Arg{{Memref: c.a}}
+		if c.b != nil {
+			params = append(params, "%B: "+typeOf(c.b))
+			args = append(args, Arg{Memref: c.b})
+		}
+		params = append(params, "%C: "+typeOf(c.out))
+		args = append(args, Arg{Memref: c.out})
+		mnemonic, operands, _ := strings.Cut(c.inst, " ")
+		inst := mnemonic + " %one, " + strings.Replace(operands, ", %C", ", %one, %C", 1)
+		src := fmt.Sprintf("func @t(%s) {\n  %%one = constant 1.0 : f32\n  %s\n}", strings.Join(params, ", "), inst)
+		err := Run(parseFunc(t, src), args, Options{})
+		if err == nil || !strings.Contains(err.Error(), c.complain) || !strings.Contains(err.Error(), "3:3: "+mnemonic) {
+			t.Errorf("%s: %v; want an error at 3:3 that %s", c.inst, err, c.complain)
+		}
+	}
+}
+
 // mat returns a packed f32 memref (a vector when cols is 1) with the given
 // column-major values.
 func mat(rows, cols int64, xs ...float64) *Memref {
