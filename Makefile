@@ -58,14 +58,15 @@ demo: setup build
 	./$(BIN) gemm --m 64 --n 64 --k 32 --dtype f16
 
 # Every fuzz target for FUZZTIME, one worker each: the parser (current and
-# released dialects), the whole compiler on every target, and the .npy
-# reader. A crasher lands in the package's
+# released dialects), the whole compiler on every target, the reference
+# interpreter, and the .npy reader. A crasher lands in the package's
 # testdata/fuzz, where go test replays it from then on.
 FUZZTIME ?= 5m
 fuzz:
 	$(GO) test ./compiler/syntax -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -parallel 1
 	$(GO) test ./compiler/syntax -run '^$$' -fuzz '^FuzzReadReleased$$' -fuzztime $(FUZZTIME) -parallel 1
 	$(GO) test ./compiler -run '^$$' -fuzz '^FuzzCompile$$' -fuzztime $(FUZZTIME) -parallel 1
+	$(GO) test ./compiler/interp -run '^$$' -fuzz '^FuzzInterpret$$' -fuzztime $(FUZZTIME) -parallel 1
 	$(GO) test ./internal/npy -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) -parallel 1
 
 clean:
