@@ -77,6 +77,40 @@ func TestToleranceRejectsBugs(t *testing.T) {
 	}
 }
 
+// TestToleranceAdmitsCancellation: entries whose result nearly cancels
+// (β·c close to −α·Σ a·b, one output each) pass when computed by a
+// correctly rounding device of every precision, where a tolerance relative
+// to the result alone failed them; dropping a term still fails. Before
+// the tolerance followed cancellation, tuning a gemv of one row failed
+// correct kernels at some seeds.
+func TestToleranceAdmitsCancellation(t *testing.T) {
+	for _, pr := range precisionPairs {
+		s := Spec{Op: GEMMOp, M: 1, N: 1, K: 16, DType: pr[0], Acc: pr[1], Layout: Strided, Alpha: 0.75, Beta: -1}
+		in, err := s.inputs(5, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		A, B, C := in.Args[0], in.Args[1], in.Args[2]
+		for e := range in.Batch {
+			var sum complex128
+			for l := range s.K {
+				sum += A.At(e*s.K+l) * B.At(e*s.K+l)
+			}
+			C.Set(e, 0.75*sum) // rounded to acc: the result is the rounding left over
+		}
+		x, err := s.reference(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := check(t, x, simulate(s, in, 0)); !v.OK {
+			t.Errorf("%s: a correctly rounding device fails where the result cancels: %v", s.Name(), v)
+		}
+		if v := check(t, x, simulate(s, in, 1)); v.OK {
+			t.Errorf("%s: dropping one of 16 terms passes where the result cancels: %v", s.Name(), v)
+		}
+	}
+}
+
 // roundTF32 rounds an f32 value to tf32 as cvt.rna does: to the nearest
 // value with 10 explicit mantissa bits, ties away from zero.
 func roundTF32(x float64) float64 {
