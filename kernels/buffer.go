@@ -64,17 +64,6 @@ func (b *Buffer) Set(i int, z complex128) {
 	}
 }
 
-// squares is b's elements' squared magnitudes, |z|², in float64 (the
-// input type could round them to zero).
-func (b *Buffer) squares() *Buffer {
-	sq := &Buffer{Name: b.Name, Type: F64, Shape: b.Shape, Batch: b.Batch, Data: make([]byte, b.Len()*F64.Size())}
-	for i := range b.Len() {
-		z := b.At(i)
-		sq.Set(i, complex(real(z)*real(z)+imag(z)*imag(z), 0))
-	}
-	return sq
-}
-
 // absolute is a copy of b holding the absolute values of its elements.
 func (b *Buffer) absolute() *Buffer {
 	abs := *b

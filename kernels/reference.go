@@ -66,12 +66,13 @@ func (s Spec) reference(in *Inputs) (*Expected, error) {
 		return nil, err
 	}
 	x := &Expected{Spec: s, Batch: in.Batch, Values: make([]complex128, in.Output().Len())}
+	terms := make([]float64, in.Batch)
 	if s.Acc.IsComplex() {
-		contract[complex128](s, in, x.Values)
+		contract[complex128](s, in, x.Values, terms)
 	} else {
-		contract[float64](s, in, x.Values)
+		contract[float64](s, in, x.Values, terms)
 	}
-	x.tols = s.tolerances(in, x.Values)
+	x.tols = s.tolerances(in, x.Values, terms)
 	return x, nil
 }
 
@@ -90,8 +91,7 @@ func (s Spec) reference(in *Inputs) (*Expected, error) {
 // 2-norm of its terms, r with r² = Σ |α·a·b|² + |β·c|² element by element,
 // to the 2-norm of its result, when that ratio exceeds 1. A dropped or
 // misplaced term is an error of the order of a term, which still fails.
-func (s Spec) tolerances(in *Inputs, want []complex128) []float64 {
-	terms := s.termNorms(in, len(want))
+func (s Spec) tolerances(in *Inputs, want []complex128, terms []float64) []float64 {
 	per := len(want) / in.Batch
 	tols := make([]float64, in.Batch)
 	for e := range tols {
@@ -115,34 +115,15 @@ func cancellation(terms, result float64) float64 {
 	return max(1, terms)
 }
 
-// termNorms is, for each batch entry, the 2-norm of the terms of its
-// results: the same contraction on squared magnitudes (|α|², |a|², |b|²,
-// |β|², |c|²) gives Σ |α·a·b|² + |β·c|² for each element.
-func (s Spec) termNorms(in *Inputs, outputs int) []float64 {
-	sq := s
-	sq.DType, sq.Acc, sq.Precision = F64, F64, ""
-	sq.Alpha = complex(sqAbs(s.DType.Round(s.Alpha)), 0)
-	sq.Beta = complex(sqAbs(s.Acc.Round(s.Beta)), 0)
-	sqIn := &Inputs{Seed: in.Seed, Batch: in.Batch, Args: make([]*Buffer, len(in.Args))}
-	for i, b := range in.Args {
-		sqIn.Args[i] = b.squares()
-	}
-	squares := make([]complex128, outputs)
-	contract[float64](sq, sqIn, squares)
-	per := outputs / in.Batch
-	norms := make([]float64, in.Batch)
-	for e := range norms {
-		for _, z := range squares[e*per : (e+1)*per] {
-			norms[e] += real(z)
-		}
-		norms[e] = math.Sqrt(norms[e])
-	}
-	return norms
-}
-
 // contract evaluates every batch entry. β = 0 means C is not read at all
 // (BLAS semantics), so a NaN-poisoned C does not reach the result.
-func contract[T number](s Spec, in *Inputs, out []complex128) {
+//
+// Unless terms is nil, it also gets each entry's 2-norm of the terms of
+// its results, r with r² = Σ_ij (Σ_l |α·opA(i,l)·opB(l,j)|² + |β·c_ij|²)
+// (tolerances). Over a whole entry the products' part factors,
+// Σ_l |α|²·‖opA(:,l)‖²·‖opB(l,:)‖², so it costs a pass over the operands,
+// not a second contraction.
+func contract[T number](s Spec, in *Inputs, out []complex128, terms []float64) {
 	p := s.plan()
 	A, B, C := in.Args[0], in.Args[1], in.Args[2]
 	alpha, beta := fromComplex[T](s.DType.Round(s.Alpha)), fromComplex[T](s.Acc.Round(s.Beta))
@@ -161,6 +142,9 @@ func contract[T number](s Spec, in *Inputs, out []complex128) {
 		loadEntry(B, e, b)
 		if readC {
 			loadEntry(C, e, c)
+		}
+		if terms != nil {
+			terms[e] = termNorm(p, a, b, c, alpha, beta, readC)
 		}
 		dst := out[e*len(c) : (e+1)*len(c)]
 		for j := range p.n {
@@ -183,6 +167,33 @@ func contract[T number](s Spec, in *Inputs, out []complex128) {
 		}
 	})
 }
+
+// termNorm is the 2-norm of the terms of one entry's results (contract).
+func termNorm[T number](p plan, a, b, c []T, alpha, beta T, readC bool) float64 {
+	var sum float64
+	for l := range p.k {
+		var colA, rowB float64
+		for i := range p.m {
+			colA += sqMag(a[i*p.aRow+l*p.aCol])
+		}
+		for j := range p.n {
+			rowB += sqMag(b[l*p.bRow+j*p.bCol])
+		}
+		sum += colA * rowB
+	}
+	sum *= sqMag(alpha)
+	if readC {
+		var cs float64
+		for _, v := range c {
+			cs += sqMag(v)
+		}
+		sum += sqMag(beta) * cs
+	}
+	return math.Sqrt(sum)
+}
+
+// sqMag is |v|².
+func sqMag[T number](v T) float64 { return sqAbs(toComplex(v)) }
 
 // entryScratch is one worker's copy of a batch entry's operands and sums.
 type entryScratch[T number] struct{ a, b, c, sums []T }
@@ -301,7 +312,7 @@ func (s Spec) tf32Tolerances(in *Inputs, want []complex128) []float64 {
 		absIn.Args[i] = absIn.Args[i].absolute()
 	}
 	bound := make([]complex128, len(want))
-	contract[float64](abs, absIn, bound)
+	contract[float64](abs, absIn, bound, nil)
 	_, _, k := s.contraction()
 	theta := TF32ErrorFactor(k)
 	per := len(want) / in.Batch
