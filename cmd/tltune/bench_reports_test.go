@@ -17,7 +17,8 @@ import (
 // machine's bench scripts would trip over fails here first. Without
 // PyTorch the scripts print tltune's side of their tables, which is what
 // is checked. throughput_report.py compares three runs' reports (here
-// three copies of one); ncu_launch.py prints the launch ptxrun repeats.
+// three copies of one); ncu_launch.py prints the launch ptxrun repeats;
+// correctness_report.py names a run with wrong results and exits 1.
 func TestBenchReportsReadTuneJSON(t *testing.T) {
 	python := pythonOrSkip(t)
 	wantTime := "4.00 µs"
@@ -31,21 +32,29 @@ func TestBenchReportsReadTuneJSON(t *testing.T) {
 		want    []string
 		reports int            // copies of the report the script reads
 		params  *tuning.Params // the best configuration's, when not a GEMM's
+		wrong   int            // configurations with wrong results in the report
+		status  int            // the script's exit status
 	}{
-		{"gemm_report.py", gemmConfig(0, 0).Problem, []string{"| 64x64x32 f16→f32 exact | 4096 | sg32 wg64x2 t32x32 cm16x8x16 u2 b1 | " + wantTime + " | 0.1 | 6 | 0.2 % |", "copy ceiling (tltune peak): 4020.0 GB/s"}, 1, nil},
-		{"gemm_report.py", tf32, []string{"torch.backends.cuda.matmul.allow_tf32 = True", "| 64x64x32 f32→f32 tf32 | 4096 |"}, 1, nil},
+		{"gemm_report.py", gemmConfig(0, 0).Problem, []string{"| 64x64x32 f16→f32 exact | 4096 | sg32 wg64x2 t32x32 cm16x8x16 u2 b1 | " + wantTime + " | 0.1 | 6 | 0.2 % |", "copy ceiling (tltune peak): 4020.0 GB/s"}, 1, nil, 0, 0},
+		{"gemm_report.py", tf32, []string{"torch.backends.cuda.matmul.allow_tf32 = True", "| 64x64x32 f32→f32 tf32 | 4096 |"}, 1, nil, 0, 0},
 		{"blas2_report.py", gemvConfig().Problem, []string{"copy ceiling (tltune peak): 4020.0 GB/s",
-			"| gemv.n f32→f32 64×64 | 4096 | sg32 wg64x1 t2x1 b4 sp8 | " + wantTime}, 1, &splitGemv},
+			"| gemv.n f32→f32 64×64 | 4096 | sg32 wg64x1 t2x1 b4 sp8 | " + wantTime}, 1, &splitGemv, 0, 0},
 		{"ncu_launch.py", gemmConfig(0, 0).Problem, []string{"4096 1 64 2 16777216 16777216 67108864 4096 2",
-			"tltune: sg32 wg64x2 t32x32 cm16x8x16 u2 b1, 4.00 us"}, 1, nil},
+			"tltune: sg32 wg64x2 t32x32 cm16x8x16 u2 b1, 4.00 us"}, 1, nil, 0, 0},
+		{"correctness_report.py", gemmConfig(0, 0).Problem, []string{"1 run(s), 48 configuration(s) evaluated, 0 run(s) with outcomes"}, 1, nil, 0, 0},
+		{"correctness_report.py", gemmConfig(0, 0).Problem, []string{"report.json: gemm f16→f32 64x64x32 alpha=1 beta=0 strided batch 4096: wrong_result 8",
+			"1 run(s), 48 configuration(s) evaluated, 1 run(s) with outcomes"}, 1, nil, 8, 1},
 		{"throughput_report.py", gemmConfig(0, 0).Problem, []string{
 			"cold       4.0      12 s       3       1        2     25        3  sg32 wg64x2 t32x32 cm16x8x16 u2 b1  4 µs [3.98 µs, 4.02 µs]",
-			"today  time 9", "winners: cold: same winner as today (median +0.0 %)", "goals: cold 4.0/s < (MISSED) 50/s"}, 3, nil},
+			"today  time 9", "winners: cold: same winner as today (median +0.0 %)", "goals: cold 4.0/s < (MISSED) 50/s"}, 3, nil, 0, 0},
 	} {
 		t.Run(tc.script, func(t *testing.T) {
 			report := exampleTuneReport(speak.Named(tc.problem))
 			if tc.params != nil {
 				report.Top[0].Params, report.Top[0].Config = *tc.params, tc.params.String()
+			}
+			if tc.wrong > 0 {
+				report.Counts["wrong_result"] = tc.wrong
 			}
 			var b bytes.Buffer
 			if err := speak.WriteJSON(&b, report); err != nil {
@@ -59,9 +68,10 @@ func TestBenchReportsReadTuneJSON(t *testing.T) {
 			for range tc.reports {
 				args = append(args, path)
 			}
-			out, err := exec.Command(python, args...).CombinedOutput()
-			if err != nil {
-				t.Fatalf("%s: %v\n%s", tc.script, err, out)
+			cmd := exec.Command(python, args...)
+			out, err := cmd.CombinedOutput()
+			if status := cmd.ProcessState.ExitCode(); status != tc.status {
+				t.Fatalf("%s: exit status %d, want %d (%v)\n%s", tc.script, status, tc.status, err, out)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(string(out), w) {
