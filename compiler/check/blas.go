@@ -126,14 +126,8 @@ func (c *checker) orderIs(in *ir.Inst, i int, orders ...int) bool {
 	return false
 }
 
-// opShape returns the shape of op(X): reversed for a transposed matrix.
-func opShape(t *ir.Type, tr ir.Transpose) []int64 {
-	s := t.Shape()
-	if tr == ir.Trans && len(s) == 2 {
-		return []int64{s[1], s[0]}
-	}
-	return s
-}
+// opShape returns the shape of op(X) for X of type t (ir.Transpose.Of).
+func opShape(t *ir.Type, tr ir.Transpose) []int64 { return tr.Of(t.Shape()) }
 
 // sizeMatch reports a mismatch between two mode sizes.
 func (c *checker) sizeMatch(in *ir.Inst, pos ir.Pos, a int64, aWhat string, b int64, bWhat string) {

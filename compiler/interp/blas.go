@@ -154,10 +154,10 @@ func conform(in *ir.Inst, ms []*Memref, out *Memref) error {
 		}
 		return nil
 	}
-	a := opShape(ms[0], in.TransA)
+	a := in.TransA.Of(ms[0].Shape)
 	switch in.Op {
 	case ir.OpGemm:
-		b := opShape(ms[1], in.TransB)
+		b := in.TransB.Of(ms[1].Shape)
 		return cmp.Or(same(a[1], "columns(op(A))", b[0], "rows(op(B))"),
 			same(out.Shape[0], "rows(C)", a[0], "rows(op(A))"), same(out.Shape[1], "columns(C)", b[1], "columns(op(B))"))
 	case ir.OpGemv:
@@ -176,14 +176,6 @@ func conform(in *ir.Inst, ms []*Memref, out *Memref) error {
 		return shapes(out.Shape, "B", ms[0].Shape, "A")
 	}
 	return nil
-}
-
-// opShape is the shape of op(X): reversed for a transposed matrix.
-func opShape(m *Memref, t ir.Transpose) []int64 {
-	if t == ir.Trans && len(m.Shape) == 2 {
-		return []int64{m.Shape[1], m.Shape[0]}
-	}
-	return m.Shape
 }
 
 // accumulator returns the function giving, for an output index, the value

@@ -165,6 +165,16 @@ func (t Transpose) String() string {
 	return "n"
 }
 
+// Of is the shape of op(X) for X of the given shape: a matrix's two
+// modes swapped when t is Trans, any other shape as it is. The verifier
+// checks static shapes with it, the interpreter the sizes of a run.
+func (t Transpose) Of(shape []int64) []int64 {
+	if t == Trans && len(shape) == 2 {
+		return []int64{shape[1], shape[0]}
+	}
+	return shape
+}
+
 // AtomicMode is the atomic modifier of BLAS instructions and stores.
 type AtomicMode uint8
 
