@@ -92,10 +92,10 @@ func (s Spec) reference(in *Inputs) (*Expected, error) {
 // to the 2-norm of its result, when that ratio exceeds 1. A dropped or
 // misplaced term is an error of the order of a term, which still fails.
 func (s Spec) tolerances(in *Inputs, want []complex128, terms []float64) []float64 {
-	per := len(want) / in.Batch
+	per, exact := len(want)/in.Batch, s.Tolerance()
 	tols := make([]float64, in.Batch)
 	for e := range tols {
-		tols[e] = s.Tolerance() * cancellation(terms[e], entryNorm(want[e*per:(e+1)*per]))
+		tols[e] = exact * cancellation(terms[e], entryNorm(want[e*per:(e+1)*per]))
 	}
 	if s.Precision == speak.TF32 {
 		for e, bound := range s.tf32Tolerances(in, want) {
@@ -301,9 +301,9 @@ func TF32ErrorFactor(k int) float64 {
 // ‖ĉ − c‖₂ ≤ θ_K·‖|α|·|opA||opB|‖₂, so the entry's relative error is at
 // most θ_K·‖|α|·|opA||opB|‖₂/‖c‖₂ (the absolute bound when ‖c‖₂ = 0);
 // tolerances adds the exact problem's tolerance for the α scaling, β·C and
-// the final store in f32. The ratio of the norms is about 0.75·√K for the recipe's inputs
-// (uniform in [-1, 1)), far larger where an entry's sums cancel, which the
-// bound follows instead of failing a correct kernel.
+// the final store in f32. The ratio of the norms is about 0.75·√K for the
+// recipe's inputs (uniform in [-1, 1)), far larger where an entry's sums
+// cancel, which the bound follows instead of failing a correct kernel.
 func (s Spec) tf32Tolerances(in *Inputs, want []complex128) []float64 {
 	abs := s
 	abs.Alpha, abs.Beta, abs.Atomic = complex(cmplx.Abs(s.DType.Round(s.Alpha)), 0), 0, false
