@@ -15,7 +15,8 @@
 # rerun one with its problem and --seed SEED --strategy random.
 #
 # Environment: TLTUNE (default bin/tltune), DEVICE (default: tltune's
-# default device), SECONDS_TOTAL (default 600), SEED (of the draws, default
+# default device), TARGET (tltune's --target, default: from the device),
+# SECONDS_TOTAL (default 600), SEED (of the draws, default
 # 1), BUDGET (configurations per run, default 6), DTYPES (default
 # "f32 f64 c32 c64"; add f16 and bf16 where the device has them), PYTHON
 # (default python3).
@@ -29,6 +30,7 @@ out=${1:-correctness}
 mkdir -p "$out"
 device=()
 [[ -n "${DEVICE:-}" ]] && device=(--device "$DEVICE")
+[[ -n "${TARGET:-}" ]] && device+=(--target "$TARGET")
 RANDOM=${SEED:-1}
 end=$(( $(date +%s) + ${SECONDS_TOTAL:-600} ))
 sizes=(1 3 7 16 17 33 64)
