@@ -54,9 +54,11 @@ func vectorWidth(c *checker) *Reason {
 
 // matvecTile: the tile must be the one the lowering uses (whole vectors
 // per lane, columns a multiple of the lanes across), else two tiles
-// compile the same kernel; and it must not be mostly padding. Without a
-// vector width (the compiler's choice, as in configurations stored before
-// there was one) the width and so the tile are the compiler's to fit.
+// compile the same kernel; and it must not be mostly padding, unless it
+// is one vector per lane, the least a subgroup covers (a matrix smaller
+// than the subgroup has no other tile). Without a vector width (the
+// compiler's choice, as in configurations stored before there was one)
+// the width and so the tile are the compiler's to fit.
 func matvecTile(c *checker) *Reason {
 	if !c.isMatvec() {
 		return nil
@@ -66,7 +68,8 @@ func matvecTile(c *checker) *Reason {
 		return c.why("tile", "tile %dx%d at subgroup %d and vector width %d is lowered as %dx%d", c.p.Tile[0], c.p.Tile[1], c.p.SubgroupSize, vw, got[0], got[1])
 	}
 	rows, cols, _ := c.matrix()
-	if c.p.Tile[0] > 2*roundUp(rows, vw) || c.p.Tile[1] > 2*cols {
+	tooBig := c.p.Tile[0] > 2*roundUp(rows, vw) || c.p.Tile[1] > 2*cols
+	if tooBig && c.p.Tile[0]*c.p.Tile[1] > max(c.p.SubgroupSize, 1)*vw {
 		return c.why("problem-size", "tile %dx%d is more than twice the %dx%d matrix", c.p.Tile[0], c.p.Tile[1], rows, cols)
 	}
 	return nil

@@ -1,6 +1,7 @@
 package prune
 
 import (
+	"fmt"
 	"iter"
 	"reflect"
 	"slices"
@@ -321,4 +322,49 @@ func TestHalfWarps(t *testing.T) {
 			t.Errorf("%s: pruned by %q (%v), want %q (\"\": kept)", c.name, got, why, c.rule)
 		}
 	}
+}
+
+// TestShippedSpacesFitTinyProblems: every shipped profile keeps at least
+// one configuration for problems smaller than a subgroup, where every
+// tile is mostly padding; pruning them all would leave such a problem
+// nothing to tune.
+func TestShippedSpacesFitTinyProblems(t *testing.T) {
+	devs, err := profile.Shipped()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var probs []Problem
+	for _, mn := range [][2]int{{1, 1}, {1, 7}, {7, 1}, {3, 3}} {
+		for _, dtype := range []string{"f16", "c64"} {
+			m, n := mn[0], mn[1]
+			probs = append(probs,
+				Problem{Op: "gemm", Dtype: dtype, M: m, N: n, K: m, Batch: 8},
+				Problem{Op: "gemv", Dtype: dtype, M: m, N: n, Batch: 8},
+				Problem{Op: "gemv", Trans: "t", Dtype: dtype, M: m, N: n, Batch: 8},
+				Problem{Op: "ger", Dtype: dtype, M: m, N: n, Batch: 8})
+		}
+	}
+	for _, dev := range devs {
+		t.Run(dev.Name, func(t *testing.T) {
+			t.Parallel()
+			for _, prob := range probs {
+				s, err := space.Shipped(prob.Op, string(dev.Target))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if keep, pruned := Split(s.All(), dev, prob); len(keep) == 0 {
+					t.Errorf("%+v: every configuration pruned, by %s", prob, ruleCounts(pruned))
+				}
+			}
+		})
+	}
+}
+
+// ruleCounts writes tallies as "rule count, ...".
+func ruleCounts(tallies []Tally) string {
+	var parts []string
+	for _, t := range tallies {
+		parts = append(parts, fmt.Sprintf("%s %d", t.Rule, t.Count))
+	}
+	return strings.Join(parts, ", ")
 }
