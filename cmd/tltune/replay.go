@@ -19,7 +19,7 @@ func init() {
 	register(&command{
 		name:    "replay",
 		summary: "measure search efficiency on a stored exhaustive run: evaluations each strategy needs to get within a tolerance of its optimum",
-		usage:   "--run RUN [--strategy gp,random,exhaustive] [--tolerance 5%] [--trials N] [--in-flight N] [--json] [--db PATH]",
+		usage:   "--run RUN [--strategy gp,random,exhaustive] [--tolerance 5%] [--trials N] [--in-flight N] [--budget N] [--json] [--db PATH]",
 		run:     replayCmd,
 	})
 }
@@ -32,6 +32,7 @@ func replayCmd(c *context, args []string) int {
 	tolText := fs.String("tolerance", "5%", "how close to the optimum counts as found")
 	trials := fs.Int("trials", 20, "seeded replays per strategy")
 	inFlight := fs.Int("in-flight", 1, "configurations proposed before the oldest one's result is in, as a tuning run keeps them in flight (tltune gemm: the builder processes + 3)")
+	budget := fs.Int("budget", 48, "the budget of a tuning run (tltune gemm's default): each strategy's share of trials that found the optimum within it")
 	asJSON := fs.Bool("json", false, "print the replay as JSON (docs/json.md) instead of the table")
 	if status, ok := c.parse(fs, args); !ok {
 		return status
@@ -45,6 +46,9 @@ func replayCmd(c *context, args []string) int {
 	}
 	if *inFlight < 1 {
 		return c.usageError("--in-flight %d must be ≥ 1", *inFlight)
+	}
+	if *budget < 1 {
+		return c.usageError("--budget %d must be ≥ 1", *budget)
 	}
 	names := strings.Split(*strategies, ",")
 	for _, n := range names {
@@ -65,7 +69,7 @@ func replayCmd(c *context, args []string) int {
 	if err != nil {
 		return c.fail(err)
 	}
-	rep, err := replay(run, costs, names, tol, *trials, *inFlight)
+	rep, err := replay(run, costs, names, replaySettings{tol, *trials, *inFlight, *budget})
 	if err != nil {
 		return c.fail(err)
 	}
@@ -89,7 +93,15 @@ type replayReport struct {
 	OptimumNS  float64          `json:"optimum_ns"`
 	Tolerance  float64          `json:"tolerance"` // a fraction: within it of the optimum counts as found
 	InFlight   int              `json:"in_flight"` // proposals outstanding at a time
+	Budget     int              `json:"budget"`    // the evaluations a tuning run allows
 	Strategies []replayStrategy `json:"strategies"`
+}
+
+// replaySettings are how replay measures: what counts as found, how many
+// seeded trials, proposals in flight and the tuning run's budget.
+type replaySettings struct {
+	tolerance                float64
+	trials, inFlight, budget int
 }
 
 // replayStrategy is one strategy's evaluations to find the optimum over
@@ -98,23 +110,41 @@ type replayStrategy struct {
 	Strategy       string  `json:"strategy"`
 	Mean           float64 `json:"mean_evaluations"`
 	Min            int     `json:"min_evaluations"`
+	Median         float64 `json:"median_evaluations"`
 	Max            int     `json:"max_evaluations"`
 	PercentOfSpace float64 `json:"percent_of_space"`
 	Trials         int     `json:"trials"`
+	// FoundPercent is the share of trials that found the optimum within
+	// the budget: the chance that a tuning run of that budget does.
+	FoundPercent float64 `json:"found_within_budget_percent"`
 }
 
-func replay(run results.Run, rc *replayCosts, names []string, tol float64, trials, inFlight int) (*replayReport, error) {
+func replay(run results.Run, rc *replayCosts, names []string, set replaySettings) (*replayReport, error) {
 	r := &replayReport{Run: run.ID, NamedProblem: speak.Named(rc.shape), Evaluated: len(rc.candidates), Failed: rc.failed,
-		OptimumNS: slices.Min(slices.Collect(maps.Values(rc.median))), Tolerance: tol, InFlight: inFlight}
+		OptimumNS: slices.Min(slices.Collect(maps.Values(rc.median))), Tolerance: set.tolerance, InFlight: set.inFlight, Budget: set.budget}
 	for _, name := range names {
-		mean, runs, err := search.Efficiency(name, rc.candidates, rc.cost, tol, trials, 1, inFlight)
+		mean, runs, err := search.Efficiency(name, rc.candidates, rc.cost, set.tolerance, set.trials, 1, set.inFlight)
 		if err != nil {
 			return nil, err
 		}
-		r.Strategies = append(r.Strategies, replayStrategy{Strategy: name, Mean: mean, Min: slices.Min(runs), Max: slices.Max(runs),
-			PercentOfSpace: 100 * mean / float64(len(rc.candidates)), Trials: len(runs)})
+		found := 0
+		for _, n := range runs {
+			if n <= set.budget {
+				found++
+			}
+		}
+		r.Strategies = append(r.Strategies, replayStrategy{Strategy: name, Mean: mean, Min: slices.Min(runs), Median: median(runs),
+			Max: slices.Max(runs), PercentOfSpace: 100 * mean / float64(len(rc.candidates)), Trials: len(runs),
+			FoundPercent: 100 * float64(found) / float64(len(runs))})
 	}
 	return r, nil
+}
+
+// median is the middle of counts (the mean of the two middle ones for an
+// even number).
+func median(counts []int) float64 {
+	s := slices.Sorted(slices.Values(counts))
+	return float64(s[(len(s)-1)/2]+s[len(s)/2]) / 2
 }
 
 // replayCosts are the evaluated configurations of one stored shape, in
@@ -167,9 +197,11 @@ func (r *replayReport) write(w io.Writer) error {
 	fmt.Fprintf(w, "run %d: %s, %d configurations evaluated (%d failed); optimum %s; within %.3g%% counts as found; %d in flight\n",
 		r.Run, r.Name, r.Evaluated, r.Failed, speak.Duration(r.OptimumNS), 100*r.Tolerance, r.InFlight)
 	fmt.Fprintln(w, "(the run must have been exhaustive — --strategy exhaustive --budget 0 — for its optimum to be the space's; a random one replays a sample of it)")
-	t := speak.Table{Header: []string{"strategy", "mean evaluations", "min", "max", "% of the space", "trials"}, Right: speak.Columns("lrrrrr")}
+	t := speak.Table{Header: []string{"strategy", "mean evaluations", "min", "median", "max", "% of the space", "trials",
+		fmt.Sprintf("found within %d", r.Budget)}, Right: speak.Columns("lrrrrrrr")}
 	for _, s := range r.Strategies {
-		t.Append(s.Strategy, speak.Number(s.Mean), fmt.Sprint(s.Min), fmt.Sprint(s.Max), speak.Number(s.PercentOfSpace), fmt.Sprint(s.Trials))
+		t.Append(s.Strategy, speak.Number(s.Mean), fmt.Sprint(s.Min), speak.Number(s.Median), fmt.Sprint(s.Max),
+			speak.Number(s.PercentOfSpace), fmt.Sprint(s.Trials), speak.Number(s.FoundPercent)+" %")
 	}
 	return t.Write(w)
 }

@@ -43,18 +43,23 @@ func TestReplay(t *testing.T) {
 	}
 	// Exhaustive proposes in enumeration order: only the tenth
 	// configuration is within 5 % of the optimum.
-	for _, want := range []string{"11 configurations evaluated (1 failed)", "optimum 550.0 ns", "10.0 │  10 │  10 │"} {
+	for _, want := range []string{"11 configurations evaluated (1 failed)", "optimum 550.0 ns", "10.0 │  10 │   10.0 │  10 │", "100.0 %"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("replay output lacks %q:\n%s", want, stdout)
 		}
 	}
 	status, stdout, stderr = tltune("replay", "--db", db, "--strategy", "exhaustive", "--in-flight", "4")
-	if status != exitOK || !strings.Contains(stdout, "4 in flight") || !strings.Contains(stdout, "10.0 │  10 │  10 │") {
+	if status != exitOK || !strings.Contains(stdout, "4 in flight") || !strings.Contains(stdout, "10.0 │  10 │   10.0 │  10 │") {
 		t.Errorf("4 in flight: status %d, want the exhaustive count unchanged and the setting named\n%s%s", status, stdout, stderr)
 	}
 	status, stdout, stderr = tltune("replay", "--db", db, "--tolerance", "90%", "--strategy", "exhaustive")
-	if status != exitOK || !strings.Contains(stdout, " 1.0 │   1 │   1 │") {
+	if status != exitOK || !strings.Contains(stdout, " 1.0 │   1 │    1.0 │   1 │") {
 		t.Errorf("a 90%% tolerance accepts the first configuration: status %d\n%s%s", status, stdout, stderr)
+	}
+	// The tenth configuration is found: a budget of 9 never gets there.
+	status, stdout, stderr = tltune("replay", "--db", db, "--strategy", "exhaustive", "--budget", "9")
+	if status != exitOK || !strings.Contains(stdout, "found within 9") || !strings.Contains(stdout, "0.0 %") {
+		t.Errorf("budget 9: status %d, want no trial found within it\n%s%s", status, stdout, stderr)
 	}
 }
 
@@ -69,6 +74,7 @@ func TestReplayErrors(t *testing.T) {
 		{[]string{"--tolerance", "150%"}, exitUsage, "--tolerance"},
 		{[]string{"--trials", "0"}, exitUsage, "--trials"},
 		{[]string{"--in-flight", "0"}, exitUsage, "--in-flight"},
+		{[]string{"--budget", "0"}, exitUsage, "--budget"},
 		{[]string{"--run", "99"}, exitUsage, "99"},
 	} {
 		status, stdout, stderr := tltune(append([]string{"replay", "--db", db}, tc.args...)...)
