@@ -16,16 +16,17 @@
 #
 # Environment: TLTUNE (default bin/tltune), DEVICE (default: tltune's
 # default device), TARGET (tltune's --target, default: from the device),
-# SECONDS_TOTAL (default 600), SEED (of the draws, default
-# 1), BUDGET (configurations per run, default 6), DTYPES (default
-# "f32 f64 c32 c64"; add f16 and bf16 where the device has them), PYTHON
-# (default python3).
+# FLAGS (more tuning flags, e.g. "--config-timeout 60s"), SECONDS_TOTAL
+# (default 600), SEED (of the draws, default 1), BUDGET (configurations per
+# run, default 6), DTYPES (default "f32 f64 c32 c64"; add f16 and bf16
+# where the device has them), PYTHON (default python3).
 set -euo pipefail
 
 tltune=${TLTUNE:-bin/tltune}
 python=${PYTHON:-python3}
 budget=${BUDGET:-6}
 read -r -a dtypes <<< "${DTYPES:-f32 f64 c32 c64}"
+read -r -a flags <<< "${FLAGS:-}"
 out=${1:-correctness}
 mkdir -p "$out"
 device=()
@@ -47,7 +48,7 @@ while (( $(date +%s) < end )); do
     gemv) args+=(--trans "$(pick n t)") ;;
   esac
   db="$out/run-$n.db"
-  "$tltune" "$op" "${args[@]}" "${device[@]}" --db "$db" --strategy random --budget "$budget" \
+  "$tltune" "$op" "${args[@]}" "${device[@]}" "${flags[@]}" --db "$db" --strategy random --budget "$budget" \
     --seed "$n" --quiet --json > "$out/run-$n.json" 2> "$out/run-$n.err" ||
     echo "run-$n: tltune $op ${args[*]} --seed $n exited $?: $(head -c 300 "$out/run-$n.err")"
   rm -f "$db"
