@@ -62,6 +62,16 @@ const (
 	// half and the most recent half), so that a proposal costs the same
 	// after a thousand evaluations as after a hundred: fitting is cubic.
 	gpMaxTrain = 128
+	// gpStartDraws is how many random candidates a proposal of the random
+	// start draws, keeping the one farthest from every proposal so far
+	// (a maximin design): the start covers the space, so that a small
+	// region holding the optimum is not left to chance. Replays of
+	// stored H100 runs (300 seeds, 11 in flight, tltune replay) found the
+	// optimum within 48 evaluations (3 %) in 100 % of the trials at
+	// gemm 16³ f32 (86 % with plain random draws), 55 % at 256³ f16
+	// (52 %) and 71 % at 64×64×32 f32 (68 %); 8 or 16 draws did a little
+	// less well.
+	gpStartDraws = 32
 )
 
 type gp struct {
@@ -191,8 +201,9 @@ func (g *gp) Next() (tuning.Params, bool) {
 
 // randomStart picks a proposal of the random start: the earlier run's
 // next step while its path lasts (that run drew it at random with the
-// same seed), else a random one of the cheap candidates while there are
-// any (they ran correctly before and cost no build), else of all.
+// same seed), else one of the cheap candidates while there are any (they
+// ran correctly before and cost no build), else of all, spread out
+// (farthest).
 func (g *gp) randomStart(open []int) int {
 	if steps := g.pathAhead(); len(steps) > 0 {
 		return steps[0]
@@ -200,7 +211,43 @@ func (g *gp) randomStart(open []int) int {
 	if cheap := slices.DeleteFunc(slices.Clone(open), func(c int) bool { return !g.isCheap(c) }); len(cheap) > 0 {
 		open = cheap
 	}
-	return open[g.r.IntN(len(open))]
+	return g.farthest(open)
+}
+
+// farthest draws gpStartDraws candidates of open at random and returns
+// the one whose least squared distance to the proposals so far (observed
+// or pending) is largest; the first draw when nothing was proposed yet.
+func (g *gp) farthest(open []int) int {
+	var taken [][]float64
+	for _, o := range g.obs {
+		taken = append(taken, o.x)
+	}
+	for _, p := range g.pending {
+		taken = append(taken, g.features(p))
+	}
+	best, bestDist := open[g.r.IntN(len(open))], -1.0
+	if len(taken) == 0 {
+		return best
+	}
+	for range gpStartDraws {
+		c := open[g.r.IntN(len(open))]
+		dist := math.Inf(1)
+		for _, x := range taken {
+			dist = math.Min(dist, squaredDistance(x, g.feats[c]))
+		}
+		if dist > bestDist {
+			best, bestDist = c, dist
+		}
+	}
+	return best
+}
+
+func squaredDistance(a, b []float64) float64 {
+	s := 0.0
+	for i := range a {
+		s += (a[i] - b[i]) * (a[i] - b[i])
+	}
+	return s
 }
 
 // pathAhead lists the open candidates of the earlier run's path, in its
