@@ -39,24 +39,36 @@ static inline float __dpas_emu_value(uint x, int bf16)
 /* acc + a·b for this work item's column of the result. per_lane is the
  * number of K values each lane contributes to a row of a (2 at subgroup
  * size 8, 1 at 16); a holds those contributions, zero-extended to 32 bits.
- * One shuffle fetches all eight rows of a lane's contributions: a device
- * that emulates shuffles with barriers (PoCL on a CPU) compiles a call
- * with 16 / per_lane of them rather than 128. */
+ * A device that emulates shuffles with barriers (PoCL on a CPU) compiles
+ * each one as a barrier region, so the contributions of several rows are
+ * packed into 64-bit words and shuffled together: 32 shuffles a call, not
+ * 128 (PoCL 5.0 has no vector overloads of intel_sub_group_shuffle). */
 static inline float8 __dpas_emu_mad(uint8 a, uint8 b, float8 acc, uint per_lane, int bf16)
 {
     if (get_sub_group_size() * per_lane != 16)
         return (float8)(NAN);
+    const uint bits = 16 * per_lane;   /* of one row's contribution */
+    const uint per_word = 64 / bits;   /* rows packed in a 64-bit word */
+    const ulong mask = (1ul << bits) - 1;
     uint rows[8], pairs[8];
     float sums[8];
+    ulong words[4] = {0, 0, 0, 0};
+    vstore8(a, 0, rows);
     vstore8(b, 0, pairs);
     vstore8(acc, 0, sums);
+    for (uint m = 0; m < 8; ++m)
+        words[m / per_word] |= (rows[m] & mask) << (bits * (m % per_word));
     for (uint lane = 0; lane < 16 / per_lane; ++lane) {
-        vstore8(intel_sub_group_shuffle(a, lane), 0, rows);
+        ulong got[4];
+        for (uint w = 0; w < 8 / per_word; ++w)
+            got[w] = intel_sub_group_shuffle(words[w], lane);
         for (uint j = 0; j < per_lane; ++j) {
             const uint k = lane * per_lane + j;
             const float b_k = __dpas_emu_value(pairs[k / 2] >> (16 * (k % 2)), bf16);
-            for (uint m = 0; m < 8; ++m)
-                sums[m] = fma(__dpas_emu_value(rows[m] >> (16 * j), bf16), b_k, sums[m]);
+            for (uint m = 0; m < 8; ++m) {
+                const uint a_mk = (uint)(got[m / per_word] >> (bits * (m % per_word) + 16 * j));
+                sums[m] = fma(__dpas_emu_value(a_mk, bf16), b_k, sums[m]);
+            }
         }
     }
     return vload8(0, sums);
