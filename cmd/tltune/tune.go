@@ -194,7 +194,8 @@ type tuneRun struct {
 	worker   *worker.Client
 	copts    compiler.Options // of the exact problems
 	prof     *profile.Profile
-	tf32     *compileSetup // of the tf32 problems (enableTF32); nil when the run has none
+	tgt      *target.Target // the code-generation target
+	tf32     *compileSetup  // of the tf32 problems (enableTF32); nil when the run has none
 	spaces   map[kernels.Op]*space.Space
 	store    *results.Store
 	stored   results.Run
@@ -313,7 +314,8 @@ func (r *tuneRun) prepare(c *context, info *device.Info, ops []kernels.Op) int {
 	if f.target != "" {
 		tgt, _ = target.ByName(f.target) // checked with the flags
 	}
-	if r.prof, err = deviceProfile(r.info, tgt.Name); err != nil {
+	r.tgt = tgt
+	if r.prof, err = deviceProfile(r.info, tgt); err != nil {
 		return c.fail(err)
 	}
 	if f.tf32 != nil {
@@ -389,7 +391,7 @@ type shapeJob struct {
 // prepares its inputs on the device (the worker's session) while it walks
 // the space, then searches sp with opts and records into the run.
 func (r *tuneRun) newShape(recipe kernels.Recipe, sp *space.Space, opts tuner.Options) (*shapeJob, error) {
-	if err := deviceSupports(r.info, recipe.Spec()); err != nil {
+	if err := deviceSupports(r.info, r.tgt, recipe.Spec()); err != nil {
 		return nil, err
 	}
 	start := time.Now()
@@ -446,14 +448,18 @@ func (f *tuneFlags) cacheDir() (string, error) {
 	return bincache.DefaultDir()
 }
 
-// deviceSupports says why the device cannot run a recipe's element types: every
-// configuration would fail to build, so the shape is refused up front.
-// Half precision needs nothing (without cl_khr_fp16 it is stored as half
-// and computed in f32); double precision needs cl_khr_fp64.
-func deviceSupports(info device.Info, s kernels.Spec) error {
-	for _, t := range []kernels.DType{s.DType, s.Acc} {
-		if (t == kernels.F64 || t == kernels.C64) && !info.FP64 {
-			return fmt.Errorf("%s has no double precision (cl_khr_fp64), which %s needs: choose another --dtype/--acc or device", info.Name, t)
+// deviceSupports says why the device cannot run a recipe's element types
+// with the target's code: every configuration would fail to build, so the
+// shape is refused up front. Double precision needs cl_khr_fp64. Half
+// precision needs cl_khr_fp16 only where the target computes in it (intel);
+// elsewhere it is stored as half and computed in f32.
+func deviceSupports(info device.Info, t *target.Target, s kernels.Spec) error {
+	for _, dt := range []kernels.DType{s.DType, s.Acc} {
+		if (dt == kernels.F64 || dt == kernels.C64) && !info.FP64 {
+			return fmt.Errorf("%s has no double precision (cl_khr_fp64), which %s needs: choose another --dtype/--acc or device", info.Name, dt)
+		}
+		if dt == kernels.F16 && t.NativeF16 && !info.FP16 {
+			return fmt.Errorf("%s has no half precision (cl_khr_fp16), in which the %s target computes %s: choose --target generic or another device", info.Name, t.Name, dt)
 		}
 	}
 	return nil
@@ -469,28 +475,33 @@ func (r *tuneRun) searchOptions(spec kernels.Spec) tuner.Options {
 
 // deviceProfile is the shipped profile of the device's family with the
 // values the runtime reports put in place of the profile's, or a profile
-// made from the runtime's report alone for an unknown device.
-func deviceProfile(info device.Info, targetName string) (*profile.Profile, error) {
+// made from the runtime's report alone for an unknown device; either way
+// within the limits of the target t.
+func deviceProfile(info device.Info, t *target.Target) (*profile.Profile, error) {
 	set, err := profile.Shipped()
 	if err != nil {
 		return nil, err
 	}
-	p := &profile.Profile{Name: info.Name, Target: profile.Target(targetName)}
+	p := &profile.Profile{Name: info.Name, Target: profile.Target(t.Name)}
 	if shipped, ok := set.Lookup(info.Name); ok {
 		copied := *shipped
 		p = &copied
 	}
-	if p.Target != profile.Target(targetName) {
+	if p.Target != profile.Target(t.Name) {
 		// A forced target changes what the compiler emits, so the profile's
 		// subgroup sizes and matrix shapes no longer apply.
-		p = &profile.Profile{Name: info.Name, Target: profile.Target(targetName), CacheBytes: p.CacheBytes}
+		p = &profile.Profile{Name: info.Name, Target: profile.Target(t.Name), CacheBytes: p.CacheBytes}
 	}
 	if len(p.SubgroupSizes) == 0 {
-		p.SubgroupSizes = subgroupSizesOf(info, targetName)
+		p.SubgroupSizes = subgroupSizesOf(info, t)
 	}
 	if info.MaxWorkGroupSize > 0 {
 		p.MaxWorkGroupSize = info.MaxWorkGroupSize
 	}
+	if t.MaxWorkGroupSize > 0 && (p.MaxWorkGroupSize == 0 || t.MaxWorkGroupSize < p.MaxWorkGroupSize) {
+		p.MaxWorkGroupSize = t.MaxWorkGroupSize
+	}
+	p.OneSubgroupPerGroup = t.OneSubgroupPerGroup
 	if info.LocalMemBytes > 0 {
 		p.LocalMemoryBytes = int(info.LocalMemBytes)
 	}
@@ -500,9 +511,8 @@ func deviceProfile(info device.Info, targetName string) (*profile.Profile, error
 }
 
 // subgroupSizesOf are the subgroup sizes the target can use on the device.
-func subgroupSizesOf(info device.Info, targetName string) []int {
-	t, err := target.ByName(targetName)
-	if err != nil || len(t.SubgroupSizes) == 0 {
+func subgroupSizesOf(info device.Info, t *target.Target) []int {
+	if len(t.SubgroupSizes) == 0 {
 		return []int{1}
 	}
 	if len(info.SubgroupSizes) == 0 {

@@ -368,16 +368,51 @@ func TestDeviceSupports(t *testing.T) {
 	f64 := kernels.Spec{Op: kernels.GEMMOp, DType: kernels.F64, Acc: kernels.F64}
 	c32to64 := kernels.Spec{Op: kernels.GEMMOp, DType: kernels.C32, Acc: kernels.C64}
 	half := kernels.Spec{Op: kernels.GEMMOp, DType: kernels.F16, Acc: kernels.F32}
+	generic, intel := target.Generic(), target.Intel()
 	for _, s := range []kernels.Spec{f64, c32to64} {
-		if err := deviceSupports(noFP64, s); err == nil || !strings.Contains(err.Error(), "cl_khr_fp64") {
+		if err := deviceSupports(noFP64, generic, s); err == nil || !strings.Contains(err.Error(), "cl_khr_fp64") {
 			t.Errorf("%v/%v on a device without fp64: %v, want an error naming cl_khr_fp64", s.DType, s.Acc, err)
 		}
-		if err := deviceSupports(device.Info{FP64: true}, s); err != nil {
+		if err := deviceSupports(device.Info{FP64: true}, generic, s); err != nil {
 			t.Errorf("%v/%v on a device with fp64: %v", s.DType, s.Acc, err)
 		}
 	}
-	if err := deviceSupports(noFP64, half); err != nil {
-		t.Errorf("f16 needs no cl_khr_fp16 (stored as half, computed in f32): %v", err)
+	for _, tgt := range []*target.Target{generic, target.Nvidia()} {
+		if err := deviceSupports(noFP64, tgt, half); err != nil {
+			t.Errorf("f16 on the %s target needs no cl_khr_fp16 (stored as half, computed in f32): %v", tgt.Name, err)
+		}
+	}
+	// The intel target computes in half: PoCL 5, which has the subgroups
+	// but no cl_khr_fp16, failed to build every configuration.
+	if err := deviceSupports(noFP64, intel, half); err == nil || !strings.Contains(err.Error(), "cl_khr_fp16") || !strings.Contains(err.Error(), "--target generic") {
+		t.Errorf("f16 on the intel target without cl_khr_fp16: %v, want an error naming cl_khr_fp16 and the fix", err)
+	}
+	if err := deviceSupports(device.Info{FP16: true}, intel, half); err != nil {
+		t.Errorf("f16 on the intel target with cl_khr_fp16: %v", err)
+	}
+}
+
+// TestDeviceProfileKeepsTargetLimits: a forced target's limits bound the
+// profile the pruner reads, so that no configuration the target refuses
+// is compiled: the emulated target runs one subgroup per work-group, and
+// the generic one at most 256 work-items, on a CPU that allows 4096.
+func TestDeviceProfileKeepsTargetLimits(t *testing.T) {
+	cpu := device.Info{Name: "some CPU", MaxWorkGroupSize: 4096, SubgroupSizes: []int{8, 16, 32}}
+	for _, tc := range []struct {
+		tgt   *target.Target
+		maxWG int
+		oneSg bool
+	}{
+		{target.Generic(), 256, false},
+		{target.Emulated(), target.Emulated().MaxWorkGroupSize, true},
+	} {
+		p, err := deviceProfile(cpu, tc.tgt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.MaxWorkGroupSize != tc.maxWG || p.OneSubgroupPerGroup != tc.oneSg {
+			t.Errorf("%s: max work-group %d, one subgroup per group %v; want %d, %v", tc.tgt.Name, p.MaxWorkGroupSize, p.OneSubgroupPerGroup, tc.maxWG, tc.oneSg)
+		}
 	}
 }
 
@@ -510,7 +545,7 @@ func TestTF32Report(t *testing.T) {
 // a target without the engine refuses.
 func TestEnableTF32(t *testing.T) {
 	h200 := device.Info{Name: "NVIDIA H200"}
-	prof, err := deviceProfile(h200, "nvidia")
+	prof, err := deviceProfile(h200, target.Nvidia())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -526,7 +561,7 @@ func TestEnableTF32(t *testing.T) {
 	if m := slices.Collect(exact.prof.MatrixFor("f32")); exact.copts.Precision != "" || len(m) != 0 {
 		t.Errorf("exact: precision %q, f32 matrix shapes %+v; want exact and none", exact.copts.Precision, m)
 	}
-	if again, _ := deviceProfile(h200, "nvidia"); len(slices.Collect(again.MatrixFor("f32"))) != 0 {
+	if again, _ := deviceProfile(h200, target.Nvidia()); len(slices.Collect(again.MatrixFor("f32"))) != 0 {
 		t.Error("enabling tf32 for a run changed the shipped profile")
 	}
 	generic := &tuneRun{prof: prof}

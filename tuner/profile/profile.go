@@ -41,6 +41,10 @@ type Profile struct {
 
 	SubgroupSizes    []int `toml:"subgroup_sizes"`
 	MaxWorkGroupSize int   `toml:"max_work_group_size"`
+	// OneSubgroupPerGroup: the target runs one subgroup per work-group (a
+	// work-group of [subgroup size, 1]); set for targets that exchange
+	// values through local memory, never in a shipped file.
+	OneSubgroupPerGroup bool `toml:"-"`
 	// LocalMemoryBytes is the local (shared) memory a work-group may use;
 	// 0 means unknown, and the local-memory rule is then not applied.
 	LocalMemoryBytes int `toml:"local_memory_bytes"`

@@ -186,6 +186,9 @@ func workGroupShape(c *checker) *Reason {
 	if wx*wy > c.dev.MaxWorkGroupSize {
 		return c.why("work-group", "%dx%d = %d work-items exceeds the maximum %d", wx, wy, wx*wy, c.dev.MaxWorkGroupSize)
 	}
+	if c.dev.OneSubgroupPerGroup && (wx != sg || wy != 1) {
+		return c.why("work-group", "%dx%d: target %s runs one subgroup per work-group, %dx1", wx, wy, c.dev.Target, sg)
+	}
 	return nil
 }
 

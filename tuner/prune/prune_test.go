@@ -368,3 +368,17 @@ func ruleCounts(tallies []Tally) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// TestOneSubgroupPerGroup: on a target that runs one subgroup per
+// work-group, a work-group of more is pruned before it is compiled.
+func TestOneSubgroupPerGroup(t *testing.T) {
+	dev := &profile.Profile{Name: "some CPU", Target: "emulated", SubgroupSizes: []int{8}, MaxWorkGroupSize: 256, OneSubgroupPerGroup: true}
+	prob := Problem{Op: "gemv", Dtype: "f32", M: 64, N: 64}
+	for wg, kept := range map[[2]int]bool{{8, 1}: true, {16, 1}: false, {8, 2}: false} {
+		p := tuning.Params{SubgroupSize: 8, WorkGroupSize: wg, Tile: [2]int{8, 1}, Unroll: 1, BatchPerGroup: 1}
+		why := Check(p, dev, prob)
+		if kept != (why == nil || why.Rule != "work-group") {
+			t.Errorf("work-group %v: pruned by %v, want kept %v", wg, why, kept)
+		}
+	}
+}
