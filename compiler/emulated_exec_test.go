@@ -58,6 +58,18 @@ func TestEmulatedSubgroupsOnDevice(t *testing.T) {
 			params: sg(16, 16, 32, 8, 16, 16, 1, 2, false)},
 		{spec: kernels.Spec{Op: kernels.GEMMOp, M: 12, N: 12, K: 16, DType: kernels.BF16, Acc: kernels.F32, TransA: true, TransB: true, Alpha: 1, Beta: 1, Atomic: true},
 			params: sg(8, 8, 16, 8, 8, 16, 1, 1, true)},
+		// Fragments with twice as many rows as lanes (a DPAS B fragment at
+		// 8 lanes, A and C pieces of 32 rows at 16 lanes and of 64 at 32)
+		// are no blocked rows: they load and store element by element,
+		// never as one vector of a lane's two rows.
+		{spec: kernels.Spec{Op: kernels.GEMMOp, M: 16, N: 16, K: 16, DType: kernels.F16, Acc: kernels.F32, Alpha: 1, Beta: 0},
+			params: sg(8, 8, 16, 8, 8, 16, 1, 1, false)},
+		{spec: kernels.Spec{Op: kernels.GEMMOp, M: 15, N: 8, K: 16, DType: kernels.BF16, Acc: kernels.F32, Alpha: 1, Beta: 1},
+			params: sg(8, 8, 8, 8, 8, 16, 1, 1, false)},
+		{spec: kernels.Spec{Op: kernels.GEMMOp, M: 32, N: 16, K: 16, DType: kernels.F16, Acc: kernels.F32, Alpha: 1, Beta: 1},
+			params: sg(16, 32, 16, 32, 16, 16, 1, 1, false)},
+		{spec: kernels.Spec{Op: kernels.GEMMOp, M: 64, N: 16, K: 16, DType: kernels.BF16, Acc: kernels.F32, Alpha: 1, Beta: 1},
+			params: sg(32, 64, 16, 64, 16, 16, 1, 1, false)},
 	}
 	// Both layouts of rows over lanes: nvidia's blocked, intel's
 	// interleaved.

@@ -231,7 +231,7 @@ func (e *fn) coopLoad(in *ir.Inst) {
 		e.replicatedLoad(in)
 		return
 	}
-	if w := e.blockedWidth(in, in.Operands[0], in.Operands[1], in.Result().Type); w > 1 {
+	if w := e.blockedWidth(in, in.Operands[0], in.Operands[1], in.Result()); w > 1 {
 		e.blockedVectorLoad(in, w)
 		return
 	}
@@ -260,7 +260,7 @@ func (e *fn) coopStore(in *ir.Inst) error {
 	m := e.memref(in.Operands[1])
 	x, y := e.value(in.Operands[2]), e.value(in.Operands[3])
 	if in.Atomic == ir.NotAtomic {
-		if w := e.blockedWidth(in, in.Operands[1], in.Operands[2], in.Operands[0].Type); w > 1 {
+		if w := e.blockedWidth(in, in.Operands[1], in.Operands[2], in.Operands[0]); w > 1 {
 			e.blockedVectorStore(a, m, x, y, w, int(in.Operands[0].Type.Cols()))
 			return nil
 		}
@@ -276,14 +276,18 @@ func (e *fn) coopStore(in *ir.Inst) error {
 }
 
 // blockedWidth is the width of the vectors a load or store of coopmatrix
-// piece t at row x of memref mv may move: R where each lane's R blocked
+// piece v at row x of memref mv may move: R where each lane's R blocked
 // rows lie next to each other in memory, aligned for R elements (mode 0 of
 // stride 1, neither transposed nor checked, no padding rows, the leading
-// dimension, x and the memref's start multiples of R), else 1.
-func (e *fn) blockedWidth(in *ir.Inst, mv, x *ir.Value, t *ir.Type) int {
+// dimension, x and the memref's start multiples of R), else 1. A piece in
+// a matrix engine's fragment layout is not in rows over lanes at all (a
+// DPAS B fragment at 8 lanes has 16 rows, two a lane by count, but lane l
+// holds column l), so it is always moved element by element.
+func (e *fn) blockedWidth(in *ir.Inst, mv, x, v *ir.Value) int {
+	t := v.Type
 	sgs, rows := e.launch.SubgroupSize, int(t.Rows())
 	r := e.slotsPerLane(rows)
-	if !e.blocked || sgs == 1 || r == 1 || rows != r*sgs || in.TransA == ir.Trans || in.Checked != ir.Unchecked {
+	if !e.blocked || e.frag[v] || sgs == 1 || r == 1 || rows != r*sgs || in.TransA == ir.Trans || in.Checked != ir.Unchecked {
 		return 1
 	}
 	mt, w := mv.Type, int64(r)
