@@ -126,39 +126,41 @@ func (c *checker) orderIs(in *ir.Inst, i int, orders ...int) bool {
 	return false
 }
 
-// opShape returns the shape of op(X) for X of type t (ir.Transpose.Of).
-func opShape(t *ir.Type, tr ir.Transpose) []int64 { return tr.Of(t.Shape()) }
-
-// sizeMatch reports a mismatch between two mode sizes.
-func (c *checker) sizeMatch(in *ir.Inst, pos ir.Pos, a int64, aWhat string, b int64, bWhat string) {
-	if !sameSize(a, b) {
-		c.errorf(pos, "%s: %s (%d) must equal %s (%d)", in.Mnemonic(), aWhat, a, bWhat, b)
+// sizes reports each size rule of the collective in that its static
+// shapes break (ir.Misfits), once the orders of its operands are checked.
+func (c *checker) sizes(in *ir.Inst) {
+	_, inputs, _, out := in.BLASOperands()
+	shapes := make([][]int64, len(inputs))
+	for i, v := range inputs {
+		shapes[i] = v.Type.Shape()
 	}
+	for _, m := range ir.Misfits(in.Op, in.TransA, in.TransB, shapes, out.Type.Shape()) {
+		c.misfit(in, m)
+	}
+}
+
+// misfit reports a broken size rule. A shape names its operand as the
+// program does and gives its type's dimensions; op(A) has no name there.
+func (c *checker) misfit(in *ir.Inst, m ir.Misfit) {
+	pos := operandPos(in, m.At)
+	if !m.Shapes {
+		c.errorf(pos, "%s: %s", in.Mnemonic(), m)
+		return
+	}
+	t := in.Operands[m.At].Type
+	want := m.WantWhat
+	if !m.View {
+		want = name(in.Operands[1])
+	}
+	w := ir.Memref(t.Elem(), m.Want, nil, ir.Global)
+	c.errorf(pos, "%s: the shape of %s %s must equal the shape of %s %s", in.Mnemonic(), name(in.Operands[m.At]), dims(t), want, dims(w))
 }
 
 func (c *checker) axpby(in *ir.Inst, _ ir.RegionKind) {
-	if !c.blas(in, 1) {
+	if !c.blas(in, 1) || !c.orderIs(in, 3, 0, 1, 2) {
 		return
 	}
-	a := in.Operands[1]
-	if !c.orderIs(in, 3, 0, 1, 2) {
-		return
-	}
-	c.sameShape(in, 3, opShape(a.Type, in.TransA), "op(A)")
-}
-
-// sameShape checks shape(operand i) against want.
-func (c *checker) sameShape(in *ir.Inst, i int, want []int64, wantWhat string) {
-	t := in.Operands[i].Type
-	got := t.Shape()
-	match := len(got) == len(want)
-	for j := 0; match && j < len(got); j++ {
-		match = sameSize(got[j], want[j])
-	}
-	if !match {
-		w := ir.Memref(t.Elem(), want, nil, ir.Global)
-		c.errorf(operandPos(in, i), "%s: the shape of %s %s must equal the shape of %s %s", in.Mnemonic(), name(in.Operands[i]), dims(t), wantWhat, dims(w))
-	}
+	c.sizes(in)
 }
 
 func (c *checker) cumsum(in *ir.Inst, _ ir.RegionKind) {
@@ -173,7 +175,7 @@ func (c *checker) cumsum(in *ir.Inst, _ ir.RegionKind) {
 	if in.Mode < 0 || in.Mode >= int64(a.Order()) {
 		c.errorf(modePos(in), "cumsum: mode %d out of range; modes of %s are numbered 0 to %d", in.Mode, name(in.Operands[1]), a.Order()-1)
 	}
-	c.sameShape(in, 3, a.Shape(), name(in.Operands[1]))
+	c.sizes(in)
 }
 
 func modePos(in *ir.Inst) ir.Pos {
@@ -183,58 +185,28 @@ func modePos(in *ir.Inst) ir.Pos {
 	return in.OpPos
 }
 
-func (c *checker) gemm(in *ir.Inst, _ ir.RegionKind) {
-	if !c.blas(in, 2) {
-		return
-	}
-	okA, okB, okC := c.orderIs(in, 1, 2), c.orderIs(in, 2, 2), c.orderIs(in, 4, 2)
-	if !okA || !okB || !okC {
-		return
-	}
-	a := opShape(in.Operands[1].Type, in.TransA)
-	b := opShape(in.Operands[2].Type, in.TransB)
-	cs := in.Operands[4].Type.Shape()
-	c.sizeMatch(in, operandPos(in, 2), a[1], "columns(op(A))", b[0], "rows(op(B))")
-	c.sizeMatch(in, operandPos(in, 4), cs[0], "rows(C)", a[0], "rows(op(A))")
-	c.sizeMatch(in, operandPos(in, 4), cs[1], "columns(C)", b[1], "columns(op(B))")
-}
+func (c *checker) gemm(in *ir.Inst, _ ir.RegionKind) { c.matrices(in, 2, 2, 2) }
+func (c *checker) gemv(in *ir.Inst, _ ir.RegionKind) { c.matrices(in, 2, 1, 1) }
+func (c *checker) ger(in *ir.Inst, _ ir.RegionKind)  { c.matrices(in, 1, 1, 2) }
 
-func (c *checker) gemv(in *ir.Inst, _ ir.RegionKind) {
+// matrices checks gemm, gemv and ger, whose two inputs and output each
+// have one order: the size rules index their modes, so they wait until
+// all three orders are right.
+func (c *checker) matrices(in *ir.Inst, orderA, orderB, orderC int) {
 	if !c.blas(in, 2) {
 		return
 	}
-	okA, okB, okC := c.orderIs(in, 1, 2), c.orderIs(in, 2, 1), c.orderIs(in, 4, 1)
-	if !okA || !okB || !okC {
-		return
+	okA, okB, okC := c.orderIs(in, 1, orderA), c.orderIs(in, 2, orderB), c.orderIs(in, 4, orderC)
+	if okA && okB && okC {
+		c.sizes(in)
 	}
-	a := opShape(in.Operands[1].Type, in.TransA)
-	c.sizeMatch(in, operandPos(in, 2), a[1], "columns(op(A))", in.Operands[2].Type.Rows(), "rows(b)")
-	c.sizeMatch(in, operandPos(in, 4), in.Operands[4].Type.Rows(), "rows(c)", a[0], "rows(op(A))")
-}
-
-func (c *checker) ger(in *ir.Inst, _ ir.RegionKind) {
-	if !c.blas(in, 2) {
-		return
-	}
-	okA, okB, okC := c.orderIs(in, 1, 1), c.orderIs(in, 2, 1), c.orderIs(in, 4, 2)
-	if !okA || !okB || !okC {
-		return
-	}
-	cs := in.Operands[4].Type.Shape()
-	c.sizeMatch(in, operandPos(in, 4), cs[0], "rows(C)", in.Operands[1].Type.Rows(), "rows(a)")
-	c.sizeMatch(in, operandPos(in, 4), cs[1], "columns(C)", in.Operands[2].Type.Rows(), "rows(b)")
 }
 
 func (c *checker) hadamard(in *ir.Inst, _ ir.RegionKind) {
-	if !c.blas(in, 2) {
+	if !c.blas(in, 2) || !c.orderIs(in, 1, 1, 2) {
 		return
 	}
-	if !c.orderIs(in, 1, 1, 2) {
-		return
-	}
-	a := in.Operands[1].Type.Shape()
-	c.sameShape(in, 2, a, name(in.Operands[1]))
-	c.sameShape(in, 4, a, name(in.Operands[1]))
+	c.sizes(in)
 }
 
 func (c *checker) sum(in *ir.Inst, _ ir.RegionKind) {
@@ -249,9 +221,7 @@ func (c *checker) sum(in *ir.Inst, _ ir.RegionKind) {
 		c.errorf(operandPos(in, 1), "sum: order(A) must be order(b)+1 = %d, found %d", b.Order()+1, a.Order())
 		return
 	}
-	if b.Order() == 1 {
-		c.sizeMatch(in, operandPos(in, 3), b.Rows(), "rows(b)", opShape(a, in.TransA)[0], "rows(op(A))")
-	}
+	c.sizes(in)
 }
 
 func (c *checker) alloca(in *ir.Inst, _ ir.RegionKind) {

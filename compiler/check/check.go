@@ -462,7 +462,3 @@ func dims(t *ir.Type) string {
 	}
 	return s + ")"
 }
-
-// sameSize reports whether two mode sizes may be equal (a dynamic size
-// matches anything).
-func sameSize(a, b int64) bool { return a == ir.Dynamic || b == ir.Dynamic || a == b }

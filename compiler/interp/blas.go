@@ -1,9 +1,7 @@
 package interp
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 
 	"tltune/compiler/ir"
 )
@@ -138,42 +136,16 @@ func (e *exec) blas(in *ir.Inst, env *env) error {
 	})
 }
 
-// conform checks at run time what the verifier checks of static sizes:
-// that the operands' shapes fit the operation. A dynamic size may not,
-// and the definition reads out of an operand's shape then.
+// conform checks at run time the size rules that the verifier checks of
+// static sizes (ir.Misfits). A dynamic size may break one, and the
+// definition would read out of an operand's shape then.
 func conform(in *ir.Inst, ms []*Memref, out *Memref) error {
-	same := func(a int64, aWhat string, b int64, bWhat string) error {
-		if a != b {
-			return fmt.Errorf("%s (%d) must equal %s (%d); the sizes given at run time do not fit", aWhat, a, bWhat, b)
-		}
-		return nil
+	shapes := make([][]int64, len(ms))
+	for i, m := range ms {
+		shapes[i] = m.Shape
 	}
-	shapes := func(got []int64, gotWhat string, want []int64, wantWhat string) error {
-		if !slices.Equal(got, want) {
-			return fmt.Errorf("the shape of %s %v must equal the shape of %s %v; the sizes given at run time do not fit", gotWhat, got, wantWhat, want)
-		}
-		return nil
-	}
-	a := in.TransA.Of(ms[0].Shape)
-	switch in.Op {
-	case ir.OpGemm:
-		b := in.TransB.Of(ms[1].Shape)
-		return cmp.Or(same(a[1], "columns(op(A))", b[0], "rows(op(B))"),
-			same(out.Shape[0], "rows(C)", a[0], "rows(op(A))"), same(out.Shape[1], "columns(C)", b[1], "columns(op(B))"))
-	case ir.OpGemv:
-		return cmp.Or(same(a[1], "columns(op(A))", ms[1].Shape[0], "rows(b)"), same(out.Shape[0], "rows(c)", a[0], "rows(op(A))"))
-	case ir.OpGer:
-		return cmp.Or(same(out.Shape[0], "rows(C)", ms[0].Shape[0], "rows(a)"), same(out.Shape[1], "columns(C)", ms[1].Shape[0], "rows(b)"))
-	case ir.OpHadamardProduct:
-		return cmp.Or(shapes(ms[1].Shape, "b", ms[0].Shape, "a"), shapes(out.Shape, "c", ms[0].Shape, "a"))
-	case ir.OpAxpby:
-		return shapes(out.Shape, "B", a, "op(A)")
-	case ir.OpSum:
-		if len(out.Shape) == 1 {
-			return same(out.Shape[0], "rows(b)", a[0], "rows(op(A))")
-		}
-	case ir.OpCumsum:
-		return shapes(out.Shape, "B", ms[0].Shape, "A")
+	if broken := ir.Misfits(in.Op, in.TransA, in.TransB, shapes, out.Shape); len(broken) > 0 {
+		return fmt.Errorf("%s; the sizes given at run time do not fit", broken[0])
 	}
 	return nil
 }
