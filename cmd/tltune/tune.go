@@ -459,7 +459,7 @@ func deviceSupports(info device.Info, t *target.Target, s kernels.Spec) error {
 			return fmt.Errorf("%s has no double precision (cl_khr_fp64), which %s needs: choose another --dtype/--acc or device", info.Name, dt)
 		}
 		if dt == kernels.F16 && t.NativeF16 && !info.FP16 {
-			return fmt.Errorf("%s has no half precision (cl_khr_fp16), in which the %s target computes %s: choose --target generic or another device", info.Name, t.Name, dt)
+			return fmt.Errorf("%s has no half precision (cl_khr_fp16), in which the %s target computes %s: leave out --target (the target chosen from the device computes it in f32), or choose --target generic", info.Name, t.Name, dt)
 		}
 	}
 	return nil
@@ -498,16 +498,26 @@ func deviceProfile(info device.Info, t *target.Target) (*profile.Profile, error)
 	if info.MaxWorkGroupSize > 0 {
 		p.MaxWorkGroupSize = info.MaxWorkGroupSize
 	}
-	if t.MaxWorkGroupSize > 0 && (p.MaxWorkGroupSize == 0 || t.MaxWorkGroupSize < p.MaxWorkGroupSize) {
-		p.MaxWorkGroupSize = t.MaxWorkGroupSize
-	}
-	p.OneSubgroupPerGroup = t.OneSubgroupPerGroup
 	if info.LocalMemBytes > 0 {
 		p.LocalMemoryBytes = int(info.LocalMemBytes)
 	}
+	// The lowering refuses what exceeds the target's own limits, which a
+	// forced target does not take from the device.
+	p.MaxWorkGroupSize = atMost(p.MaxWorkGroupSize, t.MaxWorkGroupSize)
+	p.LocalMemoryBytes = atMost(p.LocalMemoryBytes, t.LocalMemBytes)
+	p.OneSubgroupPerGroup = t.OneSubgroupPerGroup
 	p.CacheBytes = max(p.CacheBytes, int64(info.CacheBytes))
 	p.ComputeUnits = info.ComputeUnits
 	return p, nil
+}
+
+// atMost is v capped at limit; a limit or v of 0 is unknown and does not
+// cap.
+func atMost(v, limit int) int {
+	if limit > 0 && (v == 0 || limit < v) {
+		return limit
+	}
+	return v
 }
 
 // subgroupSizesOf are the subgroup sizes the target can use on the device.

@@ -384,7 +384,7 @@ func TestDeviceSupports(t *testing.T) {
 	}
 	// The intel target computes in half: PoCL 5, which has the subgroups
 	// but no cl_khr_fp16, failed to build every configuration.
-	if err := deviceSupports(noFP64, intel, half); err == nil || !strings.Contains(err.Error(), "cl_khr_fp16") || !strings.Contains(err.Error(), "--target generic") {
+	if err := deviceSupports(noFP64, intel, half); err == nil || !strings.Contains(err.Error(), "cl_khr_fp16") || !strings.Contains(err.Error(), "leave out --target") {
 		t.Errorf("f16 on the intel target without cl_khr_fp16: %v, want an error naming cl_khr_fp16 and the fix", err)
 	}
 	if err := deviceSupports(device.Info{FP16: true}, intel, half); err != nil {
@@ -395,24 +395,24 @@ func TestDeviceSupports(t *testing.T) {
 // TestDeviceProfileKeepsTargetLimits: a forced target's limits bound the
 // profile the pruner reads, so that no configuration the target refuses
 // is compiled: the emulated target runs one subgroup per work-group, and
-// the generic one at most 256 work-items, on a CPU that allows 4096.
+// both it and the generic one have at most 32 KiB of local memory and a
+// few hundred work-items, on a CPU that allows 4 MiB and 4096.
 func TestDeviceProfileKeepsTargetLimits(t *testing.T) {
-	cpu := device.Info{Name: "some CPU", MaxWorkGroupSize: 4096, SubgroupSizes: []int{8, 16, 32}}
-	for _, tc := range []struct {
-		tgt   *target.Target
-		maxWG int
-		oneSg bool
-	}{
-		{target.Generic(), 256, false},
-		{target.Emulated(), target.Emulated().MaxWorkGroupSize, true},
-	} {
-		p, err := deviceProfile(cpu, tc.tgt)
+	cpu := device.Info{Name: "some CPU", MaxWorkGroupSize: 4096, LocalMemBytes: 4 << 20, SubgroupSizes: []int{8, 16, 32}}
+	for _, tgt := range []*target.Target{target.Generic(), target.Emulated()} {
+		p, err := deviceProfile(cpu, tgt)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p.MaxWorkGroupSize != tc.maxWG || p.OneSubgroupPerGroup != tc.oneSg {
-			t.Errorf("%s: max work-group %d, one subgroup per group %v; want %d, %v", tc.tgt.Name, p.MaxWorkGroupSize, p.OneSubgroupPerGroup, tc.maxWG, tc.oneSg)
+		if p.MaxWorkGroupSize != tgt.MaxWorkGroupSize || p.LocalMemoryBytes != tgt.LocalMemBytes || p.OneSubgroupPerGroup != tgt.OneSubgroupPerGroup {
+			t.Errorf("%s: max work-group %d, local memory %d, one subgroup per group %v; want the target's %d, %d, %v", tgt.Name,
+				p.MaxWorkGroupSize, p.LocalMemoryBytes, p.OneSubgroupPerGroup, tgt.MaxWorkGroupSize, tgt.LocalMemBytes, tgt.OneSubgroupPerGroup)
 		}
+	}
+	// A device below the target's limits keeps its own.
+	small := device.Info{Name: "small GPU", MaxWorkGroupSize: 128, LocalMemBytes: 16 << 10}
+	if p, _ := deviceProfile(small, target.Generic()); p.MaxWorkGroupSize != 128 || p.LocalMemoryBytes != 16<<10 {
+		t.Errorf("small device: max work-group %d, local memory %d; want its own 128, 16384", p.MaxWorkGroupSize, p.LocalMemoryBytes)
 	}
 }
 
