@@ -13,6 +13,7 @@ import (
 	"tltune/results"
 	"tltune/results/compare"
 	"tltune/tuner/search"
+	"tltune/tuner/suite"
 )
 
 func init() {
@@ -32,7 +33,7 @@ func replayCmd(c *context, args []string) int {
 	tolText := fs.String("tolerance", "5%", "how close to the optimum counts as found")
 	trials := fs.Int("trials", 20, "seeded replays per strategy")
 	inFlight := fs.Int("in-flight", 1, "configurations proposed before the oldest one's result is in, as a tuning run keeps them in flight (tltune gemm: the builder processes + 3)")
-	budget := fs.Int("budget", 48, "the budget of a tuning run (tltune gemm's default): each strategy's share of trials that found the optimum within it")
+	budget := fs.Int("budget", suite.DefaultBudget, "the budget of a tuning run (tltune gemm's default): each strategy's share of trials that found the optimum within it")
 	asJSON := fs.Bool("json", false, "print the replay as JSON (docs/json.md) instead of the table")
 	if status, ok := c.parse(fs, args); !ok {
 		return status

@@ -29,6 +29,7 @@ import (
 	"tltune/tuner/prune"
 	"tltune/tuner/search"
 	"tltune/tuner/space"
+	"tltune/tuner/suite"
 	"tltune/tuner/worker"
 )
 
@@ -108,7 +109,7 @@ func (f *tuneFlags) registerTuning(fs *flag.FlagSet, op string) {
 	fs.StringVar(&f.tag, "tag", "", "label the run (for regress --baseline TAG)")
 	fs.StringVar(&f.resume, "resume", "", "continue an interrupted run (its id, or last): configurations it measured are not measured again")
 	fs.StringVar(&f.strategy, "strategy", "gp", "search strategy: "+strings.Join(search.Names, ", "))
-	fs.IntVar(&f.budget, "budget", 48, "most configurations to evaluate (0: every candidate)")
+	fs.IntVar(&f.budget, "budget", suite.DefaultBudget, "most configurations to evaluate (0: every candidate)")
 	fs.DurationVar(&f.time, "time", 0, "stop proposing configurations after this long (0: no limit)")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the inputs and of random choices (recorded); a gp run with the seed of an earlier one retraces its proposals while they stay near the best, so the binary cache holds them")
 	fs.BoolVar(&f.asJSON, "json", false, "print the report as JSON")

@@ -83,7 +83,7 @@ func (s *Suite) assignShards(n int) []int {
 // entry; a case costs its budget in evaluations. Only the ratios between
 // cases matter, so the weights are rough.
 func (c Case) Cost() float64 {
-	evaluations := float64(defaultBudget)
+	evaluations := float64(DefaultBudget)
 	switch b := c.Tuning.Budget; {
 	case b == nil:
 	case *b == 0: // every candidate: more than any budget a suite gives
@@ -98,11 +98,14 @@ func (c Case) Cost() float64 {
 	return evaluations * (1 + work)
 }
 
+// DefaultBudget is the evaluations a tuning run makes unless told
+// otherwise: the --budget default of tltune gemm, gemv, ger and sweep, and
+// what tltune replay asks a strategy to find the optimum within. The split
+// uses it for cases whose suite gives none, whatever the flags: they may
+// differ between the tasks of an array by mistake.
+const DefaultBudget = 48
+
 const (
-	// defaultBudget is tltune sweep's --budget default, for cases whose
-	// suite gives none. The split must not depend on flags, which may
-	// differ between the tasks of an array by mistake.
-	defaultBudget = 48
 	// unboundedBudget stands for budget = 0 (every candidate).
 	unboundedBudget = 1000
 	// workUnit is the work (FLOPs plus bytes moved) of one batch entry
