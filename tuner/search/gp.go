@@ -82,10 +82,10 @@ type gp struct {
 	span  []float64 // per raw feature: max - min; 0 drops the feature
 	r     *rand.Rand
 
-	done    []bool          // per candidate: proposed or observed
-	cheap   []bool          // per candidate: cheap to evaluate (PreferCheap); nil: none is
-	path    []int           // candidates an earlier run proposed, in its order (Retrace)
-	pending []tuning.Params // proposed, not yet observed, in order
+	done    []bool // per candidate: proposed or observed
+	cheap   []bool // per candidate: cheap to evaluate (PreferCheap); nil: none is
+	path    []int  // candidates an earlier run proposed, in its order (Retrace)
+	pending []int  // candidates proposed, not yet observed, in order
 	obs     []observation
 
 	scales []float64 // ARD length scales of the used features
@@ -154,8 +154,14 @@ func featureRanges(raw [][]float64) (lo, span []float64) {
 	return lo, span
 }
 
-// features scales p's features to [0, 1] and drops constant ones.
-func (g *gp) features(p tuning.Params) []float64 { return g.scaled(rawFeatures(p)) }
+// features scales p's features to [0, 1] and drops constant ones: a
+// candidate's were worked out once, in newGP.
+func (g *gp) features(p tuning.Params) []float64 {
+	if i, known := g.index[p]; known {
+		return g.feats[i]
+	}
+	return g.scaled(rawFeatures(p))
+}
 
 // scaled is raw features scaled to [0, 1], constant ones dropped.
 func (g *gp) scaled(raw []float64) []float64 {
@@ -171,9 +177,9 @@ func (g *gp) scaled(raw []float64) []float64 {
 func (g *gp) Observe(p tuning.Params, cost float64, ok bool) {
 	if i, known := g.index[p]; known {
 		g.done[i] = true
-	}
-	if i := slices.Index(g.pending, p); i >= 0 {
-		g.pending = slices.Delete(g.pending, i, i+1)
+		if j := slices.Index(g.pending, i); j >= 0 {
+			g.pending = slices.Delete(g.pending, j, j+1)
+		}
 	}
 	ok = ok && cost > 0 && !math.IsInf(cost, 0) && !math.IsNaN(cost)
 	y := 0.0
@@ -195,7 +201,7 @@ func (g *gp) Next() (tuning.Params, bool) {
 		i = g.propose(open, x, y)
 	}
 	g.done[i] = true
-	g.pending = append(g.pending, g.cands[i])
+	g.pending = append(g.pending, i)
 	return g.cands[i], true
 }
 
@@ -222,8 +228,8 @@ func (g *gp) farthest(open []int) int {
 	for _, o := range g.obs {
 		taken = append(taken, o.x)
 	}
-	for _, p := range g.pending {
-		taken = append(taken, g.features(p))
+	for _, c := range g.pending {
+		taken = append(taken, g.feats[c])
 	}
 	best, bestDist := open[g.r.IntN(len(open))], -1.0
 	if len(taken) == 0 {
@@ -349,8 +355,8 @@ func (g *gp) propose(open []int, xs [][]float64, ys []float64) int {
 	m := fitModel(xs, zs, g.scales, g.noise)
 	if len(g.pending) > 0 {
 		// Kriging believer: pretend pending points returned the mean.
-		for _, p := range g.pending {
-			x := g.features(p)
+		for _, c := range g.pending {
+			x := g.feats[c]
 			mu, _ := m.predict([][]float64{x})
 			xs, zs = append(xs, x), append(zs, mu[0])
 		}
