@@ -7,6 +7,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"tltune/internal/stats"
 )
 
 // Ceiling is one measured peak of a device.
@@ -446,7 +448,7 @@ func timeLaunches(k Kernel, global, local []int, repeats int) ([]int64, error) {
 			samples = append(samples, ns)
 		}
 	}
-	if median(samples) <= 0 {
+	if stats.Median(samples) <= 0 {
 		return nil, errors.New("the device reported zero-length kernels; its timer is unusable")
 	}
 	return samples, nil
@@ -469,16 +471,4 @@ func fitLocal(global, want int) int {
 func ceiling(name, unit string, work float64, samples []int64) Ceiling {
 	// work per nanosecond is GB/s or GFLOP/s.
 	return Ceiling{Name: name, Unit: unit, Work: work, Value: work / float64(slices.Min(samples)), SamplesNS: samples}
-}
-
-func median(s []int64) int64 {
-	if len(s) == 0 {
-		return 0
-	}
-	c := slices.Clone(s)
-	slices.Sort(c)
-	if len(c)%2 == 1 {
-		return c[len(c)/2]
-	}
-	return (c[len(c)/2-1] + c[len(c)/2]) / 2
 }

@@ -62,17 +62,6 @@ func TestPeakDefaults(t *testing.T) {
 	}
 }
 
-func TestMedian(t *testing.T) {
-	for _, tc := range []struct {
-		in   []int64
-		want int64
-	}{{nil, 0}, {[]int64{5}, 5}, {[]int64{9, 1, 5}, 5}, {[]int64{4, 1, 3, 2}, 2}} {
-		if got := median(tc.in); got != tc.want {
-			t.Errorf("median(%v) = %d, want %d", tc.in, got, tc.want)
-		}
-	}
-}
-
 // TestNVIDIASourceCompiles compiles the inline-PTX kernels of the NVIDIA
 // ceilings with clang's NVPTX back end (no NVIDIA device here): the
 // OpenCL C and its asm constraints are well-formed, and the PTX holds every

@@ -10,6 +10,7 @@ import (
 
 	"tltune/compiler/tuning"
 	"tltune/internal/speak"
+	"tltune/internal/stats"
 	"tltune/results"
 	"tltune/results/compare"
 	"tltune/tuner/search"
@@ -134,18 +135,11 @@ func replay(run results.Run, rc *replayCosts, names []string, set replaySettings
 				found++
 			}
 		}
-		r.Strategies = append(r.Strategies, replayStrategy{Strategy: name, Mean: mean, Min: slices.Min(runs), Median: median(runs),
+		r.Strategies = append(r.Strategies, replayStrategy{Strategy: name, Mean: mean, Min: slices.Min(runs), Median: stats.Median(runs),
 			Max: slices.Max(runs), PercentOfSpace: 100 * mean / float64(len(rc.candidates)), Trials: len(runs),
 			FoundPercent: 100 * float64(found) / float64(len(runs))})
 	}
 	return r, nil
-}
-
-// median is the middle of counts (the mean of the two middle ones for an
-// even number).
-func median(counts []int) float64 {
-	s := slices.Sorted(slices.Values(counts))
-	return float64(s[(len(s)-1)/2]+s[len(s)/2]) / 2
 }
 
 // replayCosts are the evaluated configurations of one stored shape, in

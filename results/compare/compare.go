@@ -25,6 +25,7 @@ import (
 	"golang.org/x/perf/benchmath"
 
 	"tltune/internal/speak"
+	"tltune/internal/stats"
 )
 
 // A Side is one run's measurement of a shape.
@@ -257,19 +258,7 @@ func decide(r Result, opt Options) Verdict {
 
 // relativeIQR is the interquartile range over the median of sorted xs.
 func relativeIQR(sorted []float64) float64 {
-	return (quantile(sorted, 0.75) - quantile(sorted, 0.25)) / quantile(sorted, 0.5)
-}
-
-// quantile interpolates linearly between order statistics of sorted xs
-// (Hyndman and Fan's type 7, the default of R and NumPy).
-func quantile(sorted []float64, q float64) float64 {
-	pos := q * float64(len(sorted)-1)
-	i := int(pos)
-	if i+1 >= len(sorted) {
-		return sorted[len(sorted)-1]
-	}
-	frac := pos - float64(i)
-	return sorted[i] + frac*(sorted[i+1]-sorted[i])
+	return (stats.Quantile(sorted, 0.75) - stats.Quantile(sorted, 0.25)) / stats.Quantile(sorted, 0.5)
 }
 
 func warnings(lists ...[]error) []string {

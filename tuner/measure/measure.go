@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/perf/benchmath"
+
+	"tltune/internal/stats"
 )
 
 // Protocol says how long to sample one configuration.
@@ -167,8 +169,8 @@ func Summarize(samples []float64, confidence float64) Summary {
 		Median:     ci.Center,
 		Min:        sorted[0],
 		Max:        sorted[len(sorted)-1],
-		Q1:         quantile(sorted, 0.25),
-		Q3:         quantile(sorted, 0.75),
+		Q1:         stats.Quantile(sorted, 0.25),
+		Q3:         stats.Quantile(sorted, 0.75),
 		Lo:         ci.Lo,
 		Hi:         ci.Hi,
 		Confidence: ci.Confidence,
@@ -179,15 +181,4 @@ func Summarize(samples []float64, confidence float64) Summary {
 		sum.RelativeHalfWidth = math.Max(sum.Median-sum.Lo, sum.Hi-sum.Median) / sum.Median
 	}
 	return sum
-}
-
-// quantile interpolates linearly between order statistics of sorted data.
-func quantile(sorted []float64, q float64) float64 {
-	pos := q * float64(len(sorted)-1)
-	i := int(pos)
-	if i+1 >= len(sorted) {
-		return sorted[len(sorted)-1]
-	}
-	frac := pos - float64(i)
-	return sorted[i]*(1-frac) + sorted[i+1]*frac
 }
