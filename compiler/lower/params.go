@@ -372,16 +372,14 @@ func clamp(x, lo, hi int) int { return max(lo, min(x, hi)) }
 // Validate checks p for f, whose main collective is main (nil: none),
 // against target t before anything is generated.
 func Validate(p tuning.Params, t *target.Target, f *ir.Func, main *ir.Inst) error {
-	sgs, wg := p.SubgroupSize, p.WorkGroupSize
-	switch {
-	case !t.SupportsSubgroupSize(sgs):
+	sgs := p.SubgroupSize
+	if !t.SupportsSubgroupSize(sgs) {
 		return fmt.Errorf("subgroup size %d is not supported by target %s (supported: %v)", sgs, t.Name, t.SubgroupSizes)
-	case wg[0] < 1 || wg[1] < 1 || wg[0]%sgs != 0:
-		return fmt.Errorf("work-group size %v: both entries must be positive and the first a multiple of the subgroup size %d", wg, sgs)
-	case wg[0]*wg[1] > t.MaxWorkGroupSize:
-		return fmt.Errorf("work-group size %dx%d exceeds the target's maximum of %d work-items", wg[0], wg[1], t.MaxWorkGroupSize)
-	case t.OneSubgroupPerGroup && wg != [2]int{sgs, 1}:
-		return fmt.Errorf("work-group size %v: target %s runs one subgroup per work-group, [%d, 1]", wg, t.Name, sgs)
+	}
+	if err := p.FitsWorkGroup(t.MaxWorkGroupSize, t.OneSubgroupPerGroup); err != nil {
+		return fmt.Errorf("target %s: %w", t.Name, err)
+	}
+	switch {
 	case p.BatchPerGroup < 1 || p.Unroll < 1:
 		return fmt.Errorf("batch_per_group and unroll must be at least 1 (got %d, %d)", p.BatchPerGroup, p.Unroll)
 	}

@@ -70,7 +70,7 @@ func TestChooseRejectsImpossibleConfigs(t *testing.T) {
 	for attrs, want := range map[string]string{
 		`attributes {subgroup_size=16, work_group_size=[24, 1]}`:                                        "multiple of the subgroup size",
 		`attributes {"tltune.params"={"tile"=[20, 8]}}`:                                                 "not a multiple of coopmatrix",
-		`attributes {work_group_size=[64, 64]}`:                                                         "exceeds the target's maximum",
+		`attributes {work_group_size=[64, 64]}`:                                                         "exceeds the maximum",
 		`attributes {"tltune.params"={"tile"=[8]}}`:                                                     "array of 2 integers",
 		`attributes {"tltune.params"=3}`:                                                                "must be a dictionary",
 		`attributes {"tltune.params"={"coopmatrix"=[64, 64, 64], "tile"=[64, 64], "stage_local"=true}}`: "local memory",

@@ -216,3 +216,52 @@ func (p Params) Validate() error {
 	}
 	return nil
 }
+
+// FitsWorkGroup reports why p's work-group cannot run where a work-group
+// holds at most maxItems work-items (0: no limit) and, with oneSubgroup,
+// exactly one subgroup. The lowering checks it against the target, the
+// pruner against the device profile, in the same words; the message is
+// formatted only when read, as the pruner turns away hundreds of
+// thousands of configurations.
+func (p Params) FitsWorkGroup(maxItems int, oneSubgroup bool) error {
+	sgs, wg := p.SubgroupSize, p.WorkGroupSize
+	var why misfit
+	switch {
+	case sgs < 1 || wg[0] < 1 || wg[1] < 1 || wg[0]%sgs != 0:
+		why = notWholeSubgroups
+	case maxItems > 0 && wg[0]*wg[1] > maxItems:
+		why = tooManyItems
+	case oneSubgroup && wg != [2]int{sgs, 1}:
+		why = notOneSubgroup
+	default:
+		return nil
+	}
+	return &WorkGroupError{Size: wg, Subgroup: sgs, Max: maxItems, why: why}
+}
+
+// WorkGroupError is a work-group shape that FitsWorkGroup turned away.
+type WorkGroupError struct {
+	Size     [2]int
+	Subgroup int
+	Max      int // work-items a work-group may hold
+	why      misfit
+}
+
+type misfit int
+
+const (
+	notWholeSubgroups misfit = iota
+	tooManyItems
+	notOneSubgroup
+)
+
+func (e *WorkGroupError) Error() string {
+	wg := e.Size
+	switch e.why {
+	case tooManyItems:
+		return fmt.Sprintf("work-group size %dx%d = %d work-items exceeds the maximum of %d", wg[0], wg[1], wg[0]*wg[1], e.Max)
+	case notOneSubgroup:
+		return fmt.Sprintf("work-group size %dx%d: one subgroup per work-group (%dx1) only", wg[0], wg[1], e.Subgroup)
+	}
+	return fmt.Sprintf("work-group size %dx%d: both entries must be positive and the first a multiple of the subgroup size %d", wg[0], wg[1], e.Subgroup)
+}

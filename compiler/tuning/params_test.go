@@ -64,3 +64,29 @@ func TestParamsPipelineKnobs(t *testing.T) {
 		t.Errorf("without staging: %q", got)
 	}
 }
+
+func TestFitsWorkGroup(t *testing.T) {
+	for _, c := range []struct {
+		wg          [2]int
+		most        int
+		oneSubgroup bool
+		want        string // a piece of the message; "" fits
+	}{
+		{[2]int{64, 2}, 256, false, ""},
+		{[2]int{64, 2}, 0, false, ""},
+		{[2]int{24, 1}, 256, false, "multiple of the subgroup size 16"},
+		{[2]int{16, 0}, 256, false, "both entries must be positive"},
+		{[2]int{64, 8}, 256, false, "64x8 = 512 work-items exceeds the maximum of 256"},
+		{[2]int{16, 1}, 256, true, ""},
+		{[2]int{16, 2}, 256, true, "one subgroup per work-group (16x1) only"},
+	} {
+		p := Params{SubgroupSize: 16, WorkGroupSize: c.wg}
+		err := p.FitsWorkGroup(c.most, c.oneSubgroup)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%v (at most %d, one subgroup %v): %v, want it to fit", c.wg, c.most, c.oneSubgroup, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%v (at most %d, one subgroup %v): %v, want %q", c.wg, c.most, c.oneSubgroup, err, c.want)
+		}
+	}
+}

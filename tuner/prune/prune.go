@@ -179,15 +179,8 @@ func subgroupSupported(c *checker) *Reason {
 }
 
 func workGroupShape(c *checker) *Reason {
-	wx, wy, sg := c.p.WorkGroupSize[0], c.p.WorkGroupSize[1], c.p.SubgroupSize
-	if wx%sg != 0 {
-		return c.why("work-group", "wx %d is not a multiple of subgroup size %d", wx, sg)
-	}
-	if wx*wy > c.dev.MaxWorkGroupSize {
-		return c.why("work-group", "%dx%d = %d work-items exceeds the maximum %d", wx, wy, wx*wy, c.dev.MaxWorkGroupSize)
-	}
-	if c.dev.OneSubgroupPerGroup && (wx != sg || wy != 1) {
-		return c.why("work-group", "%dx%d: target %s runs one subgroup per work-group, %dx1", wx, wy, c.dev.Target, sg)
+	if err := c.p.FitsWorkGroup(c.dev.MaxWorkGroupSize, c.dev.OneSubgroupPerGroup); err != nil {
+		return c.why("work-group", "%v", err)
 	}
 	return nil
 }

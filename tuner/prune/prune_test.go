@@ -51,8 +51,8 @@ func TestRules(t *testing.T) {
 		detail string // a piece of the message
 	}{
 		{"subgroup size unsupported", gemm64, func(p *tuning.Params) { p.SubgroupSize = 8 }, "subgroup", "not one of [16 32]"},
-		{"wx not a multiple of sg", gemm64, func(p *tuning.Params) { p.WorkGroupSize[0] = 24 }, "work-group", "not a multiple"},
-		{"work-group too large", gemm64, func(p *tuning.Params) { p.WorkGroupSize = [2]int{256, 4} }, "work-group", "exceeds the maximum 512"},
+		{"wx not a multiple of sg", gemm64, func(p *tuning.Params) { p.WorkGroupSize[0] = 24 }, "work-group", "a multiple of the subgroup size 16"},
+		{"work-group too large", gemm64, func(p *tuning.Params) { p.WorkGroupSize = [2]int{256, 4} }, "work-group", "exceeds the maximum of 512"},
 		{"gemm without coopmatrix", gemm64, func(p *tuning.Params) { p.Coopmatrix = [3]int{} }, "coopmatrix", "needs a coopmatrix"},
 		{"gemv with coopmatrix", gemv, func(p *tuning.Params) { *p = gemvParams; p.Coopmatrix = [3]int{1, 1, 1} }, "coopmatrix", "does not use"},
 		{"not a dpas shape", gemm64, func(p *tuning.Params) { p.Coopmatrix = [3]int{8, 8, 16} }, "coopmatrix", "no dpas shape for f16"},
