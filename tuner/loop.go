@@ -163,7 +163,8 @@ func (r *run) prepare(ctx context.Context) error {
 	}
 	defer Track(ctx, PhasePropose)()
 	recipeRefused := r.resume(prev)
-	r.planned = len(keep) - recipeRefused + len(r.warmStart(keep, prev))
+	r.warmStart(keep, prev)
+	r.planned = len(keep) - recipeRefused
 	if r.opts.Budget > 0 {
 		r.planned = min(r.planned, r.opts.Budget)
 	}
@@ -272,32 +273,27 @@ func (r *run) resume(prev []Outcome) (recipeRefused int) {
 }
 
 // warmStart wraps the strategy so that the caller's warm-start
-// configurations come first, those pruning keeps and not evaluated yet; it
-// returns those outside the candidates (they add to the plan).
-func (r *run) warmStart(keep []tuning.Params, prev []Outcome) []tuning.Params {
-	seen := map[tuning.Params]bool{}
+// configurations come first: those among the candidates (the space asked
+// for, after pruning) and not evaluated yet. One outside them is left out
+// even where it would run: the space flags say what a run may try.
+func (r *run) warmStart(keep []tuning.Params, prev []Outcome) {
+	candidate := map[tuning.Params]bool{}
 	for _, p := range keep {
-		seen[p] = true
+		candidate[p] = true
 	}
-	evaluated := map[tuning.Params]bool{}
 	for _, o := range prev {
-		evaluated[o.Params] = true
+		delete(candidate, o.Params)
 	}
-	var first, extra []tuning.Params
+	var first []tuning.Params
 	for _, p := range r.opts.WarmStart {
-		if evaluated[p] || prune.Check(p, r.t.Device, r.t.Problem) != nil {
-			continue
-		}
-		evaluated[p] = true
-		first = append(first, p)
-		if !seen[p] {
-			extra = append(extra, p)
+		if candidate[p] {
+			delete(candidate, p)
+			first = append(first, p)
 		}
 	}
 	if len(first) > 0 {
 		r.strategy = search.WarmStart(r.strategy, first)
 	}
-	return extra
 }
 
 // account adds a finished evaluation to the report.

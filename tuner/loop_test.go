@@ -204,7 +204,9 @@ func TestCancelAndResume(t *testing.T) {
 }
 
 func TestWarmStartFirst(t *testing.T) {
+	outside := tuning.Params{SubgroupSize: 1, WorkGroupSize: [2]int{1, 1}, Tile: [2]int{1, 1}, Coopmatrix: [3]int{1, 1, 1}, Unroll: 3, BatchPerGroup: 1}
 	warm := []tuning.Params{
+		outside, // runs, but the space has no unroll 3: skipped
 		{SubgroupSize: 1, WorkGroupSize: [2]int{1, 1}, Tile: [2]int{2, 1}, Coopmatrix: [3]int{1, 1, 1}, Unroll: 2, BatchPerGroup: 2},
 		{SubgroupSize: 1, WorkGroupSize: [2]int{1, 8192}, Tile: [2]int{1, 1}, Coopmatrix: [3]int{1, 1, 1}, Unroll: 1, BatchPerGroup: 1}, // pruned: skipped
 		{SubgroupSize: 1, WorkGroupSize: [2]int{4, 1}, Tile: [2]int{1, 1}, Coopmatrix: [3]int{1, 1, 1}, Unroll: 1, BatchPerGroup: 1},
@@ -215,8 +217,13 @@ func TestWarmStartFirst(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep.Outcomes[0].Params != warm[0] || rep.Outcomes[1].Params != warm[2] {
+		if rep.Outcomes[0].Params != warm[1] || rep.Outcomes[1].Params != warm[3] {
 			t.Errorf("%s: started with %v, %v", name, rep.Outcomes[0].Params, rep.Outcomes[1].Params)
+		}
+		for _, o := range rep.Outcomes {
+			if o.Params == outside {
+				t.Errorf("%s: evaluated the warm start %v, which is outside the space", name, outside)
+			}
 		}
 	}
 }

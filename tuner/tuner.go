@@ -198,7 +198,8 @@ type Options struct {
 	CacheSize      int // compiled artifacts kept for reuse; default 1024
 
 	// WarmStart configurations (best of tuned neighbouring shapes) are
-	// evaluated first, where pruning keeps them.
+	// evaluated first, where they are among the candidates: in the space,
+	// kept by pruning.
 	WarmStart []tuning.Params
 
 	// Cheap configurations cost little to evaluate, their device binaries

@@ -138,8 +138,11 @@ func rawFeatures(p tuning.Params) []float64 {
 	}
 }
 
-// featureRanges returns the least value and the span of each raw feature.
+// featureRanges returns the least value and the span of each raw feature;
+// without candidates every span is 0, and every feature is dropped.
 func featureRanges(raw [][]float64) (lo, span []float64) {
+	n := len(rawFeatures(tuning.Params{}))
+	lo, span = make([]float64, n), make([]float64, n)
 	for i, f := range raw {
 		if i == 0 {
 			lo, span = slices.Clone(f), make([]float64, len(f))

@@ -146,6 +146,22 @@ func TestObservedNeverProposed(t *testing.T) {
 	}
 }
 
+// TestNoCandidates: a space that pruning emptied proposes nothing, and an
+// observation from outside it (a resumed run's) is taken in without harm.
+func TestNoCandidates(t *testing.T) {
+	outside := candidates(t)[0]
+	for _, name := range Names {
+		s, err := New(name, nil, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Observe(outside, 1000, true)
+		if p, ok := s.Next(); ok {
+			t.Errorf("%s: proposed %v from no candidates", name, p)
+		}
+	}
+}
+
 func TestWarmStart(t *testing.T) {
 	cands := candidates(t)[:200]
 	first := []tuning.Params{cands[40], cands[7], cands[40]}
