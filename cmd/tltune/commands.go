@@ -20,7 +20,7 @@ import (
 const (
 	exitOK          = 0
 	exitRegression  = 1   // regress only: a statistically confirmed regression
-	exitUsage       = 2   // bad flags or arguments, or bad input: a kernel with errors, a missing database or run
+	exitUsage       = 2   // bad flags or arguments, or bad input: a kernel with errors, a missing database or run, a space with nothing to run
 	exitRuntime     = 3   // the device, driver, store or system failed, or nothing ran correctly
 	exitInterrupted = 130 // interrupted (Ctrl-C); a tuning run can be resumed
 )
@@ -29,7 +29,8 @@ const (
 const exitHelp = `exit status (every command):
   0    ok
   1    regress only: a statistically confirmed regression
-  2    usage or input error: bad flags or arguments, a kernel with errors, a missing database, run or file
+  2    usage or input error: bad flags or arguments, a kernel with errors, a missing database, run or file,
+       or a search space that leaves nothing to evaluate
   3    runtime failure: the device, driver, store or system failed, or no configuration ran correctly
   130  interrupted (Ctrl-C); a tuning run continues with --resume`
 

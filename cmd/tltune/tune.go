@@ -730,10 +730,32 @@ func (r *tuneRun) tuneOne(c *context, recipe kernels.Recipe) int {
 	case err != nil:
 		return c.fail(err)
 	case rep.Best() == nil:
+		if why, ok := nothingToTune(rep, r.flags.overrides.Given(), c.cmd.name); ok {
+			fmt.Fprintf(c.stderr, "tltune %s: %s\n", c.cmd.name, why)
+			return exitUsage
+		}
 		fmt.Fprintf(c.stderr, "tltune %s: no configuration ran correctly; the outcome counts above say why\n", c.cmd.name)
 		return exitRuntime
 	}
 	return exitOK
+}
+
+// nothingToTune says, naming the fix, why a run had no configuration to
+// evaluate: the problem and the space left none, which is the input's
+// doing, not the device's. ok is false where there were candidates.
+func nothingToTune(rep *tuner.Report, spaceFlags bool, cmd string) (why string, ok bool) {
+	if rep.Candidates > 0 || rep.Evaluations > 0 {
+		return "", false
+	}
+	fix := fmt.Sprintf("give candidate values the device can run with the space flags (see 'tltune %s -h')", cmd)
+	if spaceFlags {
+		fix = fmt.Sprintf("widen the space flags or leave them out (see 'tltune %s -h')", cmd)
+	}
+	if pruned := rep.Counts[tuner.Pruned]; pruned > 0 {
+		return fmt.Sprintf("all %d configurations of the search space were pruned for this problem on this device (%s); %s",
+			pruned, speak.Counts(rep.PrunedByRule, nil), fix), true
+	}
+	return fmt.Sprintf("the search space holds no configuration (a coopmatrix must divide its tile, a tile its work-group's share); %s", fix), true
 }
 
 // tune runs the shape's tuner, reporting to bar (which it finishes), and

@@ -22,6 +22,7 @@ import (
 	"tltune/kernels"
 	"tltune/kernels/kernelstest"
 	"tltune/results"
+	"tltune/tuner"
 	"tltune/tuner/worker"
 )
 
@@ -285,6 +286,49 @@ func TestTuneFaults(t *testing.T) {
 	// that only starts with the corrupted one's (a split added) is another.
 	if regexp.MustCompile(`│ ` + regexp.QuoteMeta(wrong.Params.String()) + ` *│`).MatchString(stdout) {
 		t.Errorf("the report ranks the corrupted configuration %s:\n%s", wrong.Params, stdout)
+	}
+}
+
+// TestTuneNothingToEvaluate: space flags that leave no configuration the
+// device can run are the input's fault, not the device's: exit 2 and one
+// line that says which and how to fix it, the earlier runs of the store
+// kept.
+func TestTuneNothingToEvaluate(t *testing.T) {
+	dev := poclDevice(t)
+	db := filepath.Join(t.TempDir(), "results.db")
+	if status, stdout, stderr := tltune(smallGEMM(db, dev, "--budget", "2")...); status != exitOK {
+		t.Fatalf("first run: status %d\n%s%s", status, stdout, stderr)
+	}
+	for _, c := range []struct {
+		flags []string
+		want  string
+	}{
+		{[]string{"--cm", "3"}, "tltune gemm: the search space holds no configuration (a coopmatrix must divide its tile"},
+		{[]string{"--wx", "4096"}, "tltune gemm: all 5292 configurations of the search space were pruned for this problem on this device (work-group 5292); widen the space flags"},
+	} {
+		status, stdout, stderr := tltune(smallGEMM(db, dev, c.flags...)...)
+		lines := strings.Split(strings.TrimSpace(stderr), "\n")
+		if status != exitUsage || !strings.HasPrefix(lines[len(lines)-1], c.want) {
+			t.Errorf("%v: status %d, last line of stderr %q; want %d and %q\n%s", c.flags, status, lines[len(lines)-1], exitUsage, c.want, stdout)
+		}
+	}
+	if got := storedEvaluations(t, db); len(got) != 2 {
+		t.Errorf("the first run's 2 evaluations are stored as %v", got)
+	}
+}
+
+func TestNothingToTuneNeedsAnEmptySearch(t *testing.T) {
+	for _, rep := range []*tuner.Report{
+		{Candidates: 3, Counts: map[tuner.Kind]int{tuner.Pruned: 5}},
+		{Evaluations: 1, Counts: map[tuner.Kind]int{}},
+	} {
+		if why, ok := nothingToTune(rep, false, "gemm"); ok {
+			t.Errorf("%+v: %q, want nothing: there was something to evaluate", rep, why)
+		}
+	}
+	why, ok := nothingToTune(&tuner.Report{Counts: map[tuner.Kind]int{tuner.Pruned: 4}, PrunedByRule: map[string]int{"tile": 3, "unroll": 1}}, false, "gemv")
+	if want := "all 4 configurations of the search space were pruned for this problem on this device (tile 3, unroll 1); give candidate values the device can run with the space flags (see 'tltune gemv -h')"; !ok || why != want {
+		t.Errorf("all pruned, no space flags: %q\nwant %q", why, want)
 	}
 }
 

@@ -52,6 +52,9 @@ func (o *Overrides) define(fs *flag.FlagSet, name, usage string) {
 	})
 }
 
+// Given reports whether any space flag was given.
+func (o *Overrides) Given() bool { return len(o.set) > 0 }
+
 // Apply replaces the overridden dimensions of s and validates the result.
 func (o *Overrides) Apply(s *Space) error {
 	for _, name := range o.names {
