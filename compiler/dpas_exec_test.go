@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -132,32 +133,65 @@ func (d withPrelude) BuildSource(src, options string) (device.Program, error) {
 // TestDPASOnDevice runs GEMMs that call the DPAS built-ins, f16 and bf16
 // at subgroup sizes 8 and 16, on ragged shapes with every transpose (they
 // rotate over the configurations), against the reference interpreter.
+// With TLTUNE_TEST_DPAS_CASE=i it runs case i alone: PoCL 5 takes minutes
+// to build some of them, so docs/bench/dpas_pocl.sh runs each in a
+// process of its own, with a time limit.
 func TestDPASOnDevice(t *testing.T) {
+	cases := dpasCases()
+	if only := os.Getenv(dpasCaseEnv); only != "" {
+		i, err := strconv.Atoi(only)
+		if err != nil || i < 0 || i >= len(cases) {
+			t.Skipf("%s=%s: no such case; there are %d (0 to %d)", dpasCaseEnv, only, len(cases), len(cases)-1)
+		}
+		cases = cases[i : i+1]
+	}
 	d := openDPASDevice(t)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRecipe(t, c.spec)
+			src, err := r.Source(c.p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := compileRecipe(t, r, c.p, compiler.Options{Device: dpasDevice(t, d.Info(), c.p.SubgroupSize)})
+			if call := dpasCall(c.spec.DType, c.p.SubgroupSize); !strings.Contains(res.OpenCL, call) {
+				t.Fatalf("no %s in the kernel", call)
+			}
+			diffCompiled(t, d, []byte(src), res)
+		})
+	}
+}
+
+// dpasCaseEnv picks one case of TestDPASOnDevice by its index.
+const dpasCaseEnv = "TLTUNE_TEST_DPAS_CASE"
+
+type dpasCase struct {
+	name string
+	spec kernels.Spec
+	p    tuning.Params
+}
+
+// dpasCases are TestDPASOnDevice's cases in order: every configuration of
+// dpasConfigs on five shapes, the transposes and dtypes rotating.
+func dpasCases() []dpasCase {
 	shapes := [][3]int{{53, 23, 56}, {64, 64, 32}, {20, 5, 56}, {96, 80, 40}, {7, 33, 3}}
 	transposes := [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}}
 	dtypes := []kernels.DType{kernels.F16, kernels.BF16}
+	var cases []dpasCase
 	for _, sgs := range []int{8, 16} {
 		for ci, p := range dpasConfigs[sgs] {
 			for si, sh := range shapes {
 				tr, dtype := transposes[(si+ci)%len(transposes)], dtypes[(si+ci)%len(dtypes)]
-				s := kernels.Spec{Op: kernels.GEMMOp, M: sh[0], N: sh[1], K: sh[2], DType: dtype, Acc: kernels.F32,
-					TransA: tr[0], TransB: tr[1], Alpha: 1.5, Beta: 0.5}
-				t.Run(fmt.Sprintf("sg%d/%s/%dx%dx%d/%s/%v", sgs, dtype, sh[0], sh[1], sh[2], transName(tr), p), func(t *testing.T) {
-					r := newRecipe(t, s)
-					src, err := r.Source(p)
-					if err != nil {
-						t.Fatal(err)
-					}
-					res := compileRecipe(t, r, p, compiler.Options{Device: dpasDevice(t, d.Info(), sgs)})
-					if call := dpasCall(dtype, sgs); !strings.Contains(res.OpenCL, call) {
-						t.Fatalf("no %s in the kernel", call)
-					}
-					diffCompiled(t, d, []byte(src), res)
+				cases = append(cases, dpasCase{
+					name: fmt.Sprintf("sg%d/%s/%dx%dx%d/%s/%v", sgs, dtype, sh[0], sh[1], sh[2], transName(tr), p),
+					spec: kernels.Spec{Op: kernels.GEMMOp, M: sh[0], N: sh[1], K: sh[2], DType: dtype, Acc: kernels.F32,
+						TransA: tr[0], TransB: tr[1], Alpha: 1.5, Beta: 0.5},
+					p: p,
 				})
 			}
 		}
 	}
+	return cases
 }
 
 // TestDPASConfigsCompile: every configuration of TestDPASOnDevice calls

@@ -13,8 +13,8 @@
 # one --device spec each, a name substring or opencl:N; see `bin/tltune
 # devices`), RUN (a -test.run pattern; default every test), SKIP (a
 # -test.skip pattern; default TestDPASOnDevice, whose emulated DPAS cases
-# take minutes each in PoCL 5's compiler: run them one process each, see
-# docs/measurements.md). Exits non-zero when a test fails on any device.
+# take minutes each in PoCL 5's compiler: docs/bench/dpas_pocl.sh runs them
+# one process each). Exits non-zero when a test fails on any device.
 set -euo pipefail
 
 test=$(realpath "${TEST:-bin/compiler.test}")
