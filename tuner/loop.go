@@ -277,17 +277,27 @@ func (r *run) resume(prev []Outcome) (recipeRefused int) {
 // for, after pruning) and not evaluated yet. One outside them is left out
 // even where it would run: the space flags say what a run may try.
 func (r *run) warmStart(keep []tuning.Params, prev []Outcome) {
-	candidate := map[tuning.Params]bool{}
-	for _, p := range keep {
-		candidate[p] = true
+	if len(r.opts.WarmStart) == 0 {
+		return
+	}
+	wanted := map[tuning.Params]bool{}
+	for _, p := range r.opts.WarmStart {
+		wanted[p] = true
 	}
 	for _, o := range prev {
-		delete(candidate, o.Params)
+		delete(wanted, o.Params)
+	}
+	// A few warm starts against up to hundreds of thousands of candidates.
+	kept := map[tuning.Params]bool{}
+	for _, p := range keep {
+		if wanted[p] {
+			kept[p] = true
+		}
 	}
 	var first []tuning.Params
 	for _, p := range r.opts.WarmStart {
-		if candidate[p] {
-			delete(candidate, p)
+		if kept[p] {
+			delete(kept, p)
 			first = append(first, p)
 		}
 	}
