@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"tltune/internal/speak"
 )
 
 // BatchGoal describes what one timed launch must achieve. A batched kernel
@@ -35,6 +37,13 @@ type BatchPlan struct {
 	Limited        string // a goal that memory or MaxBatch kept from being met, or ""
 }
 
+// MaxBufferSets bounds the buffer sets a plan rotates over. Each is
+// allocated and written on the device: a launch capped at a few tiny
+// entries (gemv 1×1, --max-batch 8) asked for a million sets to stream
+// four times a CPU's cache, and the worker spent minutes and gigabytes
+// making them.
+const MaxBufferSets = 4096
+
 // PlanBatch sizes the batch and the number of buffer sets for g.
 func PlanBatch(g BatchGoal) (BatchPlan, error) {
 	if g.EntryBytes <= 0 {
@@ -65,17 +74,19 @@ func PlanBatch(g BatchGoal) (BatchPlan, error) {
 	}
 	if g.MemoryBytes > 0 && batch*g.EntryBytes > g.MemoryBytes {
 		batch = max(1, g.MemoryBytes/g.EntryBytes)
-		limited = append(limited, fmt.Sprintf("batch capped at %d by %d bytes of memory", batch, g.MemoryBytes))
+		limited = append(limited, fmt.Sprintf("batch capped at %d by %s of memory", batch, speak.Bytes(uint64(g.MemoryBytes))))
 	}
 	plan := BatchPlan{Batch: int(batch), Sets: 1, LaunchBytes: batch * g.EntryBytes}
 	// A launch smaller than the cache goal rotates over enough sets that a
 	// set is reused only after the goal's bytes went through the cache.
 	if plan.LaunchBytes < cacheGoal {
-		plan.Sets = int(ceilDiv64(cacheGoal, plan.LaunchBytes))
+		plan.Sets = int(min(ceilDiv64(cacheGoal, plan.LaunchBytes), MaxBufferSets))
 		if g.MemoryBytes > 0 && int64(plan.Sets)*plan.LaunchBytes > g.MemoryBytes {
 			plan.Sets = int(max(1, g.MemoryBytes/plan.LaunchBytes))
-			limited = append(limited, fmt.Sprintf("%d buffer sets move %d bytes, less than %.0f× the %d-byte cache: repeats may hit the cache",
-				plan.Sets, int64(plan.Sets)*plan.LaunchBytes, g.CacheMultiple, g.CacheBytes))
+		}
+		if moved := int64(plan.Sets) * plan.LaunchBytes; moved < cacheGoal {
+			limited = append(limited, fmt.Sprintf("%d buffer sets move %s, less than %.0f× the %s cache: repeats may hit the cache",
+				plan.Sets, speak.Bytes(uint64(moved)), g.CacheMultiple, speak.Bytes(uint64(g.CacheBytes))))
 		}
 	}
 	plan.FootprintBytes = int64(plan.Sets) * plan.LaunchBytes

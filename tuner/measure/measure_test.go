@@ -139,6 +139,9 @@ func TestPlanBatch(t *testing.T) {
 		{"rotate", BatchGoal{EntryBytes: entry, CacheBytes: 50 * mib, MaxBatch: 1000}, 1000, 13, "batch capped at 1000"},
 		{"memory", BatchGoal{EntryBytes: entry, CacheBytes: 50 * mib, MaxBatch: 1000, MemoryBytes: 64 * mib}, 1000, 4, "repeats may hit the cache"},
 		{"problem batch wins", BatchGoal{EntryBytes: entry, MinBatch: 5000}, 5000, 1, ""},
+		// 200 MiB in launches of 8 entries (128 KiB) would take 1600 sets;
+		// at 16 bytes an entry, 1.6 million: capped.
+		{"tiny launches", BatchGoal{EntryBytes: entry, CacheBytes: 50 * mib, MaxBatch: 8}, 8, 1600, "batch capped at 8"},
 	}
 	for _, c := range cases {
 		p, err := PlanBatch(c.goal)
@@ -202,5 +205,15 @@ func TestRace(t *testing.T) {
 		if r.Summary.N != len(r.Samples) || !(r.Summary.Median > 0) {
 			t.Errorf("%s: summary %+v of %d samples", c.name, r.Summary, len(r.Samples))
 		}
+	}
+}
+
+func TestPlanBatchBoundsTheSets(t *testing.T) {
+	p, err := PlanBatch(BatchGoal{EntryBytes: 16, CacheBytes: 32 << 20, MaxBatch: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Sets != MaxBufferSets || !strings.Contains(p.Limited, "repeats may hit the cache") {
+		t.Errorf("gemv 1×1 in launches of 8: %+v, want %d sets and a limit said", p, MaxBufferSets)
 	}
 }
