@@ -84,8 +84,9 @@ type tuneReport struct {
 	Device   string `json:"device"`
 	Driver   string `json:"driver"`
 	speak.NamedProblem
-	Batch      int            `json:"batch"`       // entries per timed launch
-	BufferSets int            `json:"buffer_sets"` // rotated over between launches
+	Batch      int            `json:"batch"`         // entries per timed launch
+	BufferSets int            `json:"buffer_sets"`   // rotated over between launches
+	BatchLimit string         `json:"batch_limited"` // what kept the plan from its goals; "" where nothing did
 	Stop       string         `json:"stop"`
 	Candidates int            `json:"candidates"`
 	Counts     map[string]int `json:"outcomes"`
@@ -115,7 +116,7 @@ func (j *shapeJob) report(c *context, rep *tuner.Report) error {
 	run, plan := j.run, j.plan
 	r := tuneReport{
 		Run: run.stored.ID, Database: run.store.Path(), Device: run.info.Name, Driver: run.info.Driver,
-		NamedProblem: speak.Named(j.recipe.Spec().Problem()), Batch: plan.Batch, BufferSets: plan.Sets, Stop: string(rep.Stop),
+		NamedProblem: speak.Named(j.recipe.Spec().Problem()), Batch: plan.Batch, BufferSets: plan.Sets, BatchLimit: plan.Limited, Stop: string(rep.Stop),
 		Candidates: rep.Candidates, Counts: outcomeCounts(rep), Raced: rep.Raced, Retimed: rep.Retimed,
 		PrunedBy: rep.PrunedByRule, CopyGBs: run.ceilings.CopyGBS,
 	}
@@ -154,6 +155,9 @@ func (j *shapeJob) ranked(o tuner.Outcome) rankedConfig {
 
 func (r *tuneReport) write(w io.Writer) error {
 	fmt.Fprintf(w, "%s on %s (driver %s): %d entries per timed launch, %d buffer set(s)\n", r.Name, r.Device, r.Driver, r.Batch, r.BufferSets)
+	if r.BatchLimit != "" {
+		fmt.Fprintf(w, "timed launches short of their goals: %s\n", r.BatchLimit)
+	}
 	if note := speak.PrecisionNote(r.Precision); note != "" {
 		fmt.Fprintln(w, note)
 	}
