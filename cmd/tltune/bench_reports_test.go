@@ -44,6 +44,9 @@ func TestBenchReportsReadTuneJSON(t *testing.T) {
 		{"correctness_report.py", gemmConfig(0, 0).Problem, []string{"1 run(s), 48 configuration(s) evaluated, 0 run(s) with outcomes"}, 1, nil, 0, 0},
 		{"correctness_report.py", gemmConfig(0, 0).Problem, []string{"report.json: gemm f16→f32 64x64x32 alpha=1 beta=0 strided batch 4096: wrong_result 8",
 			"1 run(s), 48 configuration(s) evaluated, 1 run(s) with outcomes"}, 1, nil, 8, 1},
+		{"seeds_report.py", gemvConfig().Problem, []string{"gemv.n f32→f32 64x64: 3 run(s)",
+			"report     sg32 wg64x1 t2x1 b4 sp8                            4 µs        6    0.2 %     4.0      1",
+			"share of copy over 3 run(s): least 0.2 %, median 0.2 %, largest 0.2 %; 0 of 3 at or above 90 %"}, 3, &splitGemv, 0, 0},
 		{"throughput_report.py", gemmConfig(0, 0).Problem, []string{
 			"cold       4.0      12 s       3       1        2     25        3  sg32 wg64x2 t32x32 cm16x8x16 u2 b1  4 µs [3.98 µs, 4.02 µs]",
 			"today  time 9", "winners: cold: same winner as today (median +0.0 %)", "goals: cold 4.0/s < (MISSED) 50/s"}, 3, nil, 0, 0},

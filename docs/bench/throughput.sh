@@ -44,16 +44,8 @@ mkdir -p "$out"
 rm -f "$out"/{ceilings,today,cold,warm}.{db,json,stderr}
 xdg=$(mktemp -d)
 trap 'rm -rf "$xdg"' EXIT
-unset POCL_CACHE_DIR # PoCL's kernel cache goes under the fresh XDG_CACHE_HOME
-
-# in_fresh DIR CMD...: runs CMD with the XDG directories and the drivers'
-# kernel caches under DIR.
-in_fresh() {
-	local dir=$1
-	shift
-	mkdir -p "$dir/cache" "$dir/data" "$dir/config"
-	XDG_CACHE_HOME=$dir/cache XDG_DATA_HOME=$dir/data XDG_CONFIG_HOME=$dir/config CUDA_CACHE_PATH=$dir/cache/nv "$@"
-}
+# shellcheck source=fresh.sh
+. "$here/fresh.sh"
 
 # tune NAME DIR [FLAG...]: one tuning run into OUT_DIR/NAME.json.
 tune() {

@@ -26,21 +26,14 @@ GOALS = {"cold": 50, "warm": 200}  # evaluations per second (issue 16, item 4)
 PHASES = ("setup", "propose", "compile", "build", "verify", "time", "retime", "record", "idle")
 
 
-def duration(ns):
-    for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
-        if ns >= scale:
-            return "%.4g %s" % (ns / scale, unit)
-    return "%.4g ns" % ns
-
-
 def run_line(name, r):
     w = tltune_json.best(r)
     best = "no verified configuration"
     if w:
-        best = "%s  %s [%s, %s]" % (w["config"], duration(w["median_ns"]),
-                                    duration(w["ci_low_ns"]), duration(w["ci_high_ns"]))
+        best = "%s  %s [%s, %s]" % (w["config"], tltune_json.duration(w["median_ns"]),
+                                    tltune_json.duration(w["ci_low_ns"]), tltune_json.duration(w["ci_high_ns"]))
     return "%-6s %7.1f %9s %7d %7d %8d %6d %8d  %s" % (
-        name, r["evaluations_per_second"], duration(r["wall_seconds"] * 1e9), r["builds"], r["cached_builds"],
+        name, r["evaluations_per_second"], tltune_json.duration(r["wall_seconds"] * 1e9), r["builds"], r["cached_builds"],
         r.get("builder_builds", 0), r.get("raced", 0), r.get("retimed", 0), best)
 
 
@@ -63,7 +56,7 @@ def agreement(name, r, ref):
         else "ANOTHER WINNER, beyond the noise (95 %% intervals apart; %s)" % diff
     for i, o in enumerate(tltune_json.ranked(ref)):
         if o["params"] == a["params"]:
-            verdict += "; today timed it #%d at %s" % (i + 1, duration(o["median_ns"]))
+            verdict += "; today timed it #%d at %s" % (i + 1, tltune_json.duration(o["median_ns"]))
     return "%s: %s" % (name, verdict)
 
 

@@ -41,6 +41,14 @@ def percent(gbs, copy):
     return "%.1f %%" % (100 * gbs / copy) if copy else "–"
 
 
+def duration(ns):
+    """A time in nanoseconds, printed in the largest unit that keeps it at 1 or more."""
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
+        if ns >= scale:
+            return "%.4g %s" % (ns / scale, unit)
+    return "%.4g ns" % ns
+
+
 def copy_line(rows):
     """The copy ceilings of rows (each with copy_gbs), as the reports print them."""
     copies = {r["copy_gbs"] for r in rows if r.get("copy_gbs")}
