@@ -410,6 +410,9 @@ func (s *sweep) eta() string {
 func whyNothingRan(rep *tuner.Report) string {
 	for i := len(rep.Outcomes) - 1; i >= 0; i-- {
 		if o := rep.Outcomes[i]; o.Kind != tuner.OK {
+			if strings.HasPrefix(o.Message, string(o.Kind)+":") {
+				return o.Message // the worker's messages may name their kind already
+			}
 			return fmt.Sprintf("%s: %s", o.Kind, o.Message)
 		}
 	}

@@ -734,7 +734,8 @@ func (r *tuneRun) tuneOne(c *context, recipe kernels.Recipe) int {
 			fmt.Fprintf(c.stderr, "tltune %s: %s\n", c.cmd.name, why)
 			return exitUsage
 		}
-		fmt.Fprintf(c.stderr, "tltune %s: no configuration ran correctly; the outcome counts above say why\n", c.cmd.name)
+		last, _, _ := strings.Cut(whyNothingRan(rep), "\n") // a build log would run on
+		fmt.Fprintf(c.stderr, "tltune %s: no configuration ran correctly (the outcome counts are above); the last: %s\n", c.cmd.name, last)
 		return exitRuntime
 	}
 	return exitOK

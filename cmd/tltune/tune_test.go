@@ -318,6 +318,26 @@ func TestTuneNothingToEvaluate(t *testing.T) {
 	}
 }
 
+// TestTuneNothingCorrect: where every configuration fails, the last line
+// names the last failure, once.
+func TestTuneNothingCorrect(t *testing.T) {
+	dev := poclDevice(t)
+	for fault, want := range map[string]string{
+		"wrong@1,wrong@2": "; the last: wrong_result: relative error ",
+		"abort@1,abort@2": "; the last: crash: the worker process died on it twice",
+	} {
+		t.Setenv(worker.FaultEnv, fault)
+		db := filepath.Join(t.TempDir(), "results.db")
+		status, stdout, stderr := tltune(smallGEMM(db, dev, "--budget", "2")...)
+		lines := strings.Split(strings.TrimSpace(stderr), "\n")
+		last := lines[len(lines)-1]
+		if status != exitRuntime || !strings.HasPrefix(last, "tltune gemm: no configuration ran correctly") ||
+			!strings.Contains(last, want) || strings.Contains(last, "crash: crash:") {
+			t.Errorf("%s: status %d, last line %q; want %d and %q\n%s", fault, status, last, exitRuntime, want, stdout)
+		}
+	}
+}
+
 func TestNothingToTuneNeedsAnEmptySearch(t *testing.T) {
 	for _, rep := range []*tuner.Report{
 		{Candidates: 3, Counts: map[tuner.Kind]int{tuner.Pruned: 5}},
