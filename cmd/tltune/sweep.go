@@ -417,7 +417,7 @@ func whyNothingRan(rep *tuner.Report) string {
 		}
 	}
 	if rep.Counts[tuner.Pruned] > 0 {
-		return fmt.Sprintf("pruned (%s)", speak.Counts(rep.PrunedByRule, nil))
+		return fmt.Sprintf("every configuration pruned (%s)", speak.Counts(rep.PrunedByRule, nil))
 	}
-	return "nothing evaluated"
+	return "the search space holds no configuration"
 }

@@ -9,6 +9,7 @@ import (
 	"tltune/compiler/tuning"
 	"tltune/internal/speak"
 	"tltune/kernels"
+	"tltune/tuner"
 )
 
 // What a sweep did with a shape.
@@ -98,10 +99,23 @@ func (s *sweepShape) problem() string {
 	switch {
 	case s.Stored != nil:
 		return fmt.Sprintf("the stored best %s (run %d) failed: %s", s.Stored.Params.For(s.Op), s.Stored.Run, s.Why)
+	case s.Action == actionTuned && s.evaluated() == 0:
+		return "nothing to evaluate; " + s.Why
 	case s.Action == actionTuned:
 		return "no configuration ran correctly; " + s.Why
 	}
 	return s.Why
+}
+
+// evaluated counts the shape's configurations that were built and run.
+func (s *sweepShape) evaluated() int {
+	n := 0
+	for kind, count := range s.Counts {
+		if kind != string(tuner.Pruned) {
+			n += count
+		}
+	}
+	return n
 }
 
 func (s *sweepShape) storedNote() string {
@@ -241,7 +255,7 @@ func (r *sweepReport) verdict(c *context) int {
 		fmt.Fprintf(c.stderr, "tltune sweep: %d shape(s) no longer run their stored best correctly: %s\n", len(failed), strings.Join(failed, "; "))
 		return exitRuntime
 	case len(failed) > 0:
-		fmt.Fprintf(c.stderr, "tltune sweep: no configuration ran correctly for %d shape(s): %s\n", len(failed), strings.Join(failed, "; "))
+		fmt.Fprintf(c.stderr, "tltune sweep: %d shape(s) have no correct configuration: %s\n", len(failed), strings.Join(failed, "; "))
 		return exitRuntime
 	}
 	return exitOK

@@ -270,6 +270,24 @@ func TestSweepVerdict(t *testing.T) {
 	}
 }
 
+// TestSweepShapeProblem: a shape whose configurations were all pruned had
+// nothing to evaluate, which is not one that ran incorrectly.
+func TestSweepShapeProblem(t *testing.T) {
+	for _, tc := range []struct {
+		counts map[string]int
+		why    string
+		want   string
+	}{
+		{map[string]int{"pruned": 40}, "every configuration pruned (subgroup 40)", "nothing to evaluate; every configuration pruned (subgroup 40)"},
+		{map[string]int{"pruned": 40, "wrong_result": 2}, "wrong_result: relative error 3", "no configuration ran correctly; wrong_result: relative error 3"},
+	} {
+		s := sweepShape{NamedProblem: named("gemm x"), Action: actionTuned, Counts: tc.counts, Why: tc.why}
+		if got := s.problem(); got != tc.want {
+			t.Errorf("counts %v: %q, want %q", tc.counts, got, tc.want)
+		}
+	}
+}
+
 // TestSweepReportGolden pins the per-shape lines and the final table of a
 // tuning sweep and of a re-measurement with every kind of shape, a tf32
 // one among them.
