@@ -1,4 +1,8 @@
-# Sourced by the bench scripts that need runs independent of each other.
+# Sourced by the bench scripts whose tuning runs must not steer each other:
+# each runs in fresh XDG directories and a store of its own that starts
+# with the device's ceilings, measured once. The script sets tltune,
+# device, out (the output folder), xdg (a scratch folder) and tag_prefix
+# (prepended to each run's name to tag it) before calling these.
 #
 # in_fresh DIR CMD...: runs CMD with the XDG directories and the drivers'
 # kernel caches under DIR: an empty binary cache, and empty kernel caches
@@ -13,3 +17,25 @@ in_fresh() {
 }
 
 unset POCL_CACHE_DIR # PoCL's kernel cache then goes under the fresh XDG_CACHE_HOME
+
+# measure_ceilings: tltune peak into OUT/ceilings.db, which every run's
+# store starts from.
+measure_ceilings() {
+	in_fresh "$xdg/peak" "$tltune" peak --device "$device" --db "$out/ceilings.db" >"$out/ceilings.stderr" 2>&1 ||
+		{ tail -n 5 "$out/ceilings.stderr" >&2; exit 1; }
+}
+
+# tune_run NAME DIR TUNING-COMMAND...: one run, in the XDG directories
+# under DIR, into the store OUT/NAME.db (a copy of the ceilings) with its
+# --json report in OUT/NAME.json; the script stops where the run fails.
+tune_run() {
+	local name=$1 dir=$2
+	shift 2
+	cp "$out/ceilings.db" "$out/$name.db"
+	if ! in_fresh "$dir" "$tltune" "$@" --device "$device" --db "$out/$name.db" --tag "$tag_prefix$name" --quiet --json \
+		>"$out/$name.json" 2>"$out/$name.stderr"; then
+		echo "$(basename "$0"): the $name run failed:" >&2
+		tail -n 5 "$out/$name.stderr" >&2
+		exit 1
+	fi
+}

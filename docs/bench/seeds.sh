@@ -40,21 +40,15 @@ mkdir -p "$out"
 rm -f "$out"/ceilings.* "$out"/seed-*.{db,json,stderr}
 xdg=$(mktemp -d)
 trap 'rm -rf "$xdg"' EXIT
+tag_prefix=
 # shellcheck source=fresh.sh
 . "$here/fresh.sh"
 
 echo "$("$tltune" version) on $device: $*, seeds ${SEEDS:-1 2 3 4 5 6}"
-in_fresh "$xdg/peak" "$tltune" peak --device "$device" --db "$out/ceilings.db" >"$out/ceilings.stderr" 2>&1 ||
-	{ tail -n 5 "$out/ceilings.stderr" >&2; exit 1; }
+measure_ceilings
 reports=()
 for seed in ${SEEDS:-1 2 3 4 5 6}; do
-	cp "$out/ceilings.db" "$out/seed-$seed.db"
-	if ! in_fresh "$xdg/seed-$seed" "$tltune" "$@" --device "$device" --seed "$seed" --db "$out/seed-$seed.db" \
-		--tag "seed-$seed" --quiet --json >"$out/seed-$seed.json" 2>"$out/seed-$seed.stderr"; then
-		echo "seeds.sh: the run with seed $seed failed:" >&2
-		tail -n 5 "$out/seed-$seed.stderr" >&2
-		exit 1
-	fi
+	tune_run "seed-$seed" "$xdg/seed-$seed" "$@" --seed "$seed"
 	reports+=("$out/seed-$seed.json")
 done
 "$python" "$here/seeds_report.py" --goal "${GOAL:-90}" "${reports[@]}"

@@ -44,6 +44,7 @@ mkdir -p "$out"
 rm -f "$out"/{ceilings,today,cold,warm}.{db,json,stderr}
 xdg=$(mktemp -d)
 trap 'rm -rf "$xdg"' EXIT
+tag_prefix=throughput-
 # shellcheck source=fresh.sh
 . "$here/fresh.sh"
 
@@ -51,19 +52,11 @@ trap 'rm -rf "$xdg"' EXIT
 tune() {
 	local name=$1 dir=$2
 	shift 2
-	cp "$out/ceilings.db" "$out/$name.db"
-	if ! in_fresh "$dir" "$tltune" gemm --m 64 --n 64 --k 32 --dtype f16 --device "$device" --budget "$budget" \
-		--db "$out/$name.db" --tag "throughput-$name" --quiet --json ${flags[@]+"${flags[@]}"} "$@" \
-		>"$out/$name.json" 2>"$out/$name.stderr"; then
-		echo "throughput.sh: the $name run failed:" >&2
-		tail -n 5 "$out/$name.stderr" >&2
-		exit 1
-	fi
+	tune_run "$name" "$dir" gemm --m 64 --n 64 --k 32 --dtype f16 --budget "$budget" ${flags[@]+"${flags[@]}"} "$@"
 }
 
 echo "$("$tltune" version) on $device: gemm 64x64x32 f16, budget $budget${FLAGS:+, $FLAGS}"
-in_fresh "$xdg/peak" "$tltune" peak --device "$device" --db "$out/ceilings.db" >"$out/ceilings.stderr" 2>&1 ||
-	{ tail -n 5 "$out/ceilings.stderr" >&2; exit 1; }
+measure_ceilings
 tune today "$xdg/today" --kernels-per-program 1 --no-cache --no-race --build-procs 0
 tune cold "$xdg/new"
 tune warm "$xdg/new"
