@@ -406,7 +406,8 @@ func (s *sweep) eta() string {
 }
 
 // whyNothingRan names what became of the evaluations of a shape with no
-// correct configuration: the last failure's message, or the pruning.
+// correct configuration: the last failure's message, or the pruning, or
+// the empty space (the words tltune gemm, gemv and ger end on too).
 func whyNothingRan(rep *tuner.Report) string {
 	for i := len(rep.Outcomes) - 1; i >= 0; i-- {
 		if o := rep.Outcomes[i]; o.Kind != tuner.OK {
@@ -416,8 +417,9 @@ func whyNothingRan(rep *tuner.Report) string {
 			return fmt.Sprintf("%s: %s", o.Kind, o.Message)
 		}
 	}
-	if rep.Counts[tuner.Pruned] > 0 {
-		return fmt.Sprintf("every configuration pruned (%s)", speak.Counts(rep.PrunedByRule, nil))
+	if pruned := rep.Counts[tuner.Pruned]; pruned > 0 {
+		return fmt.Sprintf("all %d configurations of the search space were pruned for this problem on this device (%s)",
+			pruned, speak.Counts(rep.PrunedByRule, nil))
 	}
-	return "the search space holds no configuration"
+	return "the search space holds no configuration (a coopmatrix must divide its tile, a tile its work-group's share)"
 }

@@ -752,11 +752,7 @@ func nothingToTune(rep *tuner.Report, spaceFlags bool, cmd string) (why string, 
 	if spaceFlags {
 		fix = fmt.Sprintf("widen the space flags or leave them out (see 'tltune %s -h')", cmd)
 	}
-	if pruned := rep.Counts[tuner.Pruned]; pruned > 0 {
-		return fmt.Sprintf("all %d configurations of the search space were pruned for this problem on this device (%s); %s",
-			pruned, speak.Counts(rep.PrunedByRule, nil), fix), true
-	}
-	return fmt.Sprintf("the search space holds no configuration (a coopmatrix must divide its tile, a tile its work-group's share); %s", fix), true
+	return whyNothingRan(rep) + "; " + fix, true
 }
 
 // tune runs the shape's tuner, reporting to bar (which it finishes), and
