@@ -280,24 +280,24 @@ func (r *run) warmStart(keep []tuning.Params, prev []Outcome) {
 	if len(r.opts.WarmStart) == 0 {
 		return
 	}
-	wanted := map[tuning.Params]bool{}
+	// A few warm starts against up to hundreds of thousands of
+	// candidates: each is marked when a candidate is found to be it.
+	candidate := map[tuning.Params]bool{}
 	for _, p := range r.opts.WarmStart {
-		wanted[p] = true
+		candidate[p] = false
+	}
+	for _, p := range keep {
+		if _, warm := candidate[p]; warm {
+			candidate[p] = true
+		}
 	}
 	for _, o := range prev {
-		delete(wanted, o.Params)
-	}
-	// A few warm starts against up to hundreds of thousands of candidates.
-	kept := map[tuning.Params]bool{}
-	for _, p := range keep {
-		if wanted[p] {
-			kept[p] = true
-		}
+		delete(candidate, o.Params)
 	}
 	var first []tuning.Params
 	for _, p := range r.opts.WarmStart {
-		if kept[p] {
-			delete(kept, p)
+		if candidate[p] {
+			delete(candidate, p)
 			first = append(first, p)
 		}
 	}

@@ -379,8 +379,7 @@ func Validate(p tuning.Params, t *target.Target, f *ir.Func, main *ir.Inst) erro
 	if err := p.FitsWorkGroup(t.MaxWorkGroupSize, t.OneSubgroupPerGroup); err != nil {
 		return fmt.Errorf("target %s: %w", t.Name, err)
 	}
-	switch {
-	case p.BatchPerGroup < 1 || p.Unroll < 1:
+	if p.BatchPerGroup < 1 || p.Unroll < 1 {
 		return fmt.Errorf("batch_per_group and unroll must be at least 1 (got %d, %d)", p.BatchPerGroup, p.Unroll)
 	}
 	if err := validSplit(p.Split, f, main); err != nil {

@@ -145,7 +145,7 @@ func featureRanges(raw [][]float64) (lo, span []float64) {
 	lo, span = make([]float64, n), make([]float64, n)
 	for i, f := range raw {
 		if i == 0 {
-			lo, span = slices.Clone(f), make([]float64, len(f))
+			copy(lo, f)
 			continue
 		}
 		for j, v := range f {
