@@ -15,11 +15,12 @@
 # bin/tltune, to find the device), DEVICE (default: the first CPU device
 # 'tltune devices' lists; a name substring or opencl:N), CASE_S (seconds a
 # case may take, default 420), JOBS (cases side by side, default the
-# number of processors). OUT_DIR (default dpas) gets cases.txt: one line a
-# case, its state (PASS, FAIL, SKIP or TIMEOUT), seconds and name, and a
-# failure's output (a skip's reason) after its line. Exits 1 when a case
-# fails, 2 when none ran; cases that ran out of time are counted, not
-# failed.
+# number of processors), CASES (the case indices to run, default all:
+# shape s of configuration c is case 5c+s at subgroup size 8, 20+5c+s at 16).
+# OUT_DIR (default dpas) gets cases.txt: one line a case, its state (PASS,
+# FAIL, SKIP or TIMEOUT), seconds and name, and a failure's output (a
+# skip's reason) after its line. Exits 1 when a case fails, 2 when none
+# ran; cases that ran out of time are counted, not failed.
 set -euo pipefail
 
 test=$(realpath "${TEST:-bin/compiler.test}")
@@ -40,7 +41,14 @@ if [ -z "$count" ]; then
 	echo "$test did not say how many DPAS cases it has; rebuild it from this tree" >&2
 	exit 2
 fi
-echo "== $count cases on $device, ${CASE_S:-420} s each, ${JOBS:-$(nproc)} side by side" >&2
+cases=${CASES:-$(seq 0 $((count - 1)))}
+for i in $cases; do
+	if ! [[ $i =~ ^[0-9]+$ ]] || [ "$i" -ge "$count" ]; then
+		echo "CASES has $i; the cases are 0 to $((count - 1))" >&2
+		exit 2
+	fi
+done
+echo "== $(echo $cases | wc -w) of $count cases on $device, ${CASE_S:-420} s each, ${JOBS:-$(nproc)} side by side" >&2
 
 one() {
 	local start status name log state
@@ -67,7 +75,7 @@ one() {
 export -f one
 export test device CASE_S
 
-seq 0 $((count - 1)) | xargs -P "${JOBS:-$(nproc)}" -I{} bash -c 'one {}' | tee "$out/cases.txt"
+printf '%s\n' $cases | xargs -P "${JOBS:-$(nproc)}" -I{} bash -c 'one {}' | tee "$out/cases.txt"
 echo "== $(grep -cE '^PASS ' "$out/cases.txt" || true) passed, $(grep -cE '^FAIL ' "$out/cases.txt" || true) failed," \
 	"$(grep -cE '^TIMEOUT ' "$out/cases.txt" || true) ran out of time, $(grep -cE '^SKIP ' "$out/cases.txt" || true) skipped"
 if ! grep -qE '^(PASS|FAIL|TIMEOUT) ' "$out/cases.txt"; then
