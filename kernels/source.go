@@ -188,7 +188,7 @@ func scalarConstant(z complex128, t DType) ir.Constant {
 // parameter inside the ParamsAttr dictionary. Zero (unchosen) parameters are
 // left out, so the compiler falls back to its table or heuristic for them.
 func functionAttrs(p tuning.Params) (ir.Attrs, error) {
-	if err := checkParams(p); err != nil {
+	if err := p.Validate(); err != nil {
 		return nil, err
 	}
 	var attrs, rest ir.Attrs
@@ -243,44 +243,4 @@ func intArray(vs []int) ir.Attr {
 		out[i] = int64(v)
 	}
 	return ir.IntArrayAttr(out...)
-}
-
-// checkParams rejects configurations that no device could run: negative
-// entries, half-chosen vectors, a work-group width that is not a multiple of
-// the subgroup size. Device limits are the tuner's business.
-func checkParams(p tuning.Params) error {
-	vectors := []struct {
-		name string
-		v    []int
-	}{
-		{"subgroup_size", []int{p.SubgroupSize}},
-		{"work_group_size", p.WorkGroupSize[:]},
-		{"tile", p.Tile[:]},
-		{"coopmatrix", p.Coopmatrix[:]},
-		{"unroll", []int{p.Unroll}},
-		{"batch_per_group", []int{p.BatchPerGroup}},
-		{"vector_width", []int{p.VectorWidth}},
-		{"stages", []int{p.Stages}},
-		{"local_pad", []int{p.LocalPad}},
-		{"split", []int{p.Split}},
-	}
-	for _, vec := range vectors {
-		zeros := 0
-		for _, x := range vec.v {
-			if x < 0 {
-				return fmt.Errorf("tuning parameter %s %v is negative", vec.name, vec.v)
-			}
-			if x == 0 {
-				zeros++
-			}
-		}
-		if zeros != 0 && zeros != len(vec.v) {
-			return fmt.Errorf("tuning parameter %s %v is partly unset (set every entry or none)", vec.name, vec.v)
-		}
-	}
-	if p.SubgroupSize != 0 && p.WorkGroupSize[0]%p.SubgroupSize != 0 {
-		return fmt.Errorf("work-group width %d is not a multiple of the subgroup size %d",
-			p.WorkGroupSize[0], p.SubgroupSize)
-	}
-	return nil
 }

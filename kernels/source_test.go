@@ -81,7 +81,7 @@ func TestSourceRejectsBadParams(t *testing.T) {
 		p    tuning.Params
 		want string
 	}{
-		{tuning.Params{SubgroupSize: 16, WorkGroupSize: [2]int{24, 1}}, "not a multiple of the subgroup size 16"},
+		{tuning.Params{SubgroupSize: 16, WorkGroupSize: [2]int{24, 1}}, "a multiple of the subgroup size 16"},
 		{tuning.Params{Tile: [2]int{8, 0}}, "tile [8 0] is partly unset"},
 		{tuning.Params{Unroll: -1}, "unroll [-1] is negative"},
 		{tuning.Params{VectorWidth: -4}, "vector_width [-4] is negative"},

@@ -200,21 +200,51 @@ func (p Params) Subgroups() int {
 	return p.WorkGroupSize[0] / p.SubgroupSize * p.WorkGroupSize[1]
 }
 
-// Validate reports a configuration that no recipe can use: negative sizes, or
-// a work-group width that is not a whole number of subgroups. Zero fields
-// are "not chosen" and pass.
+// Validate reports a configuration that no device could run: a negative
+// entry, a vector chosen in part (every entry or none), or a chosen
+// work-group that is not a whole number of subgroups (FitsWorkGroup's
+// words). Zero fields are "not chosen" and pass; device limits are the
+// tuner's business. Tables and the recipes both check with it.
 func (p Params) Validate() error {
-	for _, v := range []int{p.SubgroupSize, p.WorkGroupSize[0], p.WorkGroupSize[1],
-		p.Tile[0], p.Tile[1], p.Coopmatrix[0], p.Coopmatrix[1], p.Coopmatrix[2],
-		p.Unroll, p.BatchPerGroup, p.VectorWidth, p.Stages, p.LocalPad, p.Split} {
-		if v < 0 {
-			return fmt.Errorf("negative value in %s", p)
+	for _, f := range p.numbers() {
+		zeros := 0
+		for _, x := range f.v {
+			if x < 0 {
+				return fmt.Errorf("tuning parameter %s %v is negative", f.name, f.v)
+			}
+			if x == 0 {
+				zeros++
+			}
+		}
+		if zeros != 0 && zeros != len(f.v) {
+			return fmt.Errorf("tuning parameter %s %v is partly unset (set every entry or none)", f.name, f.v)
 		}
 	}
-	if p.SubgroupSize > 0 && p.WorkGroupSize[0]%p.SubgroupSize != 0 {
-		return fmt.Errorf("work-group width %d is not a multiple of subgroup size %d", p.WorkGroupSize[0], p.SubgroupSize)
+	if p.SubgroupSize != 0 && p.WorkGroupSize != [2]int{} {
+		return p.FitsWorkGroup(0, false)
 	}
 	return nil
+}
+
+// numbers are p's numeric fields by their JSON names, a vector each.
+func (p *Params) numbers() []namedInts {
+	return []namedInts{
+		{"subgroup_size", []int{p.SubgroupSize}},
+		{"work_group_size", p.WorkGroupSize[:]},
+		{"tile", p.Tile[:]},
+		{"coopmatrix", p.Coopmatrix[:]},
+		{"unroll", []int{p.Unroll}},
+		{"batch_per_group", []int{p.BatchPerGroup}},
+		{"vector_width", []int{p.VectorWidth}},
+		{"stages", []int{p.Stages}},
+		{"local_pad", []int{p.LocalPad}},
+		{"split", []int{p.Split}},
+	}
+}
+
+type namedInts struct {
+	name string
+	v    []int
 }
 
 // FitsWorkGroup reports why p's work-group cannot run where a work-group

@@ -90,3 +90,27 @@ func TestFitsWorkGroup(t *testing.T) {
 		}
 	}
 }
+
+func TestValidate(t *testing.T) {
+	for _, c := range []struct {
+		p    Params
+		want string // a piece of the message; "" passes
+	}{
+		{Params{}, ""},
+		{Params{SubgroupSize: 16}, ""},                               // work-group not chosen
+		{Params{WorkGroupSize: [2]int{24, 1}}, ""},                   // subgroup not chosen
+		{Params{SubgroupSize: 16, WorkGroupSize: [2]int{32, 2}}, ""}, // two subgroups wide
+		{Params{SubgroupSize: 16, WorkGroupSize: [2]int{24, 1}}, "a multiple of the subgroup size 16"},
+		{Params{SubgroupSize: 16, WorkGroupSize: [2]int{16, 0}}, "work_group_size [16 0] is partly unset"},
+		{Params{Coopmatrix: [3]int{16, 8, 0}}, "coopmatrix [16 8 0] is partly unset"},
+		{Params{Split: -2}, "split [-2] is negative"},
+	} {
+		err := c.p.Validate()
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%+v: %v, want it to pass", c.p, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%+v: %v, want %q", c.p, err, c.want)
+		}
+	}
+}

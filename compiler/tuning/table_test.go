@@ -161,7 +161,7 @@ func TestParseErrors(t *testing.T) {
 		{"bad dtype", entryJSON(`"dtype":"f8"`), `dtype "f8"`},
 		{"bad trans", entryJSON(`"trans":"nx"`), `trans "nx"`},
 		{"gemm k", entryJSON(`"k":0`), "gemm shape needs k >= 1"},
-		{"params", entryJSON(`"params":{"subgroup_size":16,"work_group_size":[24,1]}`), "not a multiple of subgroup size"},
+		{"params", entryJSON(`"params":{"subgroup_size":16,"work_group_size":[24,1]}`), "a multiple of the subgroup size 16"},
 		{"no beta", entryJSON(`"beta":""`), `beta "" is not a number`},
 		{"bad layout", entryJSON(`"layout":"packed"`), `layout "packed" is not one of strided, group`},
 		{"atomic beta", entryJSON(`"beta":"0.5"`, `"atomic":true`), "beta 0.5 with an atomic update"},
