@@ -19,12 +19,20 @@ func (r Range) Fits32() bool { return r.Lo >= math.MinInt32 && r.Hi <= math.MaxI
 // result is Unknown. Back ends use it to do index arithmetic in 32 bits
 // where every value involved provably fits.
 func IndexRanges(f *Func, bounds func(BuiltinKind) (Range, bool)) *ValueMap[Range] {
-	r := ranges{known: NewValueMap[Range](f.NumValues), bounds: bounds}
+	known := &ValueMap[Range]{}
+	IndexRangesInto(known, f, bounds)
+	return known
+}
+
+// IndexRangesInto is IndexRanges into known, which it resets first: a back
+// end recycles the table from kernel to kernel.
+func IndexRangesInto(known *ValueMap[Range], f *Func, bounds func(BuiltinKind) (Range, bool)) {
+	known.Reset(f.NumValues)
+	r := ranges{known: known, bounds: bounds}
 	f.Body.Walk(func(in *Inst) bool {
 		r.inst(in)
 		return true
 	})
-	return r.known
 }
 
 type ranges struct {

@@ -101,17 +101,19 @@ func Emit(prog *ir.Program, t *target.Target, launch map[*ir.Func]Launch) (*Outp
 	out := &Output{}
 	symbols := kernelSymbols(prog)
 	texts := make([]kernelText, 0, len(prog.Funcs))
+	s := getWorkspace()
 	defer func() {
 		for _, k := range texts {
 			putCode(k.body)
 		}
+		putWorkspace(s) // the program is copied out: nothing refers to its text
 	}()
 	for _, f := range prog.Funcs {
 		l, ok := launch[f]
 		if !ok {
 			return nil, fmt.Errorf("opencl: no launch configuration for @%s", f.Name)
 		}
-		k, text, err := u.emitFunc(f, symbols[f], l)
+		k, text, err := u.emitFunc(f, symbols[f], l, s)
 		if err != nil {
 			return nil, fmt.Errorf("@%s: %w", f.Name, err)
 		}

@@ -18,8 +18,9 @@ type fn struct {
 	locals strings.Builder // local-memory arrays, declared at kernel scope as OpenCL 1.2 requires
 	indent int
 	next   int
-	names  ir.ValueMap[string]     // scalar and coopmatrix values
-	mems   ir.ValueMap[*memref]    // memref values
+	// The value tables (names, mems, ranges) and the text expressions
+	// are joined in: the program's, reset for each kernel.
+	*workspace
 	groups map[*ir.Value]*group    // group values
 	yields map[*ir.Region][]string // where a region's yield stores its values
 	frag   map[*ir.Value]bool      // coopmatrix values in the matrix engine's fragment layout
@@ -28,7 +29,6 @@ type fn struct {
 	packed map[*ir.Value]bool // fragment values held two 16-bit elements per uint (packedValues)
 	// replicated: B operands every lane holds whole (replicatedValues).
 	replicated map[*ir.Value]bool
-	ranges     *ir.ValueMap[ir.Range] // integer values' known ranges (narrow.go)
 	// scratch, tiles: the local arrays of emulated shuffles and of the
 	// emulated matrix engine are declared.
 	scratch, tiles bool
@@ -36,7 +36,6 @@ type fn struct {
 	blocked bool
 	// slotRows holds slotRow's expressions by rows per lane.
 	slotRows map[int]string
-	text     text // the chunks expressions are joined in
 }
 
 // kernelText is a kernel written: its head, up to the opening brace, the
@@ -57,18 +56,18 @@ func (k kernelText) writeTo(b *strings.Builder) {
 
 const kernelEnd = "}\n\n"
 
-func (u *unit) emitFunc(f *ir.Func, symbol string, l Launch) (*Kernel, kernelText, error) {
+func (u *unit) emitFunc(f *ir.Func, symbol string, l Launch, s *workspace) (*Kernel, kernelText, error) {
 	if l.SubgroupSize < 1 || l.WorkGroupSize[0]%l.SubgroupSize != 0 {
 		return nil, kernelText{}, fmt.Errorf("opencl: work-group size %v is not a multiple of subgroup size %d", l.WorkGroupSize, l.SubgroupSize)
 	}
 	l.BatchPerGroup = max(l.BatchPerGroup, 1)
-	e := &fn{u: u, f: f, launch: l,
-		// The value maps made at the function's size: grown from nothing,
-		// they were an allocation per doubling.
-		names: *ir.NewValueMap[string](f.NumValues), mems: *ir.NewValueMap[*memref](f.NumValues),
+	// The value tables sized for the function: grown from nothing, they
+	// were an allocation per doubling.
+	s.reset(f)
+	e := &fn{u: u, f: f, launch: l, workspace: s,
 		groups: map[*ir.Value]*group{}, yields: map[*ir.Region][]string{}}
 	if len(u.target.MMA) > 0 || l.SubgroupSize > 1 { // else no layout but rows over lanes
-		coops := newCoopValues(f)
+		coops := s.coops.collect(f)
 		e.frag, e.engine = fragmentValues(coops, u.target, l.SubgroupSize)
 		if e.engine != nil {
 			e.frags = fragmentsOf(e.engine)
@@ -77,7 +76,7 @@ func (u *unit) emitFunc(f *ir.Func, symbol string, l Launch) (*Kernel, kernelTex
 		e.replicated = replicatedValues(coops, e.frag, l.SubgroupSize)
 		e.blocked = u.target.BlockedRows && !coops.numbersComponents()
 	}
-	e.ranges = ir.IndexRanges(f, e.builtinRange)
+	ir.IndexRangesInto(&s.ranges, f, e.builtinRange)
 	e.slotRows = map[int]string{}
 	e.body = getCode()
 	k := &Kernel{Name: f.Name, Symbol: symbol, Launch: l}

@@ -124,10 +124,15 @@ type coopValues struct {
 	num   ir.ValueMap[int32] // value -> number
 }
 
-func newCoopValues(f *ir.Func) *coopValues {
-	// Room for a GEMM kernel's few dozen, not grown append by append.
-	c := &coopValues{num: *ir.NewValueMap[int32](f.NumValues),
-		insts: make([]*ir.Inst, 0, 64), vals: make([]*ir.Value, 0, 64)}
+// collect makes c the coopmatrix values of f, reusing its tables (c is
+// part of a program's workspace).
+func (c *coopValues) collect(f *ir.Func) *coopValues {
+	c.num.Reset(f.NumValues)
+	if c.insts == nil {
+		// Room for a GEMM kernel's few dozen, not grown append by append.
+		c.insts, c.vals = make([]*ir.Inst, 0, 64), make([]*ir.Value, 0, 64)
+	}
+	c.insts, c.vals = c.insts[:0], c.vals[:0]
 	f.Body.Walk(func(in *ir.Inst) bool {
 		if slices.ContainsFunc(in.Operands, isCoop) || slices.ContainsFunc(in.Results, isCoop) {
 			c.insts = append(c.insts, in)
@@ -185,7 +190,7 @@ func newUnionFind(c *coopValues) *unionFind {
 }
 
 // find returns the number of the root of v's class. v is one of the
-// values newCoopValues numbered (as all the analyses ask about).
+// values collect numbered (as all the analyses ask about).
 func (u *unionFind) find(v *ir.Value) int32 {
 	n, ok := u.c.num.Get(v)
 	if !ok {

@@ -19,6 +19,10 @@ type text struct {
 	// barrier each while the collector ran.
 	chunk []byte
 	used  int
+	// cut holds the chunks of textChunk bytes written so far and spare
+	// those to write next: a text is recycled (recycle), and its chunks
+	// with it, once nothing refers to its strings.
+	cut, spare [][]byte
 }
 
 // textChunk is the size of a chunk: a GEMM kernel joins a few KiB.
@@ -26,9 +30,29 @@ const textChunk = 2 << 10
 
 // room makes room for n more bytes.
 func (t *text) room(n int) {
-	if len(t.chunk)-t.used < n {
-		t.chunk, t.used = make([]byte, max(n, textChunk)), 0
+	if len(t.chunk)-t.used >= n {
+		return
 	}
+	t.used = 0
+	switch {
+	case n > textChunk:
+		t.chunk = make([]byte, n) // not recycled
+	case len(t.spare) > 0:
+		t.chunk = t.spare[len(t.spare)-1]
+		t.spare = t.spare[:len(t.spare)-1]
+		t.cut = append(t.cut, t.chunk)
+	default:
+		t.chunk = make([]byte, textChunk)
+		t.cut = append(t.cut, t.chunk)
+	}
+}
+
+// recycle makes every chunk written spare again: the strings cut from
+// them must no longer be used.
+func (t *text) recycle() {
+	t.spare = append(t.spare, t.cut...)
+	clear(t.cut)
+	t.cut, t.chunk, t.used = t.cut[:0], nil, 0
 }
 
 // join returns the concatenation of parts.

@@ -1,0 +1,45 @@
+package opencl
+
+import (
+	"sync"
+
+	"tltune/compiler/ir"
+)
+
+// workspace is what writing a program needs only while it is written: the
+// tables of a kernel's values, sized by the function, and the chunks its
+// C expressions are joined in. Made afresh for every compile they were a
+// fifth of the bytes a GEMM compile allocates (the tables a few dozen
+// bytes per value, for a thousand values), and allocation costs the
+// collector's assists by the byte; a workspace is recycled instead.
+type workspace struct {
+	names  ir.ValueMap[string]   // scalar and coopmatrix values
+	mems   ir.ValueMap[*memref]  // memref values
+	ranges ir.ValueMap[ir.Range] // integer values' known ranges (narrow.go)
+	coops  coopValues
+	text   text // the chunks expressions are joined in
+}
+
+var workspaces = sync.Pool{New: func() any { return &workspace{} }}
+
+// getWorkspace returns a workspace for a program; putWorkspace returns it once
+// the program is written, when nothing refers to the strings of its text.
+func getWorkspace() *workspace { return workspaces.Get().(*workspace) }
+
+func putWorkspace(s *workspace) {
+	// Emptied here, so that the pool keeps no program alive.
+	s.names.Reset(0)
+	s.mems.Reset(0)
+	s.ranges.Reset(0)
+	s.coops.num.Reset(0)
+	clear(s.coops.insts[:cap(s.coops.insts)])
+	clear(s.coops.vals[:cap(s.coops.vals)])
+	s.text.recycle()
+	workspaces.Put(s)
+}
+
+// reset readies the value tables for the values of f.
+func (s *workspace) reset(f *ir.Func) {
+	s.names.Reset(f.NumValues)
+	s.mems.Reset(f.NumValues)
+}
