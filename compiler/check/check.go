@@ -12,6 +12,7 @@ package check
 import (
 	"fmt"
 	"slices"
+	"sync"
 
 	"tltune/compiler/diag"
 	"tltune/compiler/ir"
@@ -28,7 +29,8 @@ type Target struct {
 // Program verifies p and returns every error found, sorted by position.
 // target may be nil.
 func Program(p *ir.Program, target *Target) diag.List {
-	c := &checker{target: target}
+	c := getChecker(target)
+	defer putChecker(c)
 	seen := map[string]ir.Pos{}
 	for _, f := range p.Funcs {
 		if old, dup := seen[f.Name]; dup {
@@ -42,7 +44,8 @@ func Program(p *ir.Program, target *Target) diag.List {
 
 // Func verifies one function.
 func Func(f *ir.Func, target *Target) diag.List {
-	c := &checker{target: target}
+	c := getChecker(target)
+	defer putChecker(c)
 	c.function(f)
 	return c.errs.Sort()
 }
@@ -53,11 +56,31 @@ type checker struct {
 
 	// visible holds the values in scope; defined lists them in definition
 	// order so that leaving a region can drop its values.
-	visible *ir.ValueMap[bool]
+	visible ir.ValueMap[bool]
 	defined []*ir.Value
 
 	localBytes int64 // sum of the sizes of the function's allocas
 	sgs        int64 // the function's subgroup_size attribute (0: not given)
+}
+
+// checkers recycles the checkers' scope tables: every compile verifies
+// its program twice, and the tables, sized by the function's values, were
+// a twentieth of the bytes a GEMM compile allocates.
+var checkers = sync.Pool{New: func() any { return &checker{} }}
+
+func getChecker(target *Target) *checker {
+	c := checkers.Get().(*checker)
+	c.target = target
+	return c
+}
+
+// putChecker returns c to the pool, its errors handed over and its tables
+// emptied, so that the pool keeps no program alive.
+func putChecker(c *checker) {
+	c.visible.Reset(0)
+	clear(c.defined[:cap(c.defined)])
+	*c = checker{visible: c.visible, defined: c.defined[:0]}
+	checkers.Put(c)
 }
 
 func (c *checker) errorf(pos ir.Pos, format string, args ...any) {
@@ -65,7 +88,8 @@ func (c *checker) errorf(pos ir.Pos, format string, args ...any) {
 }
 
 func (c *checker) function(f *ir.Func) {
-	c.visible, c.defined, c.localBytes = ir.NewValueMap[bool](f.NumValues), c.defined[:0], 0
+	c.visible.Reset(f.NumValues)
+	c.defined, c.localBytes = c.defined[:0], 0
 	if cap(c.defined) < f.NumValues {
 		// Room for every value in scope at once, not grown append by append.
 		c.defined = make([]*ir.Value, 0, f.NumValues)
