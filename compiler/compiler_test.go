@@ -3,7 +3,9 @@ package compiler_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -96,6 +98,62 @@ func TestCompileConcurrently(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestResultOutlivesLaterCompiles: the back ends recycle their working
+// memory from compile to compile; nothing a Result holds (the C, the
+// kernels' names and arguments) may be cut from it. A result kept while
+// other kernels compile, side by side, must stay what it was.
+func TestResultOutlivesLaterCompiles(t *testing.T) {
+	compile := func(target string, spec kernels.Spec, name string) *compiler.Result {
+		t.Helper()
+		r, err := kernels.New(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, err := r.Source(tuning.Params{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := compiler.CompileMany([][]byte{[]byte(src)}, []string{name}, compiler.Options{Target: target})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	gemm := kernels.Spec{Op: kernels.GEMMOp, M: 64, N: 64, K: 32, DType: kernels.F16, Acc: kernels.F32,
+		Layout: kernels.Strided, Alpha: 1, Beta: 1}
+	others := []kernels.Spec{gemm, gemm, gemm}
+	others[0].DType = kernels.F32
+	others[1].Op, others[1].K = kernels.GEMVOp, 0
+	others[2].Op, others[2].K = kernels.GEROp, 0
+	kept := compile("nvidia", gemm, "kept")
+	want := *kept
+	want.OpenCL = strings.Clone(kept.OpenCL)
+	want.Kernels = nil
+	for _, k := range kept.Kernels {
+		k.Name, k.Symbol = strings.Clone(k.Name), strings.Clone(k.Symbol)
+		k.Args = slices.Clone(k.Args)
+		for i, a := range k.Args {
+			k.Args[i].Name, k.Args[i].CType, k.Args[i].Elem = strings.Clone(a.Name), strings.Clone(a.CType), strings.Clone(a.Elem)
+		}
+		want.Kernels = append(want.Kernels, k)
+	}
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			for range 4 {
+				compile([]string{"generic", "intel", "nvidia"}[i%3], others[i%3], fmt.Sprintf("other%d", i))
+			}
+		})
+	}
+	wg.Wait()
+	if kept.OpenCL != want.OpenCL {
+		t.Error("the kept result's C changed while other kernels compiled")
+	}
+	if !reflect.DeepEqual(kept.Kernels, want.Kernels) {
+		t.Errorf("the kept result's kernels changed while other kernels compiled:\n%+v\nwant\n%+v", kept.Kernels, want.Kernels)
+	}
 }
 
 // TestCompileMany: sources of one function each become one program, each
