@@ -30,7 +30,10 @@ import (
 // the bytes allocated more than the objects (assists are paid by the
 // byte): carving the lowering's instructions from shared chunks, 520
 // allocations fewer for nvidia-pipeline and the same bytes, measured no
-// faster.
+// faster. The back end's value tables and expression chunks and the
+// verifier's scope tables are recycled from compile to compile (431 → 332
+// KB allocated for nvidia-pipeline, 4-12 % faster); what is left is mostly
+// the lowered IR, which the Result hands out and so cannot be recycled.
 func BenchmarkCompileGemm(b *testing.B) {
 	defer compiler.SetCheckPasses(false)()
 	f32 := kernels.Spec{Op: kernels.GEMMOp, M: 64, N: 64, K: 32, DType: kernels.F32, Acc: kernels.F32,
