@@ -55,9 +55,6 @@ type run struct {
 	inflight int
 	planned  int
 	best     *Outcome
-	// gainedAt is the evaluation count when the best last improved by
-	// more than extendGain (extend.go); 0: never.
-	gainedAt int
 	fatal    error // a recorder failure: stop, the store is not keeping up
 	clock    *phaseClock
 	// raceAbove is the lowest upper end of an OK outcome's confidence
@@ -96,9 +93,6 @@ func (t *Tuner) Run(ctx context.Context) (*Report, error) {
 	defer func() {
 		r.rep.Split = r.clock.stop()
 		r.rep.countTimings()
-		if r.opts.Budget > 0 {
-			r.rep.Extended = max(r.rep.Evaluations-r.opts.Budget, 0)
-		}
 	}()
 	ctx = r.clock.newLane(ctx)
 	setup := r.startSetup(ctx)
@@ -321,9 +315,6 @@ func (r *run) account(o *Outcome) {
 		r.rep.CacheHits++
 	}
 	if o.Kind == OK && (r.best == nil || o.Median() < r.best.Median()) {
-		if r.best != nil && o.Median() < (1-extendGain)*r.best.Median() {
-			r.gainedAt = r.rep.Evaluations
-		}
 		b := *o
 		r.best = &b
 	}
@@ -384,7 +375,7 @@ func (r *run) mayPropose(ctx context.Context) bool {
 	switch {
 	case r.fatal != nil || ctx.Err() != nil || r.rep.Stop != "":
 		return false
-	case r.opts.Budget > 0 && r.rep.Evaluations+r.inflight >= r.opts.Budget && !r.extending():
+	case r.opts.Budget > 0 && r.rep.Evaluations+r.inflight >= r.opts.Budget:
 		r.rep.Stop = StopBudget
 		return false
 	case r.opts.Time > 0 && time.Since(r.start) >= r.opts.Time:
@@ -513,7 +504,7 @@ func (r *run) finish(ctx context.Context, j *job) {
 	endPropose()
 	r.account(o)
 	if r.opts.Progress != nil {
-		r.opts.Progress(Progress{Done: r.rep.Evaluations, Planned: max(r.planned, r.rep.Evaluations+r.inflight), Last: o, Best: r.best})
+		r.opts.Progress(Progress{Done: r.rep.Evaluations, Planned: r.planned, Last: o, Best: r.best})
 	}
 }
 

@@ -3,7 +3,6 @@ package tuner
 import (
 	"context"
 	"errors"
-	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -455,59 +454,6 @@ func TestShippedWalks(t *testing.T) {
 		t.Logf("%s %dx%dx%d: %d points walked, %d of them half-warps", prob.Dtype, prob.M, prob.N, prob.K, walked, halfWarps)
 		if walked > 1_200_000 || (prob.Dtype == "f16") != (halfWarps == 0) {
 			t.Errorf("%s %dx%dx%d: %d points walked, %d of them half-warps", prob.Dtype, prob.M, prob.N, prob.K, walked, halfWarps)
-		}
-	}
-}
-
-// gainingMeasurer times every configuration correct, each of the first
-// gains after the first 10 % faster than the one before, the rest as fast
-// as the last of those: a search that improves for a while, then stops.
-type gainingMeasurer struct {
-	gains int
-	mu    sync.Mutex
-	calls int
-}
-
-func (m *gainingMeasurer) Measure(context.Context, Artifact, tuning.Params) (Measurement, error) {
-	m.mu.Lock()
-	n := min(m.calls, m.gains)
-	m.calls++
-	m.mu.Unlock()
-	return Measurement{Verify: Verification{RelErr: 1e-7, Tolerance: 1e-5}, Result: samples(1000 * math.Pow(0.9, float64(n)))}, nil
-}
-
-// TestExtend: past its budget a run goes on while the search still gains,
-// by at most Extend evaluations, and stops extendPatience evaluations after
-// its last gain; a run that never gains keeps to its budget.
-func TestExtend(t *testing.T) {
-	const budget, extend, workers = 10, 20, 1
-	depth := workers + 2 // in flight
-	for _, c := range []struct {
-		name     string
-		gains    int
-		min, max int // evaluations
-	}{
-		{"no gain", 0, budget, budget},
-		{"gains throughout", 100, budget + extend, budget + extend},
-		// The last gain is evaluation 4: proposals stop once 16 more are in.
-		{"gains early", 3, 4 + extendPatience, 4 + extendPatience + depth - 1},
-	} {
-		tu, _ := newTuner(t, &memRecorder{}, &gainingMeasurer{gains: c.gains},
-			Options{Strategy: "exhaustive", Budget: budget, Extend: extend, CompileWorkers: workers})
-		// Configurations that compile, 50 of them.
-		if err := tu.Space.Override("wx", "1"); err != nil {
-			t.Fatal(err)
-		}
-		if err := tu.Space.Override("tm", "1..50"); err != nil {
-			t.Fatal(err)
-		}
-		rep, err := tu.Run(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if rep.Evaluations < c.min || rep.Evaluations > c.max || rep.Stop != StopBudget || rep.Extended != rep.Evaluations-budget {
-			t.Errorf("%s: %d evaluations (%d extended), stop %s; want %d to %d, stop budget",
-				c.name, rep.Evaluations, rep.Extended, rep.Stop, c.min, c.max)
 		}
 	}
 }

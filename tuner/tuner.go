@@ -186,10 +186,6 @@ type Options struct {
 	// Budget is the most evaluations, resumed ones included; 0: no limit.
 	// Pruned configurations are not evaluations.
 	Budget int
-	// Extend lets a run with a Budget go on past it, by at most Extend
-	// evaluations, while the search still finds faster configurations
-	// (extend.go). 0: the budget is exact.
-	Extend int
 	// Time stops proposing after this long (pruning included); evaluations
 	// in flight then finish, each within ConfigTimeout. 0: no limit.
 	Time time.Duration
@@ -247,7 +243,6 @@ type Report struct {
 	Counts       map[Kind]int   // outcomes per kind, pruned included
 	Evaluations  int            // evaluated configurations, resumed ones included
 	Resumed      int            // evaluations taken from a previous, interrupted run
-	Extended     int            // evaluations past the budget (Options.Extend)
 	CacheHits    int
 	Raced        int // OK outcomes whose timing stopped early (and stayed partial)
 	Retimed      int // OK outcomes timed again at the end with the full protocol

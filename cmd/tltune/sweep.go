@@ -86,7 +86,6 @@ func parseSweep(c *context, args []string) (sw *sweep, status int, ok bool) {
 		return nil, status, false
 	}
 	fs.Visit(func(fl *flag.Flag) { f.given[fl.Name] = true })
-	f.budgetSet = f.given["budget"]
 	if err := f.check(pos); err != nil {
 		return nil, c.usageError("%v", err), false
 	}
@@ -338,9 +337,6 @@ func (s *sweep) applySuiteTuning(opts *tuner.Options, t suite.Tuning) {
 	}
 	if t.Budget != nil && !given["budget"] {
 		opts.Budget = *t.Budget
-		if !given["extend"] {
-			opts.Extend = 0 // the suite's budget is exact, as one given on the command line
-		}
 	}
 	if t.Time != 0 && !given["time"] {
 		opts.Time = t.Time

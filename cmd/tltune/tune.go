@@ -71,8 +71,6 @@ type tuneFlags struct {
 	campaign  string // sweep --campaign: the name every shard of a campaign shares
 	strategy  string
 	budget    int
-	extend    int  // --extend; autoExtend: by whether --budget was given
-	budgetSet bool // --budget was given: the budget is exact unless --extend says otherwise
 	time      time.Duration
 	seed      uint64
 	top       int
@@ -111,8 +109,7 @@ func (f *tuneFlags) registerTuning(fs *flag.FlagSet, op string) {
 	fs.StringVar(&f.tag, "tag", "", "label the run (for regress --baseline TAG)")
 	fs.StringVar(&f.resume, "resume", "", "continue an interrupted run (its id, or last): configurations it measured are not measured again")
 	fs.StringVar(&f.strategy, "strategy", "gp", "search strategy: "+strings.Join(search.Names, ", "))
-	fs.IntVar(&f.budget, "budget", suite.DefaultBudget, "most configurations to evaluate (0: every candidate), unless --extend lets the search go on")
-	fs.IntVar(&f.extend, "extend", autoExtend, "most configurations to evaluate past the budget while the search still finds ones over 1 % faster than the best (within its last 16); -1: "+autoExtendDoc)
+	fs.IntVar(&f.budget, "budget", suite.DefaultBudget, "most configurations to evaluate (0: every candidate)")
 	fs.DurationVar(&f.time, "time", 0, "stop proposing configurations after this long (0: no limit)")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the inputs and of random choices (recorded); a gp run with the seed of an earlier one retraces its proposals while they stay near the best, so the binary cache holds them")
 	fs.BoolVar(&f.asJSON, "json", false, "print the report as JSON")
@@ -139,7 +136,6 @@ func tuneCmd(c *context, op kernels.Op, args []string) int {
 	if fs.NArg() > 0 {
 		return c.usageError("unexpected argument %q", fs.Arg(0))
 	}
-	f.noteBudgetSet(fs)
 	spec, err := f.recipe.Spec(op)
 	if err != nil {
 		return c.usageError("%v", err)
@@ -162,30 +158,6 @@ func tuneCmd(c *context, op kernels.Op, args []string) int {
 	return run.tuneOne(c, recipe)
 }
 
-// autoExtend is --extend's default: the search may go on past the
-// default budget by as much again while it still gains (tuner/extend.go
-// says why), and keeps to a budget given.
-const (
-	autoExtend    = -1
-	autoExtendDoc = "as many as the default budget when --budget is left out, none when it is given"
-)
-
-// noteBudgetSet records whether fs, parsed, was given --budget.
-func (f *tuneFlags) noteBudgetSet(fs *flag.FlagSet) {
-	fs.Visit(func(fl *flag.Flag) { f.budgetSet = f.budgetSet || fl.Name == "budget" })
-}
-
-// extension is the evaluations a run may make past its budget.
-func (f *tuneFlags) extension() int {
-	switch {
-	case f.extend != autoExtend:
-		return f.extend
-	case f.budgetSet || f.budget == 0:
-		return 0
-	}
-	return suite.DefaultBudget
-}
-
 // check rejects flag values no run can use.
 func (f *tuneFlags) check() error {
 	switch {
@@ -193,8 +165,6 @@ func (f *tuneFlags) check() error {
 		return fmt.Errorf("--strategy %q: use one of %s", f.strategy, strings.Join(search.Names, ", "))
 	case f.budget < 0:
 		return fmt.Errorf("--budget %d must be ≥ 0", f.budget)
-	case f.extend < autoExtend:
-		return fmt.Errorf("--extend %d must be ≥ 0, or -1 for %s", f.extend, autoExtendDoc)
 	case f.time < 0 || f.perConfig <= 0 || f.timeout <= 0:
 		return errors.New("--time, --sample-time and --config-timeout must be positive durations")
 	case f.kernelsPerProgram < 1:
@@ -500,7 +470,7 @@ func deviceSupports(info device.Info, t *target.Target, s kernels.Spec) error {
 // the nearest shape tuned before as a warm start.
 func (r *tuneRun) searchOptions(spec kernels.Spec) tuner.Options {
 	f := r.flags
-	return tuner.Options{Strategy: f.strategy, Seed: f.seed, Budget: f.budget, Extend: f.extension(), Time: f.time,
+	return tuner.Options{Strategy: f.strategy, Seed: f.seed, Budget: f.budget, Time: f.time,
 		ConfigTimeout: f.timeout, WarmStart: r.warmStart(spec.TableKey(r.info.Name)), Race: !f.noRace}
 }
 

@@ -88,7 +88,6 @@ type tuneReport struct {
 	BufferSets int            `json:"buffer_sets"`   // rotated over between launches
 	BatchLimit string         `json:"batch_limited"` // what kept the plan from its goals; "" where nothing did
 	Stop       string         `json:"stop"`
-	Extended   int            `json:"extended"` // evaluations past the budget while the search still gained (--extend)
 	Candidates int            `json:"candidates"`
 	Counts     map[string]int `json:"outcomes"`
 	Raced      int            `json:"raced"`   // ok configurations whose timing stopped early (partial samples)
@@ -118,7 +117,7 @@ func (j *shapeJob) report(c *context, rep *tuner.Report) error {
 	r := tuneReport{
 		Run: run.stored.ID, Database: run.store.Path(), Device: run.info.Name, Driver: run.info.Driver,
 		NamedProblem: speak.Named(j.recipe.Spec().Problem()), Batch: plan.Batch, BufferSets: plan.Sets, BatchLimit: plan.Limited, Stop: string(rep.Stop),
-		Extended: rep.Extended, Candidates: rep.Candidates, Counts: outcomeCounts(rep), Raced: rep.Raced, Retimed: rep.Retimed,
+		Candidates: rep.Candidates, Counts: outcomeCounts(rep), Raced: rep.Raced, Retimed: rep.Retimed,
 		PrunedBy: rep.PrunedByRule, CopyGBs: run.ceilings.CopyGBS,
 	}
 	for _, o := range rep.Top(run.flags.top) {
@@ -174,9 +173,6 @@ func (r *tuneReport) write(w io.Writer) error {
 		}
 	}
 	fmt.Fprintf(w, "\noutcomes: %s (stopped: %s)\n", outcomeLine(r.Counts), r.Stop)
-	if r.Extended > 0 {
-		fmt.Fprintf(w, "budget extended by %d evaluations: the search was still finding configurations over 1 %% faster\n", r.Extended)
-	}
 	if r.Raced > 0 || r.Retimed > 0 {
 		fmt.Fprintf(w, "racing: %d stopped early, clearly slower than the best (partial samples); %d of the fastest re-timed in full\n", r.Raced, r.Retimed)
 	}

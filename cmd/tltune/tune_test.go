@@ -3,7 +3,6 @@ package main
 import (
 	stdctx "context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"math"
 	"os"
@@ -24,7 +23,6 @@ import (
 	"tltune/kernels/kernelstest"
 	"tltune/results"
 	"tltune/tuner"
-	"tltune/tuner/suite"
 	"tltune/tuner/worker"
 )
 
@@ -53,37 +51,10 @@ func TestTuneUsageErrors(t *testing.T) {
 		{"gemm", "--m", "4", "--n", "4", "--k", "4", "--dtype", "f16", "--precision", "tf32"},
 		{"gemv", "--m", "4", "--n", "4", "--precision", "tf32"},
 		{"gemm", "--m", "4", "--n", "4", "--k", "4", "--build-procs", "-2"},
-		{"gemm", "--m", "4", "--n", "4", "--k", "4", "--extend", "-2"},
 	} {
 		status, stdout, stderr := tltune(args...)
 		if status != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 {
 			t.Errorf("tltune %v: status %d, stdout %q, stderr %q; want one usage line and status 2", args, status, stdout, stderr)
-		}
-	}
-}
-
-// TestExtension: the search may go past the default budget, not past one
-// given, unless --extend says so.
-func TestExtension(t *testing.T) {
-	for _, c := range []struct {
-		args []string
-		want int
-	}{
-		{nil, suite.DefaultBudget},
-		{[]string{"--budget", "48"}, 0},
-		{[]string{"--budget", "0"}, 0},
-		{[]string{"--budget", "20", "--extend", "10"}, 10},
-		{[]string{"--extend", "0"}, 0},
-	} {
-		var f tuneFlags
-		fs := flag.NewFlagSet("gemm", flag.ContinueOnError)
-		f.register(fs, kernels.GEMMOp)
-		if err := fs.Parse(c.args); err != nil {
-			t.Fatal(err)
-		}
-		f.noteBudgetSet(fs)
-		if got := f.extension(); got != c.want {
-			t.Errorf("%v: extension %d, want %d", c.args, got, c.want)
 		}
 	}
 }
