@@ -66,3 +66,21 @@ func TestPromotesToMatchesIR(t *testing.T) {
 		}
 	}
 }
+
+func TestHostMemory(t *testing.T) {
+	gemm := Spec{Op: GEMMOp, M: 64, N: 32, K: 16, DType: F16, Acc: F32, Layout: Strided, Alpha: 1}
+	entry := int64((64*16+16*32)*2 + 64*32*4) // A, B, C as the device holds them
+	expected := int64(64 * 32 * 16)           // C as complex128
+	scratch := int64(16 * (64*16 + 16*32 + 64*32))
+	if got, want := gemm.HostMemory(8, 2), 8*(entry+expected)+2*scratch; got != want {
+		t.Errorf("8 entries on 2 workers: %d bytes, want %d", got, want)
+	}
+	if got, want := gemm.HostMemory(1, 16), entry+expected+scratch; got != want {
+		t.Errorf("1 entry: %d bytes, want %d (one worker's scratch)", got, want)
+	}
+	// The largest shapes overflow no int64 (65536² elements an operand).
+	huge := Spec{Op: GEMMOp, M: 65536, N: 65536, K: 65536, DType: C64, Acc: C64, Layout: Strided, Alpha: 1}
+	if got := huge.HostMemory(8, 128); got < 8*3*65536*65536*16 {
+		t.Errorf("65536³ c64: %d bytes, less than its inputs", got)
+	}
+}

@@ -61,6 +61,24 @@ type Expected struct {
 	tols []float64
 }
 
+// HostMemory is the host memory, in bytes, that Inputs of batch entries
+// and their Reference take: the inputs in their device encoding, the
+// expected output as complex128, and each of workers reference workers'
+// copy of one entry's operands in the accumulation arithmetic (counted at
+// the 16 bytes of complex128). A caller compares it with what the host
+// can spare before it generates anything, so that a shape too large for
+// the host is an error rather than a crash of the process.
+func (s Spec) HostMemory(batch, workers int) int64 {
+	var entry, scratch int64
+	ops := s.operands()
+	for _, o := range ops {
+		entry += int64(o.elements()) * int64(o.dtype.Size())
+		scratch += 16 * int64(o.elements())
+	}
+	expected := 16 * int64(ops[len(ops)-1].elements())
+	return int64(batch)*(entry+expected) + int64(max(1, min(batch, workers)))*scratch
+}
+
 func (s Spec) reference(in *Inputs) (*Expected, error) {
 	if err := s.checkArgs(in); err != nil {
 		return nil, err

@@ -231,12 +231,14 @@ type argBinder struct {
 	shapes map[string][]int64
 	arrays map[string]*npy.Array
 	groups int
-	bytes  int64 // allocated by the current bind, against argumentMemory
+	bytes  int64 // allocated by the current bind, against hostMemory
 }
 
-// argumentMemory bounds the bytes of one set of arguments: half the host's
-// memory, so that a large --groups or --shape is an error, not a crash.
-var argumentMemory = func() int64 {
+// hostMemory is what a command may allocate for the data of one kernel:
+// half the host's memory. It bounds the bytes of one set of `tltune run`
+// arguments and a tuning run's verification inputs and reference, so
+// that a large --groups, --shape or problem is an error, not a crash.
+var hostMemory = func() int64 {
 	var si syscall.Sysinfo_t
 	if err := syscall.Sysinfo(&si); err != nil || si.Totalram == 0 {
 		return 4 << 30
@@ -446,7 +448,7 @@ func staticShape(p *ir.Value) []int64 {
 // offset elements precede the data (the group's offset).
 func (b *argBinder) memref(p *ir.Value, shape []int64, member, offset int64) (*interp.Memref, error) {
 	t, stride := memrefLayout(p, shape)
-	n := elements(shape, stride, offset, argumentMemory/t.Elem().Size())
+	n := elements(shape, stride, offset, hostMemory/t.Elem().Size())
 	if err := b.claim(p, shape, n*t.Elem().Size()); err != nil {
 		return nil, err
 	}
@@ -492,11 +494,11 @@ func elements(shape, stride []int64, offset, limit int64) int64 {
 }
 
 // claim counts bytes of argument p (of the given shape) against
-// argumentMemory.
+// hostMemory.
 func (b *argBinder) claim(p *ir.Value, shape []int64, bytes int64) error {
-	if bytes > argumentMemory-b.bytes {
+	if bytes > hostMemory-b.bytes {
 		return fmt.Errorf("%%%s of shape %s takes more than the %s this host can give the arguments; use a smaller --shape or --groups",
-			p.Name, formatShape(shape), speak.Bytes(uint64(argumentMemory)))
+			p.Name, formatShape(shape), speak.Bytes(uint64(hostMemory)))
 	}
 	b.bytes += bytes
 	return nil
@@ -515,9 +517,9 @@ func (b *argBinder) group(p *ir.Value, shape []int64) (*interp.Group, []*interp.
 	// The members together, before any is allocated.
 	member := shape[:len(shape)-1]
 	t, stride := memrefLayout(p, member)
-	each := elements(member, stride, offset, argumentMemory/t.Elem().Size())*t.Elem().Size() + memberOverhead
-	if count > 0 && count > (argumentMemory-b.bytes)/each {
-		return nil, nil, b.claim(p, shape, argumentMemory+1)
+	each := elements(member, stride, offset, hostMemory/t.Elem().Size())*t.Elem().Size() + memberOverhead
+	if count > 0 && count > (hostMemory-b.bytes)/each {
+		return nil, nil, b.claim(p, shape, hostMemory+1)
 	}
 	g := &interp.Group{}
 	var views []*interp.Memref

@@ -139,7 +139,10 @@ func newSweep(f *sweepFlags, path string) (*sweep, error) {
 	sw := &sweep{flags: f, suite: s}
 	for _, cs := range s.Cases {
 		r, err := newRecipe(cs.Spec)
-		if err != nil { // suite.Parse validated the spec; a recipe may still refuse it
+		if err == nil { // suite.Parse validated the spec; a recipe may still refuse it
+			err = fitsHost(r)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("%s: recipe %d: %v", s.Name, cs.Recipe, err)
 		}
 		sw.recipes = append(sw.recipes, r)

@@ -150,6 +150,9 @@ func tuneCmd(c *context, op kernels.Op, args []string) int {
 	if err != nil {
 		return c.usageError("%v", err)
 	}
+	if err := fitsHost(recipe); err != nil {
+		return c.fail(err)
+	}
 	run, status := f.open(c, op.String(), []kernels.Op{op}, []speak.Problem{spec.Problem()})
 	if run == nil {
 		return status
@@ -424,6 +427,18 @@ func (r *tuneRun) newShape(recipe kernels.Recipe, sp *space.Space, opts tuner.Op
 	j.tuner = j.newTuner(sp, opts)
 	j.tuner.Setup = func(ctx stdctx.Context) error { return j.startSession(ctx, session) }
 	return j, nil
+}
+
+// fitsHost refuses a shape whose verification inputs and reference would
+// take more than the host can spare (hostMemory): generating them would
+// kill the process with Go's out-of-memory dump.
+func fitsHost(recipe kernels.Recipe) error {
+	need := bench.ReferenceMemory(recipe, bench.Options{})
+	if need <= hostMemory {
+		return nil
+	}
+	return inputError{fmt.Errorf("%s needs %s of host memory for its verification inputs and reference, more than the %s this host can spare (half its memory); tune a smaller shape",
+		recipe.Name(), speak.Bytes(uint64(need)), speak.Bytes(uint64(hostMemory)))}
 }
 
 // startSession prepares the shape's inputs on the device: the worker's

@@ -59,6 +59,38 @@ func TestTuneUsageErrors(t *testing.T) {
 	}
 }
 
+// TestTuneRefusesShapeTooLargeForHost: a shape whose verification inputs
+// and reference the host cannot hold is one line and exit 2, before the
+// store or a device is opened, not Go's out-of-memory dump.
+func TestTuneRefusesShapeTooLargeForHost(t *testing.T) {
+	defer func(m int64) { hostMemory = m }(hostMemory)
+	hostMemory = 1 << 20
+	dir := t.TempDir()
+	db := filepath.Join(dir, "results.db")
+	suite := filepath.Join(dir, "big.toml")
+	if err := os.WriteFile(suite, []byte("[[recipe]]\nop = \"ger\"\nsquare = 1024\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"gemm", "--m", "512", "--n", "512", "--k", "512", "--device", "nosuch", "--db", db},
+			"tltune gemm: gemm.nn f32 512x512x512 needs "},
+		{[]string{"sweep", suite, "--device", "nosuch", "--db", db},
+			"tltune sweep: " + suite + ": recipe 1: ger f32 1024x1024 needs"},
+	} {
+		status, stdout, stderr := tltune(c.args...)
+		if status != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, c.want) ||
+			!strings.Contains(stderr, "of host memory for its verification inputs and reference, more than the 1 MiB this host can spare") {
+			t.Errorf("tltune %v: status %d, stdout %q, stderr %q; want status 2 and one line %q...", c.args, status, stdout, stderr, c.want)
+		}
+	}
+	if _, err := os.Stat(db); !os.IsNotExist(err) {
+		t.Errorf("the refused shapes created the store: %v", err)
+	}
+}
+
 // TestTuneOnPoCL tunes a small GEMM, GEMV and GER end to end: every
 // evaluation is stored, the best is verified, the report says where.
 func TestTuneOnPoCL(t *testing.T) {

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 
 	"tltune/compiler"
@@ -52,6 +53,14 @@ func Reference(r kernels.Recipe, opt Options) (*kernels.Expected, error) {
 		return nil, err
 	}
 	return r.Reference(in)
+}
+
+// ReferenceMemory is the host memory Reference with opt takes: the
+// verification inputs and the reference of them (kernels.Spec.HostMemory),
+// computed on every processor.
+func ReferenceMemory(r kernels.Recipe, opt Options) int64 {
+	opt = opt.withDefaults()
+	return r.Spec().HostMemory(opt.VerifyBatch, runtime.GOMAXPROCS(0))
 }
 
 // Plan is the batch plan of a session of r with goal: what NewSession's
