@@ -115,16 +115,36 @@ func inspect(path string, create bool) (fresh bool, err error) {
 var sqliteMagic = []byte("SQLite format 3\x00")
 
 func checkHeader(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
+	sqlite, err := isSQLite(path)
+	switch {
+	case err != nil:
 		return fmt.Errorf("results database: %v", err)
-	}
-	defer f.Close()
-	head := make([]byte, len(sqliteMagic))
-	if _, err := io.ReadFull(f, head); err != nil || !bytes.Equal(head, sqliteMagic) {
+	case !sqlite:
 		return notDatabase(path, "it is not an SQLite file")
 	}
 	return nil
+}
+
+// IsSQLite reports whether the file at path is an SQLite database (a
+// results store or another), by its header; false when it cannot be read.
+// Commands that write a file check it first, so that an export written to
+// the path of a store never replaces the store.
+func IsSQLite(path string) bool {
+	sqlite, _ := isSQLite(path)
+	return sqlite
+}
+
+func isSQLite(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	head := make([]byte, len(sqliteMagic))
+	if _, err := io.ReadFull(f, head); err != nil {
+		return false, nil // shorter than the header
+	}
+	return bytes.Equal(head, sqliteMagic), nil
 }
 
 // probe reads the schema through a read-only connection, so that a damaged

@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -33,10 +34,14 @@ func openStore(path string, create bool) (*results.Store, error) {
 
 // writeOutput sends what write produces to stdout when path is empty, else
 // to the file at path. The file is written beside it first and renamed, so
-// an error never leaves half a file or clobbers an old one.
+// an error never leaves half a file or clobbers an old one; a path that
+// must not be replaced (checkOutput) is refused before anything is written.
 func writeOutput(stdout io.Writer, path string, write func(io.Writer) error) error {
 	if path == "" {
 		return write(stdout)
+	}
+	if err := checkOutput(path); err != nil {
+		return err
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
@@ -55,4 +60,14 @@ func writeOutput(stdout io.Writer, path string, write func(io.Writer) error) err
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// checkOutput refuses an output path that names an SQLite database:
+// renamed over a results store (-o results.db, the --db the command
+// reads), an export or a report would destroy every run in it.
+func checkOutput(path string) error {
+	if results.IsSQLite(path) {
+		return inputError{fmt.Errorf("%s is an SQLite database (a results store?), which writing it would destroy; name another file", path)}
+	}
+	return nil
 }

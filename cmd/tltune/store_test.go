@@ -136,6 +136,27 @@ func TestStoreErrors(t *testing.T) {
 	}
 }
 
+// TestOutputNeverReplacesAStore: an output path naming a results store
+// (the one read, or another) is refused in one line with exit 2, and the
+// store is left byte for byte as it was.
+func TestOutputNeverReplacesAStore(t *testing.T) {
+	db := nightlyDB(t)
+	content := readFile(t, db)
+	for _, args := range [][]string{
+		{"export", "--db", db, "-o", db},
+		{"table", "--db", db, "-o", db},
+		{"regress", "--db", db, "--baseline", "1", "--run", "3", "--md", db},
+		{"regress", "--db", db, "--baseline", "1", "--run", "3", "--junit", db},
+		{"slurm", "nightly", "--array", "2", "-o", db},
+	} {
+		status, out, errOut := tltune(args...)
+		checkOneLine(t, status, exitUsage, out, errOut, db+" is an SQLite database (a results store?), which writing it would destroy; name another file")
+		if !bytes.Equal(readFile(t, db), content) {
+			t.Fatalf("tltune %v changed the store", args)
+		}
+	}
+}
+
 // TestDefaultDatabase: without --db the commands read
 // $XDG_DATA_HOME/tltune/results.db.
 func TestDefaultDatabase(t *testing.T) {
