@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -69,6 +70,9 @@ func compileCmd(c *context, args []string) int {
 		return c.usageError("%v", err)
 	}
 	file := files[0]
+	if sameFile(file, f.out) {
+		return c.usageError("-o %s is the input file, which the output would replace; name another file", f.out)
+	}
 	src, err := readSource(file)
 	if err != nil {
 		return c.fail(err)
@@ -94,7 +98,10 @@ func compileCmd(c *context, args []string) int {
 	}
 	switch {
 	case f.out != "":
-		err = os.WriteFile(f.out, out, 0o644)
+		err = writeOutput(nil, f.out, func(w io.Writer) error {
+			_, err := w.Write(out)
+			return err
+		})
 	case !f.asJSON:
 		_, err = c.stdout.Write(out)
 	}
@@ -105,6 +112,16 @@ func compileCmd(c *context, args []string) int {
 		return c.fail(err)
 	}
 	return exitOK
+}
+
+// sameFile reports whether paths a and b name one existing file.
+func sameFile(a, b string) bool {
+	ia, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	ib, err := os.Stat(b)
+	return err == nil && os.SameFile(ia, ib)
 }
 
 // emitters turn a compiled program into what --emit names.

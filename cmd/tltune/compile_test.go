@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -83,6 +84,35 @@ func TestCompileOutputFile(t *testing.T) {
 	got, err := os.ReadFile(out)
 	if err != nil || !strings.Contains(string(got), "kernel void gemm(") {
 		t.Errorf("-o did not write the kernel: %v\n%s", err, got)
+	}
+}
+
+// TestCompileOutputIsNotTheInput: -o naming the kernel being compiled (by
+// another path too) or a results store is refused in one line, and the
+// file keeps its contents.
+func TestCompileOutputIsNotTheInput(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "gemm.tl")
+	kernel := readFile(t, "testdata/compile/gemm.tl")
+	if err := os.WriteFile(src, kernel, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := nightlyDB(t)
+	store := readFile(t, db)
+	for _, tc := range []struct {
+		out, want string
+		file      string
+		content   []byte
+	}{
+		{src, "-o " + src + " is the input file, which the output would replace; name another file", src, kernel},
+		{filepath.Join(dir, ".", "gemm.tl"), "is the input file", src, kernel},
+		{db, db + " is an SQLite database (a results store?)", db, store},
+	} {
+		status, stdout, stderr := tltune("compile", src, "-o", tc.out)
+		checkOneLine(t, status, exitUsage, stdout, stderr, tc.want)
+		if !bytes.Equal(readFile(t, tc.file), tc.content) {
+			t.Errorf("compile -o %s changed %s", tc.out, tc.file)
+		}
 	}
 }
 
