@@ -99,9 +99,9 @@ func inspect(path string, create bool) (fresh bool, err error) {
 	case errors.Is(err, os.ErrNotExist):
 		return false, fmt.Errorf("%w at %s; run a tuning command first or pass --db with an existing database", ErrNoDatabase, path)
 	case err != nil:
-		return false, fmt.Errorf("results database: %v", err)
+		return false, fmt.Errorf("results database: %w", err)
 	case info.IsDir():
-		return false, fmt.Errorf("results database %s is a folder; pass --db with a file path", path)
+		return false, fmt.Errorf("%s is a folder, %w; pass --db with a file path", path, ErrNotDatabase)
 	case info.Size() == 0:
 		return true, nil // SQLite treats an empty file as an empty database
 	}

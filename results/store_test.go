@@ -106,7 +106,7 @@ func TestOpenExistingNeedsAFile(t *testing.T) {
 		t.Error("OpenExisting created the file")
 	}
 	dir := t.TempDir()
-	if _, err := Open(dir); err == nil || !strings.Contains(err.Error(), dir+" is a folder") {
+	if _, err := Open(dir); !errors.Is(err, ErrNotDatabase) || !strings.Contains(err.Error(), dir+" is a folder") {
 		t.Errorf("Open(folder) = %v", err)
 	}
 }

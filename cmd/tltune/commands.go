@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
+	"syscall"
 
 	"tltune/device"
 	"tltune/results"
@@ -185,12 +186,13 @@ type inputError struct{ error }
 func (e inputError) Unwrap() error { return e.error }
 
 // exitStatus is exitUsage for an error in the input — an inputError, a
-// file that cannot be read, a device, database or run that does not exist
-// or cannot be used — and exitRuntime for anything else.
+// file that cannot be read, a folder given for a file or a file for a
+// folder, a device, database or run that does not exist or cannot be used
+// — and exitRuntime for anything else.
 func exitStatus(err error) int {
 	var in inputError
 	for _, input := range []error{results.ErrNoDatabase, results.ErrNotDatabase, results.ErrNewerSchema, results.ErrNoRun,
-		device.ErrNoMatch, fs.ErrNotExist, fs.ErrPermission} {
+		device.ErrNoMatch, fs.ErrNotExist, fs.ErrPermission, syscall.EISDIR, syscall.ENOTDIR} {
 		if errors.Is(err, input) {
 			return exitUsage
 		}

@@ -62,10 +62,13 @@ func writeOutput(stdout io.Writer, path string, write func(io.Writer) error) err
 	return os.Rename(tmp.Name(), path)
 }
 
-// checkOutput refuses an output path that names an SQLite database:
-// renamed over a results store (-o results.db, the --db the command
-// reads), an export or a report would destroy every run in it.
+// checkOutput refuses an output path that names a folder, or an SQLite
+// database: renamed over a results store (-o results.db, the --db the
+// command reads), an export or a report would destroy every run in it.
 func checkOutput(path string) error {
+	if info, err := os.Stat(path); err == nil && info.IsDir() {
+		return inputError{fmt.Errorf("%s is a folder; name a file to write", path)}
+	}
 	if results.IsSQLite(path) {
 		return inputError{fmt.Errorf("%s is an SQLite database (a results store?), which writing it would destroy; name another file", path)}
 	}

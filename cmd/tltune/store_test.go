@@ -157,6 +157,31 @@ func TestOutputNeverReplacesAStore(t *testing.T) {
 	}
 }
 
+// TestFolderForAFile: a folder where a command wants a file, or a file
+// where it wants a folder, is bad input: one line and exit 2, not a
+// runtime failure.
+func TestFolderForAFile(t *testing.T) {
+	db, folder := nightlyDB(t), t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"export", "--db", folder}, folder + " is a folder, not a usable tltune results database; pass --db with a file path"},
+		{[]string{"merge", folder, db}, folder + " is a folder, not a usable tltune results database"},
+		{[]string{"export", "--db", db, "-o", folder}, folder + " is a folder; name a file to write"},
+		{[]string{"table", "--db", db, "-o", folder}, folder + " is a folder; name a file to write"},
+		{[]string{"compile", "testdata/compile/gemm.tl", "-o", folder}, folder + " is a folder; name a file to write"},
+		{[]string{"check", folder}, "is a directory"},
+		{[]string{"fmt", folder}, "is a directory"},
+		{[]string{"compile", folder}, "is a directory"},
+		{[]string{"export", "--db", filepath.Join(db, "x.db")}, "not a directory"},
+		{[]string{"run", "testdata/run/fib.ir", "--arg", "F=zeros", "--shape", "F=32x3", "--save", db}, "not a directory"},
+	} {
+		status, out, errOut := tltune(tc.args...)
+		checkOneLine(t, status, exitUsage, out, errOut, tc.want)
+	}
+}
+
 // TestDefaultDatabase: without --db the commands read
 // $XDG_DATA_HOME/tltune/results.db.
 func TestDefaultDatabase(t *testing.T) {
