@@ -27,15 +27,15 @@ func runCheck(c *context, args []string) int {
 	fs := c.flags()
 	dialect := dialectFlag(fs, "dialect")
 	asJSON := fs.Bool("json", false, "print the errors as JSON on stdout (docs/json.md): {\"errors\": [{file, line, column, message}]}")
-	if status, ok := c.parse(fs, args); !ok {
+	files, status, ok := parseInterleaved(c, fs, args)
+	if !ok {
 		return status
 	}
-	if fs.NArg() == 0 {
+	if len(files) == 0 {
 		return c.usageError("no input files")
 	}
-	status := exitOK
 	all := []diag.JSON{}
-	for _, file := range fs.Args() {
+	for _, file := range files {
 		src, err := readSource(file)
 		switch {
 		case err != nil && *asJSON:

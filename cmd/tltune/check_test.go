@@ -112,6 +112,25 @@ func TestFmtRewritesInPlace(t *testing.T) {
 	}
 }
 
+// TestFlagsAfterFiles: check and fmt take their flags after the files
+// too, as compile does; a flag there is no file name to open.
+func TestFlagsAfterFiles(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "k.tl")
+	if err := os.WriteFile(file, readFile(t, "testdata/check/messy.tl"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if status, out, errs := runCmd("fmt", file, "-w"); status != exitOK || out != "" || errs != "" {
+		t.Fatalf("fmt FILE -w: status %d, stdout %q, stderr %q; want the file rewritten, silently", status, out, errs)
+	}
+	if _, want, _ := runCmd("fmt", "testdata/check/messy.tl"); string(readFile(t, file)) != want {
+		t.Errorf("fmt FILE -w did not rewrite the file:\n%s", readFile(t, file))
+	}
+	status, out, errs := runCmd("check", "testdata/check/ok.tl", "--json")
+	if status != exitOK || !strings.Contains(out, `"errors": []`) || errs != "" {
+		t.Errorf("check FILE --json: status %d, stdout %q, stderr %q; want 0 and the JSON", status, out, errs)
+	}
+}
+
 func TestFmtKeepsComments(t *testing.T) {
 	status, out, errs := runCmd("fmt", "testdata/check/commented.tl")
 	if status != exitOK || errs != "" {

@@ -27,7 +27,8 @@ func runFmt(c *context, args []string) int {
 	o.from = dialectFlag(fs, "from")
 	fs.Var(dialectValue{o.from}, "dialect", "the same as --from")
 	to := fs.String("to", "current", "the dialect to write: current (tltune's canonical form) or released (tinytc v0.4 and later)")
-	if status, ok := c.parse(fs, args); !ok {
+	files, status, ok := parseInterleaved(c, fs, args)
+	if !ok {
 		return status
 	}
 	switch *to {
@@ -37,11 +38,10 @@ func runFmt(c *context, args []string) int {
 	default:
 		return c.usageError("--to %s: write current or released (the legacy dialect is only read)", *to)
 	}
-	if fs.NArg() == 0 {
+	if len(files) == 0 {
 		return c.usageError("no input files")
 	}
-	status := exitOK
-	for _, file := range fs.Args() {
+	for _, file := range files {
 		switch err := formatFile(c, file, o); {
 		case err == errReported:
 			status = max(status, exitUsage)
