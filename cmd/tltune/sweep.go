@@ -47,6 +47,12 @@ func sweepCmd(c *context, args []string) int {
 		return status
 	}
 	f := sw.flags
+	if f.storedTable != "" { // before the run is recorded: a bad table is bad input, not a failed run
+		var err error
+		if sw.table, err = tuning.ReadFile(f.storedTable); err != nil {
+			return c.fail(inputError{fmt.Errorf("--stored: %w", err)})
+		}
+	}
 	infos, err := sweepDevices(*f.device)
 	if err != nil {
 		return deviceError(c, err)
@@ -184,6 +190,7 @@ type sweep struct {
 	recipes []kernels.Recipe               // one per case
 	runs    []*tuneRun                     // one per device, all recording into the first's run
 	stored  map[speak.Problem]results.Best // --remeasure: the best stored on this device model
+	table   *tuning.Table                  // --stored: the tuning table to re-time
 	mu      sync.Mutex                     // guards tally, the counts and the output while several devices sweep
 	tally   throughput                     // of every shape evaluated so far
 	// For the progress bar: when the sweep began, how many shapes it has,
@@ -256,8 +263,9 @@ func (s *sweep) loadStored() error {
 	}
 	info := s.lead().info
 	s.stored = map[speak.Problem]results.Best{}
-	if s.flags.storedTable != "" {
-		return s.loadStoredTable(info.Name)
+	if s.table != nil {
+		s.loadStoredTable(info.Name)
+		return nil
 	}
 	best, err := s.lead().store.BestPerShape(stdctx.Background(), results.Filter{Device: results.ThisDevice(info.Name)})
 	if err != nil {
@@ -271,20 +279,15 @@ func (s *sweep) loadStored() error {
 	return nil
 }
 
-// loadStoredTable reads the stored bests from the --stored tuning table:
+// loadStoredTable takes the stored bests from the --stored tuning table:
 // its entries for this device.
-func (s *sweep) loadStoredTable(device string) error {
-	table, err := tuning.ReadFile(s.flags.storedTable)
-	if err != nil {
-		return fmt.Errorf("--stored: %w", err)
-	}
-	for _, e := range table.Entries {
+func (s *sweep) loadStoredTable(device string) {
+	for _, e := range s.table.Entries {
 		if e.Device == device {
 			s.stored[e.Problem] = results.Best{Measurement: results.Measurement{RunID: e.Run, MedianNS: e.MedianNS,
 				Config: results.Config{Problem: e.Problem, Params: e.Params}}}
 		}
 	}
-	return nil
 }
 
 // shape tunes or re-measures case i on w's device, and says how long that

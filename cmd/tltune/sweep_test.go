@@ -60,6 +60,28 @@ func TestSweepUsageErrors(t *testing.T) {
 	}
 }
 
+// TestSweepStoredTableErrors: a --stored table that cannot be read or is
+// no tuning table is bad input, refused in one line with exit 2 before the
+// store records a run (not a failed run and an empty report, exit 3).
+func TestSweepStoredTableErrors(t *testing.T) {
+	dev, dir := poclDevice(t), t.TempDir()
+	db := filepath.Join(dir, "results.db")
+	notTable := writeSuite(t, dir, "notes.txt", "hello\n")
+	for _, tc := range []struct {
+		stored, want string
+	}{
+		{notTable, "--stored: " + notTable + ": not a tuning table"},
+		{filepath.Join(dir, "none.json"), "no such file or directory"},
+		{dir, "is a directory"},
+	} {
+		status, stdout, stderr := tltune(tinySweep(db, dev, "--remeasure", "--stored", tc.stored)...)
+		checkOneLine(t, status, exitUsage, stdout, stderr, tc.want)
+	}
+	if _, err := os.Stat(db); !os.IsNotExist(err) {
+		t.Errorf("a refused --stored table opened the store: %v", err)
+	}
+}
+
 func writeSuite(t *testing.T, dir, name, src string) string {
 	t.Helper()
 	path := filepath.Join(dir, name)
