@@ -21,10 +21,20 @@ var (
 	ErrUnsupported    = errors.New("not supported by the device")
 	// ErrNoMatch is wrapped by Select when no device matches the spec.
 	ErrNoMatch = errors.New("no device matches")
+	// ErrSpec is what SelectAll's errors in a list of devices are: a
+	// device named twice, a type no device has.
+	ErrSpec = errors.New("invalid device list")
 	// ErrReference is what Open returns for the spec "ref": the reference
 	// interpreter is selected like a device but is not one.
 	ErrReference = errors.New("the reference interpreter is not a device")
 )
+
+// specError is an error in a spec of several devices; it is ErrSpec, and
+// its message says what is wrong.
+type specError string
+
+func (e specError) Error() string        { return string(e) }
+func (e specError) Is(target error) bool { return target == ErrSpec }
 
 // Error is a failed runtime call. Kind is one of the Err* kinds, or nil
 // for failures no caller needs to tell apart (invalid arguments and the like).

@@ -143,7 +143,7 @@ func SelectAll(inv Inventory, spec string) ([]*Info, error) {
 			return nil, err
 		}
 		if slices.Contains(out, info) {
-			return nil, fmt.Errorf("device %s (%s) is named twice in %q", info.ID, info.Name, spec)
+			return nil, specError(fmt.Sprintf("device %s (%s) is named twice in %q", info.ID, info.Name, spec))
 		}
 		out = append(out, info)
 	}
@@ -165,7 +165,7 @@ func selectKind(inv Inventory, kind string) ([]*Info, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("no device of type %q; run 'tltune devices' to see the devices and their types", kind)
+		return nil, specError(fmt.Sprintf("no device of type %q; run 'tltune devices' to see the devices and their types", kind))
 	}
 	return out, nil
 }

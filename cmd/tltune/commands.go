@@ -192,7 +192,7 @@ func (e inputError) Unwrap() error { return e.error }
 func exitStatus(err error) int {
 	var in inputError
 	for _, input := range []error{results.ErrNoDatabase, results.ErrNotDatabase, results.ErrNewerSchema, results.ErrNoRun,
-		device.ErrNoMatch, fs.ErrNotExist, fs.ErrPermission, syscall.EISDIR, syscall.ENOTDIR} {
+		device.ErrNoMatch, device.ErrSpec, fs.ErrNotExist, fs.ErrPermission, syscall.EISDIR, syscall.ENOTDIR} {
 		if errors.Is(err, input) {
 			return exitUsage
 		}

@@ -28,8 +28,8 @@ func sweepDevices(spec string) ([]*device.Info, error) {
 	}
 	for _, d := range infos[1:] {
 		if a, b := environment(*infos[0]), environment(*d); a != b {
-			return nil, fmt.Errorf("--device %s: %s (%s, driver %s) and %s (%s, driver %s) are not one model; sweep each model on its own",
-				spec, infos[0].ID, a.Device, a.Driver, d.ID, b.Device, b.Driver)
+			return nil, inputError{fmt.Errorf("--device %s: %s (%s, driver %s) and %s (%s, driver %s) are not one model; sweep each model on its own",
+				spec, infos[0].ID, a.Device, a.Driver, d.ID, b.Device, b.Driver)}
 		}
 	}
 	return infos, nil

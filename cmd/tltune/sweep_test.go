@@ -82,6 +82,22 @@ func TestSweepStoredTableErrors(t *testing.T) {
 	}
 }
 
+// TestSweepDeviceListErrors: a --device list that names a device twice,
+// a type no device has, or two models is bad input (exit 2), not a
+// runtime failure.
+func TestSweepDeviceListErrors(t *testing.T) {
+	withInventory(t, fixedInventory())
+	db := filepath.Join(t.TempDir(), "results.db")
+	for spec, want := range map[string]string{
+		"0,opencl:0": `device opencl:0 (NVIDIA H200) is named twice in "0,opencl:0"`,
+		"all:fpga":   `no device of type "fpga"`,
+		"0,1":        "--device 0,1: opencl:0 (NVIDIA H200, driver 580.159.04) and opencl:1 (pthread-haswell, driver 3.1+debian) are not one model",
+	} {
+		status, stdout, stderr := tltune("sweep", tinySuite, "--device", spec, "--db", db)
+		checkOneLine(t, status, exitUsage, stdout, stderr, want)
+	}
+}
+
 func writeSuite(t *testing.T, dir, name, src string) string {
 	t.Helper()
 	path := filepath.Join(dir, name)
