@@ -39,6 +39,9 @@ func replayCmd(c *context, args []string) int {
 	if status, ok := c.parse(fs, args); !ok {
 		return status
 	}
+	if fs.NArg() > 0 {
+		return c.usageError("unexpected argument %q", fs.Arg(0))
+	}
 	tol, err := compare.ParseFraction(*tolText)
 	if err != nil {
 		return c.usageError("--tolerance: %v", err)

@@ -76,6 +76,7 @@ func TestReplayErrors(t *testing.T) {
 		{[]string{"--in-flight", "0"}, exitUsage, "--in-flight"},
 		{[]string{"--budget", "0"}, exitUsage, "--budget"},
 		{[]string{"--run", "99"}, exitUsage, "99"},
+		{[]string{"--run", "1", "gp"}, exitUsage, `unexpected argument "gp"`},
 	} {
 		status, stdout, stderr := tltune(append([]string{"replay", "--db", db}, tc.args...)...)
 		checkOneLine(t, status, tc.status, stdout, stderr, tc.want)
