@@ -172,6 +172,9 @@ func Parse(name string, data []byte) (*Suite, error) {
 	if und := md.Undecoded(); len(und) > 0 {
 		return nil, fmt.Errorf("%s: unknown key %q", name, und[0].String())
 	}
+	if err := checkTimes(data); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
 	if err := f.Tuning.validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -194,6 +197,36 @@ func Parse(name string, data []byte) (*Suite, error) {
 		}
 	}
 	return s, nil
+}
+
+// checkTimes refuses a time given as a bare number: TOML decodes it into
+// a duration as nanoseconds, so time = 300 would give each shape 300 ns
+// and fail every one of them as if nothing ran correctly.
+func checkTimes(data []byte) error {
+	var times struct {
+		Time   any `toml:"time"`
+		Recipe []struct {
+			Time any `toml:"time"`
+		} `toml:"recipe"`
+	}
+	if _, err := toml.Decode(string(data), &times); err != nil {
+		return err
+	}
+	bare := func(t any) error {
+		if _, ok := t.(string); t == nil || ok {
+			return nil
+		}
+		return fmt.Errorf("time = %v: write a duration string such as \"3m\" or \"90s\"", t)
+	}
+	if err := bare(times.Time); err != nil {
+		return err
+	}
+	for i, r := range times.Recipe {
+		if err := bare(r.Time); err != nil {
+			return fmt.Errorf("recipe %d: %w", i+1, err)
+		}
+	}
+	return nil
 }
 
 // checkRepeats refuses a problem (what the results store tells apart,

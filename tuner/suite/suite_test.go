@@ -93,6 +93,8 @@ func TestErrors(t *testing.T) {
 		{gemm + "square = 8\nbeta = \"x\"\n", "recipe 1 (gemm): beta:"},
 		{gemm + "square = 8\n" + gemm + "shapes = [[8, 8, 8]]\n", "recipe 2 (gemm): gemm.nn f32 8x8x8 is already in recipe 1"},
 		{"description = \"nothing\"\n", "bad.toml: no [[recipe]]"},
+		{"time = 300\n" + gemm + "square = 8\n", `bad.toml: time = 300: write a duration string such as "3m" or "90s"`},
+		{gemm + "square = 8\n" + gemm + "square = 16\ntime = 60\n", `bad.toml: recipe 2: time = 60: write a duration string`},
 		{gemm + "m = \"1..100\"\nn = \"1..100\"\nk = 1\n", "more than 4096 shapes"},
 		{gemm + "square = 8\nprecision = \"fp8\"\n", `recipe 1 (gemm): precision: "fp8": want exact or tf32`},
 		{gemm + "square = 8\nprecision = 32\n", "bad.toml:"},
