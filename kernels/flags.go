@@ -54,8 +54,8 @@ func (f *Flags) Register(fs *flag.FlagSet, op Op) {
 func (f *Flags) Spec(op Op) (Spec, error) {
 	s := Spec{Op: op, M: f.M, N: f.N, K: f.K}
 	var err error
-	if s.DType, err = ParseDType(f.DType); err != nil {
-		return Spec{}, fmt.Errorf("--dtype: %v", err)
+	if s.DType, err = dtypeFlag("dtype", f.DType); err != nil {
+		return Spec{}, err
 	}
 	if s.Acc, err = f.acc(s.DType); err != nil {
 		return Spec{}, err
@@ -63,8 +63,8 @@ func (f *Flags) Spec(op Op) (Spec, error) {
 	if s.TransA, s.TransB, err = parseTrans(op, f.Trans); err != nil {
 		return Spec{}, err
 	}
-	if s.Layout, err = ParseLayout(f.Layout); err != nil {
-		return Spec{}, fmt.Errorf("--layout: %v", err)
+	if s.Layout, err = layoutFlag(f.Layout); err != nil {
+		return Spec{}, err
 	}
 	if s.Alpha, err = ParseScalar(f.Alpha); err != nil {
 		return Spec{}, fmt.Errorf("--alpha: %v", err)
@@ -72,13 +72,72 @@ func (f *Flags) Spec(op Op) (Spec, error) {
 	if s.Beta, s.Atomic, err = ParseBeta(f.Beta); err != nil {
 		return Spec{}, fmt.Errorf("--beta: %v", err)
 	}
-	if s.Precision, err = ParsePrecision(f.Precision); err != nil {
-		return Spec{}, fmt.Errorf("--precision: %v", err)
+	if s.Precision, err = precisionFlag(f.Precision); err != nil {
+		return Spec{}, err
 	}
 	if err := s.Validate(); err != nil {
 		return Spec{}, flagError(err)
 	}
 	return s, nil
+}
+
+// CheckSet checks the flags among --dtype, --acc, --trans, --layout and
+// --precision that are set, with the errors of Spec, and leaves the empty
+// ones open. It is for commands that select stored problems by these flags
+// rather than build one: a value Spec would refuse can match nothing, and
+// saying so names the flag rather than an empty result.
+func (f *Flags) CheckSet(op Op) error {
+	var d DType // zero while --dtype is open
+	var err error
+	if f.DType != "" {
+		if d, err = dtypeFlag("dtype", f.DType); err != nil {
+			return err
+		}
+	}
+	switch {
+	case f.Acc != "" && d == 0:
+		_, err = dtypeFlag("acc", f.Acc)
+	case f.Acc != "":
+		_, err = f.acc(d)
+	}
+	if err != nil {
+		return err
+	}
+	if _, _, err := parseTrans(op, f.Trans); err != nil {
+		return err
+	}
+	if f.Layout != "" {
+		if _, err := layoutFlag(f.Layout); err != nil {
+			return err
+		}
+	}
+	_, err = precisionFlag(f.Precision)
+	return err
+}
+
+// dtypeFlag parses the element type of flag --name.
+func dtypeFlag(name, s string) (DType, error) {
+	d, err := ParseDType(s)
+	if err != nil {
+		return 0, fmt.Errorf("--%s: %v", name, err)
+	}
+	return d, nil
+}
+
+func layoutFlag(s string) (Layout, error) {
+	l, err := ParseLayout(s)
+	if err != nil {
+		return 0, fmt.Errorf("--layout: %v", err)
+	}
+	return l, nil
+}
+
+func precisionFlag(s string) (string, error) {
+	p, err := ParsePrecision(s)
+	if err != nil {
+		return "", fmt.Errorf("--precision: %v", err)
+	}
+	return p, nil
 }
 
 func (f *Flags) acc(d DType) (DType, error) {
@@ -88,9 +147,9 @@ func (f *Flags) acc(d DType) (DType, error) {
 		}
 		return d, nil
 	}
-	a, err := ParseDType(f.Acc)
+	a, err := dtypeFlag("acc", f.Acc)
 	if err != nil {
-		return 0, fmt.Errorf("--acc: %v", err)
+		return 0, err
 	}
 	if !d.PromotesTo(a) {
 		return 0, fmt.Errorf("--acc %v is narrower than --dtype %v; use one of %s", a, d, dtypeList(accTypes(d)))

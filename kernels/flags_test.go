@@ -83,6 +83,33 @@ func TestFlagsErrors(t *testing.T) {
 	}
 }
 
+// TestFlagsCheckSet: the flags a query leaves empty stay open; those it
+// sets get Spec's errors.
+func TestFlagsCheckSet(t *testing.T) {
+	for _, c := range []struct {
+		op   Op
+		f    Flags
+		want string // "" for no error
+	}{
+		{GEMMOp, Flags{}, ""},
+		{GEMMOp, Flags{DType: "f16", Acc: "f32", Trans: "tn", Layout: "group", Precision: "exact"}, ""},
+		{GEMVOp, Flags{Acc: "c64", Trans: "t"}, ""},
+		{GEMMOp, Flags{DType: "f128"}, `--dtype: unknown type "f128" (want one of f16, bf16, f32, f64, c32, c64)`},
+		{GEMMOp, Flags{Acc: "f8"}, `--acc: unknown type "f8"`},
+		{GEMMOp, Flags{DType: "f32", Acc: "f16"}, "--acc f16 is narrower than --dtype f32; use one of f32, f64, c32, c64"},
+		{GEMMOp, Flags{Trans: "xx"}, `--trans "xx": gemm takes nn, nt, tn or tt`},
+		{GEMVOp, Flags{Trans: "nn"}, `--trans "nn": gemv takes n or t`},
+		{GEROp, Flags{Trans: "n"}, `--trans "n": ger takes nothing`},
+		{GEMMOp, Flags{Layout: "foo"}, `--layout: unknown layout "foo" (want strided or group)`},
+		{GEMMOp, Flags{Precision: "fp8"}, `--precision: "fp8": want exact or tf32`},
+	} {
+		err := c.f.CheckSet(c.op)
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.HasPrefix(err.Error(), c.want)) {
+			t.Errorf("%v %+v: error %v, want %q", c.op, c.f, err, c.want)
+		}
+	}
+}
+
 // TestFlagsPerOp: each op defines only its own flags: no --k for gemv and
 // ger, no --trans for ger, --precision for gemm only.
 func TestFlagsPerOp(t *testing.T) {

@@ -118,7 +118,8 @@ func historyJSONOf(hist []results.RunBest) historyJSON {
 }
 
 // checkShapeQuery checks the flags that name the shape: gemm needs K, the
-// others have none.
+// others have none, and the types, transposes, layout and precision it
+// sets are values the tuning commands take.
 func checkShapeQuery(q results.ShapeQuery) error {
 	switch {
 	case q.Op == "":
@@ -132,10 +133,12 @@ func checkShapeQuery(q results.ShapeQuery) error {
 	case q.Op != "gemm" && q.K != 0:
 		return fmt.Errorf("--k does not apply to %s", q.Op)
 	}
-	if _, err := kernels.ParsePrecision(q.Precision); err != nil {
-		return fmt.Errorf("--precision: %v", err)
+	op, err := kernels.ParseOp(q.Op) // one of chartOps
+	if err != nil {
+		return err
 	}
-	return nil
+	f := kernels.Flags{DType: q.Dtype, Acc: q.Acc, Trans: q.Trans, Layout: q.Layout, Precision: q.Precision}
+	return f.CheckSet(op)
 }
 
 // queryScalars puts --alpha and --beta into q, spelt as the store keys

@@ -65,6 +65,13 @@ func TestHistoryErrors(t *testing.T) {
 		{append(slices.Clone(gemmHistoryArgs), "-o", filepath.Join(dir, "h.gif")), exitUsage, `chart format "gif" not supported`},
 		{append(slices.Clone(gemmHistoryArgs), "extra"), exitUsage, `unexpected argument "extra"`},
 		{append(slices.Clone(gemmHistoryArgs), "--precision", "fp8"), exitUsage, `--precision: "fp8": want exact or tf32`},
+		// A value gemm would refuse names the flag, not an empty history.
+		{append(slices.Clone(gemmHistoryArgs), "--dtype", "f128"), exitUsage, `--dtype: unknown type "f128" (want one of f16, bf16, f32, f64, c32, c64)`},
+		{append(slices.Clone(gemmHistoryArgs), "--acc", "f8"), exitUsage, `--acc: unknown type "f8"`},
+		{append(slices.Clone(gemmHistoryArgs), "--dtype", "f32", "--acc", "f16"), exitUsage, "--acc f16 is narrower than --dtype f32"},
+		{append(slices.Clone(gemmHistoryArgs), "--trans", "xx"), exitUsage, `--trans "xx": gemm takes nn, nt, tn or tt`},
+		{[]string{"history", "--op", "gemv", "--m", "256", "--n", "256", "--trans", "nn"}, exitUsage, `--trans "nn": gemv takes n or t`},
+		{append(slices.Clone(gemmHistoryArgs), "--layout", "foo"), exitUsage, `--layout: unknown layout "foo" (want strided or group)`},
 		// Every stored run was exact: tf32 is another problem.
 		{append(slices.Clone(gemmHistoryArgs), "--device", "h200", "--precision", "tf32"), exitUsage, `ok measurement of gemm 64x64x32 tf32 on "h200"`},
 		// Runs 1–3 on the H200 and run 4 on the CPU measured it.
