@@ -72,9 +72,8 @@ func run(args []string, stdout, stderr io.Writer) (status int) {
 	switch name {
 	case "help", "-h", "-help", "--help":
 		return help(args[1:], stdout, stderr)
-	case "version", "--version":
-		fmt.Fprintln(stdout, "tltune", versionString())
-		return exitOK
+	case "--version":
+		name = "version"
 	}
 	c, ok := commands[name]
 	if !ok {
@@ -108,7 +107,6 @@ func printHelp(w io.Writer) {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprintf(w, "  %-10s %s\n", "help", "print this list; 'tltune help COMMAND' (or 'tltune COMMAND -h') a command's flags")
-	fmt.Fprintf(w, "  %-10s %s\n", "version", "print the version and commit")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "--device, wherever a command takes it: an index or a name substring from 'tltune devices', opencl:N, ze:N,")
 	fmt.Fprintln(w, "or ref (the reference interpreter, for run); commands that read stored results match other machines' devices by name.")
@@ -154,15 +152,27 @@ func (c *context) parse(fs *flag.FlagSet, args []string) (status int, ok bool) {
 		return exitOK, true
 	}
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintf(c.stdout, "usage: tltune %s %s\n\n%s\n\nflags:\n", c.cmd.name, c.cmd.usage, c.cmd.summary)
-		fs.SetOutput(c.stdout)
-		fs.PrintDefaults()
+		synopsis := strings.TrimSpace("tltune " + c.cmd.name + " " + c.cmd.usage) // version has no usage
+		fmt.Fprintf(c.stdout, "usage: %s\n\n%s\n", synopsis, c.cmd.summary)
+		if hasFlags(fs) {
+			fmt.Fprintf(c.stdout, "\nflags:\n")
+			fs.SetOutput(c.stdout)
+			fs.PrintDefaults()
+		}
 		if c.cmd.more != "" {
 			fmt.Fprintf(c.stdout, "\n%s", c.cmd.more)
 		}
 		return exitOK, false
 	}
 	return c.usageError("%v", err), false
+}
+
+// hasFlags reports whether fs defines any flag: version defines none, and
+// its -h lists none.
+func hasFlags(fs *flag.FlagSet) bool {
+	found := false
+	fs.VisitAll(func(*flag.Flag) { found = true })
+	return found
 }
 
 // usageError prints one line about bad arguments and returns exitUsage.
@@ -201,21 +211,4 @@ func exitStatus(err error) int {
 		return exitUsage
 	}
 	return exitRuntime
-}
-
-// versionString is the version, and the commit when known, e.g.
-// "v0.3.0 (commit 0123456789ab+dirty)".
-func versionString() string {
-	version, commit := buildVersion()
-	if commit == "" {
-		return version
-	}
-	short, dirty := strings.CutSuffix(commit, "+dirty")
-	if len(short) > 12 {
-		short = short[:12]
-	}
-	if dirty {
-		short += "+dirty"
-	}
-	return fmt.Sprintf("%s (commit %s)", version, short)
 }

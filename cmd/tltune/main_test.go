@@ -100,6 +100,26 @@ func TestVersionStamped(t *testing.T) {
 	}
 }
 
+// TestVersionArgs: version takes no argument, and says so rather than
+// ignoring one.
+func TestVersionArgs(t *testing.T) {
+	for _, tc := range []struct {
+		args   []string
+		status int
+		want   string
+	}{
+		{[]string{"version", "extra"}, exitUsage, `tltune version: unexpected argument "extra"`},
+		{[]string{"--version", "extra"}, exitUsage, `tltune version: unexpected argument "extra"`},
+		{[]string{"version", "--json"}, exitUsage, "tltune version: flag provided but not defined: -json"},
+	} {
+		status, out, errOut := tltune(tc.args...)
+		checkOneLine(t, status, tc.status, out, errOut, tc.want)
+	}
+	if status, out, errOut := tltune("version", "-h"); status != exitOK || out != "usage: tltune version\n\nprint the version and commit\n" || errOut != "" {
+		t.Errorf("version -h: status %d, stdout %q, stderr %q", status, out, errOut)
+	}
+}
+
 // TestReadmeLegend keeps README.md's legend of the configuration
 // abbreviations the one `tltune help` prints.
 func TestReadmeLegend(t *testing.T) {
