@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"runtime/debug"
-	"sort"
 	"strings"
 	"syscall"
 
@@ -70,8 +69,8 @@ func run(args []string, stdout, stderr io.Writer) (status int) {
 	}
 	name := args[0]
 	switch name {
-	case "help", "-h", "-help", "--help":
-		return help(args[1:], stdout, stderr)
+	case "-h", "-help", "--help":
+		name = "help"
 	case "--version":
 		name = "version"
 	}
@@ -91,47 +90,6 @@ func run(args []string, stdout, stderr io.Writer) (status int) {
 		}
 	}()
 	return c.run(ctx, args[1:])
-}
-
-func printHelp(w io.Writer) {
-	fmt.Fprintln(w, "tltune: autotuning benchmark harness for tensor-language GEMM, GEMV and GER kernels")
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "usage: tltune COMMAND [flags]")
-	fmt.Fprintln(w)
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
-	}
-	fmt.Fprintf(w, "  %-10s %s\n", "help", "print this list; 'tltune help COMMAND' (or 'tltune COMMAND -h') a command's flags")
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "--device, wherever a command takes it: an index or a name substring from 'tltune devices', opencl:N, ze:N,")
-	fmt.Fprintln(w, "or ref (the reference interpreter, for run); commands that read stored results match other machines' devices by name.")
-	fmt.Fprintln(w, "Times print as 944.2 ns, 4.100 µs, 1 min 05 s; --json prints what a command reports as JSON (docs/json.md).")
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, exitHelp)
-}
-
-// help is `tltune help [COMMAND]`: the list of commands, or one command's
-// usage, flags and notes (what COMMAND -h prints).
-func help(args []string, stdout, stderr io.Writer) int {
-	switch {
-	case len(args) == 0:
-		printHelp(stdout)
-		return exitOK
-	case len(args) > 1:
-		fmt.Fprintf(stderr, "tltune help: name one command, got %d arguments\n", len(args))
-		return exitUsage
-	}
-	c, ok := commands[args[0]]
-	if !ok {
-		fmt.Fprintf(stderr, "tltune help: unknown command %q; run 'tltune help' for the list\n", args[0])
-		return exitUsage
-	}
-	return c.run(&context{stdout: stdout, stderr: stderr, cmd: c}, []string{"-h"})
 }
 
 // flags returns a flag set for the command whose errors go to stderr as one
@@ -167,8 +125,8 @@ func (c *context) parse(fs *flag.FlagSet, args []string) (status int, ok bool) {
 	return c.usageError("%v", err), false
 }
 
-// hasFlags reports whether fs defines any flag: version defines none, and
-// its -h lists none.
+// hasFlags reports whether fs defines any flag: help and version define
+// none, and their -h lists none.
 func hasFlags(fs *flag.FlagSet) bool {
 	found := false
 	fs.VisitAll(func(*flag.Flag) { found = true })

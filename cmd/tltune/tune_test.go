@@ -712,6 +712,25 @@ func TestHelpPerOp(t *testing.T) {
 	}
 }
 
+// TestHelpListsOnlyWhatItDescribes: every command `tltune help` lists,
+// help and version included, has a usage from `tltune help NAME`.
+func TestHelpListsOnlyWhatItDescribes(t *testing.T) {
+	status, list, _ := tltune("help")
+	if status != exitOK {
+		t.Fatalf("help: status %d", status)
+	}
+	names := regexp.MustCompile(`(?m)^  ([a-z]+) +\S`).FindAllStringSubmatch(list, -1)
+	if len(names) < len(commands) {
+		t.Fatalf("help lists %d commands, %d are registered:\n%s", len(names), len(commands), list)
+	}
+	for _, m := range names {
+		status, out, errOut := tltune("help", m[1])
+		if status != exitOK || !strings.HasPrefix(out, "usage: tltune "+m[1]) || errOut != "" {
+			t.Errorf("help %s: status %d, stdout %.40q, stderr %q", m[1], status, out, errOut)
+		}
+	}
+}
+
 // tuneJSON runs a tuning command with --json and returns its report,
 // failing the test when it does not succeed.
 func tuneJSON(t *testing.T, args ...string) tuneReport {
