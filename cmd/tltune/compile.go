@@ -86,15 +86,15 @@ func compileCmd(c *context, args []string) int {
 		}
 		return exitUsage
 	}
-	if err != nil { // the kernel cannot be compiled for the target: the input's fault
-		return c.fail(inputError{fmt.Errorf("%s: %w", file, err)})
+	if err != nil {
+		return c.fail(compileFailure(file, err))
 	}
 	if f.explain && !f.asJSON {
 		fmt.Fprint(c.stderr, res.Explain())
 	}
 	out, err := emitters[f.emit](res)
 	if err != nil {
-		return c.fail(inputError{fmt.Errorf("%s: %w", file, err)})
+		return c.fail(compileFailure(file, err))
 	}
 	switch {
 	case f.out != "":
@@ -112,6 +112,14 @@ func compileCmd(c *context, args []string) int {
 		return c.fail(err)
 	}
 	return exitOK
+}
+
+// compileFailure is the error of a kernel in file that the compiler
+// refused for a target: a configuration the target cannot run (a subgroup
+// size it lacks, too large a work-group) is the input's fault, exitUsage,
+// for compile and for run alike; nothing reached a device yet.
+func compileFailure(file string, err error) error {
+	return inputError{fmt.Errorf("%s: %w", file, err)}
 }
 
 // sameFile reports whether paths a and b name one existing file.

@@ -49,7 +49,7 @@ func runCompiled(c *context, f *runFlags, src []byte, fn *ir.Func, b *argBinder,
 	}
 	res, err := compiler.Compile(src, copts)
 	if err != nil {
-		return c.fail(fmt.Errorf("%s: %w", f.file, err))
+		return c.fail(compileFailure(f.file, err))
 	}
 	k, err := kernelOf(res, fn.Name)
 	if err != nil {

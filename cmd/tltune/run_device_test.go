@@ -119,6 +119,21 @@ func TestRunDeviceSelection(t *testing.T) {
 	}
 }
 
+// TestRunUnsupportedConfig: a kernel whose subgroup_size the device's
+// target lacks is bad input for run as for compile, exit 2, and run says
+// so in one line before touching the device.
+func TestRunUnsupportedConfig(t *testing.T) {
+	withInventory(t, fixedInventory()) // device 0, an H200: its target has no subgroup of 8
+	const want = "subgroup_size 8 is not supported by the target"
+	_, errs, status := runTool("run", "testdata/run/fib.ir", "--arg", "F=zeros", "--groups", "2", "--device", "0")
+	if status != exitUsage || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "fib.ir: 3:45: "+want) {
+		t.Errorf("run: status %d, stderr %q; want 2 and one line with %q", status, errs, want)
+	}
+	if status, _, errs := tltune("compile", "testdata/run/fib.ir", "--device", "0"); status != exitUsage || !strings.Contains(errs, want) {
+		t.Errorf("compile: status %d, stderr %q; want 2 and %q", status, errs, want)
+	}
+}
+
 // views makes one f32 (or other) view per list of values, packed.
 func views(elem *ir.Type, vals ...[]complex128) []*interp.Memref {
 	var ms []*interp.Memref
