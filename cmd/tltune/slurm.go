@@ -62,7 +62,14 @@ func slurmCmd(c *context, args []string) int {
 	if err := f.check(pos); err != nil {
 		return c.usageError("%v", err)
 	}
-	sw, status, ok := parseSweep(&context{stdout: c.stdout, stderr: c.stderr, cmd: commands["sweep"]}, append([]string{pos[0]}, sweepArgs...))
+	// The flags after -- are sweep's, and their errors say so; the suite
+	// is slurm's argument.
+	sweepCtx := &context{stdout: c.stdout, stderr: c.stderr, cmd: commands["sweep"]}
+	sf, suitePath, status, ok := parseSweepFlags(sweepCtx, append([]string{pos[0]}, sweepArgs...))
+	if !ok {
+		return status
+	}
+	sw, status, ok := loadSweep(c, sf, suitePath)
 	if !ok {
 		return status
 	}

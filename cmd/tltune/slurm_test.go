@@ -53,6 +53,8 @@ func TestSlurmErrors(t *testing.T) {
 		{[]string{"slurm", tinySuite, "--array", "2", "--", "--shard", "1/2"}, "--shard is the script's to set for each shard"},
 		{[]string{"slurm", tinySuite, "--array", "2", "--", "--budget", "-1"}, "tltune sweep: --budget -1 must be ≥ 0"},
 		{[]string{"slurm", tinySuite, "--array", "2", "--", "--bogus"}, "tltune sweep: flag provided but not defined: -bogus"},
+		// The suite is slurm's argument, not sweep's.
+		{[]string{"slurm", "nosuch.toml", "--array", "2"}, "tltune slurm: reading the suite: open nosuch.toml: no such file or directory (shipped suites: nightly"},
 	} {
 		status, stdout, stderr := tltune(append(tc.args, "--dir", dir)...)
 		if strings.Contains(strings.Join(tc.args, " "), " -- ") {

@@ -76,8 +76,19 @@ func sweepCmd(c *context, args []string) int {
 // parseSweep reads a sweep's flags and suite. When the command must stop
 // it has printed why and returns ok false with the exit status.
 func parseSweep(c *context, args []string) (sw *sweep, status int, ok bool) {
+	f, suitePath, status, ok := parseSweepFlags(c, args)
+	if !ok {
+		return nil, status, false
+	}
+	return loadSweep(c, f, suitePath)
+}
+
+// parseSweepFlags reads a sweep's flags and the path of its suite, the one
+// argument, with the errors of sweep's flags: c is sweep's context, also
+// when slurm passes the flags on.
+func parseSweepFlags(c *context, args []string) (f *sweepFlags, suitePath string, status int, ok bool) {
 	// A sweep reports the best configuration of each shape.
-	f := &sweepFlags{tuneFlags: tuneFlags{top: 1}, given: map[string]bool{}}
+	f = &sweepFlags{tuneFlags: tuneFlags{top: 1}, given: map[string]bool{}}
 	fs := c.flags()
 	f.registerTuning(fs, "") // a suite may hold every op
 	fs.BoolVar(&f.retune, "retune", false, "search every shape again (the default)")
@@ -89,16 +100,22 @@ func parseSweep(c *context, args []string) (sw *sweep, status int, ok bool) {
 	fs.StringVar(&f.shard, "shard", "", "I/N: sweep only the I-th of N shares of the suite (a job array's task); the split is balanced by estimated cost and does not depend on the order of the suite file")
 	pos, status, ok := parseInterleaved(c, fs, args)
 	if !ok {
-		return nil, status, false
+		return nil, "", status, false
 	}
 	fs.Visit(func(fl *flag.Flag) { f.given[fl.Name] = true })
 	if err := f.check(pos); err != nil {
-		return nil, c.usageError("%v", err), false
+		return nil, "", c.usageError("%v", err), false
 	}
-	sw, err := newSweep(f, pos[0])
-	if err != nil { // a bad suite is bad input, as a bad flag is
-		fmt.Fprintf(c.stderr, "tltune sweep: %v\n", err)
-		return nil, exitUsage, false
+	return f, pos[0], exitOK, true
+}
+
+// loadSweep reads the suite at path for a sweep with flags f. A bad suite
+// is bad input, as a bad flag is, of the command c runs: sweep, or slurm,
+// whose argument it is.
+func loadSweep(c *context, f *sweepFlags, path string) (sw *sweep, status int, ok bool) {
+	sw, err := newSweep(f, path)
+	if err != nil {
+		return nil, c.fail(inputError{err}), false
 	}
 	return sw, exitOK, true
 }
