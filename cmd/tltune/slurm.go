@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"text/template"
@@ -111,6 +112,14 @@ func (f *slurmFlags) check(pos []string) error {
 	case f.gpusPerTask < 0:
 		return fmt.Errorf("--gpus-per-task %d must be ≥ 0", f.gpusPerTask)
 	}
+	if f.timeLimit != "" && !sbatchTime.MatchString(f.timeLimit) {
+		return fmt.Errorf("--time %q: give it as sbatch takes it: minutes, minutes:seconds, hours:minutes:seconds, days-hours, days-hours:minutes or days-hours:minutes:seconds (e.g. 2:00:00)", f.timeLimit)
+	}
+	for _, o := range []struct{ flag, value string }{{"--partition", f.partition}, {"--account", f.account}} {
+		if strings.Trim(o.value, slurmNameChars) != "" {
+			return fmt.Errorf("%s %q: a Slurm name is letters, digits, '_', '-' and '.' (commas between several); the script's #SBATCH line would misread the rest", o.flag, o.value)
+		}
+	}
 	for _, o := range f.sbatch {
 		if !strings.HasPrefix(o, "-") || strings.ContainsAny(o, "\n\r") {
 			return fmt.Errorf("--sbatch %q: give one sbatch option, e.g. --sbatch=--constraint=h100", o)
@@ -118,6 +127,17 @@ func (f *slurmFlags) check(pos []string) error {
 	}
 	return nil
 }
+
+// sbatchTime matches the time limits sbatch --time takes: minutes,
+// minutes:seconds, hours:minutes:seconds, days-hours, days-hours:minutes
+// and days-hours:minutes:seconds, and no limit (unlimited, infinite). A
+// limit sbatch refused would only show when the campaign is submitted.
+var sbatchTime = regexp.MustCompile(`^(?i:\d+(:\d+){0,2}|\d+-\d+(:\d+){0,2}|unlimited|infinite)$`)
+
+// slurmNameChars are the characters of a partition or account name that
+// neither sbatch (which splits #SBATCH lines at blanks and reads quotes)
+// nor a shell reads as anything but the name; commas separate several.
+const slurmNameChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.,"
 
 // campaignScript is the values the script template reads.
 type campaignScript struct {

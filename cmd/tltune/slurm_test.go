@@ -38,6 +38,17 @@ func TestSlurmScript(t *testing.T) {
 	}
 }
 
+// TestSlurmTimes: every form of sbatch --time goes into the script.
+func TestSlurmTimes(t *testing.T) {
+	dir := t.TempDir()
+	for _, limit := range []string{"90", "90:30", "2:00:00", "1-12", "1-12:30", "1-12:30:00", "UNLIMITED", "infinite"} {
+		status, out, errOut := tltune("slurm", tinySuite, "--array", "2", "--dir", dir, "--partition", "gpu,gpu-long", "--time", limit)
+		if status != exitOK || errOut != "" || !strings.Contains(string(readFile(t, filepath.Join(dir, "campaign.sbatch"))), "\n#SBATCH --time="+limit+"\n") {
+			t.Errorf("--time %s: status %d\n%s%s", limit, status, out, errOut)
+		}
+	}
+}
+
 func TestSlurmErrors(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct {
@@ -53,6 +64,15 @@ func TestSlurmErrors(t *testing.T) {
 		{[]string{"slurm", tinySuite, "--array", "2", "--", "--shard", "1/2"}, "--shard is the script's to set for each shard"},
 		{[]string{"slurm", tinySuite, "--array", "2", "--", "--budget", "-1"}, "tltune sweep: --budget -1 must be ≥ 0"},
 		{[]string{"slurm", tinySuite, "--array", "2", "--", "--bogus"}, "tltune sweep: flag provided but not defined: -bogus"},
+		// What goes into the #SBATCH lines is what sbatch reads.
+		{[]string{"slurm", tinySuite, "--array", "2", "--time", "abc"}, `--time "abc": give it as sbatch takes it: minutes, minutes:seconds,`},
+		{[]string{"slurm", tinySuite, "--array", "2", "--time", "2h"}, `--time "2h": give it as sbatch takes it`},
+		{[]string{"slurm", tinySuite, "--array", "2", "--time", "1:2:3:4"}, `--time "1:2:3:4": give it as sbatch takes it`},
+		{[]string{"slurm", tinySuite, "--array", "2", "--time", "1-"}, `--time "1-": give it as sbatch takes it`},
+		{[]string{"slurm", tinySuite, "--array", "2", "--partition", "a b"}, `--partition "a b": a Slurm name is letters, digits, '_', '-' and '.'`},
+		{[]string{"slurm", tinySuite, "--array", "2", "--partition", "gpu;rm"}, `--partition "gpu;rm": a Slurm name is`},
+		{[]string{"slurm", tinySuite, "--array", "2", "--partition", "gpu\n#SBATCH --mem=1"}, `--partition "gpu\n#SBATCH --mem=1": a Slurm name is`},
+		{[]string{"slurm", tinySuite, "--array", "2", "--account", "'me'"}, `--account "'me'": a Slurm name is`},
 		// The suite is slurm's argument, not sweep's.
 		{[]string{"slurm", "nosuch.toml", "--array", "2"}, "tltune slurm: reading the suite: open nosuch.toml: no such file or directory (shipped suites: nightly"},
 	} {
