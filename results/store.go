@@ -37,6 +37,20 @@ var (
 	ErrNewerSchema = errors.New("results database is newer than this tltune")
 )
 
+// A StoreError is a file that cannot serve as a results store. Its
+// message is Problem, what is wrong with the file, then Fix, what to do,
+// worded for the commands that name their store with --db; a command that
+// names stores otherwise (merge, by its arguments) rewords Fix. It wraps
+// Err, the case it is of: ErrNoDatabase, ErrNotDatabase or ErrNewerSchema.
+type StoreError struct {
+	Problem string // e.g. "x.db is a folder, not a usable tltune results database"
+	Fix     string // e.g. "pass --db with a file path"
+	Err     error
+}
+
+func (e *StoreError) Error() string { return e.Problem + "; " + e.Fix }
+func (e *StoreError) Unwrap() error { return e.Err }
+
 // A Store is an open results database. It is safe for concurrent use.
 type Store struct {
 	db   *sql.DB
@@ -97,11 +111,11 @@ func inspect(path string, create bool) (fresh bool, err error) {
 	case errors.Is(err, os.ErrNotExist) && create:
 		return true, nil
 	case errors.Is(err, os.ErrNotExist):
-		return false, fmt.Errorf("%w at %s; run a tuning command first or pass --db with an existing database", ErrNoDatabase, path)
+		return false, &StoreError{fmt.Sprintf("%v at %s", ErrNoDatabase, path), "run a tuning command first or pass --db with an existing database", ErrNoDatabase}
 	case err != nil:
 		return false, fmt.Errorf("results database: %w", err)
 	case info.IsDir():
-		return false, fmt.Errorf("%s is a folder, %w; pass --db with a file path", path, ErrNotDatabase)
+		return false, &StoreError{fmt.Sprintf("%s is a folder, %v", path, ErrNotDatabase), "pass --db with a file path", ErrNotDatabase}
 	case info.Size() == 0:
 		return true, nil // SQLite treats an empty file as an empty database
 	}
@@ -186,14 +200,14 @@ func probe(path string) error {
 
 func checkVersion(path string, version int) error {
 	if version > len(migrations) {
-		return fmt.Errorf("%w: %s has schema version %d, this tltune knows up to %d; upgrade tltune or pass --db with another database",
-			ErrNewerSchema, path, version, len(migrations))
+		return &StoreError{fmt.Sprintf("%v: %s has schema version %d, this tltune knows up to %d", ErrNewerSchema, path, version, len(migrations)),
+			"upgrade tltune or pass --db with another database", ErrNewerSchema}
 	}
 	return nil
 }
 
 func notDatabase(path, why string) error {
-	return fmt.Errorf("%s is %w (%s); move it aside or pass --db with another path", path, ErrNotDatabase, why)
+	return &StoreError{fmt.Sprintf("%s is %v (%s)", path, ErrNotDatabase, why), "move it aside or pass --db with another path", ErrNotDatabase}
 }
 
 // classify turns SQLite's "not a database" and "malformed" errors into

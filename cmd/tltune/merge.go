@@ -37,13 +37,16 @@ func mergeCmd(c *context, args []string) int {
 	// the last one does not leave the others merged.
 	for _, in := range inputs {
 		if err := results.CheckMergeable(in); err != nil {
-			fmt.Fprintf(c.stderr, "tltune merge: %v\n", err)
+			fmt.Fprintf(c.stderr, "tltune merge: %v\n", refix(err, "merge results store files only (tltune merge OUT.db IN.db...)"))
 			return exitUsage
 		}
 	}
 	store, err := openStore(out, true)
+	if errors.Is(err, results.ErrNewerSchema) {
+		err = refix(err, "upgrade tltune or merge into another file")
+	}
 	if err != nil {
-		return c.fail(err)
+		return c.fail(refix(err, "merge into another file (a new one is created)"))
 	}
 	defer store.Close()
 	var reports []results.MergeReport
@@ -70,6 +73,17 @@ func mergeCmd(c *context, args []string) int {
 		return c.fail(err)
 	}
 	return exitOK
+}
+
+// refix words the remedy of a file that is no results store (a
+// results.StoreError, whose remedy names --db) with fix: merge names its
+// stores by argument. Other errors are returned as they are.
+func refix(err error, fix string) error {
+	var se *results.StoreError
+	if !errors.As(err, &se) || se.Fix == "" {
+		return err
+	}
+	return &results.StoreError{Problem: se.Problem, Fix: fix, Err: se.Err}
 }
 
 // writeMergeLine says what merging one store did: where each of its runs

@@ -87,6 +87,10 @@ func TestMergeErrors(t *testing.T) {
 	newer := filepath.Join(dir, "newer.db")
 	writeNewerStore(t, newer)
 	good := fixtureDB(t)
+	text := filepath.Join(dir, "text.db")
+	if err := os.WriteFile(text, []byte("not a database\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -96,9 +100,18 @@ func TestMergeErrors(t *testing.T) {
 		{[]string{"merge", out, good, newer}, "newer.db: it has schema version 99, newer than this tltune's"},
 		{[]string{"merge", out, filepath.Join(dir, "none.db")}, "none.db: no such file or directory"},
 		{[]string{"merge", out, good, "--bogus"}, "flag provided but not defined: -bogus"},
+		// merge has no --db: its remedies name its arguments.
+		{[]string{"merge", out, dir}, "is a folder, not a usable tltune results database; merge results store files only (tltune merge OUT.db IN.db...)"},
+		{[]string{"merge", out, text}, "text.db is not a usable tltune results database (it is not an SQLite file); merge results store files only"},
+		{[]string{"merge", dir, good}, "is a folder, not a usable tltune results database; merge into another file (a new one is created)"},
+		{[]string{"merge", text, good}, "text.db is not a usable tltune results database (it is not an SQLite file); merge into another file"},
+		{[]string{"merge", newer, good}, "newer.db has schema version 99, this tltune knows up to"},
 	} {
 		status, stdout, stderr := tltune(tc.args...)
 		checkOneLine(t, status, exitUsage, stdout, stderr, tc.want)
+		if strings.Contains(stderr, "--db") {
+			t.Errorf("tltune %q names --db, which merge does not have: %s", tc.args, stderr)
+		}
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Error("a refused merge created the output store")
