@@ -104,7 +104,9 @@ func open(path string, create bool) (*Store, error) {
 
 // inspect checks an existing file before anything can write to it: it must
 // be an SQLite file, readable, and either empty of tables or a results store
-// of a schema this tltune knows. It reports whether the database is new.
+// of a schema this tltune knows. An empty file is a new database when
+// create is set, and refused otherwise: opened, it would become one. It
+// reports whether the database is new.
 func inspect(path string, create bool) (fresh bool, err error) {
 	info, err := os.Stat(path)
 	switch {
@@ -116,8 +118,11 @@ func inspect(path string, create bool) (fresh bool, err error) {
 		return false, fmt.Errorf("results database: %w", err)
 	case info.IsDir():
 		return false, &StoreError{fmt.Sprintf("%s is a folder, %v", path, ErrNotDatabase), "pass --db with a file path", ErrNotDatabase}
-	case info.Size() == 0:
+	case info.Size() == 0 && create:
 		return true, nil // SQLite treats an empty file as an empty database
+	case info.Size() == 0: // which reading it would make it
+		return false, &StoreError{fmt.Sprintf("%s is empty, not a tltune results database", path),
+			"pass --db with a results store (a tuning command given this --db would make it one)", ErrNotDatabase}
 	}
 	if err := checkHeader(path); err != nil {
 		return false, err

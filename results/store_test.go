@@ -109,6 +109,19 @@ func TestOpenExistingNeedsAFile(t *testing.T) {
 	if _, err := Open(dir); !errors.Is(err, ErrNotDatabase) || !strings.Contains(err.Error(), dir+" is a folder") {
 		t.Errorf("Open(folder) = %v", err)
 	}
+	// An empty file is a new database to Open, and no database to read.
+	empty := filepath.Join(dir, "empty.db")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenExisting(empty); !errors.Is(err, ErrNotDatabase) || !strings.HasPrefix(err.Error(), empty+" is empty, not a tltune results database; ") {
+		t.Errorf("OpenExisting(empty) = %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("OpenExisting(empty) left %d files", len(entries))
+	} else if info, _ := os.Stat(empty); info.Size() != 0 {
+		t.Errorf("OpenExisting(empty) wrote %d bytes into it", info.Size())
+	}
 }
 
 // TestRefusedFilesUntouched: files that are not results databases, or are

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -132,6 +133,27 @@ func TestStoreErrors(t *testing.T) {
 		checkOneLine(t, status, exitUsage, out, errOut, broken+" is not a usable tltune results database")
 		if after, _ := os.ReadFile(broken); !bytes.Equal(after, content) {
 			t.Fatalf("%s modified the broken database", cmd[0])
+		}
+	}
+}
+
+// TestEmptyStoreIsRead: an empty file given to a reading command as --db
+// is refused in one line, and stays empty: opened, SQLite would have made
+// it a database.
+func TestEmptyStoreIsRead(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.db")
+	for _, args := range [][]string{
+		{"export"}, {"table"}, {"regress", "--baseline", "1"}, {"roofline", "-o", filepath.Join(dir, "r.svg")},
+		{"replay", "--run", "1"}, append(slices.Clone(gemmHistoryArgs), "--device", "h200"),
+	} {
+		if err := os.WriteFile(empty, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		status, out, errOut := tltune(append(args, "--db", empty)...)
+		checkOneLine(t, status, exitUsage, out, errOut, empty+" is empty, not a tltune results database; pass --db with a results store")
+		if entries, _ := os.ReadDir(dir); len(entries) != 1 || len(readFile(t, empty)) != 0 {
+			t.Errorf("tltune %s wrote %d files in %s, %d bytes into the empty one", args[0], len(entries), dir, len(readFile(t, empty)))
 		}
 	}
 }
