@@ -6,6 +6,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"tltune/compiler/tuning"
@@ -21,7 +22,7 @@ func init() {
 	register(&command{
 		name:    "replay",
 		summary: "measure search efficiency on a stored exhaustive run: evaluations each strategy needs to get within a tolerance of its optimum",
-		usage:   "--run RUN [--strategy gp,random,exhaustive] [--tolerance 5%] [--trials N] [--in-flight N] [--budget N] [--json] [--db PATH]",
+		usage:   "--run RUN [--strategy gp,random,exhaustive] [--tolerance 5%] [--trials N] [--in-flight N] [--budget N[,N...]] [--json] [--db PATH]",
 		run:     replayCmd,
 	})
 }
@@ -34,7 +35,7 @@ func replayCmd(c *context, args []string) int {
 	tolText := fs.String("tolerance", "5%", "how close to the optimum counts as found")
 	trials := fs.Int("trials", 20, "seeded replays per strategy")
 	inFlight := fs.Int("in-flight", 1, "configurations proposed before the oldest one's result is in, as a tuning run keeps them in flight (tltune gemm: the builder processes + 3)")
-	budget := fs.Int("budget", suite.DefaultBudget, "the budget of a tuning run (tltune gemm's default): each strategy's share of trials that found the optimum within it")
+	budgetText := fs.String("budget", strconv.Itoa(suite.DefaultBudget), "the budget of a tuning run (tltune gemm's default), or several, comma-separated (48,80): each strategy's share of trials that found the optimum within each")
 	asJSON := fs.Bool("json", false, "print the replay as JSON (docs/json.md) instead of the table")
 	if status, ok := c.parse(fs, args); !ok {
 		return status
@@ -52,8 +53,9 @@ func replayCmd(c *context, args []string) int {
 	if *inFlight < 1 {
 		return c.usageError("--in-flight %d must be ≥ 1", *inFlight)
 	}
-	if *budget < 1 {
-		return c.usageError("--budget %d must be ≥ 1", *budget)
+	budgets, err := parseBudgets(*budgetText)
+	if err != nil {
+		return c.usageError("--budget: %v", err)
 	}
 	names := strings.Split(*strategies, ",")
 	for _, n := range names {
@@ -74,7 +76,7 @@ func replayCmd(c *context, args []string) int {
 	if err != nil {
 		return c.fail(err)
 	}
-	rep, err := replay(run, costs, names, replaySettings{tol, *trials, *inFlight, *budget})
+	rep, err := replay(run, costs, names, replaySettings{tol, *trials, *inFlight, budgets})
 	if err != nil {
 		return c.fail(err)
 	}
@@ -98,15 +100,30 @@ type replayReport struct {
 	OptimumNS  float64          `json:"optimum_ns"`
 	Tolerance  float64          `json:"tolerance"` // a fraction: within it of the optimum counts as found
 	InFlight   int              `json:"in_flight"` // proposals outstanding at a time
-	Budget     int              `json:"budget"`    // the evaluations a tuning run allows
+	Budget     int              `json:"budget"`    // the evaluations a tuning run allows (the first of --budget)
 	Strategies []replayStrategy `json:"strategies"`
 }
 
 // replaySettings are how replay measures: what counts as found, how many
-// seeded trials, proposals in flight and the tuning run's budget.
+// seeded trials, proposals in flight and the tuning runs' budgets.
 type replaySettings struct {
-	tolerance                float64
-	trials, inFlight, budget int
+	tolerance        float64
+	trials, inFlight int
+	budgets          []int
+}
+
+// parseBudgets reads --budget: evaluations, one or several,
+// comma-separated, each at least 1.
+func parseBudgets(text string) ([]int, error) {
+	var budgets []int
+	for _, f := range strings.Split(text, ",") {
+		b, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || b < 1 {
+			return nil, fmt.Errorf("%q is not a number of evaluations ≥ 1 (give one, or several separated by commas: 48,80)", f)
+		}
+		budgets = append(budgets, b)
+	}
+	return budgets, nil
 }
 
 // replayStrategy is one strategy's evaluations to find the optimum over
@@ -122,25 +139,38 @@ type replayStrategy struct {
 	// FoundPercent is the share of trials that found the optimum within
 	// the budget: the chance that a tuning run of that budget does.
 	FoundPercent float64 `json:"found_within_budget_percent"`
+	// FoundWithin is that share for each budget of --budget, in order.
+	FoundWithin []foundWithin `json:"found_within"`
+}
+
+// foundWithin is the share of trials that found the optimum within a
+// budget.
+type foundWithin struct {
+	Budget  int     `json:"budget"`
+	Percent float64 `json:"percent"`
 }
 
 func replay(run results.Run, rc *replayCosts, names []string, set replaySettings) (*replayReport, error) {
 	r := &replayReport{Run: run.ID, NamedProblem: speak.Named(rc.shape), Evaluated: len(rc.candidates), Failed: rc.failed,
-		OptimumNS: slices.Min(slices.Collect(maps.Values(rc.median))), Tolerance: set.tolerance, InFlight: set.inFlight, Budget: set.budget}
+		OptimumNS: slices.Min(slices.Collect(maps.Values(rc.median))), Tolerance: set.tolerance, InFlight: set.inFlight, Budget: set.budgets[0]}
 	for _, name := range names {
 		mean, runs, err := search.Efficiency(name, rc.candidates, rc.cost, set.tolerance, set.trials, 1, set.inFlight)
 		if err != nil {
 			return nil, err
 		}
-		found := 0
-		for _, n := range runs {
-			if n <= set.budget {
-				found++
+		s := replayStrategy{Strategy: name, Mean: mean, Min: slices.Min(runs), Median: stats.Median(runs),
+			Max: slices.Max(runs), PercentOfSpace: 100 * mean / float64(len(rc.candidates)), Trials: len(runs)}
+		for _, b := range set.budgets {
+			found := 0
+			for _, n := range runs {
+				if n <= b {
+					found++
+				}
 			}
+			s.FoundWithin = append(s.FoundWithin, foundWithin{b, 100 * float64(found) / float64(len(runs))})
 		}
-		r.Strategies = append(r.Strategies, replayStrategy{Strategy: name, Mean: mean, Min: slices.Min(runs), Median: stats.Median(runs),
-			Max: slices.Max(runs), PercentOfSpace: 100 * mean / float64(len(rc.candidates)), Trials: len(runs),
-			FoundPercent: 100 * float64(found) / float64(len(runs))})
+		s.FoundPercent = s.FoundWithin[0].Percent
+		r.Strategies = append(r.Strategies, s)
 	}
 	return r, nil
 }
@@ -195,11 +225,18 @@ func (r *replayReport) write(w io.Writer) error {
 	fmt.Fprintf(w, "run %d: %s, %d configurations evaluated (%d failed); optimum %s; within %.3g%% counts as found; %d in flight\n",
 		r.Run, r.Name, r.Evaluated, r.Failed, speak.Duration(r.OptimumNS), 100*r.Tolerance, r.InFlight)
 	fmt.Fprintln(w, "(the run must have been exhaustive — --strategy exhaustive --budget 0 — for its optimum to be the space's; a random one replays a sample of it)")
-	t := speak.Table{Header: []string{"strategy", "mean evaluations", "min", "median", "max", "% of the space", "trials",
-		fmt.Sprintf("found within %d", r.Budget)}, Right: speak.Columns("lrrrrrrr")}
+	t := speak.Table{Header: []string{"strategy", "mean evaluations", "min", "median", "max", "% of the space", "trials"}}
+	for _, f := range r.Strategies[0].FoundWithin {
+		t.Header = append(t.Header, fmt.Sprintf("found within %d", f.Budget))
+	}
+	t.Right = speak.Columns("l" + strings.Repeat("r", len(t.Header)-1))
 	for _, s := range r.Strategies {
-		t.Append(s.Strategy, speak.Number(s.Mean), fmt.Sprint(s.Min), speak.Number(s.Median), fmt.Sprint(s.Max),
-			speak.Number(s.PercentOfSpace), fmt.Sprint(s.Trials), speak.Number(s.FoundPercent)+" %")
+		row := []string{s.Strategy, speak.Number(s.Mean), fmt.Sprint(s.Min), speak.Number(s.Median), fmt.Sprint(s.Max),
+			speak.Number(s.PercentOfSpace), fmt.Sprint(s.Trials)}
+		for _, f := range s.FoundWithin {
+			row = append(row, speak.Number(f.Percent)+" %")
+		}
+		t.Append(row...)
 	}
 	return t.Write(w)
 }

@@ -2,7 +2,9 @@ package main
 
 import (
 	stdctx "context"
+	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -61,6 +63,21 @@ func TestReplay(t *testing.T) {
 	if status != exitOK || !strings.Contains(stdout, "found within 9") || !strings.Contains(stdout, "0.0 %") {
 		t.Errorf("budget 9: status %d, want no trial found within it\n%s%s", status, stdout, stderr)
 	}
+	// Several budgets: a column each, and in JSON a share each, the
+	// first also as the single budget's.
+	status, stdout, stderr = tltune("replay", "--db", db, "--strategy", "exhaustive", "--budget", "9,10", "--json")
+	var rep replayReport
+	if err := json.Unmarshal([]byte(stdout), &rep); status != exitOK || err != nil {
+		t.Fatalf("budgets 9,10: status %d, %v\n%s", status, err, stderr)
+	}
+	want := []foundWithin{{9, 0}, {10, 100}}
+	if s := rep.Strategies[0]; rep.Budget != 9 || s.FoundPercent != 0 || !slices.Equal(s.FoundWithin, want) {
+		t.Errorf("budgets 9,10: budget %d, found %v and %+v; want 9, 0 and %+v", rep.Budget, s.FoundPercent, s.FoundWithin, want)
+	}
+	if status, stdout, _ = tltune("replay", "--db", db, "--strategy", "exhaustive", "--budget", "9,10"); status != exitOK ||
+		!strings.Contains(stdout, "found within 9 │ found within 10") {
+		t.Errorf("budgets 9,10: status %d, want a column each\n%s", status, stdout)
+	}
 }
 
 func TestReplayErrors(t *testing.T) {
@@ -75,6 +92,7 @@ func TestReplayErrors(t *testing.T) {
 		{[]string{"--trials", "0"}, exitUsage, "--trials"},
 		{[]string{"--in-flight", "0"}, exitUsage, "--in-flight"},
 		{[]string{"--budget", "0"}, exitUsage, "--budget"},
+		{[]string{"--budget", "48,x"}, exitUsage, `--budget: "x" is not a number`},
 		{[]string{"--run", "99"}, exitUsage, "99"},
 		{[]string{"--run", "1", "gp"}, exitUsage, `unexpected argument "gp"`},
 	} {
