@@ -751,8 +751,11 @@ func tuneJSON(t *testing.T, args ...string) tuneReport {
 // with the binary cache the first run filled, starts from the
 // configurations the first run noted, all in the cache, even with another
 // seed (another random start), and its model prefers them after; with the
-// same seed it retraces the first run's path and builds nothing; under
-// --no-cache it builds them all.
+// same seed it retraces the first run's path and builds nothing, or one
+// configuration: a step leaves the path where this run's measurements put
+// it far below the best, which on PoCL sharing its cores with other work
+// (a CI run beside another test run) happened once; under --no-cache it
+// builds them all.
 func TestTuneAgainBuildsLittle(t *testing.T) {
 	dev := poclDevice(t)
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
@@ -768,8 +771,8 @@ func TestTuneAgainBuildsLittle(t *testing.T) {
 	if rep := gp("first.db"); rep.CachedBuilds != 0 {
 		t.Errorf("the first run took %d builds from an empty cache", rep.CachedBuilds)
 	}
-	if rep := gp("same.db"); rep.CachedBuilds != rep.Builds {
-		t.Errorf("run again with the same seed, %d of %d builds came from the cache; want all", rep.CachedBuilds, rep.Builds)
+	if rep := gp("same.db"); rep.CachedBuilds < rep.Builds-1 {
+		t.Errorf("run again with the same seed, %d of %d builds came from the cache; want all, or all but one", rep.CachedBuilds, rep.Builds)
 	}
 	if rep := gp("again.db", "--seed", "2"); rep.CachedBuilds < 6 {
 		t.Errorf("run again, %d builds came from the cache; want its random start's 6 at least", rep.CachedBuilds)
