@@ -429,9 +429,16 @@ func (s *sweep) eta() string {
 }
 
 // whyNothingRan names what became of the evaluations of a shape with no
-// correct configuration: the last failure's message, or the pruning, or
-// the empty space (the words tltune gemm, gemv and ger end on too).
+// correct configuration: the time limit that ran out before the first, the
+// last failure's message, or the pruning, or the empty space (the words
+// tltune gemm, gemv and ger end on too).
 func whyNothingRan(rep *tuner.Report) string {
+	if outOfTime(rep) {
+		// The setup (the reference's computation) counts against the
+		// limit: a short one ends the run before its first proposal.
+		return fmt.Sprintf("the time limit ran out before the first of %d candidate configurations was proposed (setup and pruning took %s)",
+			rep.Candidates, speak.Elapsed(rep.Split.Wall))
+	}
 	for i := len(rep.Outcomes) - 1; i >= 0; i-- {
 		if o := rep.Outcomes[i]; o.Kind != tuner.OK {
 			if strings.HasPrefix(o.Message, string(o.Kind)+":") {
@@ -445,4 +452,10 @@ func whyNothingRan(rep *tuner.Report) string {
 			pruned, speak.Counts(rep.PrunedByRule, nil))
 	}
 	return "the search space holds no configuration (a coopmatrix must divide its tile, a tile its work-group's share)"
+}
+
+// outOfTime says whether the time limit ended a run that had candidates
+// before it evaluated any.
+func outOfTime(rep *tuner.Report) bool {
+	return rep.Stop == tuner.StopTime && rep.Evaluations == 0 && rep.Candidates > 0
 }

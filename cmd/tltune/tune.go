@@ -757,9 +757,13 @@ func (r *tuneRun) tuneOne(c *context, recipe kernels.Recipe) int {
 }
 
 // nothingToTune says, naming the fix, why a run had no configuration to
-// evaluate: the problem and the space left none, which is the input's
-// doing, not the device's. ok is false where there were candidates.
+// evaluate: the problem and the space left none, or --time ran out before
+// the first, which is the input's doing, not the device's. ok is false
+// where there were candidates and time to evaluate one.
 func nothingToTune(rep *tuner.Report, spaceFlags bool, cmd string) (why string, ok bool) {
+	if outOfTime(rep) {
+		return fmt.Sprintf("%s; give a longer --time or leave it out (see 'tltune %s -h')", whyNothingRan(rep), cmd), true
+	}
 	if rep.Candidates > 0 || rep.Evaluations > 0 {
 		return "", false
 	}

@@ -323,9 +323,9 @@ func TestTuneFaults(t *testing.T) {
 }
 
 // TestTuneNothingToEvaluate: space flags that leave no configuration the
-// device can run are the input's fault, not the device's: exit 2 and one
-// line that says which and how to fix it, the earlier runs of the store
-// kept.
+// device can run, or a --time that runs out before the first proposal, are
+// the input's fault, not the device's: exit 2 and one line that says which
+// and how to fix it, the earlier runs of the store kept.
 func TestTuneNothingToEvaluate(t *testing.T) {
 	dev := poclDevice(t)
 	db := filepath.Join(t.TempDir(), "results.db")
@@ -338,6 +338,7 @@ func TestTuneNothingToEvaluate(t *testing.T) {
 	}{
 		{[]string{"--cm", "3"}, "tltune gemm: the search space holds no configuration (a coopmatrix must divide its tile"},
 		{[]string{"--wx", "4096"}, "tltune gemm: all 5292 configurations of the search space were pruned for this problem on this device (work-group 5292); widen the space flags"},
+		{[]string{"--time", "1ns"}, "tltune gemm: the time limit ran out before the first of "},
 	} {
 		status, stdout, stderr := tltune(smallGEMM(db, dev, c.flags...)...)
 		lines := strings.Split(strings.TrimSpace(stderr), "\n")
@@ -379,7 +380,12 @@ func TestNothingToTuneNeedsAnEmptySearch(t *testing.T) {
 			t.Errorf("%+v: %q, want nothing: there was something to evaluate", rep, why)
 		}
 	}
-	why, ok := nothingToTune(&tuner.Report{Counts: map[tuner.Kind]int{tuner.Pruned: 4}, PrunedByRule: map[string]int{"tile": 3, "unroll": 1}}, false, "gemv")
+	why, ok := nothingToTune(&tuner.Report{Candidates: 3, Stop: tuner.StopTime, Counts: map[tuner.Kind]int{tuner.Pruned: 5},
+		Split: tuner.Split{Wall: 300 * time.Millisecond}}, false, "gemm")
+	if want := "the time limit ran out before the first of 3 candidate configurations was proposed (setup and pruning took 300.0 ms); give a longer --time or leave it out (see 'tltune gemm -h')"; !ok || why != want {
+		t.Errorf("out of time before the first proposal: %q\nwant %q", why, want)
+	}
+	why, ok = nothingToTune(&tuner.Report{Counts: map[tuner.Kind]int{tuner.Pruned: 4}, PrunedByRule: map[string]int{"tile": 3, "unroll": 1}}, false, "gemv")
 	if want := "all 4 configurations of the search space were pruned for this problem on this device (tile 3, unroll 1); give candidate values the device can run with the space flags (see 'tltune gemv -h')"; !ok || why != want {
 		t.Errorf("all pruned, no space flags: %q\nwant %q", why, want)
 	}
