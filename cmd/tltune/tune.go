@@ -317,6 +317,13 @@ func (r *tuneRun) prepare(c *context, info *device.Info, ops []kernels.Op) int {
 	tgt := target.ForDevice(*r.copts.Device)
 	if f.target != "" {
 		tgt, _ = target.ByName(f.target) // checked with the flags
+		// Every configuration would fail to build: refuse the run before
+		// it records one. (A Level Zero device lists its
+		// driver's extensions, not OpenCL's: it is not held to them.)
+		if missing := tgt.Lacks(*r.copts.Device); missing != "" && r.info.Runtime != device.LevelZero {
+			return c.usageError("--target %s: %s has no %s, which the %s target's code needs; leave out --target, or choose --target emulated (the same layouts through local memory)",
+				f.target, r.info.Name, missing, tgt.Name)
+		}
 	}
 	r.tgt = tgt
 	if r.prof, err = deviceProfile(r.info, tgt); err != nil {

@@ -3,7 +3,9 @@ package main
 import (
 	stdctx "context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -319,6 +321,27 @@ func TestTuneFaults(t *testing.T) {
 	// that only starts with the corrupted one's (a split added) is another.
 	if regexp.MustCompile(`│ ` + regexp.QuoteMeta(wrong.Params.String()) + ` *│`).MatchString(stdout) {
 		t.Errorf("the report ranks the corrupted configuration %s:\n%s", wrong.Params, stdout)
+	}
+}
+
+// TestTuneForcedTargetTheDeviceLacks: --target intel on a PoCL without
+// cl_intel_subgroups (3.1) would fail every build (exit 3 after a recorded
+// run); it is bad input, refused in one line before the store is touched.
+func TestTuneForcedTargetTheDeviceLacks(t *testing.T) {
+	dev := poclDevice(t)
+	for _, d := range device.Enumerate().Devices {
+		if d.ID == dev && d.HasExtension("cl_intel_subgroups") {
+			t.Skip("this PoCL has cl_intel_subgroups (PoCL 5): the intel target builds there")
+		}
+	}
+	db := filepath.Join(t.TempDir(), "results.db")
+	status, stdout, stderr := tltune(smallGEMM(db, dev, "--budget", "1", "--target", "intel")...)
+	if want := "tltune gemm: --target intel: "; status != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 ||
+		!strings.HasPrefix(stderr, want) || !strings.Contains(stderr, "has no cl_intel_subgroups") {
+		t.Errorf("status %d, stderr %q; want %d and one line starting %q\n%s", status, stderr, exitUsage, want, stdout)
+	}
+	if _, err := os.Stat(db); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the refused run touched the store: %v", err)
 	}
 }
 

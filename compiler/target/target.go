@@ -301,6 +301,18 @@ type Device struct {
 
 func (d Device) has(ext string) bool { return slices.Contains(d.Extensions, ext) }
 
+// Lacks names what the OpenCL device d lacks to run code for t, or "" where
+// nothing is known to be missing: the intel target's shuffles need
+// cl_intel_subgroups (without it every build fails). A device that reports
+// no extensions is not held to it. (The nvidia target's code builds on
+// other OpenCL devices, if not correctly: a way to exercise tf32 there.)
+func (t *Target) Lacks(d Device) string {
+	if t.Shuffle == ShuffleIntel && len(d.Extensions) > 0 && !d.has("cl_intel_subgroups") {
+		return "cl_intel_subgroups"
+	}
+	return ""
+}
+
 // ForDevice picks the profile for d and narrows it to what d reports.
 // cl_intel_subgroups selects intel, an NVIDIA vendor string selects nvidia,
 // everything else is generic.

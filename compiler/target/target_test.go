@@ -49,3 +49,33 @@ func TestForDevice(t *testing.T) {
 		t.Error("device without cl_khr_fp64 kept F64")
 	}
 }
+
+func TestLacks(t *testing.T) {
+	pocl3 := Device{Name: "pthread-skylake", Vendor: "GenuineIntel", Extensions: []string{"cl_khr_fp64"}}
+	pocl5 := Device{Name: "PoCL 5 CPU", Vendor: "GenuineIntel", Extensions: []string{"cl_intel_subgroups", "cl_khr_fp64"}}
+	h200 := Device{Name: "NVIDIA H200", Vendor: "NVIDIA Corporation", Extensions: []string{"cl_khr_fp64"}}
+	unknown := Device{Name: "unreported"}
+	for _, c := range []struct {
+		target string
+		dev    Device
+		want   string
+	}{
+		{"intel", pocl3, "cl_intel_subgroups"},
+		{"intel", pocl5, ""},
+		{"intel", h200, "cl_intel_subgroups"},
+		{"intel", unknown, ""},
+		{"nvidia", pocl3, ""},
+		{"nvidia", h200, ""},
+		{"generic", pocl3, ""},
+		{"emulated", pocl3, ""},
+		{"emulated-interleaved", pocl3, ""},
+	} {
+		tg, err := ByName(c.target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tg.Lacks(c.dev); got != c.want {
+			t.Errorf("%s on %s: lacks %q, want %q", c.target, c.dev.Name, got, c.want)
+		}
+	}
+}
