@@ -58,9 +58,12 @@ func replayCmd(c *context, args []string) int {
 		return c.usageError("--budget: %v", err)
 	}
 	names := strings.Split(*strategies, ",")
-	for _, n := range names {
+	for i, n := range names {
 		if !slices.Contains(search.Names, n) {
 			return c.usageError("--strategy %q: use %s", n, strings.Join(search.Names, ", "))
+		}
+		if slices.Contains(names[:i], n) {
+			return c.usageError("--strategy: %s is given twice; name each strategy once", n)
 		}
 	}
 	st, err := openStore(*db, false)
@@ -113,13 +116,17 @@ type replaySettings struct {
 }
 
 // parseBudgets reads --budget: evaluations, one or several,
-// comma-separated, each at least 1.
+// comma-separated, each at least 1 and given once (a repeat would print
+// its column twice).
 func parseBudgets(text string) ([]int, error) {
 	var budgets []int
 	for _, f := range strings.Split(text, ",") {
 		b, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || b < 1 {
 			return nil, fmt.Errorf("%q is not a number of evaluations ≥ 1 (give one, or several separated by commas: 48,80)", f)
+		}
+		if slices.Contains(budgets, b) {
+			return nil, fmt.Errorf("%d is given twice; give each budget once", b)
 		}
 		budgets = append(budgets, b)
 	}

@@ -93,6 +93,8 @@ func TestReplayErrors(t *testing.T) {
 		{[]string{"--in-flight", "0"}, exitUsage, "--in-flight"},
 		{[]string{"--budget", "0"}, exitUsage, "--budget"},
 		{[]string{"--budget", "48,x"}, exitUsage, `--budget: "x" is not a number`},
+		{[]string{"--budget", "48,80,48"}, exitUsage, "--budget: 48 is given twice"},
+		{[]string{"--strategy", "gp,random,gp"}, exitUsage, "--strategy: gp is given twice"},
 		{[]string{"--run", "99"}, exitUsage, "99"},
 		{[]string{"--run", "1", "gp"}, exitUsage, `unexpected argument "gp"`},
 	} {
