@@ -1,12 +1,14 @@
 package main
 
 import (
+	stdctx "context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"os/signal"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -22,7 +24,7 @@ const (
 	exitRegression  = 1   // regress only: a statistically confirmed regression
 	exitUsage       = 2   // bad flags or arguments, or bad input: a kernel with errors, a missing database or run, a space with nothing to run
 	exitRuntime     = 3   // the device, driver, store or system failed, or nothing ran correctly
-	exitInterrupted = 130 // interrupted (Ctrl-C); a tuning run can be resumed
+	exitInterrupted = 130 // interrupted (Ctrl-C, or SIGTERM); a tuning run can be resumed
 )
 
 // exitHelp is the exit-status legend of `tltune help`.
@@ -32,7 +34,15 @@ const exitHelp = `exit status (every command):
   2    usage or input error: bad flags or arguments, a kernel with errors, a missing database, run or file,
        or a search space that leaves nothing to evaluate
   3    runtime failure: the device, driver, store or system failed, or no configuration ran correctly
-  130  interrupted (Ctrl-C); a tuning run continues with --resume`
+  130  interrupted (Ctrl-C, or SIGTERM as timeout and Slurm send); a tuning run continues with --resume`
+
+// interruptible is the context of a tuning run or sweep, cancelled by
+// Ctrl-C or SIGTERM (what timeout, Slurm's scancel and a job's time limit
+// send): the run is then recorded as interrupted, to be resumed, and the
+// command exits with exitInterrupted.
+func interruptible() (stdctx.Context, stdctx.CancelFunc) {
+	return signal.NotifyContext(stdctx.Background(), os.Interrupt, syscall.SIGTERM)
+}
 
 // A command is one verb of the command line. Each lives in its own file and
 // registers itself from init, so commands never edit a shared table.

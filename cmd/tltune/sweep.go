@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
 	"slices"
 	"strings"
 	"sync"
@@ -243,7 +242,7 @@ func (s *sweep) problems() []speak.Problem {
 // finishes, until all are done or the user interrupts; then it records how
 // the run ended and prints the summary.
 func (s *sweep) execute(c *context) int {
-	ctx, stop := signal.NotifyContext(stdctx.Background(), os.Interrupt)
+	ctx, stop := interruptible()
 	defer stop()
 	rep := s.newReport()
 	err := s.loadStored()

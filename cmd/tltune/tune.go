@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
 	"runtime"
 	"slices"
 	"strconv"
@@ -729,7 +728,7 @@ func (r *tuneRun) warmStart(key tuning.Key) []tuning.Params {
 // candidates run out, or the user interrupts (the run is then recorded as
 // interrupted and can be resumed), and prints the report.
 func (r *tuneRun) tuneOne(c *context, recipe kernels.Recipe) int {
-	ctx, stop := signal.NotifyContext(stdctx.Background(), os.Interrupt)
+	ctx, stop := interruptible()
 	defer stop()
 	spec := recipe.Spec()
 	bar := newProgress(c.stderr, r.flags.quiet, r.flags.budget, recipe.Name(), nil)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	stdctx "context"
 	"encoding/json"
 	"errors"
@@ -209,6 +210,30 @@ func TestTuneJSON(t *testing.T) {
 		if _, ok := fields.TimeSplit[phase]; !ok {
 			t.Errorf("--json time_split lacks %q", phase)
 		}
+	}
+}
+
+// TestTuneTerminated: SIGTERM (what timeout and Slurm send) ends a tuning
+// run as Ctrl-C does: recorded as interrupted, the way to resume it said,
+// exit 130.
+func TestTuneTerminated(t *testing.T) {
+	dev := poclDevice(t)
+	db := filepath.Join(t.TempDir(), "results.db")
+	child := tltuneProcess(t, smallGEMM(db, dev, "--budget", "8", "--strategy", "exhaustive", "--sample-time", "300ms", "--ci", "0.0001")...)
+	var stderr bytes.Buffer
+	child.Stderr = &stderr
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitForEvaluations(t, db, 1, 2*time.Minute)
+	if err := child.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err := child.Wait()
+	r, rerr := openResults(t, db).Run(stdctx.Background(), 1)
+	if rerr != nil || r.Status != results.Interrupted || child.ProcessState.ExitCode() != exitInterrupted ||
+		!strings.Contains(stderr.String(), "interrupted; continue with --resume 1") {
+		t.Errorf("terminated: %v, run %+v (%v), stderr %q; want exit 130, the run interrupted and how to resume it", err, r, rerr, stderr.String())
 	}
 }
 
