@@ -42,11 +42,12 @@ func mergeCmd(c *context, args []string) int {
 		}
 	}
 	store, err := openStore(out, true)
-	if errors.Is(err, results.ErrNewerSchema) {
-		err = refix(err, "upgrade tltune or merge into another file")
-	}
 	if err != nil {
-		return c.fail(refix(err, "merge into another file (a new one is created)"))
+		fix := "merge into another file (a new one is created)"
+		if errors.Is(err, results.ErrNewerSchema) {
+			fix = "upgrade tltune or merge into another file"
+		}
+		return c.fail(refix(err, fix))
 	}
 	defer store.Close()
 	var reports []results.MergeReport

@@ -106,6 +106,7 @@ func TestMergeErrors(t *testing.T) {
 		{[]string{"merge", dir, good}, "is a folder, not a usable tltune results database; merge into another file (a new one is created)"},
 		{[]string{"merge", text, good}, "text.db is not a usable tltune results database (it is not an SQLite file); merge into another file"},
 		{[]string{"merge", newer, good}, "newer.db has schema version 99, this tltune knows up to"},
+		{[]string{"merge", newer, good}, "; upgrade tltune or merge into another file"},
 	} {
 		status, stdout, stderr := tltune(tc.args...)
 		checkOneLine(t, status, exitUsage, stdout, stderr, tc.want)
