@@ -12,21 +12,14 @@ var Unknown = Range{math.MinInt64, math.MaxInt64}
 // Fits32 reports whether every value of r is an int32.
 func (r Range) Fits32() bool { return r.Lo >= math.MinInt32 && r.Hi <= math.MaxInt32 }
 
-// IndexRanges computes a Range for every integer value of f it can bound:
-// constants, static sizes, the builtins bounds knows (the work-group's
-// shape), arithmetic on bounded operands (exact when no bound overflows),
-// and for loops' variables between their bounds. A value absent from the
-// result is Unknown. Back ends use it to do index arithmetic in 32 bits
-// where every value involved provably fits.
-func IndexRanges(f *Func, bounds func(BuiltinKind) (Range, bool)) *ValueMap[Range] {
-	known := &ValueMap[Range]{}
-	IndexRangesInto(known, f, bounds)
-	return known
-}
-
-// IndexRangesInto is IndexRanges into known, which it resets first: a back
-// end recycles the table from kernel to kernel.
-func IndexRangesInto(known *ValueMap[Range], f *Func, bounds func(BuiltinKind) (Range, bool)) {
+// IndexRanges computes into known, which it resets first, a Range for
+// every integer value of f it can bound: constants, static sizes, the
+// builtins bounds knows (the work-group's shape), arithmetic on bounded
+// operands (exact when no bound overflows), and for loops' variables
+// between their bounds. A value absent from known is Unknown. Back ends use
+// it to do index arithmetic in 32 bits where every value involved provably
+// fits, and recycle known from kernel to kernel.
+func IndexRanges(known *ValueMap[Range], f *Func, bounds func(BuiltinKind) (Range, bool)) {
 	known.Reset(f.NumValues)
 	r := ranges{known: known, bounds: bounds}
 	f.Body.Walk(func(in *Inst) bool {

@@ -23,7 +23,8 @@ func TestIndexRangesOfSizes(t *testing.T) {
 	}
 	f := prog.Funcs[0]
 	f.Number()
-	known := ir.IndexRanges(f, func(ir.BuiltinKind) (ir.Range, bool) { return ir.Range{}, false })
+	var known ir.ValueMap[ir.Range]
+	ir.IndexRanges(&known, f, func(ir.BuiltinKind) (ir.Range, bool) { return ir.Range{}, false })
 	want := []ir.Range{{8, 8}, {0, math.MaxInt64}, {4, 4}, {0, math.MaxInt64}}
 	for i, in := range f.Body.Insts {
 		if got, _ := known.Get(in.Result()); got != want[i] {

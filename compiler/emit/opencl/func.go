@@ -76,7 +76,7 @@ func (u *unit) emitFunc(f *ir.Func, symbol string, l Launch, s *workspace) (*Ker
 		e.replicated = replicatedValues(coops, e.frag, l.SubgroupSize)
 		e.blocked = u.target.BlockedRows && !coops.numbersComponents()
 	}
-	ir.IndexRangesInto(&s.ranges, f, e.builtinRange)
+	ir.IndexRanges(&s.ranges, f, e.builtinRange)
 	e.slotRows = map[int]string{}
 	e.body = getCode()
 	k := &Kernel{Name: f.Name, Symbol: symbol, Launch: l}
