@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -29,15 +30,16 @@ func envDest(e *Environment) []any {
 
 // runColumns selects a run with its environment; scanRun reads them.
 const runColumns = `SELECT r.id, r.uuid, r.started_at, r.finished_at, r.command_line, r.tag, r.op, r.status, ` +
-	envFields + ` FROM runs r JOIN environments e ON e.id = r.environment_id`
+	ownerFields + `, r.heartbeat_at, ` + envFields + ` FROM runs r JOIN environments e ON e.id = r.environment_id`
 
 type scanner interface{ Scan(dest ...any) error }
 
 func scanRun(row scanner) (Run, error) {
 	var r Run
 	var started string
-	var finished sql.NullString
-	dest := append([]any{&r.ID, &r.UUID, &started, &finished, &r.CommandLine, &r.Tag, &r.Op, &r.Status}, envDest(&r.Env)...)
+	var finished, heartbeat sql.NullString
+	dest := slices.Concat([]any{&r.ID, &r.UUID, &started, &finished, &r.CommandLine, &r.Tag, &r.Op, &r.Status},
+		ownerDest(&r.Owner), []any{&heartbeat}, envDest(&r.Env))
 	if err := row.Scan(dest...); err != nil {
 		return r, err
 	}
@@ -46,7 +48,12 @@ func scanRun(row scanner) (Run, error) {
 		return r, err
 	}
 	if finished.Valid {
-		r.FinishedAt, err = parseTime(finished.String)
+		if r.FinishedAt, err = parseTime(finished.String); err != nil {
+			return r, err
+		}
+	}
+	if heartbeat.Valid {
+		r.Heartbeat, err = parseTime(heartbeat.String)
 	}
 	return r, err
 }

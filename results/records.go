@@ -67,6 +67,11 @@ type Run struct {
 	Tag         string
 	Op          string // "gemm", "gemv", "ger", "sweep", ...
 	Status      RunStatus
+	// Owner is the process that began the run or resumed it last, which
+	// records into it while it is Running (owner.go); zero in the runs an
+	// older tltune began.
+	Owner     Owner
+	Heartbeat time.Time // the owner's last sign of life
 }
 
 // A Config is one configuration of a recipe for one problem, identified by
@@ -137,8 +142,10 @@ var ErrAlreadyMeasured = errors.New("configuration already measured in this run"
 var ErrNoRun = errors.New("no such run")
 
 // BeginRun records a new run in env with status Running. r supplies the
-// command line, tag, op, start time (zero: now) and UUID (empty: a new
-// random one); the stored run is returned.
+// command line, tag, op, start time (zero: now), UUID (empty: a new
+// random one), owner (zero: this process, which then keeps the run's
+// heartbeat until FinishRun or Close) and heartbeat (zero: now); the
+// stored run is returned.
 func (s *Store) BeginRun(ctx context.Context, env Environment, r Run) (Run, error) {
 	if r.StartedAt.IsZero() {
 		r.StartedAt = time.Now()
@@ -146,14 +153,23 @@ func (s *Store) BeginRun(ctx context.Context, env Environment, r Run) (Run, erro
 	if r.UUID == "" {
 		r.UUID = NewUUID()
 	}
+	if r.Owner == (Owner{}) {
+		r.Owner = ThisProcess()
+	}
+	if r.Heartbeat.IsZero() {
+		r.Heartbeat = time.Now()
+	}
 	r.Env, r.Status, r.FinishedAt = env, Running, time.Time{}
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		envID, err := environmentID(ctx, tx, env)
 		if err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO runs (environment_id, started_at, command_line, tag, op, status, uuid)
-			VALUES (?, ?, ?, ?, ?, ?, ?)`, envID, formatTime(r.StartedAt), r.CommandLine, r.Tag, r.Op, r.Status, r.UUID)
+		args := append([]any{envID, formatTime(r.StartedAt), r.CommandLine, r.Tag, r.Op, r.Status, r.UUID},
+			ownerValues(r.Owner, r.Heartbeat)...)
+		res, err := tx.ExecContext(ctx, `INSERT INTO runs (environment_id, started_at, command_line, tag, op, status, uuid,
+				owner_host, owner_pid, owner_start, owner_token, heartbeat_at)
+			VALUES (`+placeholders(len(args))+`)`, args...)
 		if err != nil {
 			return err
 		}
@@ -166,6 +182,9 @@ func (s *Store) BeginRun(ctx context.Context, env Environment, r Run) (Run, erro
 	var se sqlite3.Error
 	if errors.As(err, &se) && se.ExtendedCode == sqlite3.ErrConstraintUnique {
 		return r, fmt.Errorf("%s already holds run %s; resume it instead of beginning it again", s.path, r.UUID)
+	}
+	if err == nil && r.Owner.Token == ThisProcess().Token {
+		s.beat(r.ID)
 	}
 	return r, s.describe(err)
 }
@@ -215,16 +234,45 @@ func environmentID(ctx context.Context, tx *sql.Tx, env Environment) (int64, err
 	return id, err
 }
 
-// ResumeRun marks a stored run Running again so that Record accepts its
-// measurements; the run keeps its id, start time and measurements.
+// ResumeRun marks a stored run Running again, owned by this process
+// (which keeps its heartbeat until FinishRun or Close), so that Record
+// accepts its measurements; the run keeps its id, start time and
+// measurements. A running run whose owner is alive is refused with a
+// *LiveRunError, in the transaction that would take it over: of two
+// processes that resume a run at once, one gets it.
 func (s *Store) ResumeRun(ctx context.Context, id int64) (Run, error) {
-	if err := s.setStatus(ctx, id, Running, time.Time{}); err != nil {
-		return Run{}, err
+	me := ThisProcess()
+	var live *LiveRunError
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		prev, err := scanRun(tx.QueryRowContext(ctx, runColumns+` WHERE r.id = ?`, id))
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("%w %d in %s", ErrNoRun, id, s.path)
+		}
+		if err != nil {
+			return err
+		}
+		now := time.Now()
+		if prev.Status == Running && prev.Owner.alive(prev.Heartbeat, now) {
+			live = &LiveRunError{ID: id, Owner: prev.Owner, Heartbeat: prev.Heartbeat}
+			return live
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE runs SET status = ?, finished_at = NULL, `+ownerAssignments+` WHERE id = ?`,
+			slices.Concat([]any{Running}, ownerValues(me, now), []any{id})...)
+		return err
+	})
+	if live != nil {
+		return Run{}, live
 	}
+	if err != nil {
+		return Run{}, s.describe(err)
+	}
+	s.beat(id)
 	return s.Run(ctx, id)
 }
 
-// FinishRun records the end of a run: its final status and time (zero: now).
+// FinishRun records the end of a run: its final status and time (zero:
+// now). A run that another process resumed since this one began or
+// resumed it is left as it is (ErrNotOwner).
 func (s *Store) FinishRun(ctx context.Context, id int64, status RunStatus, at time.Time) error {
 	if status == Running {
 		return errors.New("FinishRun: status must be done, failed or interrupted")
@@ -232,19 +280,23 @@ func (s *Store) FinishRun(ctx context.Context, id int64, status RunStatus, at ti
 	if at.IsZero() {
 		at = time.Now()
 	}
-	return s.setStatus(ctx, id, status, at)
-}
-
-func (s *Store) setStatus(ctx context.Context, id int64, status RunStatus, finished time.Time) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE runs SET status = ?, finished_at = ? WHERE id = ?`,
-		status, nullTime(finished), id)
-	if err != nil {
-		return s.describe(err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("%w %d in %s", ErrNoRun, id, s.path)
-	}
-	return nil
+	s.stopBeat(id)
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		var owner Owner
+		err := tx.QueryRowContext(ctx, `SELECT `+ownerFields+` FROM runs r WHERE r.id = ?`, id).Scan(ownerDest(&owner)...)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("%w %d in %s", ErrNoRun, id, s.path)
+		}
+		if err != nil {
+			return err
+		}
+		if err := checkOwner(id, owner); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE runs SET status = ?, finished_at = ? WHERE id = ?`, status, formatTime(at), id)
+		return err
+	})
+	return s.describe(err)
 }
 
 // Record commits one measurement of the running run in its own transaction,
@@ -293,17 +345,28 @@ func (m *Measurement) validate() error {
 	return nil
 }
 
-// requireRunning checks that the run is running and returns its
-// environment.
+// requireRunning checks that the run is running and that no other
+// process owns it, refreshes its heartbeat when this process does, and
+// returns its environment.
 func requireRunning(ctx context.Context, tx *sql.Tx, runID int64) (envID int64, err error) {
 	var status RunStatus
-	err = tx.QueryRowContext(ctx, `SELECT status, environment_id FROM runs WHERE id = ?`, runID).Scan(&status, &envID)
-	if errors.Is(err, sql.ErrNoRows) {
+	var owner Owner
+	err = tx.QueryRowContext(ctx, `SELECT r.status, r.environment_id, `+ownerFields+` FROM runs r WHERE r.id = ?`, runID).
+		Scan(append([]any{&status, &envID}, ownerDest(&owner)...)...)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
 		return 0, fmt.Errorf("%w %d", ErrNoRun, runID)
+	case err != nil:
+		return 0, err
 	}
-	if err == nil && status != Running {
+	if err := checkOwner(runID, owner); err != nil {
+		return 0, err
+	}
+	if status != Running {
 		return 0, fmt.Errorf("run %d is %s; resume it before recording", runID, status)
 	}
+	_, err = tx.ExecContext(ctx, `UPDATE runs SET heartbeat_at = ? WHERE id = ? AND owner_token = ?`,
+		formatTime(time.Now()), runID, ThisProcess().Token)
 	return envID, err
 }
 
@@ -454,13 +517,6 @@ func (s *Store) RecordCeilings(ctx context.Context, env Environment, c Ceilings)
 const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
 
 func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
-
-func nullTime(t time.Time) any {
-	if t.IsZero() {
-		return nil
-	}
-	return formatTime(t)
-}
 
 func nullInt(v int) any {
 	if v == 0 {

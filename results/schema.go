@@ -223,6 +223,18 @@ ALTER TABLE pruned_precision RENAME TO pruned;
 ALTER TABLE measurements ADD COLUMN raced INTEGER NOT NULL DEFAULT 0;    -- 1: the samples are partial (stopped early)
 ALTER TABLE measurements ADD COLUMN retimed INTEGER NOT NULL DEFAULT 0;  -- 1: the timing is the run's final re-timing
 `},
+	// 9: the owner of a run, the process that records into it (owner.go):
+	// a run stays 'running' both while its process lives and after it was
+	// killed, and only a dead owner's run may be resumed. The owner
+	// refreshes heartbeat_at while it runs. NULL in the runs an older
+	// tltune began: nothing is known of their processes.
+	{sql: `
+ALTER TABLE runs ADD COLUMN owner_host TEXT;    -- host name
+ALTER TABLE runs ADD COLUMN owner_pid INTEGER;
+ALTER TABLE runs ADD COLUMN owner_start TEXT;   -- the process's start on its host: tells a reused pid apart ('' untold)
+ALTER TABLE runs ADD COLUMN owner_token TEXT;   -- random, one per process: the owner's writes carry it
+ALTER TABLE runs ADD COLUMN heartbeat_at TEXT;  -- the owner's last sign of life
+`},
 }
 
 // keyColumnsSQL are the problem key's columns (problemColumns) as schema

@@ -24,6 +24,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/mattn/go-sqlite3"
 
@@ -55,6 +56,9 @@ func (e *StoreError) Unwrap() error { return e.Err }
 type Store struct {
 	db   *sql.DB
 	path string
+
+	mu    sync.Mutex
+	beats map[int64]func() // stops the heartbeat of a run this process owns (owner.go)
 }
 
 // DefaultPath is $XDG_DATA_HOME/tltune/results.db, or
@@ -94,7 +98,7 @@ func open(path string, create bool) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{db: db, path: path}
+	s := &Store{db: db, path: path, beats: map[int64]func(){}}
 	if err := s.migrate(context.Background()); err != nil {
 		db.Close()
 		return nil, s.describe(err)
@@ -243,5 +247,9 @@ func dsn(path, params string) string {
 // Path is the file the store was opened from.
 func (s *Store) Path() string { return s.path }
 
-// Close closes the database. Pending measurements are already committed.
-func (s *Store) Close() error { return s.db.Close() }
+// Close stops the heartbeats of the runs the store owns and closes the
+// database. Pending measurements are already committed.
+func (s *Store) Close() error {
+	s.stopBeats()
+	return s.db.Close()
+}
