@@ -624,12 +624,30 @@ func (r *tuneRun) beginRun(op string, problems []speak.Problem) error {
 		return err
 	}
 	r.stored, err = r.store.ResumeRun(ctx, prev.ID)
+	var live *results.LiveRunError
+	if errors.As(err, &live) {
+		return liveRunRefusal(named, live)
+	}
 	return err
+}
+
+// liveRunRefusal says that the run named is still being tuned, by which
+// process, and how to continue it: bad input, as the refusals of
+// checkResumable are (a second process would record into the run, and the
+// first to end would change its status under the other).
+func liveRunRefusal(named string, live *results.LiveRunError) error {
+	stop := fmt.Sprintf("kill %d", live.Owner.PID)
+	if live.Owner.Host != results.ThisProcess().Host {
+		stop += " on " + live.Owner.Host
+	}
+	return inputError{fmt.Errorf("%s: run %d is still being tuned by process %s (last heartbeat %v ago); wait for it to finish or stop it (%s), then resume",
+		named, live.ID, live.Owner, time.Since(live.Heartbeat).Round(time.Second), stop)}
 }
 
 // checkResumable refuses to continue a run that finished, or that tuned
 // something else (another op, device, driver or problem): its measurements
-// would mix with this invocation's.
+// would mix with this invocation's. (ResumeRun refuses a run that another
+// process is tuning still.)
 func (r *tuneRun) checkResumable(ctx stdctx.Context, prev results.Run, named, op string, env results.Environment, problems []speak.Problem) error {
 	refuse := func(format string, a ...any) error {
 		// Asked to continue what cannot be continued: bad input.
@@ -806,7 +824,10 @@ func (j *shapeJob) tune(ctx stdctx.Context, bar *progress) (*tuner.Report, error
 
 // finish records how the run ended, from the error that ended it: a
 // cancellation (the user's interrupt) leaves it resumable. It returns the
-// status and err, or the store's error if recording failed.
+// status and err, or the store's error if recording failed. A run that
+// another process resumed since (taking this one for dead) is that
+// process's to finish and resume: finish returns status Failed, which it
+// did not record, and the store's error, which says so.
 func (r *tuneRun) finish(err error) (results.RunStatus, error) {
 	status := results.Done
 	switch {
@@ -815,7 +836,11 @@ func (r *tuneRun) finish(err error) (results.RunStatus, error) {
 	case err != nil:
 		status = results.Failed
 	}
-	if ferr := r.store.FinishRun(stdctx.Background(), r.stored.ID, status, time.Time{}); ferr != nil && err == nil {
+	ferr := r.store.FinishRun(stdctx.Background(), r.stored.ID, status, time.Time{})
+	switch {
+	case errors.Is(ferr, results.ErrNotOwner):
+		return results.Failed, ferr
+	case ferr != nil && err == nil:
 		err = ferr
 	}
 	return status, err

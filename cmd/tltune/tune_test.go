@@ -237,6 +237,44 @@ func TestTuneTerminated(t *testing.T) {
 	}
 }
 
+// TestResumeRefusesLiveRun: --resume of a run that another tltune process
+// is tuning is refused in one line naming the process, status 2, and
+// leaves the run to it: interrupted later, the run is interrupted, not
+// failed under it by the second process.
+func TestResumeRefusesLiveRun(t *testing.T) {
+	dev := poclDevice(t)
+	db := filepath.Join(t.TempDir(), "results.db")
+	child := tltuneProcess(t, smallGEMM(db, dev, "--budget", "8", "--strategy", "exhaustive")...)
+	// Its second evaluation hangs until the configuration times out (2
+	// minutes): the run goes on for as long as the test needs.
+	child.Env = append(child.Env, worker.FaultEnv+"=hang@2")
+	var childErr bytes.Buffer
+	child.Stderr = &childErr
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { child.Process.Kill(); child.Wait() })
+	waitForEvaluations(t, db, 1, 2*time.Minute)
+
+	status, stdout, stderr := tltune(smallGEMM(db, dev, "--resume", "last", "--budget", "1")...)
+	host, _ := os.Hostname()
+	want := fmt.Sprintf("tltune gemm: --resume last: run 1 is still being tuned by process %d@%s (last heartbeat ", child.Process.Pid, host)
+	fix := fmt.Sprintf("wait for it to finish or stop it (kill %d), then resume\n", child.Process.Pid)
+	if status != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, want) || !strings.HasSuffix(stderr, fix) {
+		t.Errorf("resuming the live run: status %d, stdout %q, stderr %q; want status 2 and one line %q...%q", status, stdout, stderr, want, fix)
+	}
+
+	if err := child.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	child.Wait()
+	r, err := openResults(t, db).Run(stdctx.Background(), 1)
+	if err != nil || r.Status != results.Interrupted || child.ProcessState.ExitCode() != exitInterrupted {
+		t.Errorf("the live run, then terminated: exit %d, run %s (%v), stderr %q; want exit 130 and the run interrupted",
+			child.ProcessState.ExitCode(), r.Status, err, childErr.String())
+	}
+}
+
 // TestTuneKillAndResume kills a tuning process after it stored a few
 // evaluations, then resumes the run: what was stored stays, nothing is
 // measured twice, and the run reaches its budget.
@@ -260,7 +298,11 @@ func TestTuneKillAndResume(t *testing.T) {
 	if len(killed) < len(before) || len(killed) >= budget {
 		t.Fatalf("after the kill %d evaluations are stored (saw %d before): want some, not all", len(killed), len(before))
 	}
+	if r, err := openResults(t, db).Run(stdctx.Background(), 1); err != nil || r.Status != results.Running || r.Owner.PID != child.Process.Pid {
+		t.Errorf("the killed run is %s, owned by %v (%v); want running, by the killed process %d", r.Status, r.Owner, err, child.Process.Pid)
+	}
 
+	// Its owner is dead: the run is resumed at once.
 	status, stdout, stderr := tltune(append(args, "--resume", "last")...)
 	if status != exitOK {
 		t.Fatalf("resume: status %d\n%s%s", status, stdout, stderr)
@@ -618,6 +660,59 @@ func TestResumeRefuses(t *testing.T) {
 	}
 	if status, _, stderr := tltune(smallGEMM(db, dev, "--resume", "1", "--budget", "3")...); status != exitOK {
 		t.Errorf("resuming the interrupted run of the same problem: status %d: %s", status, stderr)
+	}
+
+	// A run that a live process on another host is tuning: its heartbeat
+	// is recent. So is a campaign's part that a shard started again finds
+	// (Slurm started the task again while the first still runs).
+	there := results.Owner{Host: "node7.invalid", PID: 4321, Start: "b/1", Token: "a tltune on node7"}
+	liveThere, err := st.BeginRun(ctx, first.Env, results.Run{Op: "gemm", Owner: there})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tuning := fmt.Sprintf("run %d is still being tuned by process 4321@node7.invalid (last heartbeat ", liveThere.ID)
+	refused(smallGEMM(db, dev, "--resume", fmt.Sprint(liveThere.ID)), tuning)
+	refused(smallGEMM(db, dev, "--resume", fmt.Sprint(liveThere.ID)), "wait for it to finish or stop it (kill 4321 on node7.invalid), then resume")
+	shard, err := st.BeginRun(ctx, first.Env, results.Run{Op: "sweep", UUID: campaignUUID("c"), Owner: there})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused(tinySweep(db, dev, "--shard", "1/1", "--campaign", "c"), fmt.Sprintf("--campaign c: run %d is still being tuned by process 4321@node7.invalid", shard.ID))
+	// Its heartbeat stale, the owner is taken for dead.
+	deadThere, err := st.BeginRun(ctx, first.Env, results.Run{Op: "gemm", Owner: there, Heartbeat: time.Now().Add(-2 * results.StaleAfter)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, _, stderr := tltune(smallGEMM(db, dev, "--resume", fmt.Sprint(deadThere.ID), "--budget", "1")...); status != exitOK {
+		t.Errorf("resuming the run of a dead owner on another host: status %d: %s", status, stderr)
+	}
+	if r, err := st.Run(ctx, deadThere.ID); err != nil || r.Status != results.Done || r.Owner != results.ThisProcess() {
+		t.Errorf("the resumed run of a dead owner is %s, owned by %v (%v); want done, by this process", r.Status, r.Owner, err)
+	}
+}
+
+// TestFinishTakenOverRun: a run that another process resumed, taking this
+// one for dead, is left to it, and this process fails saying so instead of
+// telling how to resume it.
+func TestFinishTakenOverRun(t *testing.T) {
+	st, err := results.Open(filepath.Join(t.TempDir(), "results.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := stdctx.Background()
+	other := results.Owner{Host: "node7", PID: 4321, Token: "another tltune"}
+	run, err := st.BeginRun(ctx, results.Environment{Device: "D"}, results.Run{Op: "gemm", Owner: other})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &tuneRun{store: st, stored: run}
+	status, err := r.finish(stdctx.Canceled)
+	if status == results.Interrupted || !errors.Is(err, results.ErrNotOwner) {
+		t.Errorf("finishing a run another process resumed: %s, %v; want no interrupted status and ErrNotOwner", status, err)
+	}
+	if after, _ := st.Run(ctx, run.ID); after.Status != results.Running || after.Owner != other {
+		t.Errorf("the run became %s, owned by %v; want it left to %v", after.Status, after.Owner, other)
 	}
 }
 
