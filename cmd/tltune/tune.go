@@ -106,7 +106,7 @@ func (f *tuneFlags) registerTuning(fs *flag.FlagSet, op string) {
 	f.db = dbFlag(fs)
 	fs.StringVar(&f.target, "target", "", "force the code-generation target: "+strings.Join(target.Names(), ", ")+" (default: from the device)")
 	fs.StringVar(&f.tag, "tag", "", "label the run (for regress --baseline TAG)")
-	fs.StringVar(&f.resume, "resume", "", "continue an interrupted run (its id, or last): configurations it measured are not measured again")
+	fs.StringVar(&f.resume, "resume", "", "continue an interrupted or killed run (its id, or last): configurations it measured are not measured again; a run whose tltune process still runs is refused")
 	fs.StringVar(&f.strategy, "strategy", "gp", "search strategy: "+strings.Join(search.Names, ", "))
 	fs.IntVar(&f.budget, "budget", suite.DefaultBudget, "most configurations to evaluate (0: every candidate)")
 	fs.DurationVar(&f.time, "time", 0, "stop proposing configurations after this long (0: no limit)")
