@@ -108,6 +108,15 @@ func (o Owner) alive(heartbeat, now time.Time) bool {
 	return now.Sub(heartbeat) < StaleAfter
 }
 
+// Killed reports whether the run is Running but its owner is dead (its
+// process was killed, or its host died): nothing records into it any
+// more, and --resume continues it. A run of an older tltune, which
+// recorded no owner, is not known to be killed.
+func (r Run) Killed() bool {
+	me := ThisProcess()
+	return r.Status == Running && r.Owner.Token != "" && r.Owner.Token != me.Token && !r.Owner.alive(r.Heartbeat, time.Now())
+}
+
 // ownerFields are the owner's columns of a run r; ownerDest scans them.
 const ownerFields = `coalesce(r.owner_host, ''), coalesce(r.owner_pid, 0), coalesce(r.owner_start, ''), coalesce(r.owner_token, '')`
 

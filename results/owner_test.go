@@ -213,3 +213,25 @@ func TestMigrateOwner(t *testing.T) {
 		t.Errorf("resuming the old run: %v, owner %+v, heartbeat %v", err, r.Owner, r.Heartbeat)
 	}
 }
+
+// TestKilled: a running run whose owner is dead was killed; one whose
+// owner lives, of this process, of an older tltune (no owner) or that
+// ended is not.
+func TestKilled(t *testing.T) {
+	node7 := Owner{Host: "node7.invalid", PID: 4321, Token: "a tltune on node7"}
+	now, stale := time.Now(), time.Now().Add(-StaleAfter-time.Second)
+	for _, c := range []struct {
+		run    Run
+		killed bool
+	}{
+		{Run{Status: Running, Owner: node7, Heartbeat: stale}, true},
+		{Run{Status: Running, Owner: node7, Heartbeat: now}, false},
+		{Run{Status: Running, Owner: ThisProcess(), Heartbeat: stale}, false},
+		{Run{Status: Running}, false},
+		{Run{Status: Interrupted, Owner: node7, Heartbeat: stale}, false},
+	} {
+		if got := c.run.Killed(); got != c.killed {
+			t.Errorf("%s run of %v, heartbeat %v: killed %v, want %v", c.run.Status, c.run.Owner, c.run.Heartbeat, got, c.killed)
+		}
+	}
+}

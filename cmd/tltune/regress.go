@@ -184,7 +184,10 @@ func describeRun(r results.Run) string {
 	}
 	s += fmt.Sprintf(", started %s, %s (%s, driver %s)",
 		r.StartedAt.UTC().Format("2006-01-02 15:04 MST"), r.Env.Device, r.Env.Runtime, r.Env.Driver)
-	if r.Status != results.Done { // a killed or failed run may lack shapes
+	switch {
+	case r.Killed(): // a killed or failed run may lack shapes
+		s += ", killed"
+	case r.Status != results.Done:
 		s += ", " + string(r.Status)
 	}
 	return s

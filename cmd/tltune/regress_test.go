@@ -345,3 +345,17 @@ func TestBetaIsPartOfTheProblem(t *testing.T) {
 		}
 	}
 }
+
+// TestDescribeKilledRun: a running run whose process is gone is described
+// as killed, one that a process still tunes as running.
+func TestDescribeKilledRun(t *testing.T) {
+	node7 := results.Owner{Host: "node7.invalid", PID: 4321, Token: "a tltune on node7"}
+	run := results.Run{ID: 3, Status: results.Running, Owner: node7, Heartbeat: time.Now()}
+	if got := describeRun(run); !strings.HasSuffix(got, ", running") {
+		t.Errorf("a live run: %q", got)
+	}
+	run.Heartbeat = time.Now().Add(-2 * results.StaleAfter)
+	if got := describeRun(run); !strings.HasSuffix(got, ", killed") {
+		t.Errorf("a killed run: %q", got)
+	}
+}
