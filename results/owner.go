@@ -75,8 +75,13 @@ type LiveRunError struct {
 }
 
 func (e *LiveRunError) Error() string {
-	return fmt.Sprintf("run %d is being recorded by process %s (last heartbeat %s ago)",
-		e.ID, e.Owner, time.Since(e.Heartbeat).Round(time.Second))
+	return fmt.Sprintf("run %d is being recorded by process %s (last heartbeat %v ago)", e.ID, e.Owner, e.HeartbeatAge())
+}
+
+// HeartbeatAge is how long ago the owner's last heartbeat was, to the
+// second; 0 for a heartbeat in the future (the owner's clock is ahead).
+func (e *LiveRunError) HeartbeatAge() time.Duration {
+	return max(time.Since(e.Heartbeat), 0).Round(time.Second)
 }
 
 // ErrNotOwner is wrapped by the writes of a process into a run that

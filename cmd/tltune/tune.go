@@ -641,7 +641,7 @@ func liveRunRefusal(named string, live *results.LiveRunError) error {
 		stop += " on " + live.Owner.Host
 	}
 	return inputError{fmt.Errorf("%s: run %d is still being tuned by process %s (last heartbeat %v ago); wait for it to finish or stop it (%s), then resume",
-		named, live.ID, live.Owner, time.Since(live.Heartbeat).Round(time.Second), stop)}
+		named, live.ID, live.Owner, live.HeartbeatAge(), stop)}
 }
 
 // checkResumable refuses to continue a run that finished, or that tuned
