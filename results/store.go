@@ -5,7 +5,9 @@
 // measured ceilings).
 //
 // Every measurement is committed in its own transaction as it is recorded,
-// so a killed run loses nothing and can be resumed. The schema is migrated in
+// so a killed run loses nothing and can be resumed. A run records the
+// process that records into it (owner.go), so that a run whose process
+// still runs is not resumed under it. The schema is migrated in
 // numbered steps; a database written by a newer tltune, a damaged file, or an
 // SQLite database that is not a results store is refused without being
 // touched.
