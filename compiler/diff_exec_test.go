@@ -93,6 +93,17 @@ func recipeSources(t *testing.T) map[string][]byte {
 		{kernels.Spec{Op: kernels.GEMMOp, M: 13, N: 16, K: 19, DType: kernels.F32, Acc: kernels.F32, Alpha: 1, Beta: 0.5},
 			tuning.Params{SubgroupSize: 16, WorkGroupSize: [2]int{32, 1}, Tile: [2]int{16, 8}, Coopmatrix: [3]int{16, 8, 16}, Unroll: 1,
 				BatchPerGroup: 2, StageLocal: true, Stages: 2}},
+		// C through local memory: f16 products of staged panels stored by
+		// four subgroups (mma.sync fragments on nvidia), written element by
+		// element in 8 rounds (C's columns unaligned); f32 chunks of 16
+		// bytes dealt to 16 work-items without a fixed row or column, the
+		// last round partial.
+		{kernels.Spec{Op: kernels.GEMMOp, M: 37, N: 19, K: 40, DType: kernels.F16, Acc: kernels.F32, TransA: true, Alpha: 1.5, Beta: 0.5},
+			tuning.Params{SubgroupSize: 32, WorkGroupSize: [2]int{64, 2}, Tile: [2]int{32, 32}, Coopmatrix: [3]int{16, 8, 16}, Unroll: 2,
+				BatchPerGroup: 1, StageLocal: true, Stages: 3, LocalPad: 8, LocalEpilogue: true}},
+		{kernels.Spec{Op: kernels.GEMMOp, M: 52, N: 9, K: 19, DType: kernels.F32, Acc: kernels.F32, Alpha: 1.5, Beta: 0.5},
+			tuning.Params{SubgroupSize: 16, WorkGroupSize: [2]int{16, 1}, Tile: [2]int{48, 4}, Coopmatrix: [3]int{16, 2, 8}, Unroll: 1,
+				BatchPerGroup: 1, LocalEpilogue: true}},
 	} {
 		src, err := newRecipe(t, c.spec).Source(c.p)
 		if err != nil {

@@ -58,6 +58,16 @@ func TestEmulatedSubgroupsOnDevice(t *testing.T) {
 			params: sg(16, 16, 32, 8, 16, 16, 1, 2, false)},
 		{spec: kernels.Spec{Op: kernels.GEMMOp, M: 12, N: 12, K: 16, DType: kernels.BF16, Acc: kernels.F32, TransA: true, TransB: true, Alpha: 1, Beta: 1, Atomic: true},
 			params: sg(8, 8, 16, 8, 8, 16, 1, 1, true)},
+		// C through local memory: 6 rows over 4 lanes, chunks of 2 rows dealt
+		// to the work-items without a fixed row or column, the last round
+		// only half of them have; mma.sync fragments of staged f16 panels,
+		// written in two rounds of 16-byte chunks; C ragged.
+		{spec: kernels.Spec{Op: kernels.GEMMOp, M: 28, N: 7, K: 9, DType: kernels.F32, Acc: kernels.F32, Alpha: 1.5, Beta: 0.5},
+			params: tuning.Params{SubgroupSize: 4, WorkGroupSize: [2]int{4, 1}, Tile: [2]int{6, 4}, Coopmatrix: [3]int{6, 2, 2},
+				Unroll: 1, BatchPerGroup: 1, LocalEpilogue: true}},
+		{spec: kernels.Spec{Op: kernels.GEMMOp, M: 36, N: 19, K: 40, DType: kernels.F16, Acc: kernels.F32, TransB: true, Alpha: 1.5, Beta: 0.5},
+			params: tuning.Params{SubgroupSize: 32, WorkGroupSize: [2]int{32, 1}, Tile: [2]int{32, 16}, Coopmatrix: [3]int{16, 8, 16},
+				Unroll: 1, BatchPerGroup: 1, StageLocal: true, Stages: 2, LocalPad: 8, LocalEpilogue: true}},
 		// Fragments with twice as many rows as lanes (a DPAS B fragment at
 		// 8 lanes, A and C pieces of 32 rows at 16 lanes and of 64 at 32)
 		// are no blocked rows: they load and store element by element,

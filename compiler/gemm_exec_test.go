@@ -39,6 +39,18 @@ var gemmConfigs = []tuning.Params{
 	// 16-byte copies where the shape allows them (16×16×16).
 	{SubgroupSize: 1, WorkGroupSize: [2]int{4, 2}, Tile: [2]int{8, 8}, Coopmatrix: [3]int{4, 4, 4}, Unroll: 2, BatchPerGroup: 1,
 		StageLocal: true, Stages: 3, LocalSwizzle: true},
+	// C through local memory, the work-items' rounds of chunks: dealt
+	// without a fixed row or column (10 work-items, 3 chunks a column),
+	// the last round only 5 of them have (45 chunks where C's columns are
+	// 16-byte aligned); a fixed row and a column advancing by whole rounds
+	// (8 work-items, 4 chunks a column), staged; a single round that half
+	// of the work-items have (2 chunks over 4).
+	{SubgroupSize: 1, WorkGroupSize: [2]int{2, 5}, Tile: [2]int{6, 3}, Coopmatrix: [3]int{3, 3, 2}, Unroll: 1, BatchPerGroup: 1,
+		LocalEpilogue: true},
+	{SubgroupSize: 1, WorkGroupSize: [2]int{4, 2}, Tile: [2]int{4, 8}, Coopmatrix: [3]int{4, 4, 2}, Unroll: 1, BatchPerGroup: 1,
+		StageLocal: true, Stages: 2, LocalEpilogue: true},
+	{SubgroupSize: 1, WorkGroupSize: [2]int{2, 2}, Tile: [2]int{2, 2}, Coopmatrix: [3]int{2, 1, 1}, Unroll: 1, BatchPerGroup: 2,
+		LocalEpilogue: true},
 }
 
 // TestGemmOnDevice runs every shape with every configuration; the

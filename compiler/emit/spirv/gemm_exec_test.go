@@ -10,7 +10,7 @@ import (
 
 // generic configurations (subgroup size 1) covering the lowering's code
 // paths: heuristic, small tiles, ragged unrolled depth with batching, local
-// staging, splits, swizzled panels.
+// staging, splits, swizzled panels, C through local memory.
 var gemmConfigs = []tuning.Params{
 	{},
 	{SubgroupSize: 1, WorkGroupSize: [2]int{4, 4}, Tile: [2]int{4, 4}, Coopmatrix: [3]int{4, 4, 4}, Unroll: 1, BatchPerGroup: 1},
@@ -26,6 +26,14 @@ var gemmConfigs = []tuning.Params{
 	// (ir.AttrSwizzle is a physical layout only).
 	{SubgroupSize: 1, WorkGroupSize: [2]int{4, 2}, Tile: [2]int{8, 8}, Coopmatrix: [3]int{4, 4, 4}, Unroll: 2, BatchPerGroup: 1,
 		StageLocal: true, Stages: 3, LocalSwizzle: true},
+	// C through local memory, the work-items' rounds of chunks: a last
+	// round that one of 2 work-items has (3 chunks), chunks dealt without
+	// a fixed row or column; staged, 8 work-items on 4 chunks a column, a
+	// fixed row and columns advancing by whole rounds.
+	{SubgroupSize: 1, WorkGroupSize: [2]int{2, 1}, Tile: [2]int{6, 2}, Coopmatrix: [3]int{3, 1, 2}, Unroll: 1, BatchPerGroup: 1,
+		LocalEpilogue: true},
+	{SubgroupSize: 1, WorkGroupSize: [2]int{4, 2}, Tile: [2]int{4, 8}, Coopmatrix: [3]int{4, 4, 2}, Unroll: 1, BatchPerGroup: 1,
+		StageLocal: true, Stages: 2, LocalEpilogue: true},
 }
 
 func TestGemmOnDevice(t *testing.T) {
