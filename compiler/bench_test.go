@@ -18,22 +18,26 @@ import (
 // Where the time goes (-cpuprofile with -test.cpu 1): writing the C is
 // about half of every case (43 % of generic, 59 % of nvidia-staged) and
 // grows with the C written: 6 KB for generic, 20 KB for intel-u2, 26 KB
-// for nvidia-staged, 47 KB from 690 lowered instructions for
-// nvidia-pipeline. The lowering is 13 % (generic) to 26 %
-// (nvidia-pipeline, more than half of it the local epilogue, unrolled
-// chunk by chunk), the verifier after the pipeline 7-11 %, and parsing the
-// source, under 1 KB, 6 % (nvidia-pipeline) to 21 % (generic; about
-// 10 µs on its own). Allocation, the collector's assists included, is a
-// quarter to a third of every case and write barriers a further tenth: the
-// instructions the lowering builds (288 bytes for an index addition with
-// its result), the back end's value tables, and the C itself. It follows
+// for nvidia-staged, 25 KB from 286 lowered instructions for
+// nvidia-pipeline. The lowering is 13 % (generic) to 24 %
+// (nvidia-pipeline: 10 % of the case the copies of the K panels, unrolled
+// chunk by chunk, 3 % the local epilogue, which writes its chunks in a
+// loop; unrolled, it made 47 KB of C from 690 instructions and took about
+// half of the case's time, 497 µs against 243), the verifier after the
+// pipeline 6-11 %, and parsing the source, under 1 KB, 8 %
+// (nvidia-pipeline) to 21 % (generic; about 10 µs on its own).
+// Allocation, the collector's assists included, is a quarter to a third
+// of every case and write barriers a further tenth: the instructions the
+// lowering builds (288 bytes for an index addition with its result), the
+// back end's value tables, and the C itself. It follows
 // the bytes allocated more than the objects (assists are paid by the
 // byte): carving the lowering's instructions from shared chunks, 520
 // allocations fewer for nvidia-pipeline and the same bytes, measured no
 // faster. The back end's value tables and expression chunks and the
 // verifier's scope tables are recycled from compile to compile (431 → 332
-// KB allocated for nvidia-pipeline, 4-12 % faster); what is left is mostly
-// the lowered IR, which the Result hands out and so cannot be recycled.
+// KB allocated for nvidia-pipeline, 4-12 % faster; 157 KB since the local
+// epilogue's loop); what is left is mostly the lowered IR, which the
+// Result hands out and so cannot be recycled.
 func BenchmarkCompileGemm(b *testing.B) {
 	defer compiler.SetCheckPasses(false)()
 	f32 := kernels.Spec{Op: kernels.GEMMOp, M: 64, N: 64, K: 32, DType: kernels.F32, Acc: kernels.F32,

@@ -2,8 +2,10 @@ package compiler_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
+	"tltune/compiler"
 	"tltune/compiler/tuning"
 	"tltune/kernels"
 )
@@ -99,5 +101,20 @@ func TestPipelineOnDevice(t *testing.T) {
 				runRecipe(t, d, recipeCase{spec: s, params: c.p, batch: 5})
 			})
 		}
+	}
+}
+
+// TestLocalEpilogueLoops: the work-items write the chunks of a staged
+// slice of C in a loop, so the kernel holds one vector store to C a slice
+// (two for a 64×64 f32 tile of 32×32 matrices), not one per chunk (16 a
+// work-item and slice here).
+func TestLocalEpilogueLoops(t *testing.T) {
+	r := newRecipe(t, kernels.Spec{Op: kernels.GEMMOp, M: 64, N: 64, K: 32, DType: kernels.F16, Acc: kernels.F32,
+		Layout: kernels.Strided, Alpha: 1, Beta: 1})
+	p := tuning.Params{SubgroupSize: 32, WorkGroupSize: [2]int{32, 1}, Tile: [2]int{64, 64}, Coopmatrix: [3]int{32, 32, 32},
+		Unroll: 1, BatchPerGroup: 1, StageLocal: true, Stages: 3, LocalPad: 8, LocalEpilogue: true}
+	res := compileRecipe(t, r, p, compiler.Options{Target: "nvidia"})
+	if n := strings.Count(res.OpenCL, "*(global float4*)(C_"); n != 2 {
+		t.Errorf("%d vector stores to C, want 2 (one a slice):\n%s", n, res.OpenCL)
 	}
 }

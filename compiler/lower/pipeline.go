@@ -311,6 +311,36 @@ func (cg *chunkGrid) at(g *gen, i int64) (row, col *ir.Value) {
 	return g.mul(g.rem(c, n), g.index(cg.width)), g.div(c, n)
 }
 
+// atRound is at for a round given as an index value, as a loop over the
+// rounds has it; a constant round folds as at does.
+func (cg *chunkGrid) atRound(g *gen, i *ir.Value) (row, col *ir.Value) {
+	if c, ok := constantOf(i); ok {
+		return cg.at(g, c.Int)
+	}
+	switch {
+	case cg.perCol == cg.threads:
+		// Round i is column i.
+		return cg.row, i
+	case cg.perCol%cg.threads == 0:
+		// q rounds fill a column, each threads chunks further down.
+		q := g.index(cg.perCol / cg.threads)
+		return g.add(cg.row, g.mul(g.rem(i, q), g.index(cg.threads*cg.width))), g.div(i, q)
+	case cg.col != nil:
+		// Each round is threads/perCol columns further on.
+		return cg.row, g.add(cg.col, g.mul(i, g.index(cg.threads/cg.perCol)))
+	}
+	c, n := cg.roundChunk(g, i), g.index(cg.perCol)
+	return g.mul(g.rem(c, n), g.index(cg.width)), g.div(c, n)
+}
+
+// roundChunk is chunk for a round given as an index value.
+func (cg *chunkGrid) roundChunk(g *gen, i *ir.Value) *ir.Value {
+	if c, ok := constantOf(i); ok {
+		return cg.chunk(g, c.Int)
+	}
+	return g.add(cg.lin, g.mul(i, g.index(cg.threads)))
+}
+
 // offset is x + k for an index x and a constant k (x itself for 0).
 func (g *gen) offset(x *ir.Value, k int64) *ir.Value {
 	if k == 0 {
@@ -512,48 +542,78 @@ func (o *epilogueStage) write(g *gen, pl *gemmPlan, m, n, sx, sy *ir.Value, grid
 }
 
 // writeSlice writes the staged slice to C, its chunks distributed by
-// grid; staged column sc is column (sc/cn)·tn + sc mod cn of the slice at
-// n.
+// grid: the slice's columns start at n, its rows at m. The work-item's
+// rounds (grid.perItem) run in a loop whose body finds the round's chunk
+// from the induction variable. Unrolled, each round repeated the chunk's
+// index arithmetic and, on a ragged C, its vector and element paths: the
+// local epilogue doubled the C of nvidia-pipeline in BenchmarkCompileGemm
+// (47 KB; 25 KB with the loop). The loop holds no barrier, so work-items
+// may leave it apart. From two rounds on the loop is the smaller (17.0
+// against 18.1 KB of C for intel-pipeline in BenchmarkGemmSourceToSPIRV);
+// a single round is written without it, its chunk folded to the grid's
+// constants (in a loop of one round it was 4 % more C).
 func (o *epilogueStage) writeSlice(g *gen, pl *gemmPlan, m, n *ir.Value, grid *chunkGrid) {
-	total := grid.perCol * o.cols
-	M, N := g.size(pl.c, 0), g.size(pl.c, 1)
-	var row, cr *ir.Value // cr: the chunk's row in C, once per row (see copyTo)
-	for i := int64(0); i < grid.perItem(total); i++ {
-		r, sc := grid.at(g, i)
-		if r != row {
-			row, cr = r, g.add(m, r)
-		}
-		var col *ir.Value
-		if c, ok := constantOf(sc); ok {
-			col = g.index(c.Int/pl.cn*pl.tn + c.Int%pl.cn)
-		} else {
-			col = g.add(g.mul(g.div(sc, g.index(pl.cn)), g.index(pl.tn)), g.rem(sc, g.index(pl.cn)))
-		}
-		cc := g.add(n, col)
-		gi := g
-		if grid.partial(i, total) {
-			sel := g.If(g.Cmp(ir.Lt, grid.chunk(g, i), g.index(total)))
-			gi = g.at(sel.Regions[0])
-		}
-		if !pl.checkM && !pl.checkN {
-			o.writeChunk(gi, pl, row, sc, cr, cc)
-			continue
-		}
-		// A chunk wholly inside C is written as a vector, one on the
-		// edge element by element.
-		inside := gi.Arith(ir.And, gi.Cmp(ir.Le, gi.add(cr, gi.index(o.width)), M), gi.Cmp(ir.Lt, cc, N))
-		sel := gi.If(inside)
-		o.writeChunk(gi.at(sel.Regions[0]), pl, row, sc, cr, cc)
-		ge := gi.at(sel.Regions[1])
-		for e := int64(0); e < o.width; e++ {
-			r := ge.add(cr, ge.index(e))
-			in := ge.Arith(ir.And, ge.Cmp(ir.Lt, r, M), ge.Cmp(ir.Lt, cc, N))
-			se := ge.If(in)
-			gs := ge.at(se.Regions[0])
-			x := gs.Load(o.buf, gs.add(row, gs.index(e)), sc)
-			scalarUpdate(gs, pl.beta, false, x, pl.c, []*ir.Value{r, cc})
-		}
+	w := sliceWrite{pl: pl, grid: grid, m: m, n: n, M: g.size(pl.c, 0), N: g.size(pl.c, 1), total: grid.perCol * o.cols}
+	rounds := grid.perItem(w.total)
+	if rounds == 1 {
+		o.writeRound(g, w, g.index(0), grid.partial(0, w.total))
+		return
 	}
+	loop, gl := g.forLoop(g.index(0), g.index(rounds), nil)
+	o.writeRound(gl, w, loop.Body().Args[0], grid.partial(rounds-1, w.total))
+}
+
+// sliceWrite is what the rounds of a slice's write share.
+type sliceWrite struct {
+	pl    *gemmPlan
+	grid  *chunkGrid
+	m, n  *ir.Value // the slice's origin in C
+	M, N  *ir.Value // C's extents
+	total int64     // the slice's chunks
+}
+
+// writeRound writes work-item lin's chunk of round i (an index value:
+// the loop's induction variable, or a constant where unrolled); guarded,
+// only if the work-item has one (round i may be partial). A chunk wholly
+// inside C is written as a vector, one on its edge (where C may be
+// ragged) element by element.
+func (o *epilogueStage) writeRound(g *gen, w sliceWrite, i *ir.Value, guarded bool) {
+	if guarded {
+		sel := g.If(g.Cmp(ir.Lt, w.grid.roundChunk(g, i), g.index(w.total)))
+		g = g.at(sel.Regions[0])
+	}
+	row, sc := w.grid.atRound(g, i)
+	cr, cc := g.add(w.m, row), g.add(w.n, o.column(g, w.pl, sc))
+	if !w.pl.checkM && !w.pl.checkN {
+		o.writeChunk(g, w.pl, row, sc, cr, cc)
+		return
+	}
+	inside := g.Arith(ir.And, g.Cmp(ir.Le, g.add(cr, g.index(o.width)), w.M), g.Cmp(ir.Lt, cc, w.N))
+	sel := g.If(inside)
+	o.writeChunk(g.at(sel.Regions[0]), w.pl, row, sc, cr, cc)
+	ge := g.at(sel.Regions[1])
+	for e := int64(0); e < o.width; e++ {
+		r := ge.add(cr, ge.index(e))
+		in := ge.Arith(ir.And, ge.Cmp(ir.Lt, r, w.M), ge.Cmp(ir.Lt, cc, w.N))
+		se := ge.If(in)
+		gs := ge.at(se.Regions[0])
+		x := gs.Load(o.buf, gs.add(row, gs.index(e)), sc)
+		scalarUpdate(gs, w.pl.beta, false, x, w.pl.c, []*ir.Value{r, cc})
+	}
+}
+
+// column is the column of the slice that staged column sc holds:
+// (sc/cn)·tn + sc mod cn, which is sc itself where the slice has one
+// subgroup column's (gy = 1) or the subgroups' tiles are one slice wide.
+func (o *epilogueStage) column(g *gen, pl *gemmPlan, sc *ir.Value) *ir.Value {
+	if c, ok := constantOf(sc); ok {
+		return g.index(c.Int/pl.cn*pl.tn + c.Int%pl.cn)
+	}
+	if o.cols == pl.cn || pl.tn == pl.cn {
+		return sc
+	}
+	cn := g.index(pl.cn)
+	return g.add(g.mul(g.div(sc, cn), g.index(pl.tn)), g.rem(sc, cn))
 }
 
 // writeChunk writes width staged elements from (row, sc) to C at (cr, cc)
