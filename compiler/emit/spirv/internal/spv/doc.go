@@ -6,6 +6,8 @@
 // `tltune compile --emit=spirv-asm`.
 package spv
 
+import "sync"
+
 //go:generate go run ./gen -o tables.go
 
 // Op is a SPIR-V opcode.
@@ -75,14 +77,29 @@ func (k OperandKind) Category() string { return kindInfo[k].category }
 
 // Enumerant returns the entry of value v of enumeration kind k.
 func Enumerant(k OperandKind, v uint32) (EnumInfo, bool) {
-	es := enumInfo[k]
-	for i := range es { // by index: an entry is a hundred bytes to copy
-		if es[i].Value == v {
-			return es[i], true
-		}
+	if e := enumIndex()[enumKey(k, v)]; e != nil {
+		return *e, true
 	}
 	return EnumInfo{}, false
 }
+
+// enumIndex maps kind and value to the enumerant's entry, the first of
+// aliases as the grammar lists them. Scanning a kind's entries instead
+// (two hundred capabilities of a hundred bytes each) was a twentieth of
+// writing a module: every capability a module declares is looked up.
+var enumIndex = sync.OnceValue(func() map[uint64]*EnumInfo {
+	idx := map[uint64]*EnumInfo{}
+	for k, es := range enumInfo {
+		for i := range es {
+			if key := enumKey(k, es[i].Value); idx[key] == nil {
+				idx[key] = &es[i]
+			}
+		}
+	}
+	return idx
+})
+
+func enumKey(k OperandKind, v uint32) uint64 { return uint64(k)<<32 | uint64(v) }
 
 // Enumerants lists the generated enumerants of kind k in grammar order.
 func Enumerants(k OperandKind) []EnumInfo { return enumInfo[k] }

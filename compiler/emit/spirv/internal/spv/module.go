@@ -1,6 +1,7 @@
 package spv
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -41,6 +42,9 @@ type Builder struct {
 
 	fvars  []uint32 // Function variables of the function being written
 	varsAt int      // where they go: after the function's first OpLabel
+
+	head []uint32     // Bytes' capabilities to memory model, a recycled buffer
+	caps []Capability // the capabilities the requirements so far need; nil when they changed
 }
 
 // NewBuilder returns a builder for a module of at least SPIR-V version
@@ -63,6 +67,7 @@ func (b *Builder) NewID() ID {
 func (b *Builder) Capability(c Capability) {
 	if !slices.Contains(b.declared, c) {
 		b.declared = append(b.declared, c)
+		b.caps = nil
 	}
 }
 
@@ -80,6 +85,7 @@ func (b *Builder) Use(k OperandKind, v uint32) {
 func (b *Builder) require(caps []Capability, exts []string, version uint32) {
 	if len(caps) > 0 && !b.needsAlready(caps) {
 		b.needs = append(b.needs, caps)
+		b.caps = nil
 	}
 	if version != 0 {
 		exts = nil
@@ -462,7 +468,19 @@ func hasResult(op Op) bool {
 // Capabilities returns the capabilities the module declares: the explicit
 // ones, then for every requirement not met by those (or by what they
 // imply) its first alternative.
-func (b *Builder) Capabilities() []Capability {
+func (b *Builder) Capabilities() []Capability { return slices.Clone(b.capabilities()) }
+
+// capabilities is Capabilities, worked out once for the requirements so
+// far (Bytes and the back end both ask, and the grammar lookups of what
+// each capability implies were a twentieth of writing a module).
+func (b *Builder) capabilities() []Capability {
+	if b.caps == nil {
+		b.caps = b.workOutCapabilities()
+	}
+	return b.caps
+}
+
+func (b *Builder) workOutCapabilities() []Capability {
 	var have capSet
 	var out []Capability
 	declare := func(c Capability) {
@@ -507,8 +525,8 @@ func (s *capSet) has(c Capability) bool { return slices.Contains(s.caps, c) }
 func (b *Builder) Bytes(addressing AddressingModel, memory MemoryModel) []byte {
 	b.Use(KindAddressingModel, uint32(addressing))
 	b.Use(KindMemoryModel, uint32(memory))
-	var head []uint32
-	for _, c := range b.Capabilities() {
+	head := b.head[:0]
+	for _, c := range b.capabilities() { // first: they may raise the version
 		head = b.encode(head, OpCapability, []uint32{uint32(c)})
 	}
 	exts := slices.Clone(b.exts)
@@ -516,11 +534,25 @@ func (b *Builder) Bytes(addressing AddressingModel, memory MemoryModel) []byte {
 	for _, x := range exts {
 		head = b.encode(head, OpExtension, String(x))
 	}
-	words := []uint32{MagicNumber, b.version, Generator, uint32(b.next), 0}
-	words = append(words, head...)
-	words = append(words, b.imports...)
-	words = b.encode(words, OpMemoryModel, []uint32{uint32(addressing), uint32(memory)})
-	sections := [...][]uint32{words, b.entries, b.modes, b.names, b.annotations, b.globals, b.code}
+	head = append(head, b.imports...)
+	head = b.encode(head, OpMemoryModel, []uint32{uint32(addressing), uint32(memory)})
+	b.head = head
+	header := []uint32{MagicNumber, b.version, Generator, uint32(b.next), 0}
+	return joinWords(header, head, b.entries, b.modes, b.names, b.annotations, b.globals, b.code)
+}
+
+// joinWords returns the words of sections one after the other,
+// little-endian. On a little-endian machine that is their memory, which
+// bytes.Join copies into a buffer it does not clear first: clearing the
+// module's tens of KiB cost as much as copying them.
+func joinWords(sections ...[]uint32) []byte {
+	if littleEndian {
+		var parts [8][]byte // Bytes' sections
+		for i, sec := range sections {
+			parts[i] = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(sec))), 4*len(sec))
+		}
+		return bytes.Join(parts[:len(sections)], nil)
+	}
 	n := 0
 	for _, sec := range sections {
 		n += len(sec)
@@ -528,24 +560,12 @@ func (b *Builder) Bytes(addressing AddressingModel, memory MemoryModel) []byte {
 	out := make([]byte, 4*n)
 	at := out
 	for _, sec := range sections {
-		at = at[putWords(at, sec):]
+		for i, w := range sec {
+			binary.LittleEndian.PutUint32(at[4*i:], w)
+		}
+		at = at[4*len(sec):]
 	}
 	return out
-}
-
-// putWords writes words little-endian to dst and returns the bytes
-// written; on a little-endian machine that is one copy of their memory.
-func putWords(dst []byte, words []uint32) int {
-	if len(words) == 0 {
-		return 0
-	}
-	if littleEndian {
-		return copy(dst, unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), 4*len(words)))
-	}
-	for i, w := range words {
-		binary.LittleEndian.PutUint32(dst[4*i:], w)
-	}
-	return 4 * len(words)
 }
 
 var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
@@ -565,7 +585,7 @@ func (b *Builder) Release() {
 		needs: b.needs[:0], declared: b.declared[:0], exts: b.exts[:0],
 		imports: b.imports[:0], entries: b.entries[:0], modes: b.modes[:0], names: b.names[:0],
 		annotations: b.annotations[:0], globals: b.globals[:0], code: b.code[:0],
-		dedup: b.dedup, dedupLong: b.dedupLong, fvars: b.fvars[:0],
+		dedup: b.dedup, dedupLong: b.dedupLong, fvars: b.fvars[:0], head: b.head[:0],
 	}
 	builders.Put(b)
 }
