@@ -245,7 +245,10 @@ func (e *fn) blockAddr(m *memref, x, y *dim, i int, c *dim, checked ir.Checked) 
 		cond = e.inRange(col, m.shape[1])
 	}
 	ptr = e.elemPtr(m, e.add(row, e.mul(col, m.stride[1])))
-	return e.op(spv.OpBitcast, e.u.ptr(m.sc, e.u.intT(32)), ptr), cond
+	if m.blockPtrT == 0 { // asked for every block: the type lookup hashes
+		m.blockPtrT = e.u.ptr(m.sc, e.u.intT(32))
+	}
+	return e.op(spv.OpBitcast, m.blockPtrT, ptr), cond
 }
 
 func (e *fn) blockRead(m *memref, x, y *dim, i int, c *dim, checked ir.Checked) spv.ID {

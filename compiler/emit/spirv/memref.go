@@ -20,6 +20,7 @@ type memref struct {
 	ptr           spv.ID
 	shape, stride []*dim
 	ptrT          spv.ID // the pointer type, once ptrType made it
+	blockPtrT     spv.ID // the pointer type of its block I/O, once blockAddr made it
 }
 
 // group is a group parameter (docs/abi.md): base buffer, per-entry element

@@ -34,6 +34,7 @@ type Builder struct {
 	code                                                 []uint32
 	dedup                                                map[dedupKey]ID
 	dedupLong                                            map[string]ID
+	longKey                                              []byte // uniqueLong's key, a recycled buffer
 
 	seen opSet // opcodes whose requirements are recorded
 	// results caches hasResult for the opcodes in known: Emit asks for
@@ -228,10 +229,12 @@ func (b *Builder) Constant(op Op, t ID, operands ...uint32) ID {
 
 // dedupKey identifies a type or constant by its opcode, type and up to
 // four operand words (all but function types): plain memory, so lookups,
-// which are frequent, neither allocate nor hash strings.
+// which are frequent, neither allocate nor hash strings. Its fields leave
+// no padding, so that the map hashes the key in one piece, not field by
+// field (the hashing was two thirds of a lookup).
 type dedupKey struct {
 	op Op
-	n  uint8
+	n  uint16
 	t  ID
 	w  [4]uint32
 }
@@ -240,7 +243,7 @@ func (b *Builder) unique(op Op, t ID, operands []uint32) ID {
 	if len(operands) > 4 {
 		return b.uniqueLong(op, t, operands)
 	}
-	key := dedupKey{op: op, n: uint8(len(operands)), t: t}
+	key := dedupKey{op: op, n: uint16(len(operands)), t: t}
 	copy(key.w[:], operands)
 	if id, ok := b.dedup[key]; ok {
 		return id
@@ -250,14 +253,20 @@ func (b *Builder) unique(op Op, t ID, operands []uint32) ID {
 	return id
 }
 
-// uniqueLong is unique for longer operand lists, keyed by their spelling.
+// uniqueLong is unique for longer operand lists, keyed by their words
+// (the length of the key gives their number).
 func (b *Builder) uniqueLong(op Op, t ID, operands []uint32) ID {
-	key := fmt.Sprint(op, t, spell(operands))
-	if id, ok := b.dedupLong[key]; ok {
+	key := binary.LittleEndian.AppendUint32(b.longKey[:0], uint32(op))
+	key = binary.LittleEndian.AppendUint32(key, uint32(t))
+	for _, w := range operands {
+		key = binary.LittleEndian.AppendUint32(key, w)
+	}
+	b.longKey = key
+	if id, ok := b.dedupLong[string(key)]; ok {
 		return id
 	}
 	id := b.define(op, t, operands)
-	b.dedupLong[key] = id
+	b.dedupLong[string(key)] = id
 	return id
 }
 
@@ -271,12 +280,6 @@ func (b *Builder) define(op Op, t ID, operands []uint32) ID {
 		b.globals = b.encodeWith(b.globals, op, head[1:], operands)
 	}
 	return id
-}
-
-// spell writes words as a map key. It copies them first so that the
-// variadic operand slices of Type and Constant do not escape to the heap.
-func spell(words []uint32) string {
-	return fmt.Sprint(slices.Clone(words))
 }
 
 // GlobalVariable declares a module-scope OpVariable of pointer type ptr.
@@ -585,7 +588,7 @@ func (b *Builder) Release() {
 		needs: b.needs[:0], declared: b.declared[:0], exts: b.exts[:0],
 		imports: b.imports[:0], entries: b.entries[:0], modes: b.modes[:0], names: b.names[:0],
 		annotations: b.annotations[:0], globals: b.globals[:0], code: b.code[:0],
-		dedup: b.dedup, dedupLong: b.dedupLong, fvars: b.fvars[:0], head: b.head[:0],
+		dedup: b.dedup, dedupLong: b.dedupLong, fvars: b.fvars[:0], head: b.head[:0], longKey: b.longKey[:0],
 	}
 	builders.Put(b)
 }
