@@ -102,10 +102,11 @@ func TestCompileConcurrently(t *testing.T) {
 
 // TestResultOutlivesLaterCompiles: the back ends recycle their working
 // memory from compile to compile; nothing a Result holds (the C, the
-// kernels' names and arguments) may be cut from it. A result kept while
-// other kernels compile, side by side, must stay what it was.
+// SPIR-V module, the kernels' names and arguments) may be cut from it. A
+// result kept while other kernels compile, side by side, must stay what it
+// was.
 func TestResultOutlivesLaterCompiles(t *testing.T) {
-	compile := func(target string, spec kernels.Spec, name string) *compiler.Result {
+	compile := func(o compiler.Options, spec kernels.Spec, name string) *compiler.Result {
 		t.Helper()
 		r, err := kernels.New(spec)
 		if err != nil {
@@ -115,7 +116,7 @@ func TestResultOutlivesLaterCompiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := compiler.CompileMany([][]byte{[]byte(src)}, []string{name}, compiler.Options{Target: target})
+		res, err := compiler.CompileMany([][]byte{[]byte(src)}, []string{name}, o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -127,33 +128,66 @@ func TestResultOutlivesLaterCompiles(t *testing.T) {
 	others[0].DType = kernels.F32
 	others[1].Op, others[1].K = kernels.GEMVOp, 0
 	others[2].Op, others[2].K = kernels.GEROp, 0
-	kept := compile("nvidia", gemm, "kept")
-	want := *kept
-	want.OpenCL = strings.Clone(kept.OpenCL)
-	want.Kernels = nil
-	for _, k := range kept.Kernels {
+	kept := []*compiler.Result{
+		compile(compiler.Options{Target: "nvidia"}, gemm, "kept"),
+		compile(compiler.Options{Target: "intel", SPIRVOnly: true}, gemm, "kept_spirv"),
+	}
+	var want []resultCopy
+	for _, r := range kept {
+		want = append(want, copyResult(t, r))
+	}
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			for j := range 4 {
+				target := []string{"generic", "intel", "nvidia"}[i%3]
+				o := compiler.Options{Target: target, SPIRVOnly: target != "nvidia" && j%2 == 0}
+				compile(o, others[i%3], fmt.Sprintf("other%d", i))
+			}
+		})
+	}
+	wg.Wait()
+	for i, r := range kept {
+		got := copyResult(t, r)
+		name := r.Kernels[0].Name
+		if got.OpenCL != want[i].OpenCL {
+			t.Errorf("the kept result %s: its C changed while other kernels compiled", name)
+		}
+		if !bytes.Equal(got.Module, want[i].Module) {
+			t.Errorf("the kept result %s: its SPIR-V module changed while other kernels compiled", name)
+		}
+		if !reflect.DeepEqual(got.Kernels, want[i].Kernels) {
+			t.Errorf("the kept result %s: its kernels changed while other kernels compiled:\n%+v\nwant\n%+v", name, got.Kernels, want[i].Kernels)
+		}
+	}
+}
+
+// resultCopy is a deep copy of what a Result hands out.
+type resultCopy struct {
+	OpenCL  string
+	Module  []byte // the SPIR-V module, when compiled to SPIR-V
+	Kernels []compiler.Kernel
+}
+
+func copyResult(t *testing.T, r *compiler.Result) resultCopy {
+	t.Helper()
+	c := resultCopy{OpenCL: strings.Clone(r.OpenCL)}
+	if r.OpenCL == "" {
+		m, err := r.SPIRV()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Module = slices.Clone(m.Module)
+	}
+	for _, k := range r.Kernels {
 		k.Name, k.Symbol = strings.Clone(k.Name), strings.Clone(k.Symbol)
 		k.Args = slices.Clone(k.Args)
 		for i, a := range k.Args {
 			k.Args[i].Name, k.Args[i].CType, k.Args[i].Elem = strings.Clone(a.Name), strings.Clone(a.CType), strings.Clone(a.Elem)
 		}
-		want.Kernels = append(want.Kernels, k)
+		c.Kernels = append(c.Kernels, k)
 	}
-	var wg sync.WaitGroup
-	for i := range 8 {
-		wg.Go(func() {
-			for range 4 {
-				compile([]string{"generic", "intel", "nvidia"}[i%3], others[i%3], fmt.Sprintf("other%d", i))
-			}
-		})
-	}
-	wg.Wait()
-	if kept.OpenCL != want.OpenCL {
-		t.Error("the kept result's C changed while other kernels compiled")
-	}
-	if !reflect.DeepEqual(kept.Kernels, want.Kernels) {
-		t.Errorf("the kept result's kernels changed while other kernels compiled:\n%+v\nwant\n%+v", kept.Kernels, want.Kernels)
-	}
+	return c
 }
 
 // TestCompileMany: sources of one function each become one program, each

@@ -30,8 +30,8 @@ func (e *fn) coop(v *ir.Value) []spv.ID {
 
 // coopElementwise defines v element by element from the elements of srcs.
 func (e *fn) coopElementwise(v *ir.Value, f func(x []spv.ID) (spv.ID, error), srcs ...*ir.Value) error {
-	out := make([]spv.ID, e.perLane(v.Type))
-	x := make([]spv.ID, len(srcs))
+	out := e.idLists.take(e.perLane(v.Type))
+	x := e.idLists.take(len(srcs))
 	for k := range out {
 		for i, s := range srcs {
 			x[i] = e.coop(s)[k]
@@ -61,7 +61,7 @@ func (e *fn) row(i int, rows int) (r *dim, partial spv.ID) {
 	if sgs == 1 {
 		return constDim(int64(i)), 0
 	}
-	lane := &dim{id: e.op(spv.OpSConvert, e.u.intT(64), e.lane)}
+	lane := e.newDim(e.op(spv.OpSConvert, e.u.intT(64), e.lane))
 	r = e.add(lane, constDim(int64(i*sgs)))
 	if (i+1)*sgs > rows {
 		partial = e.op(spv.OpSLessThan, e.u.boolT(), r.id, e.u.i64(int64(rows)))
@@ -94,12 +94,12 @@ type accessPart struct {
 }
 
 // newAccessor returns the accessor for the elements of coopmatrix type t.
-func (e *fn) newAccessor(m *memref, x, y *dim, t *ir.Type, trans bool, checked ir.Checked) *accessor {
-	a := &accessor{e: e, m: m, x: x, y: y, trans: trans, cols: int(t.Cols()),
+func (e *fn) newAccessor(m *memref, x, y *dim, t *ir.Type, trans bool, checked ir.Checked) accessor {
+	a := accessor{e: e, m: m, x: x, y: y, trans: trans, cols: int(t.Cols()),
 		checkRow: checked == ir.RowsChecked || checked == ir.BothChecked,
 		checkCol: checked == ir.ColsChecked || checked == ir.BothChecked}
 	slots := ceilDiv(int(t.Rows()), e.launch.SubgroupSize)
-	a.xs, a.ys = make([]accessPart, slots), make([]accessPart, a.cols)
+	a.xs, a.ys = e.parts.take(slots), e.parts.take(a.cols)
 	if trans {
 		a.xs, a.ys = a.ys, a.xs
 		a.checkRow, a.checkCol = a.checkCol, a.checkRow
@@ -187,7 +187,7 @@ func (e *fn) coopLoad(in *ir.Inst) {
 	t := in.Result().Type
 	et := t.Elem()
 	block := in.TransA == ir.NoTrans && e.blockIO(m, in.Checked)
-	out := make([]spv.ID, e.perLane(t))
+	out := e.idLists.take(e.perLane(t))
 	acc := e.newAccessor(m, x, y, t, in.TransA == ir.Trans, in.Checked)
 	e.eachElement(t, func(k int, r, c *dim, partial spv.ID) {
 		if block && partial == 0 {
@@ -276,7 +276,7 @@ func (e *fn) coopMulAdd(in *ir.Inst) {
 	ct := cv.Type.Elem()
 	sgs := e.launch.SubgroupSize
 	rows, cols, depth := int(cv.Type.Rows()), int(cv.Type.Cols()), int(av.Type.Cols())
-	acc := append([]spv.ID{}, e.coop(cv)...)
+	acc := append(e.idLists.take(len(e.coop(cv)))[:0], e.coop(cv)...)
 	for kk := range depth {
 		for c := range cols {
 			bElem := e.broadcast(b[(kk/sgs)*cols+c], bv.Type.Elem(), e.u.i32(int64(kk%sgs)))

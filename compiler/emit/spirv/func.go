@@ -16,13 +16,21 @@ type fn struct {
 	launch opencl.Launch
 	block  spv.ID // the block instructions are appended to
 
-	dims     []dim                  // newDim's chunk
-	dimsUsed int                    // its dims handed out
-	vals     ir.ValueMap[spv.ID]    // scalar values
-	coops    map[*ir.Value][]spv.ID // coopmatrix values: this lane's elements (few: a map)
-	mems     ir.ValueMap[*memref]
-	groups   map[*ir.Value]*group
-	yields   map[*ir.Region]*yieldSink
+	vals   ir.ValueMap[spv.ID]    // scalar values
+	coops  map[*ir.Value][]spv.ID // coopmatrix values: this lane's elements (few: a map)
+	mems   ir.ValueMap[*memref]
+	groups map[*ir.Value]*group
+	yields map[*ir.Region]*yieldSink
+
+	// What the kernel's values are made of, carved from chunks the unit
+	// keeps (chunks.go): dims, lists of dims (shapes, strides, indices),
+	// lists of ids (a coopmatrix's elements), memrefs and the parts of
+	// coopmatrix accesses.
+	dims     chunks[dim]
+	dimLists chunks[*dim]
+	idLists  chunks[spv.ID]
+	memrefs  chunks[memref]
+	parts    chunks[accessPart]
 
 	sgid, lane spv.ID // i32: subgroup id and lane of the work-item
 	gid        spv.ID // i64: logical work-group id
@@ -45,11 +53,7 @@ func (u *unit) emitFunc(f *ir.Func, l opencl.Launch) (*opencl.Kernel, error) {
 		return nil, fmt.Errorf("spirv: subgroup size %d is not one of target %s", l.SubgroupSize, u.target.Name)
 	}
 	l.BatchPerGroup = max(l.BatchPerGroup, 1)
-	e := &fn{u: u, b: u.b, f: f, launch: l,
-		// The value maps made at the function's size: grown from nothing,
-		// they were an allocation per doubling.
-		vals: *ir.NewValueMap[spv.ID](f.NumValues), mems: *ir.NewValueMap[*memref](f.NumValues),
-		coops: map[*ir.Value][]spv.ID{}, groups: map[*ir.Value]*group{}, yields: map[*ir.Region]*yieldSink{}}
+	e := u.newFn(f, l)
 	// SPIR-V entry points are free strings: every kernel keeps its name.
 	k := &opencl.Kernel{Name: f.Name, Symbol: f.Name, Launch: l}
 	sig := e.signature(k)
@@ -75,6 +79,39 @@ func (u *unit) emitFunc(f *ir.Func, l opencl.Launch) (*opencl.Kernel, error) {
 		u.b.ExecutionMode(id, spv.ExecutionModeSubgroupSize, uint32(l.SubgroupSize))
 	}
 	return k, nil
+}
+
+// newFn returns the state for writing f: the unit's, emptied of the
+// previous kernel's.
+func (u *unit) newFn(f *ir.Func, l opencl.Launch) *fn {
+	e := &u.work
+	e.clear()
+	// The value maps made at the function's size: grown from nothing,
+	// they were an allocation per doubling.
+	e.vals.Reset(f.NumValues)
+	e.mems.Reset(f.NumValues)
+	if e.coops == nil {
+		e.coops, e.groups, e.yields = map[*ir.Value][]spv.ID{}, map[*ir.Value]*group{}, map[*ir.Region]*yieldSink{}
+	}
+	e.u, e.b, e.f, e.launch = u, u.b, f, l
+	return e
+}
+
+// clear empties e's tables and chunks and forgets the kernel: nothing
+// made for it may be used after.
+func (e *fn) clear() {
+	e.vals.Reset(0)
+	e.mems.Reset(0)
+	clear(e.coops)
+	clear(e.groups)
+	clear(e.yields)
+	e.dims.reset()
+	e.dimLists.reset()
+	e.idLists.reset()
+	e.memrefs.reset()
+	e.parts.reset()
+	*e = fn{vals: e.vals, mems: e.mems, coops: e.coops, groups: e.groups, yields: e.yields,
+		dims: e.dims, dimLists: e.dimLists, idLists: e.idLists, memrefs: e.memrefs, parts: e.parts}
 }
 
 func idWords(ids []spv.ID) []uint32 {
@@ -231,7 +268,7 @@ func (e *fn) loop(s loopSpec, body func(iv spv.ID, carried []spv.ID) ([]spv.ID, 
 	e.label(header)
 	iv := e.b.NewID()
 	ivSlot := e.b.Reserve(spv.OpPhi, s.ivType, iv, 4)
-	phis := make([]spv.ID, len(s.init))
+	phis := e.idLists.take(len(s.init))
 	slots := make([]int, len(s.init))
 	for i := range s.init {
 		phis[i] = e.b.NewID()
@@ -289,7 +326,7 @@ func (e *fn) forLoop(in *ir.Inst) error {
 		if err := e.region(body); err != nil {
 			return nil, err
 		}
-		return flat(sink.vals), nil
+		return e.flat(sink.vals), nil
 	})
 	if err != nil {
 		return err
@@ -332,9 +369,9 @@ func (e *fn) ifElse(in *ir.Inst) error {
 	if !hasElse {
 		return fmt.Errorf("spirv: if with results needs an else region")
 	}
-	a, b := flat(sinks[0].vals), flat(sinks[1].vals)
+	a, b := e.flat(sinks[0].vals), e.flat(sinks[1].vals)
 	types := e.typesOf(in.Results)
-	ids := make([]spv.ID, len(a))
+	ids := e.idLists.take(len(a))
 	for i := range a {
 		ids[i] = e.b.Emit(spv.OpPhi, types[i], uint32(a[i]), uint32(sinks[0].block), uint32(b[i]), uint32(sinks[1].block))
 	}
@@ -359,20 +396,40 @@ func (e *fn) ids(v *ir.Value) []spv.ID {
 	if v.Type.Kind() == ir.KindCoopmatrix {
 		return e.coop(v)
 	}
-	return []spv.ID{e.value(v)}
+	id := e.idLists.take(1)
+	id[0] = e.value(v)
+	return id
+}
+
+// width is the number of ids of values (see flatten).
+func (e *fn) width(vs []*ir.Value) int {
+	n := 0
+	for _, v := range vs {
+		if v.Type.Kind() == ir.KindCoopmatrix {
+			n += e.perLane(v.Type)
+		} else {
+			n++
+		}
+	}
+	return n
 }
 
 // flatten returns the ids and types of values, a coopmatrix contributing
 // one id per element.
 func (e *fn) flatten(vs []*ir.Value) (ids, types []spv.ID) {
+	ids = e.idLists.take(e.width(vs))[:0]
 	for _, v := range vs {
-		ids = append(ids, e.ids(v)...)
+		if v.Type.Kind() == ir.KindCoopmatrix {
+			ids = append(ids, e.coop(v)...)
+		} else {
+			ids = append(ids, e.value(v))
+		}
 	}
 	return ids, e.typesOf(vs)
 }
 
 func (e *fn) typesOf(vs []*ir.Value) []spv.ID {
-	var types []spv.ID
+	types := e.idLists.take(e.width(vs))[:0]
 	for _, v := range vs {
 		if v.Type.Kind() == ir.KindCoopmatrix {
 			t := e.u.reg(v.Type.Elem())
@@ -400,8 +457,13 @@ func (e *fn) unflatten(vs []*ir.Value, ids []spv.ID) {
 	}
 }
 
-func flat(vals [][]spv.ID) []spv.ID {
-	var out []spv.ID
+// flat joins lists of ids.
+func (e *fn) flat(vals [][]spv.ID) []spv.ID {
+	n := 0
+	for _, v := range vals {
+		n += len(v)
+	}
+	out := e.idLists.take(n)[:0]
 	for _, v := range vals {
 		out = append(out, v...)
 	}

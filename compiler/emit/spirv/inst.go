@@ -84,7 +84,7 @@ func (e *fn) inst(in *ir.Inst) error {
 }
 
 func (e *fn) indices(vs []*ir.Value) []*dim {
-	out := make([]*dim, len(vs))
+	out := e.dimLists.take(len(vs))
 	for i, v := range vs {
 		out[i] = e.index(v)
 	}
@@ -119,7 +119,7 @@ func (e *fn) constantInst(in *ir.Inst) {
 	t := in.Result().Type
 	if t.Kind() == ir.KindCoopmatrix {
 		c := e.u.constant(in.Const, t.Elem())
-		ids := make([]spv.ID, e.perLane(t))
+		ids := e.idLists.take(e.perLane(t))
 		for i := range ids {
 			ids[i] = c
 		}

@@ -89,14 +89,7 @@ func (e *fn) add(a, b *dim) *dim {
 // newDim is the dim of value id, carved from a chunk: element loops make
 // one per address computed.
 func (e *fn) newDim(id spv.ID) *dim {
-	if e.dimsUsed == len(e.dims) {
-		// Growing: kernels differ a lot in size.
-		e.dims, e.dimsUsed = make([]dim, min(max(2*len(e.dims), 16), 256)), 0
-	}
-	// Counted, not resliced: moving e.dims along cost a write barrier per
-	// dim while the collector ran.
-	d := &e.dims[e.dimsUsed]
-	e.dimsUsed++
+	d := e.dims.one()
 	d.id = id
 	return d
 }
@@ -110,7 +103,7 @@ func (e *fn) index(v *ir.Value) *dim {
 	if v.Type.Bits() != 64 {
 		id = e.op(spv.OpSConvert, e.u.intT(64), id)
 	}
-	return &dim{id: id}
+	return e.newDim(id)
 }
 
 // offset is the element offset of indices idx in m.
@@ -162,7 +155,8 @@ func (e *fn) subview(in *ir.Inst) {
 		rest = rest[1:]
 		return e.index(v)
 	}
-	var offs, shape, stride []*dim
+	n := len(in.Offsets)
+	offs, shape, stride := e.dimLists.take(n)[:0], e.dimLists.take(n)[:0], e.dimLists.take(n)[:0]
 	for i := range in.Offsets {
 		offs = append(offs, next(in.Offsets[i]))
 		size := next(in.Sizes[i])
@@ -187,7 +181,14 @@ func (e *fn) bindView(v *ir.Value, m *memref, ptr spv.ID, shape, stride []*dim) 
 		}
 		return ds
 	}
-	e.mems.Set(v, &memref{typ: t, sc: m.sc, ptr: ptr, shape: pin(shape, t.Shape()), stride: pin(stride, t.Stride())})
+	e.mems.Set(v, e.newMemref(memref{typ: t, sc: m.sc, ptr: ptr, shape: pin(shape, t.Shape()), stride: pin(stride, t.Stride())}))
+}
+
+// newMemref returns a memref that is m, carved from a chunk.
+func (e *fn) newMemref(m memref) *memref {
+	p := e.memrefs.one()
+	*p = m
+	return p
 }
 
 // expand splits mode Mode into the modes of the expand shape, with
@@ -196,9 +197,9 @@ func (e *fn) expand(in *ir.Inst) {
 	m := e.memref(in.Operands[0])
 	rest := in.Operands[1:]
 	mode := int(in.Mode)
-	var shape, stride []*dim
-	shape = append(shape, m.shape[:mode]...)
-	stride = append(stride, m.stride[:mode]...)
+	n := len(m.shape) - 1 + len(in.Static)
+	shape := append(e.dimLists.take(n)[:0], m.shape[:mode]...)
+	stride := append(e.dimLists.take(n)[:0], m.stride[:mode]...)
 	s := m.stride[mode]
 	rt := in.Result().Type
 	for i, st := range in.Static {
@@ -227,8 +228,9 @@ func (e *fn) fuse(in *ir.Inst) {
 	for i := from + 1; i <= to; i++ {
 		size = e.mul(size, m.shape[i])
 	}
-	shape := append(append(append([]*dim{}, m.shape[:from]...), size), m.shape[to+1:]...)
-	stride := append(append([]*dim{}, m.stride[:from+1]...), m.stride[to+1:]...)
+	n := len(m.shape) - (to - from)
+	shape := append(append(append(e.dimLists.take(n)[:0], m.shape[:from]...), size), m.shape[to+1:]...)
+	stride := append(append(e.dimLists.take(n)[:0], m.stride[:from+1]...), m.stride[to+1:]...)
 	e.bindView(in.Result(), m, m.ptr, shape, stride)
 }
 
@@ -242,18 +244,18 @@ func (e *fn) loadGroup(in *ir.Inst) {
 		return e.op(spv.OpLoad, i64, e.advance(i64p, arr, i))
 	}
 	perEntry := func(ds []*dim) []*dim {
-		out := make([]*dim, len(ds))
+		out := e.dimLists.take(len(ds))
 		for k, d := range ds {
 			out[k] = d
 			if d.id != 0 {
-				out[k] = &dim{id: entry(d.id)}
+				out[k] = e.newDim(entry(d.id))
 			}
 		}
 		return out
 	}
 	mt := g.typ.Elem()
-	m := &memref{typ: mt, sc: spv.StorageClassCrossWorkgroup, ptr: g.base}
-	off := e.add(&dim{id: entry(g.offsets)}, g.offset)
+	m := e.newMemref(memref{typ: mt, sc: spv.StorageClassCrossWorkgroup, ptr: g.base})
+	off := e.add(e.newDim(entry(g.offsets)), g.offset)
 	e.bindView(in.Result(), m, e.advance(e.ptrType(m), g.base, off), perEntry(g.shape), perEntry(g.stride))
 }
 
@@ -270,11 +272,12 @@ func (e *fn) alloca(in *ir.Inst) {
 	if a, ok := in.Attrs.Int(ir.AttrAlignment); ok {
 		e.u.b.Decorate(v, spv.DecorationAlignment, uint32(a))
 	}
-	m := &memref{typ: t, sc: spv.StorageClassWorkgroup}
+	m := e.newMemref(memref{typ: t, sc: spv.StorageClassWorkgroup})
 	m.ptr = e.op(spv.OpInBoundsAccessChain, e.ptrType(m), v, e.u.i32(0))
+	m.shape, m.stride = e.dimLists.take(len(t.Shape())), e.dimLists.take(len(t.Shape()))
 	for i := range t.Shape() {
-		m.shape = append(m.shape, constDim(t.Shape()[i]))
-		m.stride = append(m.stride, constDim(t.Stride()[i]))
+		m.shape[i] = constDim(t.Shape()[i])
+		m.stride[i] = constDim(t.Stride()[i])
 	}
 	e.mems.Set(in.Result(), m)
 }

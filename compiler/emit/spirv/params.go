@@ -72,7 +72,7 @@ type addArg func(a opencl.Arg, t spv.ID, bind func(spv.ID))
 
 func (e *fn) memrefParam(p *ir.Value, param int, add addArg) {
 	t := p.Type
-	m := &memref{typ: t, sc: spv.StorageClassCrossWorkgroup}
+	m := e.newMemref(memref{typ: t, sc: spv.StorageClassCrossWorkgroup})
 	ptr := e.u.ptr(m.sc, e.u.mem(t.Elem()))
 	add(opencl.Arg{Role: opencl.RoleData, Param: param, Elem: t.Elem().String(), CType: "global " + memCType(t.Elem(), e.u.target.NativeF16) + "*"},
 		ptr, func(id spv.ID) { m.ptr = id })
@@ -112,9 +112,10 @@ func (e *fn) groupParam(p *ir.Value, param int, add addArg) {
 // (through declare) for each dynamic one; its dim is filled in when the
 // parameter ids exist.
 func (e *fn) dynamicDims(vs []int64, declare func(i int, bind func(spv.ID))) []*dim {
-	out := make([]*dim, len(vs))
+	out := e.dimLists.take(len(vs))
 	for i, v := range vs {
-		d := &dim{c: v}
+		d := e.dims.one()
+		d.c = v
 		out[i] = d
 		if v == ir.Dynamic {
 			declare(i, func(id spv.ID) { d.id = id })

@@ -52,7 +52,7 @@ func (e *fn) releasedInst(in *ir.Inst) (bool, error) {
 		e.fence(in.Semantics != ir.Relaxed && in.Semantics != ir.Release)
 	case ir.OpCoopMatrixConstruct:
 		x := e.value(in.Operands[0])
-		out := make([]spv.ID, e.perLane(in.Result().Type))
+		out := e.idLists.take(e.perLane(in.Result().Type))
 		for k := range out {
 			out[k] = x
 		}
@@ -129,7 +129,7 @@ func (e *fn) coopUpdate(in *ir.Inst) {
 	x, y := e.index(in.Operands[2]), e.index(in.Operands[3])
 	t := in.Result().Type
 	et := t.Elem()
-	out := make([]spv.ID, e.perLane(t))
+	out := e.idLists.take(e.perLane(t))
 	acc := e.newAccessor(m, x, y, t, in.TransA == ir.Trans, in.Checked)
 	e.eachElement(t, func(k int, r, c *dim, partial spv.ID) {
 		off, cond := acc.at(k, r, c, partial)
@@ -153,7 +153,7 @@ func (e *fn) coopReduce(in *ir.Inst) error {
 	}
 	slots := ceilDiv(int(t.Rows()), e.launch.SubgroupSize)
 	if in.Mode == 0 {
-		out := make([]spv.ID, slots)
+		out := e.idLists.take(slots)
 		for i := range out {
 			out[i] = a[i*cols]
 			for c := 1; c < cols; c++ {
@@ -167,7 +167,7 @@ func (e *fn) coopReduce(in *ir.Inst) error {
 	if err != nil {
 		return err
 	}
-	out := make([]spv.ID, cols)
+	out := e.idLists.take(cols)
 	for c := range cols {
 		part := ident
 		for i := range slots {
@@ -197,7 +197,7 @@ func (e *fn) coopApply(in *ir.Inst) error {
 	t := in.Operands[0].Type
 	et := t.Elem()
 	body := in.Body()
-	out := make([]spv.ID, len(a))
+	out := e.idLists.take(len(a))
 	var err error
 	e.eachElement(t, func(k int, r, c *dim, partial spv.ID) {
 		out[k] = e.guarded(partial, e.u.reg(et), a[k], func() spv.ID {

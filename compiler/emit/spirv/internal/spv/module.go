@@ -177,43 +177,28 @@ func fill(w []uint32, head, operands []uint32) {
 	}
 }
 
-// Words converts ids and literals into operand words.
-func Words(ops ...any) []uint32 {
-	var w []uint32
-	for _, o := range ops {
-		switch o := o.(type) {
-		case ID:
-			w = append(w, uint32(o))
-		case uint32:
-			w = append(w, o)
-		case int:
-			w = append(w, uint32(o))
-		case string:
-			w = append(w, String(o)...)
-		case []ID:
-			for _, id := range o {
-				w = append(w, uint32(id))
-			}
-		case []uint32:
-			w = append(w, o...)
-		default:
-			panic(fmt.Sprintf("spv: operand of type %T", o))
-		}
+// appendString appends literal string s to w: UTF-8, NUL-terminated,
+// padded to words.
+func appendString(w []uint32, s string) []uint32 {
+	for i := 0; i <= len(s); i += 4 { // <=: the NUL ends a word, or is one
+		var word [4]byte
+		copy(word[:], s[i:])
+		w = append(w, binary.LittleEndian.Uint32(word[:]))
 	}
 	return w
 }
 
-// String encodes a literal string: UTF-8, NUL-terminated, padded to words.
-func String(s string) []uint32 {
-	n := len(s)/4 + 1
-	buf := make([]byte, n*4)
-	copy(buf, s)
-	w := make([]uint32, n)
-	for i := range w {
-		w[i] = binary.LittleEndian.Uint32(buf[4*i:])
+// appendIDs appends ids to w as words.
+func appendIDs(w []uint32, ids []ID) []uint32 {
+	for _, id := range ids {
+		w = append(w, uint32(id))
 	}
 	return w
 }
+
+// The module-level instructions below are built in a buffer on the
+// stack, which suffices unless a name is long.
+const wordBuf = 16
 
 // Type returns the id of the type made by op with operands (everything
 // after the result id), creating it once.
@@ -286,14 +271,15 @@ func (b *Builder) define(op Op, t ID, operands []uint32) ID {
 func (b *Builder) GlobalVariable(ptr ID, sc StorageClass) ID {
 	b.Use(KindStorageClass, uint32(sc))
 	id := b.NewID()
-	b.globals = b.encode(b.globals, OpVariable, Words(ptr, id, uint32(sc)))
+	b.globals = b.encode(b.globals, OpVariable, []uint32{uint32(ptr), uint32(id), uint32(sc)})
 	return id
 }
 
 // ImportExtInst imports an extended instruction set by name.
 func (b *Builder) ImportExtInst(name string) ID {
 	id := b.NewID()
-	b.imports = b.encode(b.imports, OpExtInstImport, Words(id, name))
+	var buf [wordBuf]uint32
+	b.imports = b.encode(b.imports, OpExtInstImport, appendString(append(buf[:0], uint32(id)), name))
 	return id
 }
 
@@ -301,18 +287,22 @@ func (b *Builder) ImportExtInst(name string) ID {
 // variables it reads.
 func (b *Builder) EntryPoint(model ExecutionModel, fn ID, name string, iface []ID) {
 	b.Use(KindExecutionModel, uint32(model))
-	b.entries = b.encode(b.entries, OpEntryPoint, Words(uint32(model), fn, name, iface))
+	var buf [wordBuf]uint32
+	w := appendString(append(buf[:0], uint32(model), uint32(fn)), name)
+	b.entries = b.encode(b.entries, OpEntryPoint, appendIDs(w, iface))
 }
 
 // ExecutionMode sets mode m with literal parameters on entry point fn.
 func (b *Builder) ExecutionMode(fn ID, m ExecutionMode, params ...uint32) {
 	b.Use(KindExecutionMode, uint32(m))
-	b.modes = b.encode(b.modes, OpExecutionMode, append(Words(fn, uint32(m)), params...))
+	var buf [wordBuf]uint32
+	b.modes = b.encode(b.modes, OpExecutionMode, append(append(buf[:0], uint32(fn), uint32(m)), params...))
 }
 
 // Name attaches a debug name to id.
 func (b *Builder) Name(id ID, name string) {
-	b.names = b.encode(b.names, OpName, Words(id, name))
+	var buf [wordBuf]uint32
+	b.names = b.encode(b.names, OpName, appendString(append(buf[:0], uint32(id)), name))
 }
 
 // Decorate decorates target with d and its literal parameters.
@@ -321,7 +311,8 @@ func (b *Builder) Decorate(target ID, d Decoration, params ...uint32) {
 	if d == DecorationBuiltIn && len(params) == 1 {
 		b.Use(KindBuiltIn, params[0])
 	}
-	b.annotations = b.encode(b.annotations, OpDecorate, append(Words(target, uint32(d)), params...))
+	var buf [wordBuf]uint32
+	b.annotations = b.encode(b.annotations, OpDecorate, append(append(buf[:0], uint32(target), uint32(d)), params...))
 }
 
 // Emit appends an instruction to the function code and returns its result
@@ -421,7 +412,7 @@ func (b *Builder) BeginFunction(id, ret, fnType ID, params []ID, entry ID) []ID 
 // there, whenever the emitter discovers it needs one).
 func (b *Builder) FunctionVariable(ptr ID) ID {
 	id := b.NewID()
-	b.fvars = b.encode(b.fvars, OpVariable, Words(ptr, id, uint32(StorageClassFunction)))
+	b.fvars = b.encode(b.fvars, OpVariable, []uint32{uint32(ptr), uint32(id), uint32(StorageClassFunction)})
 	return id
 }
 
@@ -535,7 +526,8 @@ func (b *Builder) Bytes(addressing AddressingModel, memory MemoryModel) []byte {
 	exts := slices.Clone(b.exts)
 	slices.Sort(exts)
 	for _, x := range exts {
-		head = b.encode(head, OpExtension, String(x))
+		var buf [wordBuf]uint32
+		head = b.encode(head, OpExtension, appendString(buf[:0], x))
 	}
 	head = append(head, b.imports...)
 	head = b.encode(head, OpMemoryModel, []uint32{uint32(addressing), uint32(memory)})
