@@ -136,8 +136,9 @@ type unit struct {
 	// roundHalfFn is the helper rounding f32 to half precision, allocated
 	// when a kernel first needs it and defined after the kernels.
 	roundHalfFn spv.ID
-	ints        [5]spv.ID // integer types by width/16 (8, 16, 32, 64 bits)
-	floats      [3]spv.ID // float types by width/32 (16, 32, 64 bits)
+	ints        [5]spv.ID              // integer types by width/16 (8, 16, 32, 64 bits)
+	floats      [3]spv.ID              // float types by width/32 (16, 32, 64 bits)
+	regs        [ir.KindC64 + 1]spv.ID // register types by kind (reg)
 	i64s        map[int64]spv.ID
 	// smallI64, smallI32: the small constants, which element loops ask
 	// for constantly, without a map.

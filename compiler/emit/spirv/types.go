@@ -70,8 +70,20 @@ func (u *unit) ptr(sc spv.StorageClass, elem spv.ID) spv.ID {
 	return u.b.Type(spv.OpTypePointer, uint32(sc), uint32(elem))
 }
 
-// reg is the register type of a scalar or bool type.
+// reg is the register type of a scalar or bool type. The ids are cached
+// by kind: unrolled coopmatrix arithmetic asks for every element.
 func (u *unit) reg(t *ir.Type) spv.ID {
+	if k := t.Kind(); int(k) < len(u.regs) {
+		if id := u.regs[k]; id != 0 {
+			return id
+		}
+		u.regs[k] = u.makeReg(t)
+		return u.regs[k]
+	}
+	return u.makeReg(t)
+}
+
+func (u *unit) makeReg(t *ir.Type) spv.ID {
 	switch k := t.Kind(); {
 	case k == ir.KindBool:
 		return u.boolT()

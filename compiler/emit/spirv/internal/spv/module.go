@@ -138,16 +138,26 @@ func (b *Builder) emitCode(op Op, head, operands []uint32) {
 // returns the operand words for the caller to fill. It extends b.code in
 // place and assigns it only when it grows: assigning the slice back for
 // every instruction cost a write barrier each while the collector ran (a
-// third of Emit in a generic GEMM module).
+// third of Emit in a generic GEMM module). Recording is left to
+// codeInstSlow, called for the first instruction of an opcode: calling
+// record for every instruction was a twentieth of writing the generic
+// GEMM module.
 func (b *Builder) codeInst(op Op, n int) []uint32 {
 	at := len(b.code)
-	if cap(b.code)-at < 1+n {
-		b.code = slices.Grow(b.code, 1+n)
+	if cap(b.code)-at <= n || !b.seen.has(op) {
+		b.codeInstSlow(op, n)
 	}
-	b.code = b.code[:at+1+n] // the same array: the compiler writes no pointer
+	w := b.code[:at+1+n]
+	b.code = w // the same array: the compiler writes no pointer
+	w[at] = opWord(op, n)
+	return w[at+1:]
+}
+
+// codeInstSlow makes room for an instruction of n operand words and
+// records what op requires.
+func (b *Builder) codeInstSlow(op Op, n int) {
+	b.code = slices.Grow(b.code, 1+n)
 	b.record(op)
-	b.code[at] = opWord(op, n)
-	return b.code[at+1:]
 }
 
 // opWord is the first word of an instruction of op with n operand words.
