@@ -12,6 +12,7 @@ import (
 
 	"tltune/compiler"
 	"tltune/compiler/emit/spirv"
+	"tltune/compiler/printer"
 	"tltune/compiler/target"
 	"tltune/compiler/tuning"
 	"tltune/kernels"
@@ -100,11 +101,11 @@ func TestCompileConcurrently(t *testing.T) {
 	wg.Wait()
 }
 
-// TestResultOutlivesLaterCompiles: the back ends recycle their working
-// memory from compile to compile; nothing a Result holds (the C, the
-// SPIR-V module, the kernels' names and arguments) may be cut from it. A
-// result kept while other kernels compile, side by side, must stay what it
-// was.
+// TestResultOutlivesLaterCompiles: the parser and the back ends recycle
+// their working memory from compile to compile; nothing a Result holds
+// (the lowered program, the C, the SPIR-V module, the kernels' names and
+// arguments) may be cut from it. A result kept while other kernels
+// compile, side by side, must stay what it was.
 func TestResultOutlivesLaterCompiles(t *testing.T) {
 	compile := func(o compiler.Options, spec kernels.Spec, name string) *compiler.Result {
 		t.Helper()
@@ -150,6 +151,9 @@ func TestResultOutlivesLaterCompiles(t *testing.T) {
 	for i, r := range kept {
 		got := copyResult(t, r)
 		name := r.Kernels[0].Name
+		if got.IR != want[i].IR {
+			t.Errorf("the kept result %s: its lowered program changed while other kernels compiled", name)
+		}
 		if got.OpenCL != want[i].OpenCL {
 			t.Errorf("the kept result %s: its C changed while other kernels compiled", name)
 		}
@@ -164,6 +168,7 @@ func TestResultOutlivesLaterCompiles(t *testing.T) {
 
 // resultCopy is a deep copy of what a Result hands out.
 type resultCopy struct {
+	IR      string // the lowered program, printed
 	OpenCL  string
 	Module  []byte // the SPIR-V module, when compiled to SPIR-V
 	Kernels []compiler.Kernel
@@ -171,7 +176,7 @@ type resultCopy struct {
 
 func copyResult(t *testing.T, r *compiler.Result) resultCopy {
 	t.Helper()
-	c := resultCopy{OpenCL: strings.Clone(r.OpenCL)}
+	c := resultCopy{IR: printer.String(r.Lowered), OpenCL: strings.Clone(r.OpenCL)}
 	if r.OpenCL == "" {
 		m, err := r.SPIRV()
 		if err != nil {

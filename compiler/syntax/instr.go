@@ -205,9 +205,10 @@ func (p *parser) instruction() *ir.Inst {
 	in.OpPos = p.pos
 	p.results = len(names)
 	var m modifiers
-	m.init(p, p.lit, p.pos)
 	if p.dialect == Released {
-		m.fromReleased()
+		m = p.releasedModifiers()
+	} else {
+		m.init(p, p.lit, p.pos)
 	}
 	p.next()
 	var types []*ir.Type
@@ -293,7 +294,7 @@ func (p *parser) resultType(in *ir.Inst) []*ir.Type {
 	p.expect(tColon, "before the result type")
 	t, pos := p.typ()
 	in.Src.TypePos = pos
-	return []*ir.Type{t}
+	return append(p.typeLists.make(1), t)
 }
 
 // indexList parses "[" [operands] "]".

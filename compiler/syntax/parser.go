@@ -10,8 +10,10 @@ package syntax
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"tltune/compiler/diag"
 	"tltune/compiler/ir"
@@ -24,10 +26,10 @@ import (
 func Parse(src []byte) (prog *ir.Program, errs diag.List) { return parse(src, Current) }
 
 func parse(src []byte, d Dialect) (prog *ir.Program, errs diag.List) {
-	// Kernels define a value every 50 bytes or so; sizing the name table
-	// for that avoids rehashing while parsing.
-	p := &parser{names: make(map[string]*ir.Value, len(src)/50), typeCache: map[string]*ir.Type{}, dialect: d}
-	p.sc.init(string(src), p.errorAt)
+	p := parsers.Get().(*parser)
+	defer p.release()
+	p.dialect = d
+	p.sc.init(string(src), p.onError)
 	p.next()
 	prog = &ir.Program{}
 	for p.tok != tEOF {
@@ -42,6 +44,7 @@ func parse(src []byte, d Dialect) (prog *ir.Program, errs diag.List) {
 
 type parser struct {
 	sc      scanner
+	onError func(ir.Pos, string) // errorAt, for the scanner
 	dialect Dialect
 	tok     token
 	pos     ir.Pos
@@ -81,13 +84,36 @@ type parser struct {
 	// being parsed: vector_load has one result per name.
 	results int
 
-	// Allocation slabs for the objects of the IR.
+	// Allocation slabs for the objects of the IR. typeLists hands out the
+	// result types of an instruction, which live until bindResults.
+	typeLists sliceSlab[*ir.Type]
 	insts     slab[ir.Inst]
 	sources   slab[ir.Source]
 	values    slab[ir.Value]
 	operands  sliceSlab[*ir.Value]
 	positions sliceSlab[ir.Pos]
 	extents   sliceSlab[int64] // subviews' offsets and sizes
+}
+
+// parsers keeps parsers, with their tables, from source to source: made
+// afresh, a parser and its name and type tables were a fifth of the bytes
+// parsing a GEMM kernel allocated. Nothing a parse returns is the
+// parser's: the IR comes from slabs each parse starts anew, the errors
+// from a list it starts anew.
+var parsers = sync.Pool{New: func() any {
+	p := &parser{names: map[string]*ir.Value{}, typeCache: map[string]*ir.Type{}}
+	p.onError = p.errorAt
+	return p
+}}
+
+// release hands p back for the next source, emptied (so that the pool
+// refers to no program); it must not be used after.
+func (p *parser) release() {
+	clear(p.names)
+	clear(p.typeCache)
+	clear(p.defined[:cap(p.defined)])
+	*p = parser{onError: p.onError, names: p.names, typeCache: p.typeCache, defined: p.defined[:0], scopes: p.scopes[:0]}
+	parsers.Put(p)
 }
 
 // newValue returns a value with the given name, type and position.
@@ -290,11 +316,17 @@ func (p *parser) function() (f *ir.Func) {
 	p.next()
 	p.openScope()
 	defer p.closeScope()
+	// Collected on the stack and copied once, as dictionary's entries.
+	var params [8]*ir.Value
+	var paramAttrs [8]ir.Attrs
+	ps, as := params[:0], paramAttrs[:0]
 	p.list(tLParen, tRParen, "parameters", func() {
-		v, attrs := p.parameter(len(f.Params))
-		f.Params = append(f.Params, v)
-		f.ParamAttrs = append(f.ParamAttrs, attrs)
+		v, attrs := p.parameter(len(ps))
+		ps, as = append(ps, v), append(as, attrs)
 	})
+	if len(ps) > 0 {
+		f.Params, f.ParamAttrs = slices.Clone(ps), slices.Clone(as)
+	}
 	if p.isWord("attributes") {
 		p.next()
 		f.Attrs = p.dictionary()

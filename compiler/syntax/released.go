@@ -47,11 +47,17 @@ func init() {
 	}
 }
 
-// fromReleased translates a released mnemonic in place.
-func (m *modifiers) fromReleased() {
+// releasedModifiers returns the modifiers of the current word, a released
+// mnemonic, translated. They are made here, not in instruction: passed to
+// the translations, a function value each, modifiers escape to the heap,
+// and instruction's, on the stack, were an allocation per instruction.
+func (p *parser) releasedModifiers() modifiers {
+	m := new(modifiers)
+	m.init(p, p.lit, p.pos)
 	if f, ok := releasedNames[m.name]; ok {
 		f(m)
 	}
+	return *m
 }
 
 // rename makes the mnemonic name.first.(old modifiers), e.g. add into
