@@ -1,18 +1,24 @@
 package spirv
 
+import "unsafe"
+
 // chunks hands out slices of Ts carved from chunks that a unit keeps from
 // module to module (see units). Writing a kernel makes thousands of small
 // objects that live only while it is written: a dim for every address it
 // computes, a list of ids for every coopmatrix value, the parts of every
 // coopmatrix access.
 type chunks[T any] struct {
-	all  [][]T // the chunks made so far, each chunkLen long
+	all  [][]T // the chunks made so far, each chunkLen[T]() long
 	n    int   // chunks in use; the last of them, all[n-1], is being carved
 	used int   // elements handed out of all[n-1]
 }
 
-// chunkLen is the length of a chunk: a GEMM kernel's dims fill a few.
-const chunkLen = 256
+// chunkLen is the length of a chunk of Ts: 4 KiB, or 16 large Ts. A GEMM
+// kernel's dims fill a few chunks.
+func chunkLen[T any]() int {
+	var t T
+	return max(4096/int(unsafe.Sizeof(t)), 16)
+}
 
 // maxChunks bounds the chunks a unit keeps: one huge kernel does not pin
 // its memory in the pool.
@@ -22,12 +28,13 @@ const maxChunks = 64
 // copies them rather than overwriting a neighbour. They stay valid until
 // reset.
 func (c *chunks[T]) take(n int) []T {
-	if n > chunkLen {
+	size := chunkLen[T]()
+	if n > size {
 		return make([]T, n)
 	}
-	if c.n == 0 || c.used+n > chunkLen {
+	if c.n == 0 || c.used+n > size {
 		if c.n == len(c.all) {
-			c.all = append(c.all, make([]T, chunkLen))
+			c.all = append(c.all, make([]T, size))
 		}
 		c.n++
 		c.used = 0
@@ -44,8 +51,11 @@ func (c *chunks[T]) one() *T { return &c.take(1)[0] }
 // zeroed memory, and so that a unit in the pool refers to no program):
 // nothing taken before may be used after.
 func (c *chunks[T]) reset() {
-	for _, ch := range c.all[:c.n] {
-		clear(ch)
+	if c.n > 0 {
+		for _, ch := range c.all[:c.n-1] {
+			clear(ch)
+		}
+		clear(c.all[c.n-1][:c.used]) // the rest of it was never handed out
 	}
 	if len(c.all) > maxChunks {
 		clear(c.all[maxChunks:])
