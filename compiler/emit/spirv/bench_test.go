@@ -50,15 +50,19 @@ func launches(res *compiler.Result) map[*ir.Func]opencl.Launch {
 var intelPipeline = tuning.Params{SubgroupSize: 16, WorkGroupSize: [2]int{32, 2}, Tile: [2]int{16, 16}, Coopmatrix: [3]int{16, 8, 8},
 	Unroll: 1, BatchPerGroup: 1, StageLocal: true, Stages: 2, LocalPad: 4, LocalEpilogue: true}
 
+// gemmCases are the benchmarks' kernels: the GEMM in the compiler's
+// configuration on both targets, and in intelPipeline's.
+var gemmCases = []struct {
+	name, target string
+	p            tuning.Params
+}{{"generic", "generic", tuning.Params{}}, {"intel", "intel", tuning.Params{}}, {"intel-pipeline", "intel", intelPipeline}}
+
 // BenchmarkGemmSourceToSPIRV is source text to SPIR-V binary (target:
 // ≤ 100 µs per kernel, issue 16). The generic target's module unrolls
 // every coopmatrix element (48.8 KB for this kernel): writing it is two
 // thirds of that case.
 func BenchmarkGemmSourceToSPIRV(b *testing.B) {
-	for _, tc := range []struct {
-		name, target string
-		p            tuning.Params
-	}{{"generic", "generic", tuning.Params{}}, {"intel", "intel", tuning.Params{}}, {"intel-pipeline", "intel", intelPipeline}} {
+	for _, tc := range gemmCases {
 		src := []byte(gemmSource(b, tc.p))
 		b.Run(tc.name, func(b *testing.B) {
 			b.ReportAllocs()
@@ -71,12 +75,13 @@ func BenchmarkGemmSourceToSPIRV(b *testing.B) {
 	}
 }
 
-// BenchmarkEmitGemm is the SPIR-V emitter alone on the lowered GEMM.
+// BenchmarkEmitGemm is the SPIR-V emitter alone on the lowered GEMMs of
+// BenchmarkGemmSourceToSPIRV.
 func BenchmarkEmitGemm(b *testing.B) {
-	src := []byte(gemmSource(b, tuning.Params{}))
-	for _, target := range []string{"generic", "intel"} {
-		b.Run(target, func(b *testing.B) {
-			res, err := compiler.Compile(src, compiler.Options{Target: target})
+	for _, tc := range gemmCases {
+		src := []byte(gemmSource(b, tc.p))
+		b.Run(tc.name, func(b *testing.B) {
+			res, err := compiler.Compile(src, compiler.Options{Target: tc.target})
 			if err != nil {
 				b.Fatal(err)
 			}
