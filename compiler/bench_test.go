@@ -17,10 +17,9 @@ import (
 //
 // Where the time goes (-cpuprofile with -test.cpu 1): writing the C is
 // about half of every case (43 % of generic, 59 % of nvidia-staged) and
-// grows with the C written: 6 KB for generic, 20 KB for intel-u2, 13 KB
-// for nvidia-staged (26 KB, and about 20 % slower, while its replicated B
-// pieces were loaded vector by vector rather than in a loop nest), 25 KB
-// from 286 lowered instructions for nvidia-pipeline. The lowering is 13 % (generic) to 24 %
+// grows with the C written: 6 KB for generic, 20 KB for intel-u2, 26 KB
+// for nvidia-staged, 25 KB from 286 lowered instructions for
+// nvidia-pipeline. The lowering is 13 % (generic) to 24 %
 // (nvidia-pipeline: 10 % of the case the copies of the K panels, unrolled
 // chunk by chunk, 3 % the local epilogue, which writes its chunks in a
 // loop; unrolled, it made 47 KB of C from 690 instructions and took about

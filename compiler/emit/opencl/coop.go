@@ -481,41 +481,45 @@ func (e *fn) replicatedWidth(in *ir.Inst) int {
 }
 
 // replicatedVectorLoad loads a replicated piece in vectors of w elements
-// along the memory's contiguous mode, in a loop nest the driver unrolls:
-// spelled vector by vector it was most of a staged f32 kernel's C (64
-// loads and 256 assignments for the B pieces of nvidia-staged in
-// BenchmarkCompileGemm), and the C's length is most of what emitting it
-// costs.
+// along the memory's contiguous mode.
 func (e *fn) replicatedVectorLoad(in *ir.Inst, w int) {
 	m := e.memref(in.Operands[0])
 	t := in.Result().Type
 	name, _ := e.coopDecl(in.Result())
 	rows, cols := int(t.Rows()), int(t.Cols())
-	// The vectors run along the piece's rows, or with a transposed load
-	// along its columns: tl_v counts them along that direction, tl_u
-	// counts the other. Either way the vector's memory row is x + tl_v·w
-	// and its memory column y + tl_u.
-	along, across := rows, cols
-	if in.TransA == ir.Trans {
-		along, across = cols, rows
-	}
+	trans := in.TransA == ir.Trans
+	// The vectors' rows in memory and their columns' terms of the offset,
+	// each spelled once for the vectors that share it.
 	x, y := e.value(in.Operands[1]), e.value(in.Operands[2])
-	ws, cs := strconv.Itoa(w), strconv.Itoa(cols)
-	e.coopLoop("tl_u", across)
-	e.coopLoop("tl_v", along/w)
-	off := e.add(e.add(x, e.text.join("tl_v * ", ws)), e.mul(e.add(y, "tl_u"), m.stride[1]))
-	v := e.loadVectorBits(m, off, w)
-	for k := range w {
-		ks := strconv.Itoa(k)
-		idx := e.text.join("(tl_v * ", ws, " + ", ks, ") * ", cs, " + tl_u") // element (tl_v·w + k, tl_u)
-		if in.TransA == ir.Trans {
-			idx = e.text.join("tl_u * ", cs, " + tl_v * ", ws, " + ", ks) // element (tl_u, tl_v·w + k)
+	memRows, colTerms := make([]string, max(rows, cols)), make([]string, max(rows, cols))
+	for r := 0; r < rows; r++ {
+		for c := 0; c < cols; c++ {
+			// The vector starts at each multiple of w along the contiguous
+			// direction: rows when memory runs along them, else columns.
+			if (!trans && r%w != 0) || (trans && c%w != 0) {
+				continue
+			}
+			memRow, memCol := r, c
+			if trans {
+				memRow, memCol = memCol, memRow
+			}
+			if memRows[memRow] == "" {
+				memRows[memRow] = e.add(x, strconv.Itoa(memRow))
+			}
+			if colTerms[memCol] == "" {
+				colTerms[memCol] = e.mul(e.add(y, strconv.Itoa(memCol)), m.stride[1])
+			}
+			v := e.loadVectorBits(m, e.add(memRows[memRow], colTerms[memCol]), w)
+			for k := range w {
+				rr, cc := r+k, c
+				if trans {
+					rr, cc = r, c+k
+				}
+				head, tail := v.elem(e, k)
+				e.put(name, ".v[", strconv.Itoa(rr*cols+cc), "] = ", head, tail, ";")
+			}
 		}
-		head, tail := v.elem(e, k)
-		e.put(name, ".v[", idx, "] = ", head, tail, ";")
 	}
-	e.closeLoop()
-	e.closeLoop()
 }
 
 // zero is the C zero of scalar type t.
