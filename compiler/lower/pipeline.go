@@ -551,25 +551,48 @@ func (o *epilogueStage) write(g *gen, pl *gemmPlan, m, n, sx, sy *ir.Value, grid
 // may leave it apart. From two rounds on the loop is the smaller (17.0
 // against 18.1 KB of C for intel-pipeline in BenchmarkGemmSourceToSPIRV);
 // a single round is written without it, its chunk folded to the grid's
-// constants (in a loop of one round it was 4 % more C).
+// constants (in a loop of one round it was 4 % more C). Inputs of 4 bytes
+// or more, intel-pipeline's f32 among them, keep the unrolled rounds all
+// the same (see unrolledRounds).
 func (o *epilogueStage) writeSlice(g *gen, pl *gemmPlan, m, n *ir.Value, grid *chunkGrid) {
-	w := sliceWrite{pl: pl, grid: grid, m: m, n: n, M: g.size(pl.c, 0), N: g.size(pl.c, 1), total: grid.perCol * o.cols}
+	w := &sliceWrite{pl: pl, grid: grid, m: m, n: n, M: g.size(pl.c, 0), N: g.size(pl.c, 1), total: grid.perCol * o.cols,
+		unrolled: unrolledRounds(pl)}
 	rounds := grid.perItem(w.total)
-	if rounds == 1 {
-		o.writeRound(g, w, g.index(0), grid.partial(0, w.total))
+	if w.unrolled || rounds == 1 {
+		for i := range rounds {
+			o.writeRound(g, w, g.index(i), grid.partial(i, w.total))
+		}
 		return
 	}
 	loop, gl := g.forLoop(g.index(0), g.index(rounds), nil)
 	o.writeRound(gl, w, loop.Body().Args[0], grid.partial(rounds-1, w.total))
 }
 
+// unrolledRounds reports whether the local epilogue writes a slice's
+// rounds unrolled, in the form it had before the loop: each round's chunk
+// position and column in C computed ahead of the guard of a partial round,
+// the column's (sc/cn)·tn + sc mod cn never folded to sc, and the row in C
+// shared by the rounds of one row. That is so for inputs of 4 bytes or
+// more (f32 measured; f64 and complex, never timed with the loop, keep the
+// old form too). On an H100 the driver made different f32
+// kernels of the loop: 64×64×32 f32, all 32 local-epilogue configurations
+// of the H100's space, took 1.013 times as long (geometric mean; 0.979 to
+// 1.117 each, reproducibly) and 64×64×64 f32 staged 1.001 (0.927 to
+// 1.083); unrolling the loop again with its rewritten index arithmetic
+// did not bring the old times back, so the old arithmetic comes with the
+// old rounds. f16 kernels, whose accumulators are matrix-engine fragments,
+// ran as fast with the loop and keep its smaller code (bf16 with them).
+func unrolledRounds(pl *gemmPlan) bool { return pl.a.Type.Elem().Size() >= 4 }
+
 // sliceWrite is what the rounds of a slice's write share.
 type sliceWrite struct {
-	pl    *gemmPlan
-	grid  *chunkGrid
-	m, n  *ir.Value // the slice's origin in C
-	M, N  *ir.Value // C's extents
-	total int64     // the slice's chunks
+	pl       *gemmPlan
+	grid     *chunkGrid
+	m, n     *ir.Value // the slice's origin in C
+	M, N     *ir.Value // C's extents
+	total    int64     // the slice's chunks
+	unrolled bool      // unrolledRounds
+	row, cr  *ir.Value // the last round's row in the slice and in C
 }
 
 // writeRound writes work-item lin's chunk of round i (an index value:
@@ -577,13 +600,15 @@ type sliceWrite struct {
 // only if the work-item has one (round i may be partial). A chunk wholly
 // inside C is written as a vector, one on its edge (where C may be
 // ragged) element by element.
-func (o *epilogueStage) writeRound(g *gen, w sliceWrite, i *ir.Value, guarded bool) {
-	if guarded {
-		sel := g.If(g.Cmp(ir.Lt, w.grid.roundChunk(g, i), g.index(w.total)))
-		g = g.at(sel.Regions[0])
+func (o *epilogueStage) writeRound(g *gen, w *sliceWrite, i *ir.Value, guarded bool) {
+	if guarded && !w.unrolled {
+		g = w.guard(g, i)
 	}
 	row, sc := w.grid.atRound(g, i)
-	cr, cc := g.add(w.m, row), g.add(w.n, o.column(g, w.pl, sc))
+	cr, cc := w.rowInC(g, row), g.add(w.n, o.column(g, w, sc))
+	if guarded && w.unrolled {
+		g = w.guard(g, i)
+	}
 	if !w.pl.checkM && !w.pl.checkN {
 		o.writeChunk(g, w.pl, row, sc, cr, cc)
 		return
@@ -602,14 +627,33 @@ func (o *epilogueStage) writeRound(g *gen, w sliceWrite, i *ir.Value, guarded bo
 	}
 }
 
+// guard returns where the work-item writes its chunk of round i: an if
+// of g that only work-items having one enter.
+func (w *sliceWrite) guard(g *gen, i *ir.Value) *gen {
+	sel := g.If(g.Cmp(ir.Lt, w.grid.roundChunk(g, i), g.index(w.total)))
+	return g.at(sel.Regions[0])
+}
+
+// rowInC is C's row of the slice's row, computed once for the unrolled
+// rounds that share it (the grid's row where its columns advance by
+// whole rounds), ahead of their guards.
+func (w *sliceWrite) rowInC(g *gen, row *ir.Value) *ir.Value {
+	if row != w.row {
+		w.row, w.cr = row, g.add(w.m, row)
+	}
+	return w.cr
+}
+
 // column is the column of the slice that staged column sc holds:
 // (sc/cn)·tn + sc mod cn, which is sc itself where the slice has one
-// subgroup column's (gy = 1) or the subgroups' tiles are one slice wide.
-func (o *epilogueStage) column(g *gen, pl *gemmPlan, sc *ir.Value) *ir.Value {
+// subgroup column's (gy = 1) or the subgroups' tiles are one slice wide
+// (not folded where the rounds are unrolled: see unrolledRounds).
+func (o *epilogueStage) column(g *gen, w *sliceWrite, sc *ir.Value) *ir.Value {
+	pl := w.pl
 	if c, ok := constantOf(sc); ok {
 		return g.index(c.Int/pl.cn*pl.tn + c.Int%pl.cn)
 	}
-	if o.cols == pl.cn || pl.tn == pl.cn {
+	if !w.unrolled && (o.cols == pl.cn || pl.tn == pl.cn) {
 		return sc
 	}
 	cn := g.index(pl.cn)
