@@ -72,6 +72,30 @@ func TestGemmOnDevice(t *testing.T) {
 	}
 }
 
+// TestLocalEpilogueLoopOnDevice runs the configurations of gemmConfigs
+// that write C through local memory with f16 inputs (accumulated in f32):
+// their rounds of chunks are a loop whose body finds each chunk from the
+// induction variable, while TestGemmOnDevice's f32 kernels have the rounds
+// unrolled (lower's unrolledRounds). The chunk distributions are
+// gemmConfigs' (a fixed row with whole columns a round, several rounds a
+// column, neither, a partial last round); C is ragged (53×23) or its
+// columns are 16-byte aligned (16×16), and read with β.
+func TestLocalEpilogueLoopOnDevice(t *testing.T) {
+	d := openDevice(t)
+	for ci, p := range gemmConfigs {
+		if !p.LocalEpilogue {
+			continue
+		}
+		for _, sh := range [][3]int{{53, 23, 56}, {16, 16, 16}} {
+			s := kernels.Spec{Op: kernels.GEMMOp, M: sh[0], N: sh[1], K: sh[2], DType: kernels.F16, Acc: kernels.F32,
+				Layout: kernels.Strided, Alpha: 1.5, Beta: 0.5}
+			t.Run(fmt.Sprintf("%dx%dx%d/cfg%d", sh[0], sh[1], sh[2], ci), func(t *testing.T) {
+				runRecipe(t, d, recipeCase{spec: s, params: p, batch: 3})
+			})
+		}
+	}
+}
+
 // TestConfigsChangeCode: each configuration yields different OpenCL C (the
 // execution tests show each one is correct).
 func TestConfigsChangeCode(t *testing.T) {

@@ -104,17 +104,23 @@ func TestPipelineOnDevice(t *testing.T) {
 	}
 }
 
-// TestLocalEpilogueLoops: the work-items write the chunks of a staged
-// slice of C in a loop, so the kernel holds one vector store to C a slice
-// (two for a 64×64 f32 tile of 32×32 matrices), not one per chunk (16 a
-// work-item and slice here).
-func TestLocalEpilogueLoops(t *testing.T) {
-	r := newRecipe(t, kernels.Spec{Op: kernels.GEMMOp, M: 64, N: 64, K: 32, DType: kernels.F16, Acc: kernels.F32,
-		Layout: kernels.Strided, Alpha: 1, Beta: 1})
+// TestLocalEpilogueRounds: the work-items write the chunks of a staged
+// slice of C in a loop where the inputs are f16, so the kernel holds one
+// vector store to C a slice (two for a 64×64 f32 tile of 32×32 matrices),
+// and unrolled where they are f32 (lower's unrolledRounds: the form the
+// H100 ran faster), one store a chunk (16 a work-item and slice here).
+func TestLocalEpilogueRounds(t *testing.T) {
 	p := tuning.Params{SubgroupSize: 32, WorkGroupSize: [2]int{32, 1}, Tile: [2]int{64, 64}, Coopmatrix: [3]int{32, 32, 32},
-		Unroll: 1, BatchPerGroup: 1, StageLocal: true, Stages: 3, LocalPad: 8, LocalEpilogue: true}
-	res := compileRecipe(t, r, p, compiler.Options{Target: "nvidia"})
-	if n := strings.Count(res.OpenCL, "*(global float4*)(C_"); n != 2 {
-		t.Errorf("%d vector stores to C, want 2 (one a slice):\n%s", n, res.OpenCL)
+		Unroll: 1, BatchPerGroup: 1, LocalEpilogue: true}
+	for _, c := range []struct {
+		dtype  kernels.DType
+		stores int
+	}{{kernels.F16, 2}, {kernels.F32, 32}} {
+		r := newRecipe(t, kernels.Spec{Op: kernels.GEMMOp, M: 64, N: 64, K: 32, DType: c.dtype, Acc: kernels.F32,
+			Layout: kernels.Strided, Alpha: 1, Beta: 1})
+		res := compileRecipe(t, r, p, compiler.Options{Target: "nvidia"})
+		if n := strings.Count(res.OpenCL, "*(global float4*)(C_"); n != c.stores {
+			t.Errorf("%v: %d vector stores to C, want %d:\n%s", c.dtype, n, c.stores, res.OpenCL)
+		}
 	}
 }
