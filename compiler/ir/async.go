@@ -40,8 +40,15 @@ func (in *Inst) AsyncCopyOperands() (src *Value, srcIdx []*Value, dst *Value, ds
 func (b *Builder) AsyncCopy(n int, src *Value, srcIdx []*Value, dst *Value, dstIdx []*Value, valid *Value) *Inst {
 	ops := make([]*Value, 0, 3+len(srcIdx)+len(dstIdx))
 	ops = append(append(append(append(append(ops, src), srcIdx...), dst), dstIdx...), valid)
-	// No results: the instruction takes the operand list made for it.
-	return b.Insert(&Inst{Op: OpAsyncCopy, Operands: ops, Count: int64(n)})
+	// No results: the instruction takes the operand list made for it,
+	// and its count is allocated with it.
+	x := &struct {
+		in    Inst
+		modes ModeAttrs
+	}{}
+	x.in.Op, x.in.Operands, x.in.ModeAttrs = OpAsyncCopy, ops, &x.modes
+	x.modes.Count = int64(n)
+	return b.Insert(&x.in)
 }
 
 // AsyncCommit emits an async_commit.

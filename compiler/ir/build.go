@@ -56,16 +56,35 @@ func NewInst(op Op, operands []*Value, resultTypes ...*Type) *Inst {
 	if len(resultTypes) == 1 {
 		// Most instructions have one result: one allocation holds the
 		// instruction, the result and the result list (of capacity 1, so
-		// an append moves it out), and up to four operands.
-		if len(operands) == 0 {
+		// an append moves it out), and up to four operands, in the
+		// smallest of three sizes that fits them.
+		switch {
+		case len(operands) == 0 && op == OpConstant:
+			x := &struct {
+				in      Inst
+				result  Value
+				results [1]*Value
+				attr    ConstAttr
+			}{}
+			x.in.ConstAttr = &x.attr
+			return x.in.init(op, nil, &x.result, x.results[:], resultTypes[0])
+		case len(operands) == 0:
 			x := &struct {
 				in      Inst
 				result  Value
 				results [1]*Value
 			}{}
 			return x.in.init(op, nil, &x.result, x.results[:], resultTypes[0])
-		}
-		if len(operands) <= 4 {
+		case len(operands) <= 2:
+			x := &struct {
+				in       Inst
+				result   Value
+				results  [1]*Value
+				operands [2]*Value
+			}{}
+			n := copy(x.operands[:], operands)
+			return x.in.init(op, x.operands[:n:n], &x.result, x.results[:], resultTypes[0])
+		case len(operands) <= 4:
 			x := &struct {
 				in       Inst
 				result   Value

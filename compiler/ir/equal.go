@@ -126,7 +126,7 @@ func sameAttributes(x, y *Inst) bool {
 	return x.Op == y.Op && x.TransA == y.TransA && x.TransB == y.TransB && x.Atomic == y.Atomic &&
 		x.Checked == y.Checked && x.Fence == y.Fence && x.Arith == y.Arith && x.Unary == y.Unary &&
 		x.Cmp == y.Cmp && x.Math == y.Math && x.Builtin == y.Builtin && x.Scan == y.Scan &&
-		sameConst(x.Const, y.Const) && x.Mode == y.Mode && x.ModeTo == y.ModeTo &&
+		sameConst(constOf(x), constOf(y)) && sameModes(modesOf(x), modesOf(y)) &&
 		x.HasStep == y.HasStep && x.Scope == y.Scope && x.Semantics == y.Semantics &&
 		sameLists(x.Lists, y.Lists) &&
 		slices.Equal(x.Source().Comments, y.Source().Comments) && x.Source().LineComment == y.Source().LineComment
@@ -144,6 +144,25 @@ func sameLists(x, y *Lists) bool {
 	return slices.Equal(x.Static, y.Static) && slices.Equal(x.Offsets, y.Offsets) &&
 		slices.Equal(x.Sizes, y.Sizes) && x.Attrs.String() == y.Attrs.String()
 }
+
+// constOf is in's constant; the zero Constant when it has none.
+func constOf(in *Inst) Constant {
+	if in.ConstAttr == nil {
+		return Constant{}
+	}
+	return in.Const
+}
+
+// modesOf is in's mode attributes, zero when it has none.
+func modesOf(in *Inst) ModeAttrs {
+	if in.ModeAttrs == nil {
+		return ModeAttrs{}
+	}
+	return *in.ModeAttrs
+}
+
+// sameModes compares the modes (not the count, which Diff never did).
+func sameModes(a, b ModeAttrs) bool { return a.Mode == b.Mode && a.ModeTo == b.ModeTo }
 
 func sameConst(a, b Constant) bool {
 	return a.Kind == b.Kind && a.Bool == b.Bool && a.Int == b.Int &&

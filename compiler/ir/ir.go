@@ -91,23 +91,51 @@ type Inst struct {
 	HasStep        bool            // for: Operands[2] is the step
 	Scope          MemoryScope     // the released tinytc's atomic instructions
 	Semantics      MemorySemantics // the released tinytc's atomic instructions
-	Const          Constant        // OpConstant
-	Mode           int64           // cumsum, size, expand: the mode; fuse: first fused mode
-	ModeTo         int64           // fuse: last fused mode (inclusive)
-	Count          int64           // async_copy: elements per copy; async_wait: copy groups left in flight
 
-	// Lists holds the list attributes of the opcodes that have them
-	// (Op.HasLists); NewInst and SetOp make it. It is nil in every other
-	// instruction, so reading its fields there panics. (Behind a pointer:
-	// the lowerings build thousands of instructions, none with lists, and
-	// the lists made each half larger: 272 bytes instead of 184, and an
-	// index addition with its result 384 instead of 288.)
+	// The attributes of a few opcodes, each behind a pointer that NewInst
+	// and SetOp make for the opcodes that have them (Op.HasConst,
+	// Op.HasModes, Op.HasLists) and that is nil in every other
+	// instruction, so reading their fields there panics. The lowerings
+	// build thousands of instructions, mostly index arithmetic with none
+	// of them: the lists made each half larger (272 bytes instead of 184),
+	// and the constant and the modes inline made an index addition with
+	// its result 288 bytes instead of 240.
+	*ConstAttr // Const
+	*ModeAttrs // Mode, ModeTo, Count
 	*Lists
 
 	// Src is what the parser read besides the instruction itself; nil in
 	// built instructions. (Behind a pointer: the lowerings build thousands
 	// of instructions, and the fields made each a fifth larger.)
 	Src *Source
+}
+
+// ConstAttr is the attribute of a constant instruction (Inst.ConstAttr).
+type ConstAttr struct {
+	Const Constant // OpConstant
+}
+
+// ModeAttrs are the integer attributes of the instructions that have a
+// mode or a count (Inst.ModeAttrs).
+type ModeAttrs struct {
+	Mode   int64 // cumsum, size, expand, cooperative_matrix_extract, _insert, _reduce: the mode; fuse: first fused mode
+	ModeTo int64 // fuse: last fused mode (inclusive)
+	Count  int64 // async_copy: elements per copy; async_wait: copy groups left in flight
+}
+
+// HasConst reports whether instructions of op have a ConstAttr: constant.
+func (op Op) HasConst() bool { return op == OpConstant }
+
+// HasModes reports whether instructions of op have ModeAttrs: cumsum,
+// size, expand, fuse, cooperative_matrix_extract, _insert and _reduce,
+// async_copy and async_wait.
+func (op Op) HasModes() bool {
+	switch op {
+	case OpCumsum, OpSize, OpExpand, OpFuse, OpCoopMatrixExtract, OpCoopMatrixInsert, OpCoopMatrixReduce,
+		OpAsyncCopy, OpAsyncWait:
+		return true
+	}
+	return false
 }
 
 // Lists are the attributes of an instruction that are lists (Inst.Lists).
@@ -127,9 +155,16 @@ func (op Op) HasLists() bool {
 	return false
 }
 
-// SetOp makes in an instruction of op, with empty Lists if op has them.
+// SetOp makes in an instruction of op, with a zero ConstAttr, ModeAttrs
+// and empty Lists where op has them and in has none yet.
 func (in *Inst) SetOp(op Op) {
 	in.Op = op
+	if op.HasConst() && in.ConstAttr == nil {
+		in.ConstAttr = &ConstAttr{}
+	}
+	if op.HasModes() && in.ModeAttrs == nil {
+		in.ModeAttrs = &ModeAttrs{}
+	}
 	if op.HasLists() && in.Lists == nil {
 		in.Lists = &Lists{}
 	}

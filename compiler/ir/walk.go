@@ -90,6 +90,13 @@ func (in *Inst) Clone(vmap map[*Value]*Value) *Inst {
 func cloneInst(in *Inst, vmap map[*Value]*Value) *Inst {
 	c := *in
 	c.Parent = nil
+	if in.ConstAttr != nil {
+		c.ConstAttr = &ConstAttr{Const: in.Const}
+	}
+	if in.ModeAttrs != nil {
+		modes := *in.ModeAttrs
+		c.ModeAttrs = &modes
+	}
 	if in.Lists != nil {
 		c.Lists = &Lists{Static: slices.Clone(in.Static), Offsets: slices.Clone(in.Offsets),
 			Sizes: slices.Clone(in.Sizes), Attrs: slices.Clone(in.Attrs)}

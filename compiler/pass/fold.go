@@ -16,7 +16,7 @@ import (
 func foldConstants(f *ir.Func) error {
 	f.Body.Walk(func(in *ir.Inst) bool {
 		if v, ok := foldInt(in); ok {
-			in.Op = ir.OpConstant
+			in.SetOp(ir.OpConstant)
 			in.Operands = nil
 			in.Const = ir.Constant{Kind: ir.ConstInt, Int: v}
 			in.Arith = 0

@@ -338,7 +338,7 @@ func (p *parser) instructionBody(in *ir.Inst, m *modifiers) (types []*ir.Type, m
 		in.Atomic = m.atomic()
 		p.operandList(in, 5)
 	case "cumsum":
-		in.Op = ir.OpCumsum
+		in.SetOp(ir.OpCumsum)
 		in.Atomic = m.atomic()
 		p.operandList(in, 2)
 		p.expect(tComma, "between operands")
@@ -403,7 +403,7 @@ func (p *parser) instructionBody(in *ir.Inst, m *modifiers) (types []*ir.Type, m
 		p.operandList(in, 1)
 		return p.resultType(in), false
 	case "constant":
-		in.Op = ir.OpConstant
+		in.SetOp(ir.OpConstant)
 		in.Const = p.constant()
 		return p.resultType(in), false
 	case "expand":
@@ -441,7 +441,7 @@ func (p *parser) instructionBody(in *ir.Inst, m *modifiers) (types []*ir.Type, m
 		p.vectorStoreShape(in)
 		p.indexList(in)
 	case "async_copy":
-		in.Op = ir.OpAsyncCopy
+		in.SetOp(ir.OpAsyncCopy)
 		in.Count = m.count()
 		p.operand(in)
 		p.indexList(in)
@@ -453,7 +453,7 @@ func (p *parser) instructionBody(in *ir.Inst, m *modifiers) (types []*ir.Type, m
 	case "async_commit":
 		in.Op = ir.OpAsyncCommit
 	case "async_wait":
-		in.Op = ir.OpAsyncWait
+		in.SetOp(ir.OpAsyncWait)
 		in.Count = m.count()
 	case "size":
 		p.sizeOperands(in)
@@ -587,7 +587,8 @@ func (p *parser) releasedInstruction(in *ir.Inst, m *modifiers) []*ir.Type {
 		p.coopIndices(in)
 		return p.resultType(in)
 	case strings.HasPrefix(m.name, "cooperative_matrix_reduce_"):
-		in.Op, in.Arith = ir.OpCoopMatrixReduce, updateOps[m.name[len("cooperative_matrix_reduce_"):]]
+		in.SetOp(ir.OpCoopMatrixReduce)
+		in.Arith = updateOps[m.name[len("cooperative_matrix_reduce_"):]]
 		switch m.take("row", "column") {
 		case 0:
 		case 1:
@@ -602,12 +603,12 @@ func (p *parser) releasedInstruction(in *ir.Inst, m *modifiers) []*ir.Type {
 		p.operand(in)
 		return p.resultType(in)
 	case m.name == "cooperative_matrix_extract":
-		in.Op = ir.OpCoopMatrixExtract
+		in.SetOp(ir.OpCoopMatrixExtract)
 		p.operand(in)
 		p.bracketedMode(in)
 		return p.resultType(in)
 	case m.name == "cooperative_matrix_insert":
-		in.Op = ir.OpCoopMatrixInsert
+		in.SetOp(ir.OpCoopMatrixInsert)
 		p.operandList(in, 2)
 		p.bracketedMode(in)
 		return p.resultType(in)
@@ -628,14 +629,14 @@ func (p *parser) releasedInstruction(in *ir.Inst, m *modifiers) []*ir.Type {
 
 // sizeOperands parses the operands of size: "%v[mode]".
 func (p *parser) sizeOperands(in *ir.Inst) {
-	in.Op = ir.OpSize
+	in.SetOp(ir.OpSize)
 	p.operand(in)
 	p.bracketedMode(in)
 }
 
 // fuseOperands parses the operands of fuse: "%v[from, to]".
 func (p *parser) fuseOperands(in *ir.Inst) {
-	in.Op = ir.OpFuse
+	in.SetOp(ir.OpFuse)
 	p.operand(in)
 	p.expect(tLBrack, "after the fuse operand")
 	p.mode(in)
