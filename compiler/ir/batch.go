@@ -1,5 +1,7 @@
 package ir
 
+import "slices"
+
 // GroupSizeMode is BatchExtent.Mode for a group parameter: the batch is the
 // number of memrefs in the group.
 const GroupSizeMode = -1
@@ -19,27 +21,31 @@ type BatchExtent struct {
 // one mode of a memref in a subview or load, or a group in a load. The
 // first such use in program order counts; ok is false when there is none.
 func (f *Func) BatchExtent() (x BatchExtent, ok bool) {
-	gid := map[*Value]bool{}
+	// The group id and its casts: a kernel has one or two, so a short
+	// list, where a map cost a hash per instruction looked at.
+	var gidStore [4]*Value
+	gid := gidStore[:0]
+	isGid := func(v *Value) bool { return slices.Contains(gid, v) }
 	f.Body.Walk(func(in *Inst) bool {
 		if ok {
 			return false // found: skip the rest
 		}
 		switch {
 		case in.Op == OpBuiltin && in.Builtin == GroupID:
-			gid[in.Result()] = true
-		case in.Op == OpCast && gid[in.Operands[0]]:
-			gid[in.Result()] = true
+			gid = append(gid, in.Result())
+		case in.Op == OpCast && isGid(in.Operands[0]):
+			gid = append(gid, in.Result())
 		case in.Op == OpSubview && isParam(in.Operands[0]):
 			offsets, _ := in.SubviewSlices()
 			for mode, off := range offsets {
-				if off.Value != nil && gid[off.Value] {
+				if off.Value != nil && isGid(off.Value) {
 					x, ok = BatchExtent{in.Operands[0].Index, mode}, true
 					break
 				}
 			}
 		case in.Op == OpLoad && isParam(in.Operands[0]):
 			for mode, idx := range in.Operands[1:] {
-				if !gid[idx] {
+				if !isGid(idx) {
 					continue
 				}
 				x, ok = BatchExtent{in.Operands[0].Index, mode}, true

@@ -377,10 +377,9 @@ type Extent struct {
 }
 
 // dynamicExtents resolves static entries against the operands following the
-// first one, consuming one operand per Dynamic entry; next is the index of
-// the first operand to consume and is advanced.
-func (in *Inst) dynamicExtents(static []int64, next *int) []Extent {
-	out := make([]Extent, len(static))
+// first one into out, consuming one operand per Dynamic entry; next is the
+// index of the first operand to consume and is advanced.
+func (in *Inst) dynamicExtents(out []Extent, static []int64, next *int) {
 	for i, s := range static {
 		if s == Dynamic {
 			out[i].Value = in.Operands[*next]
@@ -389,25 +388,27 @@ func (in *Inst) dynamicExtents(static []int64, next *int) []Extent {
 			out[i].Static = s
 		}
 	}
-	return out
 }
 
 // SubviewSlices returns the offset and size of every mode of a subview
 // (dynamic offsets and sizes are interleaved in the operands, offset before
 // size, mode by mode). A static size 0 drops the mode from the result.
 func (in *Inst) SubviewSlices() (offsets, sizes []Extent) {
+	n := len(in.Offsets)
+	both := make([]Extent, n+len(in.Sizes)) // one allocation for the two
+	offsets, sizes = both[:n:n], both[n:]
 	next := 1
-	offsets = make([]Extent, len(in.Offsets))
-	sizes = make([]Extent, len(in.Sizes))
 	for i := range in.Offsets {
-		offsets[i] = in.dynamicExtents(in.Offsets[i:i+1], &next)[0]
-		sizes[i] = in.dynamicExtents(in.Sizes[i:i+1], &next)[0]
+		in.dynamicExtents(offsets[i:i+1], in.Offsets[i:i+1], &next)
+		in.dynamicExtents(sizes[i:i+1], in.Sizes[i:i+1], &next)
 	}
 	return offsets, sizes
 }
 
 // ExpandShape returns the expand shape of an expand instruction.
 func (in *Inst) ExpandShape() []Extent {
+	out := make([]Extent, len(in.Static))
 	next := 1
-	return in.dynamicExtents(in.Static, &next)
+	in.dynamicExtents(out, in.Static, &next)
+	return out
 }

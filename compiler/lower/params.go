@@ -66,7 +66,15 @@ func (ch *Choice) Explain() []string {
 // collective (the first gemm, gemv or ger), else from the heuristic for
 // target t. device names the device in tuning-table keys.
 func Choose(f *ir.Func, t *target.Target, table *tuning.Table, device string) (*Choice, error) {
-	ch := &Choice{target: t.Name}
+	// The choice and what it points to in one allocation (every compile
+	// makes one per function).
+	x := &struct {
+		ch    Choice
+		key   tuning.Key
+		match tuning.Match
+		batch ir.BatchExtent
+	}{ch: Choice{target: t.Name}}
+	ch := &x.ch
 	attr, named, err := fromAttrs(f)
 	if err != nil {
 		return nil, err
@@ -75,12 +83,12 @@ func Choose(f *ir.Func, t *target.Target, table *tuning.Table, device string) (*
 	var fromTable tuning.Params
 	main := mainCollective(f)
 	if main != nil {
-		k := tableKey(main, device, t)
-		ch.Key = &k
+		x.key = tableKey(main, device, t)
+		ch.Key = &x.key
 		if table != nil {
-			m := table.Lookup(k)
-			ch.Match = &m
-			fromTable, _ = m.Params()
+			x.match = table.Lookup(x.key)
+			ch.Match = &x.match
+			fromTable, _ = x.match.Params()
 		}
 	}
 	ch.heur = heuristic(f, main, t)
@@ -93,8 +101,9 @@ func Choose(f *ir.Func, t *target.Target, table *tuning.Table, device string) (*
 			ch.sgsFor = attr.WorkGroupSize[0]
 		}
 	}
-	if x, ok := f.BatchExtent(); ok {
-		ch.Batch = &x
+	if batch, ok := f.BatchExtent(); ok {
+		x.batch = batch
+		ch.Batch = &x.batch
 	} else if ch.Params.BatchPerGroup > 1 {
 		ch.batchDropped = ch.Params.BatchPerGroup
 		ch.Params.BatchPerGroup = 1
