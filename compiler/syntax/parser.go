@@ -84,8 +84,13 @@ type parser struct {
 	// being parsed: vector_load has one result per name.
 	results int
 
-	// Allocation slabs for the objects of the IR. typeLists hands out the
-	// result types of an instruction, which live until bindResults.
+	slabs
+}
+
+// slabs are the parser's allocation slabs for the objects of the IR.
+type slabs struct {
+	// typeLists hands out the result types of an instruction, which live
+	// until bindResults.
 	typeLists sliceSlab[*ir.Type]
 	insts     slab[ir.Inst]
 	sources   slab[ir.Source]
@@ -93,6 +98,18 @@ type parser struct {
 	operands  sliceSlab[*ir.Value]
 	positions sliceSlab[ir.Pos]
 	extents   sliceSlab[int64] // subviews' offsets and sizes
+}
+
+// restart lets go of the chunks for the next source, each slab starting
+// with a chunk of the size this source took.
+func (s *slabs) restart() {
+	s.typeLists.restart()
+	s.insts.restart()
+	s.sources.restart()
+	s.values.restart()
+	s.operands.restart()
+	s.positions.restart()
+	s.extents.restart()
 }
 
 // parsers keeps parsers, with their tables, from source to source: made
@@ -112,7 +129,9 @@ func (p *parser) release() {
 	clear(p.names)
 	clear(p.typeCache)
 	clear(p.defined[:cap(p.defined)])
-	*p = parser{onError: p.onError, names: p.names, typeCache: p.typeCache, defined: p.defined[:0], scopes: p.scopes[:0]}
+	slabs := p.slabs
+	slabs.restart()
+	*p = parser{onError: p.onError, names: p.names, typeCache: p.typeCache, defined: p.defined[:0], scopes: p.scopes[:0], slabs: slabs}
 	parsers.Put(p)
 }
 
