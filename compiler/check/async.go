@@ -33,7 +33,7 @@ func (c *checker) asyncCopy(in *ir.Inst, _ ir.RegionKind) {
 	}
 	for i := 1; i < len(in.Operands); i++ {
 		if v := in.Operands[i]; v != dst {
-			c.want(in, i, "of index type", isIndex)
+			c.wantIndex(in, i)
 		}
 	}
 }

@@ -54,10 +54,7 @@ type checker struct {
 	target *Target
 	errs   diag.List
 
-	// visible holds the values in scope; defined lists them in definition
-	// order so that leaving a region can drop its values.
-	visible ir.ValueMap[bool]
-	defined []*ir.Value
+	scopes scopes // the values in scope
 
 	localBytes int64 // sum of the sizes of the function's allocas
 	sgs        int64 // the function's subgroup_size attribute (0: not given)
@@ -77,9 +74,8 @@ func getChecker(target *Target) *checker {
 // putChecker returns c to the pool, its errors handed over and its tables
 // emptied, so that the pool keeps no program alive.
 func putChecker(c *checker) {
-	c.visible.Reset(0)
-	clear(c.defined[:cap(c.defined)])
-	*c = checker{visible: c.visible, defined: c.defined[:0]}
+	c.scopes.reset(0)
+	*c = checker{scopes: c.scopes}
 	checkers.Put(c)
 }
 
@@ -88,12 +84,8 @@ func (c *checker) errorf(pos ir.Pos, format string, args ...any) {
 }
 
 func (c *checker) function(f *ir.Func) {
-	c.visible.Reset(f.NumValues)
-	c.defined, c.localBytes = c.defined[:0], 0
-	if cap(c.defined) < f.NumValues {
-		// Room for every value in scope at once, not grown append by append.
-		c.defined = make([]*ir.Value, 0, f.NumValues)
-	}
+	c.scopes.reset(f.NumValues)
+	c.localBytes = 0
 	c.sgs, _ = f.SubgroupSize()
 	for i, v := range f.Params {
 		pos := v.Pos
@@ -124,19 +116,13 @@ func (c *checker) function(f *ir.Func) {
 	}
 }
 
-func (c *checker) define(v *ir.Value) {
-	c.visible.Set(v, true)
-	c.defined = append(c.defined, v)
-}
+func (c *checker) define(v *ir.Value) { c.scopes.define(v) }
 
-func (c *checker) isVisible(v *ir.Value) bool {
-	ok, _ := c.visible.Get(v)
-	return ok
-}
+func (c *checker) isVisible(v *ir.Value) bool { return c.scopes.visible(v) }
 
 // region checks r, whose effective class is kind (collective or SPMD).
 func (c *checker) region(r *ir.Region, kind ir.RegionKind) {
-	mark := len(c.defined)
+	outer := c.scopes.enter()
 	for _, a := range r.Args {
 		if a.Region != r {
 			c.errorf(a.Pos, "region argument %%%s is not linked to its region", a.Name)
@@ -157,10 +143,7 @@ func (c *checker) region(r *ir.Region, kind ir.RegionKind) {
 		}
 		c.inst(in, kind)
 	}
-	for _, v := range c.defined[mark:] {
-		c.visible.Delete(v)
-	}
-	c.defined = c.defined[:mark]
+	c.scopes.leave(outer)
 }
 
 // inst checks one instruction: its class against the region, its operands'
@@ -454,6 +437,14 @@ func isCoop(t *ir.Type) bool   { return t.Kind() == ir.KindCoopmatrix }
 // indices checks that operands from first on are of index type.
 func (c *checker) indices(in *ir.Inst, first int) {
 	for i := first; i < len(in.Operands); i++ {
+		c.wantIndex(in, i)
+	}
+}
+
+// wantIndex is want(in, i, "of index type", isIndex) with the test
+// inlined: index operands are checked by the hundred.
+func (c *checker) wantIndex(in *ir.Inst, i int) {
+	if in.Operands[i].Type != ir.Index {
 		c.want(in, i, "of index type", isIndex)
 	}
 }
