@@ -156,10 +156,11 @@ func Alignment(f *Func, m *Value) int64 {
 }
 
 func paramAttrs(f *Func, param *Value) Attrs {
-	if f == nil || param.Index >= len(f.ParamAttrs) || param.Index >= len(f.Params) || f.Params[param.Index] != param {
+	i := int(param.Index)
+	if f == nil || i >= len(f.ParamAttrs) || i >= len(f.Params) || f.Params[i] != param {
 		return nil
 	}
-	return f.ParamAttrs[param.Index]
+	return f.ParamAttrs[i]
 }
 
 // attrAlignment is the alignment attribute of attrs, or the element size.

@@ -39,7 +39,7 @@ func (f *Func) BatchExtent() (x BatchExtent, ok bool) {
 			offsets, _ := in.SubviewSlices()
 			for mode, off := range offsets {
 				if off.Value != nil && isGid(off.Value) {
-					x, ok = BatchExtent{in.Operands[0].Index, mode}, true
+					x, ok = BatchExtent{int(in.Operands[0].Index), mode}, true
 					break
 				}
 			}
@@ -48,7 +48,7 @@ func (f *Func) BatchExtent() (x BatchExtent, ok bool) {
 				if !isGid(idx) {
 					continue
 				}
-				x, ok = BatchExtent{in.Operands[0].Index, mode}, true
+				x, ok = BatchExtent{int(in.Operands[0].Index), mode}, true
 				if in.Operands[0].Type.Kind() == KindGroup {
 					x.Mode = GroupSizeMode
 				}

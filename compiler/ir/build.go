@@ -8,7 +8,7 @@ func NewFunc(name string, names []string, types []*Type) *Func {
 	f := &Func{Name: name, Body: &Region{Kind: RegionCollective}}
 	f.ParamAttrs = make([]Attrs, len(types))
 	for i, t := range types {
-		v := &Value{Type: t, Index: i}
+		v := &Value{Type: t, Index: int32(i)}
 		if names != nil {
 			v.Name = names[i]
 		}
@@ -35,7 +35,7 @@ func valueList(types []*Type, region *Region, def *Inst) []*Value {
 	vals := make([]Value, len(types))
 	list := make([]*Value, len(types))
 	for i, t := range types {
-		vals[i] = Value{Type: t, Region: region, Def: def, Index: i}
+		vals[i] = Value{Type: t, Region: region, Def: def, Index: int32(i)}
 		list[i] = &vals[i]
 	}
 	return list
@@ -43,7 +43,7 @@ func valueList(types []*Type, region *Region, def *Inst) []*Value {
 
 // AddArg appends an argument of type t to r and returns it.
 func (r *Region) AddArg(t *Type) *Value {
-	v := &Value{Type: t, Region: r, Index: len(r.Args)}
+	v := &Value{Type: t, Region: r, Index: int32(len(r.Args))}
 	r.Args = append(r.Args, v)
 	return v
 }

@@ -10,7 +10,7 @@ import "iter"
 func (f *Func) Number() int {
 	n := 0
 	for _, p := range f.Params {
-		p.ID, n = n, n+1
+		p.ID, n = int32(n), n+1
 	}
 	if f.Body != nil {
 		n = f.Body.number(n)
@@ -21,11 +21,11 @@ func (f *Func) Number() int {
 
 func (r *Region) number(n int) int {
 	for _, a := range r.Args {
-		a.ID, n = n, n+1
+		a.ID, n = int32(n), n+1
 	}
 	for _, in := range r.Insts {
 		for _, res := range in.Results {
-			res.ID, n = n, n+1
+			res.ID, n = int32(n), n+1
 		}
 		for _, sub := range in.Regions {
 			n = sub.number(n)
@@ -82,7 +82,7 @@ func (m *ValueMap[T]) Get(v *Value) (T, bool) {
 
 // Set makes x v's entry.
 func (m *ValueMap[T]) Set(v *Value, x T) {
-	id := v.ID
+	id := int(v.ID)
 	if id >= len(m.keys) && id < maxDenseID {
 		m.grow(id + 1)
 	}

@@ -16,7 +16,7 @@ func TestNumber(t *testing.T) {
 		t.Fatalf("%d values numbered, want 5", n)
 	}
 	for want, v := range []*Value{f.Params[0], one, iv} {
-		if v.ID != want {
+		if int(v.ID) != want {
 			t.Errorf("value %d has ID %d", want, v.ID)
 		}
 	}
@@ -28,7 +28,7 @@ func TestNumber(t *testing.T) {
 // TestValueMapStaleIDs: values that share an ID, or whose ID is far out
 // of range, are still kept apart, found and deleted.
 func TestValueMapStaleIDs(t *testing.T) {
-	a, b, c := &Value{ID: 1}, &Value{ID: 1}, &Value{ID: 1 << 40}
+	a, b, c := &Value{ID: 1}, &Value{ID: 1}, &Value{ID: 1 << 30}
 	var m ValueMap[string]
 	m.Set(a, "a")
 	m.Set(b, "b")

@@ -122,7 +122,7 @@ func cloneInst(in *Inst, vmap map[*Value]*Value) *Inst {
 	}
 	c.Results = make([]*Value, len(in.Results))
 	for i, v := range in.Results {
-		nv := &Value{Name: v.Name, Type: v.Type, Pos: v.Pos, Def: &c, Index: i}
+		nv := &Value{Name: v.Name, Type: v.Type, Pos: v.Pos, Def: &c, Index: int32(i)}
 		c.Results[i] = nv
 		vmap[v] = nv
 	}

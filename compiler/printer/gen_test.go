@@ -141,7 +141,7 @@ func (g *gen) program() *ir.Program {
 		g.visible = nil
 		f := &ir.Func{Name: g.name(), Attrs: g.attrs(0), Body: &ir.Region{Kind: ir.RegionCollective}, Comments: g.comments()}
 		for j := 1 + g.intn(4); j > 0; j-- {
-			v := &ir.Value{Name: g.name(), Type: g.typ(), Index: len(f.Params)}
+			v := &ir.Value{Name: g.name(), Type: g.typ(), Index: int32(len(f.Params))}
 			f.Params = append(f.Params, v)
 			f.ParamAttrs = append(f.ParamAttrs, g.attrs(0))
 			g.visible = append(g.visible, v)
@@ -321,13 +321,13 @@ func (g *gen) structured(depth int) *ir.Inst {
 		for i := 0; i < carried; i++ {
 			t := g.typ()
 			args = append(args, t)
-			in.Results = append(in.Results, &ir.Value{Type: t, Def: in, Index: i})
+			in.Results = append(in.Results, &ir.Value{Type: t, Def: in, Index: int32(i)})
 		}
 		g.region(in.AddRegion(ir.NewRegion(ir.RegionInherit, args...)), depth+1)
 	default:
 		in = &ir.Inst{Op: ir.OpIf, Operands: g.values(1)}
 		for i := g.intn(3); i > 0; i-- {
-			in.Results = append(in.Results, &ir.Value{Type: g.typ(), Def: in, Index: len(in.Results)})
+			in.Results = append(in.Results, &ir.Value{Type: g.typ(), Def: in, Index: int32(len(in.Results))})
 		}
 		g.region(in.AddRegion(ir.NewRegion(ir.RegionInherit)), depth+1)
 		g.region(in.AddRegion(ir.NewRegion(ir.RegionInherit)), depth+1)

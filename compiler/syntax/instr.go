@@ -242,7 +242,7 @@ func (p *parser) bindResults(in *ir.Inst, mnemonic string, names []resultName, t
 	in.Results = p.operands.make(len(types))
 	for i, t := range types {
 		v := p.newValue("", t, in.OpPos)
-		v.Def, v.Index = in, i
+		v.Def, v.Index = in, int32(i)
 		if i < len(names) {
 			v.Name, v.Pos = names[i].name, names[i].pos
 			p.define(v)
@@ -898,7 +898,7 @@ func (p *parser) boundsType(in *ir.Inst, bounds []*ir.Value) *ir.Type {
 // regionArg appends an argument called n to r and defines it.
 func (p *parser) regionArg(r *ir.Region, n resultName, t *ir.Type) {
 	v := p.newValue(n.name, t, n.pos)
-	v.Region, v.Index = r, len(r.Args)
+	v.Region, v.Index = r, int32(len(r.Args))
 	r.Args = append(r.Args, v)
 	p.define(v)
 }

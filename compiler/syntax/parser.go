@@ -363,7 +363,7 @@ func (p *parser) parameter(index int) (*ir.Value, ir.Attrs) {
 		p.fail(p.pos, "expected parameter name (a local identifier), found %s", p.describe())
 	}
 	v := p.newValue(p.lit, nil, p.pos)
-	v.Index = index
+	v.Index = int32(index)
 	p.next()
 	p.expect(tColon, "after the parameter name")
 	v.Type, _ = p.typ()
