@@ -2,6 +2,7 @@ package pass
 
 import (
 	"slices"
+	"sync"
 
 	"tltune/compiler/interp"
 	"tltune/compiler/ir"
@@ -75,7 +76,9 @@ func deadCode(f *ir.Func) error {
 	// Use counts by value ID: f was just numbered, so every value it
 	// defines has its own ID below n, and every operand is one of them (a
 	// ValueMap's checks and key stores were half of the pass).
-	uses := useCounts(make([]int32, f.Number()))
+	table := useTables.Get().(*useCounts)
+	defer useTables.Put(table)
+	uses := table.reset(f.Number())
 	f.Body.Walk(func(in *ir.Inst) bool {
 		for _, v := range in.Operands {
 			uses[v.ID]++
@@ -88,6 +91,21 @@ func deadCode(f *ir.Func) error {
 
 // useCounts counts the uses of each value of a function, by ID.
 type useCounts []int32
+
+// useTables recycles the use counts from compile to compile: the pass runs
+// twice per compile, and a lowered GEMM has hundreds of values.
+var useTables = sync.Pool{New: func() any { return new(useCounts) }}
+
+// reset makes u n zero counts, reusing its array where it is large enough.
+func (u *useCounts) reset(n int) useCounts {
+	if cap(*u) < n {
+		*u = make(useCounts, n)
+	} else {
+		*u = (*u)[:n]
+		clear(*u)
+	}
+	return *u
+}
 
 // sweepDead deletes r's dead instructions, last to first, the regions of
 // an instruction before the instruction itself.
