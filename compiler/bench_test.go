@@ -31,16 +31,19 @@ import (
 // (nvidia-pipeline) to 21 % (generic; about 10 µs on its own).
 // Allocation, the collector's assists included, is a quarter to a third
 // of every case and write barriers a further tenth: the instructions the
-// lowering builds (288 bytes for an index addition with its result), the
-// back end's value tables, and the C itself. It follows
+// lowering builds (224 bytes for an index addition with its result, 288
+// before an instruction's rarer attributes moved behind pointers and a
+// value's index and ID shrank to 32 bits), the back end's value tables,
+// and the C itself. It follows
 // the bytes allocated more than the objects (assists are paid by the
 // byte): carving the lowering's instructions from shared chunks, 520
 // allocations fewer for nvidia-pipeline and the same bytes, measured no
 // faster. The back end's value tables and expression chunks and the
 // verifier's scope tables are recycled from compile to compile (431 → 332
 // KB allocated for nvidia-pipeline, 4-12 % faster; 157 KB since the local
-// epilogue's loop); what is left is mostly the lowered IR, which the
-// Result hands out and so cannot be recycled.
+// epilogue's loop, 136 KB since the smaller instructions); what is left is
+// mostly the lowered IR, which the Result hands out and so cannot be
+// recycled.
 func BenchmarkCompileGemm(b *testing.B) {
 	defer compiler.SetCheckPasses(false)()
 	f32 := kernels.Spec{Op: kernels.GEMMOp, M: 64, N: 64, K: 32, DType: kernels.F32, Acc: kernels.F32,
