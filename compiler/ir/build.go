@@ -76,23 +76,15 @@ func NewInst(op Op, operands []*Value, resultTypes ...*Type) *Inst {
 			}{}
 			return x.in.init(op, nil, &x.result, x.results[:], resultTypes[0])
 		case len(operands) <= 2:
-			x := &struct {
-				in       Inst
-				result   Value
-				results  [1]*Value
-				operands [2]*Value
-			}{}
-			n := copy(x.operands[:], operands)
-			return x.in.init(op, x.operands[:n:n], &x.result, x.results[:], resultTypes[0])
+			x := &twoOperands{}
+			ops := x.operands[:len(operands):len(operands)]
+			copy(ops, operands)
+			return x.in.init(op, ops, &x.result, x.results[:], resultTypes[0])
 		case len(operands) <= 4:
-			x := &struct {
-				in       Inst
-				result   Value
-				results  [1]*Value
-				operands [4]*Value
-			}{}
-			n := copy(x.operands[:], operands)
-			return x.in.init(op, x.operands[:n:n], &x.result, x.results[:], resultTypes[0])
+			x := &fourOperands{}
+			ops := x.operands[:len(operands):len(operands)]
+			copy(ops, operands)
+			return x.in.init(op, ops, &x.result, x.results[:], resultTypes[0])
 		}
 	}
 	in := &Inst{}
@@ -106,6 +98,23 @@ func NewInst(op Op, operands []*Value, resultTypes ...*Type) *Inst {
 		in.Results = valueList(resultTypes, nil, in)
 	}
 	return in
+}
+
+// twoOperands and fourOperands are the allocations of an instruction with
+// one result and up to two or four operands (224 and 240 bytes: size
+// classes of the allocator).
+type twoOperands struct {
+	in       Inst
+	result   Value
+	results  [1]*Value
+	operands [2]*Value
+}
+
+type fourOperands struct {
+	in       Inst
+	result   Value
+	results  [1]*Value
+	operands [4]*Value
 }
 
 // init sets the fields of a zeroed one-result instruction allocated with
@@ -235,12 +244,7 @@ func (b *Builder) Cmp(op CmpOp, x, y *Value) *Value {
 // zeroed and copied them again, under the garbage collector's write
 // barriers when it runs (as it often does during a compile).
 func newBinary(op Op, x, y *Value, t *Type) *Inst {
-	a := &struct {
-		in       Inst
-		result   Value
-		results  [1]*Value
-		operands [2]*Value
-	}{}
+	a := &twoOperands{}
 	a.operands[0], a.operands[1] = x, y
 	a.in.Op, a.in.Operands, a.in.Results = op, a.operands[:], a.results[:]
 	a.result.Type, a.result.Def = t, &a.in
