@@ -76,6 +76,10 @@ func (m *ValueMap[T]) Get(v *Value) (T, bool) {
 	if id := v.ID; uint(id) < uint(len(m.keys)) && m.keys[id] == v {
 		return m.vals[id], true
 	}
+	if m.other == nil { // as nearly always: no lookup
+		var none T
+		return none, false
+	}
 	x, ok := m.other[v]
 	return x, ok
 }
@@ -92,7 +96,7 @@ func (m *ValueMap[T]) Set(v *Value, x T) {
 			m.vals[id] = x
 			return
 		case nil:
-			if _, elsewhere := m.other[v]; !elsewhere {
+			if !m.elsewhere(v) {
 				m.keys[id], m.vals[id] = v, x
 				return
 			}
@@ -102,6 +106,16 @@ func (m *ValueMap[T]) Set(v *Value, x T) {
 		m.other = map[*Value]T{}
 	}
 	m.other[v] = x
+}
+
+// elsewhere reports whether v's entry is in the map; with no map, as
+// nearly always, without a lookup.
+func (m *ValueMap[T]) elsewhere(v *Value) bool {
+	if m.other == nil {
+		return false
+	}
+	_, ok := m.other[v]
+	return ok
 }
 
 // Delete removes v's entry, if any.
