@@ -492,6 +492,7 @@ func (e *fn) replicatedVectorLoad(in *ir.Inst, w int) {
 	// each spelled once for the vectors that share it.
 	x, y := e.value(in.Operands[1]), e.value(in.Operands[2])
 	memRows, colTerms := make([]string, max(rows, cols)), make([]string, max(rows, cols))
+	reader, dst := e.vectorReader(m, w), e.text.join(name, ".v[")
 	for r := 0; r < rows; r++ {
 		for c := 0; c < cols; c++ {
 			// The vector starts at each multiple of w along the contiguous
@@ -509,14 +510,14 @@ func (e *fn) replicatedVectorLoad(in *ir.Inst, w int) {
 			if colTerms[memCol] == "" {
 				colTerms[memCol] = e.mul(e.add(y, strconv.Itoa(memCol)), m.stride[1])
 			}
-			v := e.loadVectorBits(m, e.add(memRows[memRow], colTerms[memCol]), w)
+			v := reader.load(e, e.add(memRows[memRow], colTerms[memCol]))
+			assigned := v.assigned(e)
 			for k := range w {
 				rr, cc := r+k, c
 				if trans {
 					rr, cc = r, c+k
 				}
-				head, tail := v.elem(e, k)
-				e.put(name, ".v[", strconv.Itoa(rr*cols+cc), "] = ", head, tail, ";")
+				v.assign(e, dst, strconv.Itoa(rr*cols+cc), assigned, k)
 			}
 		}
 	}

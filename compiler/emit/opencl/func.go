@@ -194,13 +194,7 @@ func (e *fn) line(format string, a ...any) {
 
 // put writes one indented line of C made of parts: the most frequent
 // lines, written without formatting or boxing their parts.
-func (e *fn) put(parts ...string) {
-	e.writeIndent()
-	for _, p := range parts {
-		e.body.WriteString(p)
-	}
-	e.body.WriteByte('\n')
-}
+func (e *fn) put(parts ...string) { e.body.line(e.indent, parts...) }
 
 func (e *fn) writeIndent() {
 	n := 4 * e.indent
@@ -210,9 +204,6 @@ func (e *fn) writeIndent() {
 	}
 	e.body.WriteString(indentation[:n])
 }
-
-// indentation is 16 levels of indentation, written in one piece.
-const indentation = "                                                                "
 
 // simpleFormat reports whether format uses only %s with string arguments,
 // %d with int or int64 ones and %%, one argument per verb: the lines the
@@ -456,14 +447,18 @@ func (e *fn) define(v *ir.Value, expr string) { e.defineParts(v, expr) }
 // the other.
 func (e *fn) defineParts(v *ir.Value, expr ...string) {
 	name := e.fresh(v.Name)
-	e.writeIndent()
-	for _, s := range [...]string{e.valueType(v), " ", name, " = "} {
-		e.body.WriteString(s)
+	head := [...]string{e.valueType(v), " ", name, " = "}
+	n := len(";\n")
+	for _, p := range head {
+		n += len(p)
 	}
-	for _, s := range expr {
-		e.body.WriteString(s)
+	for _, p := range expr {
+		n += len(p)
 	}
-	e.body.WriteString(";\n")
+	b := e.body.indented(e.indent, n)
+	at := copyParts(b, head[:])
+	at += copyParts(b[at:], expr)
+	copy(b[at:], ";\n")
 	e.names.Set(v, name)
 }
 

@@ -136,6 +136,58 @@ func (c *code) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// line appends one line of C: indent levels of indentation (four spaces
+// each), parts and a newline.
+func (c *code) line(indent int, parts ...string) {
+	n := 1
+	for _, p := range parts {
+		n += len(p)
+	}
+	b := c.indented(indent, n)
+	b[copyParts(b, parts)] = '\n'
+}
+
+// indented appends indent levels of indentation and returns the n bytes
+// after them for the caller to fill: room is made once for a whole line.
+func (c *code) indented(indent, n int) []byte {
+	pad := 4 * indent
+	if len(c.buf)-c.n < pad+n {
+		c.grow(pad + n)
+	}
+	b := c.buf[c.n : c.n+pad+n]
+	c.n += pad + n
+	at := 0
+	for ; pad > len(indentation); pad -= len(indentation) {
+		at += copy(b[at:], indentation)
+	}
+	at += copy(b[at:], indentation[:pad])
+	return b[at:]
+}
+
+// copyParts copies parts one after the other to the start of b and
+// returns the bytes copied. Most parts of C text are a few bytes (a name,
+// an operator, a bracket): those are copied byte by byte, which costs
+// less than a call of memmove and the registers it spills.
+func copyParts(b []byte, parts []string) int {
+	at := 0
+	for _, p := range parts {
+		if len(p) > 8 {
+			at += copy(b[at:], p)
+			continue
+		}
+		d := b[at:]
+		d = d[:len(p)]
+		for i := range d {
+			d[i] = p[i]
+		}
+		at += len(p)
+	}
+	return at
+}
+
+// indentation is 16 levels of indentation, written in one piece.
+const indentation = "                                                                "
+
 // writeInt appends x in decimal.
 func (c *code) writeInt(x int) {
 	var digits [20]byte

@@ -66,6 +66,10 @@ func components(k, per int) string {
 var oneComponent = [16]string{".s0", ".s1", ".s2", ".s3", ".s4", ".s5", ".s6", ".s7",
 	".s8", ".s9", ".sa", ".sb", ".sc", ".sd", ".se", ".sf"}
 
+// oneComponentEnd is oneComponent ending a statement.
+var oneComponentEnd = [16]string{".s0;", ".s1;", ".s2;", ".s3;", ".s4;", ".s5;", ".s6;", ".s7;",
+	".s8;", ".s9;", ".sa;", ".sb;", ".sc;", ".sd;", ".se;", ".sf;"}
+
 func (e *fn) vectorLoad(in *ir.Inst) {
 	m := e.memref(in.Operands[0])
 	var room [16]string // the widest vector: no allocation
@@ -102,12 +106,41 @@ type loadedVector struct {
 // loadVectorBits writes the load of n elements of m from element offset
 // off (aligned for n elements) into a variable of their memory's bits.
 func (e *fn) loadVectorBits(m *memref, off string, n int) loadedVector {
+	return e.vectorReader(m, n).load(e, off)
+}
+
+// vectorReader is what the loads of n-element vectors from one memref
+// share, spelled once: a replicated load writes dozens of them.
+type vectorReader struct {
+	m      *memref
+	si     *scalarInfo
+	per    int
+	decl   string // "const float4 "
+	cast   string // " = *(local const float4*)", the vector's pointer follows
+	offset string // what the element offset follows when m is not swizzled: "(PTR + "
+}
+
+func (e *fn) vectorReader(m *memref, n int) *vectorReader {
 	si := e.u.scalar(m.typ.Elem())
 	raw, per := rawVector(si, n)
+	r := &vectorReader{m: m, si: si, per: per, decl: e.text.join("const ", raw, " "),
+		cast: e.text.join(" = *(", m.space, " const ", raw, "*)")}
+	if m.swz == nil {
+		r.offset = e.text.join("(", m.ptr, " + ")
+	}
+	return r
+}
+
+// load writes the load of the vector at element offset off into a
+// variable of the memory's bits.
+func (r *vectorReader) load(e *fn, off string) loadedVector {
 	bits := e.fresh("vec")
-	// The cast pointer to the vector, written in parts.
-	e.put("const ", raw, " ", bits, " = *(", m.space, " const ", raw, "*)", e.elemAddr(m, off), ";")
-	return loadedVector{bits, si, per}
+	if r.offset != "" {
+		e.put(r.decl, bits, r.cast, r.offset, off, ");") // elemAddr, in parts
+	} else {
+		e.put(r.decl, bits, r.cast, e.elemAddr(r.m, off), ";")
+	}
+	return loadedVector{bits, r.si, r.per}
 }
 
 // elem is the C expression of element k in its register type, in two
@@ -120,6 +153,28 @@ func (v loadedVector) elem(e *fn, k int) (head, tail string) {
 		return e.u.helpers.bf16Load() + "(" + v.bits + components(k, v.per) + ")", ""
 	}
 	return v.bits, components(k, v.per)
+}
+
+// assign writes "DST] = " and element k, then ";", as one line: dst is
+// what precedes the bracket (the element's slot of a coopmatrix, its
+// index last). assigned is " = BITS" of the vector, or "" for elements
+// that are converted.
+func (v loadedVector) assign(e *fn, dst, index, assigned string, k int) {
+	if assigned != "" && v.per == 1 {
+		e.put(dst, index, assigned, oneComponentEnd[k])
+		return
+	}
+	head, tail := v.elem(e, k)
+	e.put(dst, index, "] = ", head, tail, ";")
+}
+
+// assigned is "] = BITS" where the vector's elements are its plain
+// components (v.assign), else "".
+func (v loadedVector) assigned(e *fn) string {
+	if v.si.halfway || v.si.bf16 || v.per != 1 {
+		return ""
+	}
+	return e.text.join("] = ", v.bits)
 }
 
 func (e *fn) vectorStore(in *ir.Inst) {
