@@ -14,8 +14,11 @@ type fn struct {
 	u      *unit
 	f      *ir.Func
 	launch Launch
-	body   *code           // from codes
-	locals strings.Builder // local-memory arrays, declared at kernel scope as OpenCL 1.2 requires
+	body   *code // from codes
+	// head is the kernel's head, up to its opening brace, followed by its
+	// local-memory arrays, declared at kernel scope as OpenCL 1.2
+	// requires (from codes).
+	head   *code
 	indent int
 	next   int
 	// The value tables (names, mems, ranges) and the text expressions
@@ -38,27 +41,26 @@ type fn struct {
 	slotRows map[int]string
 }
 
-// kernelText is a kernel written: its head, up to the opening brace, the
-// declarations of its local arrays, and its body (from codes).
+// kernelText is a kernel written: its head with the declarations of its
+// local arrays, and its body (both from codes).
 type kernelText struct {
-	head, locals string
-	body         *code
+	head, body *code
 }
 
-func (k kernelText) len() int { return len(k.head) + len(k.locals) + k.body.Len() + len(kernelEnd) }
+func (k kernelText) len() int { return k.head.Len() + k.body.Len() + len(kernelEnd) }
 
 func (k kernelText) writeTo(b *strings.Builder) {
-	b.WriteString(k.head)
-	b.WriteString(k.locals)
+	b.Write(k.head.Bytes())
 	b.Write(k.body.Bytes())
 	b.WriteString(kernelEnd)
 }
 
 const kernelEnd = "}\n\n"
 
-func (u *unit) emitFunc(f *ir.Func, symbol string, l Launch, s *workspace) (*Kernel, kernelText, error) {
+// emitFunc writes the kernel of f and appends its description to out.
+func (u *unit) emitFunc(f *ir.Func, l Launch, s *workspace, out *Output) (kernelText, error) {
 	if l.SubgroupSize < 1 || l.WorkGroupSize[0]%l.SubgroupSize != 0 {
-		return nil, kernelText{}, fmt.Errorf("opencl: work-group size %v is not a multiple of subgroup size %d", l.WorkGroupSize, l.SubgroupSize)
+		return kernelText{}, fmt.Errorf("opencl: work-group size %v is not a multiple of subgroup size %d", l.WorkGroupSize, l.SubgroupSize)
 	}
 	l.BatchPerGroup = max(l.BatchPerGroup, 1)
 	// The value tables sized for the function: grown from nothing, they
@@ -78,31 +80,44 @@ func (u *unit) emitFunc(f *ir.Func, symbol string, l Launch, s *workspace) (*Ker
 	}
 	ir.IndexRanges(&s.ranges, f, e.builtinRange)
 	e.slotRows = map[int]string{}
-	e.body = getCode()
-	k := &Kernel{Name: f.Name, Symbol: symbol, Launch: l}
-	e.params(k)
+	k := Kernel{Name: f.Name, Symbol: KernelSymbol(f.Name), Launch: l}
+	e.params(&k)
+	e.head, e.body = getCode(), getCode()
+	e.writeHead(&k)
 	if err := e.emitKernelBody(); err != nil {
+		putCode(e.head)
 		putCode(e.body)
-		return nil, kernelText{}, err
+		return kernelText{}, err
 	}
-	var head strings.Builder
-	fmt.Fprintf(&head, "__attribute__((reqd_work_group_size(%d, %d, 1)))\n", l.WorkGroupSize[0], l.WorkGroupSize[1])
-	if u.target.ReqdSubgroupSize {
-		fmt.Fprintf(&head, "__attribute__((intel_reqd_sub_group_size(%d)))\n", l.SubgroupSize)
+	out.Kernels = append(out.Kernels, k)
+	return kernelText{e.head, e.body}, nil
+}
+
+// writeHead writes the head of kernel k, up to its opening brace.
+func (e *fn) writeHead(k *Kernel) {
+	h := e.head
+	h.WriteString("__attribute__((reqd_work_group_size(")
+	h.writeInt(k.WorkGroupSize[0])
+	h.WriteString(", ")
+	h.writeInt(k.WorkGroupSize[1])
+	h.WriteString(", 1)))\n")
+	if e.u.target.ReqdSubgroupSize {
+		h.WriteString("__attribute__((intel_reqd_sub_group_size(")
+		h.writeInt(k.SubgroupSize)
+		h.WriteString(")))\n")
 	}
-	head.WriteString("kernel void ")
-	head.WriteString(symbol)
-	head.WriteByte('(')
+	h.WriteString("kernel void ")
+	h.WriteString(k.Symbol)
+	h.WriteByte('(')
 	for i, a := range k.Args {
 		if i > 0 {
-			head.WriteString(", ")
+			h.WriteString(", ")
 		}
-		head.WriteString(a.CType)
-		head.WriteByte(' ')
-		head.WriteString(a.Name)
+		h.WriteString(a.CType)
+		h.WriteByte(' ')
+		h.WriteString(a.Name)
 	}
-	head.WriteString(") {\n")
-	return k, kernelText{head: head.String(), locals: e.locals.String(), body: e.body}, nil
+	h.WriteString(") {\n")
 }
 
 // emitKernelBody writes the prologue (logical group id and count, subgroup

@@ -2,39 +2,57 @@ package opencl
 
 import (
 	"fmt"
-	"strings"
+	"sync"
 )
 
 // helperSet collects the support functions a kernel calls, so the preamble
 // holds only those. They are written in the order they were first needed;
 // a helper adds its own dependencies before itself.
 type helperSet struct {
-	src   map[string]string
-	order []string
+	list []named // a program calls a handful: looked up in order
 }
 
 // add adds helper name with source src, unless it was added before.
 func (h *helperSet) add(name, src string) string {
-	return h.define(name, func() string { return src })
-}
-
-// define adds helper name, whose source src formats, unless it was added
-// before: the instructions that call a helper ask for it every time, and
-// formatting its source for each was most of what they cost.
-func (h *helperSet) define(name string, src func() string) string {
-	if _, ok := h.src[name]; !ok {
-		if h.src == nil {
-			h.src = map[string]string{}
-		}
-		h.src[name] = src()
-		h.order = append(h.order, name)
+	if !h.has(name) {
+		h.list = append(h.list, named{name, src})
 	}
 	return name
 }
 
-func (h *helperSet) write(b *strings.Builder) {
-	for _, n := range h.order {
-		b.WriteString(h.src[n])
+// define adds helper name, whose source src formats, unless it was added
+// before: the instructions that call a helper ask for it every time. The
+// name of a helper added this way spells its source, which is formatted
+// once for all programs (helperSources).
+func (h *helperSet) define(name string, src func() string) string {
+	if !h.has(name) {
+		s, ok := helperSources.Load(name)
+		if !ok {
+			s = src()
+			helperSources.Store(name, s)
+		}
+		h.list = append(h.list, named{name, s.(string)})
+	}
+	return name
+}
+
+// helperSources caches the sources of the helpers define adds, by name:
+// formatted per program, they were a twentieth of writing a pipelined
+// GEMM.
+var helperSources sync.Map // name → source
+
+func (h *helperSet) has(name string) bool {
+	for _, d := range h.list {
+		if d.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (h *helperSet) write(b *code) {
+	for _, d := range h.list {
+		b.WriteString(d.text)
 		b.WriteString("\n")
 	}
 }

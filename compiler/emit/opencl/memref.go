@@ -418,10 +418,10 @@ func (e *fn) alloca(in *ir.Inst) {
 	ptr := name
 	if si.halfway {
 		// half arrays need cl_khr_fp16; reserve ushorts and view them as half.
-		fmt.Fprintf(&e.locals, "    local ushort %s_bits[%d]%s;\n", name, n, align)
-		fmt.Fprintf(&e.locals, "    local half* %s = (local half*)%s_bits;\n", name, name)
+		fmt.Fprintf(e.head, "    local ushort %s_bits[%d]%s;\n", name, n, align)
+		fmt.Fprintf(e.head, "    local half* %s = (local half*)%s_bits;\n", name, name)
 	} else {
-		fmt.Fprintf(&e.locals, "    local %s %s[%d]%s;\n", si.mem, name, n, align)
+		fmt.Fprintf(e.head, "    local %s %s[%d]%s;\n", si.mem, name, n, align)
 	}
 	m := &memref{typ: t, ptr: ptr, space: "local"}
 	if s, ok := in.Attrs.Int(ir.AttrSwizzle); ok {

@@ -554,7 +554,7 @@ func (e *fn) emulatedBlock(acc string, offC int, a string, offA int, b string, o
 	fa, fb, fc := e.frags[ir.MatrixA], e.frags[ir.MatrixB], e.frags[ir.MatrixAcc]
 	if !e.tiles {
 		e.tiles = true
-		fmt.Fprintf(&e.locals, "    local float tl_sa[%d];\n    local float tl_sb[%d];\n", fa.br*fa.bc, fb.br*fb.bc)
+		fmt.Fprintf(e.head, "    local float tl_sa[%d];\n    local float tl_sb[%d];\n", fa.br*fa.bc, fb.br*fb.bc)
 	}
 	k := fa.bc
 	e.line("barrier(CLK_LOCAL_MEM_FENCE);")

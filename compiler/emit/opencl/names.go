@@ -2,8 +2,6 @@ package opencl
 
 import (
 	"strings"
-
-	"tltune/compiler/ir"
 )
 
 // Kernel names. A tensor-language function name is any identifier of the
@@ -20,15 +18,6 @@ import (
 // back end's own helpers and types; a source name with it is renamed too,
 // so renamed kernels never collide with each other or with helpers.
 const reservedPrefix = "tl_"
-
-// kernelSymbols returns the OpenCL C name of every function of prog.
-func kernelSymbols(prog *ir.Program) map[*ir.Func]string {
-	out := make(map[*ir.Func]string, len(prog.Funcs))
-	for _, f := range prog.Funcs {
-		out[f] = KernelSymbol(f.Name)
-	}
-	return out
-}
 
 // KernelSymbol is the name of the kernel for function name in OpenCL C:
 // name itself unless OpenCL C reserves it, else "tl_kernel_" + name.

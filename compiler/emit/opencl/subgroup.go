@@ -174,7 +174,7 @@ func (e *fn) identity(op ir.ArithOp, t *ir.Type) (string, error) {
 func (e *fn) localShuffle(x, reg, lane string) string {
 	if !e.scratch {
 		e.scratch = true
-		fmt.Fprintf(&e.locals, "    local ulong tl_scratch[%d];\n", e.launch.SubgroupSize)
+		fmt.Fprintf(e.head, "    local ulong tl_scratch[%d];\n", e.launch.SubgroupSize)
 	}
 	bits := map[string][2]string{ // to and from the scratch word
 		"float": {"(ulong)as_uint(%s)", "as_float((uint)%s)"}, "double": {"as_ulong(%s)", "as_double(%s)"},

@@ -18,6 +18,9 @@ type workspace struct {
 	ranges ir.ValueMap[ir.Range] // integer values' known ranges (narrow.go)
 	coops  coopValues
 	text   text // the chunks expressions are joined in
+	unit   unit // the program's state
+	// preamble is the program's text before its kernels.
+	preamble code
 }
 
 var workspaces = sync.Pool{New: func() any { return &workspace{} }}
@@ -35,6 +38,7 @@ func putWorkspace(s *workspace) {
 	clear(s.coops.insts[:cap(s.coops.insts)])
 	clear(s.coops.vals[:cap(s.coops.vals)])
 	s.text.recycle()
+	s.unit.reset(nil)
 	workspaces.Put(s)
 }
 
