@@ -23,6 +23,7 @@ type scalarInfo struct {
 	kind    scalarKind
 	mem     string // element type behind a pointer
 	reg     string // type of a private variable holding a value
+	decl    string // reg and a space, as a declaration starts
 	arg     string // kernel argument type
 	size    int    // bytes in memory
 	halfway bool   // memory is 16-bit float read with vload_half / written with vstore_half
@@ -34,22 +35,22 @@ type scalarInfo struct {
 // every value it writes, and switching on the type's spelling was a
 // twentieth of writing a kernel.
 var scalarInfos = [...]scalarInfo{
-	ir.KindBool:  {kind: kindBool, mem: "char", reg: "bool", arg: "int", size: 1},
-	ir.KindI8:    {kind: kindInt, mem: "char", reg: "char", arg: "char", size: 1},
-	ir.KindI16:   {kind: kindInt, mem: "short", reg: "short", arg: "short", size: 2},
-	ir.KindI32:   {kind: kindInt, mem: "int", reg: "int", arg: "int", size: 4},
-	ir.KindI64:   {kind: kindInt, mem: "long", reg: "long", arg: "long", size: 8},
-	ir.KindIndex: {kind: kindInt, mem: "long", reg: "long", arg: "long", size: 8},
-	ir.KindF16:   {kind: kindFloat, mem: "half", reg: "float", arg: "float", size: 2, halfway: true},
-	ir.KindBF16:  {kind: kindFloat, mem: "ushort", reg: "float", arg: "float", size: 2, bf16: true},
-	ir.KindF32:   {kind: kindFloat, mem: "float", reg: "float", arg: "float", size: 4},
-	ir.KindF64:   {kind: kindFloat, mem: "double", reg: "double", arg: "double", size: 8},
-	ir.KindC32:   {kind: kindComplex, mem: "float2", reg: "float2", arg: "float2", size: 8},
-	ir.KindC64:   {kind: kindComplex, mem: "double2", reg: "double2", arg: "double2", size: 16},
+	ir.KindBool:  {kind: kindBool, mem: "char", reg: "bool", decl: "bool ", arg: "int", size: 1},
+	ir.KindI8:    {kind: kindInt, mem: "char", reg: "char", decl: "char ", arg: "char", size: 1},
+	ir.KindI16:   {kind: kindInt, mem: "short", reg: "short", decl: "short ", arg: "short", size: 2},
+	ir.KindI32:   {kind: kindInt, mem: "int", reg: "int", decl: "int ", arg: "int", size: 4},
+	ir.KindI64:   {kind: kindInt, mem: "long", reg: "long", decl: "long ", arg: "long", size: 8},
+	ir.KindIndex: {kind: kindInt, mem: "long", reg: "long", decl: "long ", arg: "long", size: 8},
+	ir.KindF16:   {kind: kindFloat, mem: "half", reg: "float", decl: "float ", arg: "float", size: 2, halfway: true},
+	ir.KindBF16:  {kind: kindFloat, mem: "ushort", reg: "float", decl: "float ", arg: "float", size: 2, bf16: true},
+	ir.KindF32:   {kind: kindFloat, mem: "float", reg: "float", decl: "float ", arg: "float", size: 4},
+	ir.KindF64:   {kind: kindFloat, mem: "double", reg: "double", decl: "double ", arg: "double", size: 8},
+	ir.KindC32:   {kind: kindComplex, mem: "float2", reg: "float2", decl: "float2 ", arg: "float2", size: 8},
+	ir.KindC64:   {kind: kindComplex, mem: "double2", reg: "double2", decl: "double2 ", arg: "double2", size: 16},
 }
 
 // nativeF16Info is the C view of f16 on a target with native f16.
-var nativeF16Info = scalarInfo{kind: kindFloat, mem: "half", reg: "half", arg: "half", size: 2}
+var nativeF16Info = scalarInfo{kind: kindFloat, mem: "half", reg: "half", decl: "half ", arg: "half", size: 2}
 
 // lookupScalar returns the C view of scalar or bool type t for a target
 // with native f16 (nativeF16) or without: an entry of the tables above,

@@ -460,18 +460,20 @@ func (e *fn) define(v *ir.Value, expr string) { e.defineParts(v, expr) }
 
 // defineParts is define with the expression in parts, written one after
 // the other.
-func (e *fn) defineParts(v *ir.Value, expr ...string) {
+func (e *fn) defineParts(v *ir.Value, expr ...string) { e.defineAs(v, e.valueDecl(v), expr...) }
+
+// defineAs is defineParts with the variable's type given as its
+// declaration starts (valueDecl).
+func (e *fn) defineAs(v *ir.Value, decl string, expr ...string) {
 	name := e.fresh(v.Name)
-	head := [...]string{e.valueType(v), " ", name, " = "}
-	n := len(";\n")
-	for _, p := range head {
-		n += len(p)
-	}
+	n := len(decl) + len(name) + len(" = ") + len(";\n")
 	for _, p := range expr {
 		n += len(p)
 	}
 	b := e.body.indented(e.indent, n)
-	at := copyParts(b, head[:])
+	at := copy(b, decl)
+	at += copy(b[at:], name)
+	at += copy(b[at:], " = ")
 	at += copyParts(b[at:], expr)
 	copy(b[at:], ";\n")
 	e.names.Set(v, name)
@@ -495,6 +497,21 @@ func (e *fn) valueType(v *ir.Value) string {
 		return "int"
 	}
 	return e.regType(v.Type)
+}
+
+// valueDecl is valueType followed by a space, as the declaration of a
+// variable holding v starts.
+func (e *fn) valueDecl(v *ir.Value) string {
+	switch t := v.Type; {
+	case t.Kind() == ir.KindCoopmatrix:
+		return e.text.join(e.valueType(v), " ")
+	case e.narrow(v):
+		return "int "
+	case t.Kind() == ir.KindBool:
+		return "bool "
+	default:
+		return e.u.scalar(t).decl
+	}
 }
 
 func (e *fn) target() *target.Target { return e.u.target }

@@ -184,32 +184,50 @@ func (e *fn) arith(in *ir.Inst) error {
 func (e *fn) indexArith(in *ir.Inst) error {
 	r := in.Result()
 	a, b := in.Operands[0], in.Operands[1]
-	typ := "long"
-	var x, y string
-	if e.narrow(r) {
-		typ = "int"
-		if e.narrow(a) && e.narrow(b) {
-			x, y = e.value(a), e.value(b)
-		}
-	}
-	if x == "" {
-		x, y = e.wide(a), e.wide(b)
+	op := cOp(in.Arith)
+	if op == "" && in.Arith != ir.Min && in.Arith != ir.Max {
+		return fmt.Errorf("opencl: arith.%s on index", in.Arith)
 	}
 	// Index arithmetic is most of a large kernel's lines: written from its
-	// parts, without joining the expression first.
-	switch in.Arith {
-	case ir.Min:
-		e.defineParts(r, "(", typ, ")min(", x, ", ", y, ")")
-	case ir.Max:
-		e.defineParts(r, "(", typ, ")max(", x, ", ", y, ")")
-	default:
-		op := cOp(in.Arith)
-		if op == "" {
-			return fmt.Errorf("opencl: arith.%s on index", in.Arith)
-		}
-		e.defineParts(r, "(", typ, ")(", x, " ", op, " ", y, ")")
-	}
+	// parts, without joining the expression first, the constant ones
+	// spelled whole.
+	narrow := e.narrow(r)
+	wide := !narrow || !e.narrow(a) || !e.narrow(b)
+	var room [11]string // the most parts an operation takes: no allocation
+	parts := append(room[:0], indexOpens[in.Arith][b2i(narrow)])
+	parts = e.indexOperand(parts, a, wide)
+	parts = append(parts, indexSeparators[in.Arith])
+	parts = append(e.indexOperand(parts, b, wide), ")")
+	e.defineAs(r, [...]string{"long ", "int "}[b2i(narrow)], parts...)
 	return nil
+}
+
+// indexOperand appends v's C expression to parts, widened to long if
+// wide asks and v is narrow.
+func (e *fn) indexOperand(parts []string, v *ir.Value, wide bool) []string {
+	if wide && e.narrow(v) {
+		return append(parts, "(long)(", e.value(v), ")") // e.wide(v), in parts
+	}
+	return append(parts, e.value(v))
+}
+
+// indexOpens start index arithmetic in long and in int, by operation;
+// indexSeparators go between its operands.
+var indexOpens, indexSeparators = func() (opens [len(cOps)][2]string, seps [len(cOps)]string) {
+	for op, c := range cOps {
+		opens[op] = [2]string{"(long)(", "(int)("}
+		seps[op] = " " + c + " "
+	}
+	opens[ir.Min], seps[ir.Min] = [2]string{"(long)min(", "(int)min("}, ", "
+	opens[ir.Max], seps[ir.Max] = [2]string{"(long)max(", "(int)max("}, ", "
+	return
+}()
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // binary returns the C expression of x op y for scalar or bool type t.

@@ -1,6 +1,7 @@
 package opencl
 
 import (
+	"encoding/binary"
 	"strconv"
 	"sync"
 	"unsafe"
@@ -156,13 +157,21 @@ func (c *code) indented(indent, n int) []byte {
 	}
 	b := c.buf[c.n : c.n+pad+n]
 	c.n += pad + n
+	// Spaces eight at a time: copied from a string, they were a memmove
+	// call a line.
 	at := 0
-	for ; pad > len(indentation); pad -= len(indentation) {
-		at += copy(b[at:], indentation)
+	for ; at+8 <= pad; at += 8 {
+		binary.LittleEndian.PutUint64(b[at:], spaces)
 	}
-	at += copy(b[at:], indentation[:pad])
+	if at < pad { // four more
+		binary.LittleEndian.PutUint32(b[at:], spaces&(1<<32-1))
+		at += 4
+	}
 	return b[at:]
 }
+
+// spaces is eight spaces as a little-endian word.
+const spaces = 0x2020202020202020
 
 // copyParts copies parts one after the other to the start of b and
 // returns the bytes copied. Most parts of C text are a few bytes (a name,
