@@ -19,12 +19,29 @@ import (
 // l+2·sgs, ... (interleaved). Every loop below has constant bounds so the
 // OpenCL compiler unrolls it and keeps the matrix in registers.
 
-// coopLoop opens "for (int NAME = 0; NAME < n; ++NAME) {" marked for unrolling.
-func (e *fn) coopLoop(name string, n int) {
+// coopLoop opens "for (int NAME = 0; NAME < n; ++NAME) {" over loop
+// variable v, marked for unrolling.
+func (e *fn) coopLoop(v loopVar, n int) {
 	e.put("#pragma unroll")
-	e.put("for (int ", name, " = 0; ", name, " < ", strconv.Itoa(n), "; ++", name, ") {")
+	e.put(v.head, strconv.Itoa(n), v.tail)
 	e.indent++
 }
+
+// loopVar is the variable of a loop coopLoop opens: its loop's head
+// before the bound and after it, spelled once (a GEMM kernel opens a few
+// dozen such loops).
+type loopVar struct{ head, tail string }
+
+func loopOver(name string) loopVar {
+	return loopVar{"for (int " + name + " = 0; " + name + " < ", "; ++" + name + ") {"}
+}
+
+// The loop variables of coopmatrix loops: elements, row slots, columns,
+// the depth of a product, fragment blocks and rows.
+var (
+	loopE, loopI, loopC   = loopOver("tl_e"), loopOver("tl_i"), loopOver("tl_c")
+	loopKK, loopBL, loopR = loopOver("tl_kk"), loopOver("tl_bl"), loopOver("tl_r")
+)
 
 func (e *fn) closeLoop() {
 	e.indent--
@@ -107,7 +124,7 @@ func (e *fn) coopDecl(v *ir.Value) (name string, perLane int) {
 // expr(element of each source), the sources having v's layout.
 func (e *fn) coopElementwise(v *ir.Value, expr func(src []string) string, srcs ...string) {
 	name, n := e.coopDecl(v)
-	e.coopLoop("tl_e", n)
+	e.coopLoop(loopE, n)
 	elems := make([]string, len(srcs))
 	for i, s := range srcs {
 		elems[i] = e.text.join(s, ".v[tl_e]")
@@ -190,8 +207,8 @@ func (e *fn) coopElems(v *ir.Value) {
 	if e.frag[v] {
 		fr := e.frags[t.Use()]
 		blocksM := int(t.Rows()) / fr.br
-		e.coopLoop("tl_bl", blocksM*int(t.Cols())/fr.bc)
-		e.coopLoop("tl_i", fr.per)
+		e.coopLoop(loopBL, blocksM*int(t.Cols())/fr.bc)
+		e.coopLoop(loopI, fr.per)
 		e.line("const long tl_r = (tl_bl %% %d) * %d + %s;", blocksM, fr.br, fr.row("tl_i"))
 		e.line("const long tl_c = (tl_bl / %d) * %d + %s;", blocksM, fr.bc, fr.col("tl_i"))
 		e.line("const int tl_k = tl_bl * %d + tl_i;", fr.per)
@@ -199,9 +216,9 @@ func (e *fn) coopElems(v *ir.Value) {
 	}
 	sgs := e.launch.SubgroupSize
 	rows, cols := int(t.Rows()), int(t.Cols())
-	e.coopLoop("tl_i", ceilDiv(rows, sgs))
+	e.coopLoop(loopI, ceilDiv(rows, sgs))
 	e.put("const long tl_r = ", e.slotRow(rows), ";")
-	e.coopLoop("tl_c", cols)
+	e.coopLoop(loopC, cols)
 	e.put("const int tl_k = tl_i * ", strconv.Itoa(cols), " + tl_c;")
 	if rows%sgs != 0 {
 		e.line("if (tl_r >= %d) continue;", rows)
@@ -305,7 +322,7 @@ func (e *fn) blockedVectorLoad(in *ir.Inst, w int) {
 	x, y := e.value(in.Operands[1]), e.value(in.Operands[2])
 	cols := strconv.FormatInt(in.Result().Type.Cols(), 10)
 	name, _ := e.coopDecl(in.Result())
-	e.coopLoop("tl_c", int(in.Result().Type.Cols()))
+	e.coopLoop(loopC, int(in.Result().Type.Cols()))
 	v := e.loadVectorBits(m, e.blockedOffset(m, x, y, w), w)
 	for k := range w {
 		head, tail := v.elem(e, k)
@@ -317,7 +334,7 @@ func (e *fn) blockedVectorLoad(in *ir.Inst, w int) {
 // blockedVectorStore stores coopmatrix a of `cols` columns at (x, y) of m,
 // its blocked rows vectors of w elements in memory (blockedWidth).
 func (e *fn) blockedVectorStore(a string, m *memref, x, y string, w, cols int) {
-	e.coopLoop("tl_c", cols)
+	e.coopLoop(loopC, cols)
 	vals := make([]string, w)
 	for k := range vals {
 		vals[k] = e.text.join(a, ".v[", strconv.Itoa(k), " * ", strconv.Itoa(cols), " + tl_c]")
@@ -397,8 +414,8 @@ func (e *fn) coopMulAdds(group []*ir.Inst) {
 		accs[g] = e.fresh("acc")
 		e.put(accType, " ", accs[g], " = ", e.value(in.Operands[2]), ";")
 	}
-	e.coopLoop("tl_kk", depth)
-	e.coopLoop("tl_c", cols)
+	e.coopLoop(loopKK, depth)
+	e.coopLoop(loopC, cols)
 	var bElem string
 	switch {
 	case sgs == 1 || e.replicated[bv]:
@@ -409,7 +426,7 @@ func (e *fn) coopMulAdds(group []*ir.Inst) {
 		bElem = e.broadcast(bElem, bv.Type.Elem(), lane)
 	}
 	e.put("const ", e.regType(ct), " tl_b = ", e.convert(bElem, bv.Type.Elem(), ct), ";")
-	e.coopLoop("tl_i", ceilDiv(rows, sgs))
+	e.coopLoop(loopI, ceilDiv(rows, sgs))
 	for g, in := range group {
 		av := in.Operands[0]
 		aElem := e.convert(e.text.join(e.value(av), ".v[tl_i * ", strconv.Itoa(depth), " + tl_kk]"), av.Type.Elem(), ct)
@@ -444,8 +461,8 @@ func (e *fn) replicatedLoad(in *ir.Inst) {
 	t := in.Result().Type
 	name, _ := e.coopDecl(in.Result())
 	zero := e.zero(t.Elem())
-	e.coopLoop("tl_r", int(t.Rows()))
-	e.coopLoop("tl_c", int(t.Cols()))
+	e.coopLoop(loopR, int(t.Rows()))
+	e.coopLoop(loopC, int(t.Cols()))
 	off, cond := e.coopAccess(m, x, y, in.TransA == ir.Trans, in.Checked)
 	load := e.loadElem(m, off)
 	if cond != "" {

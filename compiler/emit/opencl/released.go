@@ -209,7 +209,7 @@ func (e *fn) coopReduce(in *ir.Inst) error {
 		return s
 	}
 	if in.Mode == 0 {
-		e.coopLoop("tl_i", ceilDiv(rows, sgs))
+		e.coopLoop(loopI, ceilDiv(rows, sgs))
 		e.line("%s tl_acc = %s.v[tl_i * %d];", e.regType(et), a, cols)
 		for c := 1; c < cols; c++ {
 			e.line("tl_acc = %s;", combine("tl_acc", fmt.Sprintf("%s.v[tl_i * %d + %d]", a, cols, c)))
@@ -221,7 +221,7 @@ func (e *fn) coopReduce(in *ir.Inst) error {
 	for c := range cols {
 		part := e.fresh("part")
 		e.line("%s %s = %s;", e.regType(et), part, ident)
-		e.coopLoop("tl_i", ceilDiv(rows, sgs))
+		e.coopLoop(loopI, ceilDiv(rows, sgs))
 		valid := ""
 		if rows%sgs != 0 {
 			valid = fmt.Sprintf("if (%s < %d) ", e.slotRow(rows), rows)
