@@ -26,11 +26,13 @@ func rawScalar(si *scalarInfo) string {
 
 func (e *fn) asyncCopy(in *ir.Inst) {
 	srcV, srcIdx, dstV, dstIdx, validV := in.AsyncCopyOperands()
-	src, dst := e.memref(srcV), e.memref(dstV)
+	dst := e.memref(dstV)
 	si := e.u.scalar(srcV.Type.Elem())
 	n := int(in.Count)
-	srcAt := e.elemAddr(src, e.offsetOf(srcV, srcIdx))
-	dstAt := e.elemAddr(dst, e.offsetOf(dstV, dstIdx))
+	// The addresses in parts: a pipelined GEMM writes dozens of copies.
+	var srcRoom, dstRoom [32]string
+	srcAddr := e.addrOf(srcRoom[:0], srcV, srcIdx)
+	dstAddr := e.addrOf(dstRoom[:0], dstV, dstIdx)
 	valid := e.value(validV)
 	full := isLiteralInt(validV, int64(n))
 	bytes := n * si.size
@@ -40,9 +42,13 @@ func (e *fn) asyncCopy(in *ir.Inst) {
 		if !full {
 			size = fmt.Sprintf("(uint)(%s) * %d", valid, si.size)
 		}
-		e.put(h, "(", dstAt, ", ", srcAt, ", ", size, ");")
+		var room [2 + len(dstRoom) + 1 + len(srcRoom) + 3]string
+		parts := append(append(room[:0], h, "("), dstAddr...)
+		parts = append(append(append(parts, ", "), srcAddr...), ", ", size, ");")
+		e.put(parts...)
 		return
 	}
+	srcAt, dstAt := e.text.join(srcAddr...), e.text.join(dstAddr...)
 	raw := rawScalar(si)
 	if full && n > 1 {
 		vec, _ := rawVector(si, n)

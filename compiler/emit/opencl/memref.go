@@ -49,6 +49,15 @@ func (e *fn) elemAddr(m *memref, off string) string {
 	return e.swizzledAddr(m, off)
 }
 
+// addrParts appends to parts the address of element off of m, off in
+// parts: elemAddr, unjoined where m is not swizzled.
+func (e *fn) addrParts(parts []string, m *memref, off []string) []string {
+	if m.swz == nil {
+		return append(append(append(parts, "(", m.ptr, " + "), off...), ")")
+	}
+	return append(parts, e.swizzledAddr(m, e.text.joined(off)))
+}
+
 // columnAddr returns the address of coopmatrix element (tl_r, tl_c) of a
 // piece at (x, y) (coopPlace) in a view of a
 // swizzled buffer whose columns are each one swizzle period long
@@ -124,11 +133,36 @@ func (e *fn) add(a, b string) string {
 
 // offset returns the element offset of index idx in m.
 func (e *fn) offset(m *memref, idx []string) string {
-	off := "0"
+	var room [24]string // the parts of an offset of order 4: no allocation
+	return e.text.joined(offsetParts(room[:0], m, idx))
+}
+
+// offsetParts appends to parts the element offset of index idx in m, in
+// the parts offset joins: the sum, by add, of the products, by mul, of
+// each index and stride (the literals 0 and 1 folded as they fold them).
+func offsetParts(parts []string, m *memref, idx []string) []string {
+	n := len(parts)
 	for i, x := range idx {
-		off = e.add(off, e.mul(x, m.stride[i]))
+		s := m.stride[i]
+		if x == "0" || s == "0" {
+			continue // a zero product: add leaves the sum alone
+		}
+		if len(parts) > n {
+			parts = append(parts, " + ")
+		}
+		switch {
+		case x == "1":
+			parts = append(parts, s)
+		case s == "1":
+			parts = append(parts, x)
+		default:
+			parts = append(parts, "(", x, ") * (", s, ")")
+		}
 	}
-	return off
+	if len(parts) == n {
+		parts = append(parts, "0")
+	}
+	return parts
 }
 
 // memref returns the view of memref value v.

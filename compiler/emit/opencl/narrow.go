@@ -76,6 +76,19 @@ func (e *fn) rangeOf(v *ir.Value) ir.Range {
 // offsetOf is the C expression of the element offset of idx in m (the
 // memref of value mv), in int arithmetic where it provably fits.
 func (e *fn) offsetOf(mv *ir.Value, idx []*ir.Value) string {
+	var room [24]string // the parts of an offset of order 4: no allocation
+	return e.text.joined(e.offsetOfParts(room[:0], mv, idx))
+}
+
+// addrOf appends to parts the address of element idx of memref value mv,
+// in parts (addrParts).
+func (e *fn) addrOf(parts []string, mv *ir.Value, idx []*ir.Value) []string {
+	var room [24]string
+	return e.addrParts(parts, e.memref(mv), e.offsetOfParts(room[:0], mv, idx))
+}
+
+// offsetOfParts appends offsetOf(mv, idx) to parts as the parts it joins.
+func (e *fn) offsetOfParts(parts []string, mv *ir.Value, idx []*ir.Value) []string {
 	m := e.memref(mv)
 	strides := mv.Type.Stride()
 	fits := true
@@ -115,7 +128,7 @@ func (e *fn) offsetOf(mv *ir.Value, idx []*ir.Value) string {
 			strs = append(strs, e.wide(v))
 		}
 	}
-	return e.offset(m, strs)
+	return offsetParts(parts, m, strs)
 }
 
 func abs(x int64) int64 {

@@ -73,6 +73,15 @@ func (t *text) join(parts ...string) string {
 	return unsafe.String(&t.chunk[at], n)
 }
 
+// joined is the concatenation of parts, which hold at least one: the
+// part itself if there is one.
+func (t *text) joined(parts []string) string {
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return t.join(parts...)
+}
+
 // bytes returns b as a string cut from a chunk.
 func (t *text) bytes(b []byte) string {
 	if len(b) == 0 {
