@@ -29,26 +29,27 @@ func (e *fn) asyncCopy(in *ir.Inst) {
 	dst := e.memref(dstV)
 	si := e.u.scalar(srcV.Type.Elem())
 	n := int(in.Count)
-	// The addresses in parts: a pipelined GEMM writes dozens of copies.
-	var srcRoom, dstRoom [32]string
-	srcAddr := e.addrOf(srcRoom[:0], srcV, srcIdx)
-	dstAddr := e.addrOf(dstRoom[:0], dstV, dstIdx)
+	// The line in parts, the addresses unjoined: a pipelined GEMM writes
+	// dozens of copies. Its first part, the helper, comes last: adding it
+	// after the addresses' (a swizzled destination's) keeps the preamble's
+	// order. The source is global, never swizzled.
+	var room [40]string
+	parts := e.addrOf(append(room[:0], "", "("), dstV, dstIdx)
+	dstEnd := len(parts)
+	parts = e.addrOf(append(parts, ", "), srcV, srcIdx)
 	valid := e.value(validV)
 	full := isLiteralInt(validV, int64(n))
 	bytes := n * si.size
 	if e.u.target.Async == target.AsyncPTX && (bytes == 4 || bytes == 8 || bytes == 16) {
-		h := e.u.helpers.cpAsync(bytes)
+		parts[0] = e.u.helpers.cpAsync(bytes)
 		size := strconv.Itoa(bytes)
 		if !full {
 			size = fmt.Sprintf("(uint)(%s) * %d", valid, si.size)
 		}
-		var room [2 + len(dstRoom) + 1 + len(srcRoom) + 3]string
-		parts := append(append(room[:0], h, "("), dstAddr...)
-		parts = append(append(append(parts, ", "), srcAddr...), ", ", size, ");")
-		e.put(parts...)
+		e.put(append(parts, ", ", size, ");")...)
 		return
 	}
-	srcAt, dstAt := e.text.join(srcAddr...), e.text.join(dstAddr...)
+	dstAt, srcAt := e.text.join(parts[2:dstEnd]...), e.text.join(parts[dstEnd+1:]...)
 	raw := rawScalar(si)
 	if full && n > 1 {
 		vec, _ := rawVector(si, n)

@@ -49,15 +49,6 @@ func (e *fn) elemAddr(m *memref, off string) string {
 	return e.swizzledAddr(m, off)
 }
 
-// addrParts appends to parts the address of element off of m, off in
-// parts: elemAddr, unjoined where m is not swizzled.
-func (e *fn) addrParts(parts []string, m *memref, off []string) []string {
-	if m.swz == nil {
-		return append(append(append(parts, "(", m.ptr, " + "), off...), ")")
-	}
-	return append(parts, e.swizzledAddr(m, e.text.joined(off)))
-}
-
 // columnAddr returns the address of coopmatrix element (tl_r, tl_c) of a
 // piece at (x, y) (coopPlace) in a view of a
 // swizzled buffer whose columns are each one swizzle period long

@@ -80,11 +80,14 @@ func (e *fn) offsetOf(mv *ir.Value, idx []*ir.Value) string {
 	return e.text.joined(e.offsetOfParts(room[:0], mv, idx))
 }
 
-// addrOf appends to parts the address of element idx of memref value mv,
-// in parts (addrParts).
+// addrOf appends to parts the address of element idx of memref value mv
+// (elemAddr of its offsetOf), unjoined where mv is not swizzled.
 func (e *fn) addrOf(parts []string, mv *ir.Value, idx []*ir.Value) []string {
-	var room [24]string
-	return e.addrParts(parts, e.memref(mv), e.offsetOfParts(room[:0], mv, idx))
+	m := e.memref(mv)
+	if m.swz != nil {
+		return append(parts, e.swizzledAddr(m, e.offsetOf(mv, idx)))
+	}
+	return append(e.offsetOfParts(append(parts, "(", m.ptr, " + "), mv, idx), ")")
 }
 
 // offsetOfParts appends offsetOf(mv, idx) to parts as the parts it joins.
