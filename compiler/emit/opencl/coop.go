@@ -98,14 +98,14 @@ func (e *fn) laneOfRow(rows int, row string) (lane, slot string) {
 func (e *fn) coopType(v *ir.Value) (name string, perLane int) {
 	t := v.Type
 	n := ceilDiv(int(t.Rows()), e.launch.SubgroupSize) * int(t.Cols())
-	if e.frag[v] {
+	if e.frag.has(v) {
 		fr := e.frags[t.Use()]
 		n = int(t.Rows()) / fr.br * int(t.Cols()) / fr.bc * fr.per
 	}
-	if e.packed[v] {
+	if e.packed.has(v) {
 		return e.u.packedStruct(n / 2), n
 	}
-	if e.replicated[v] {
+	if e.replicated.has(v) {
 		n = int(t.Rows()) * int(t.Cols())
 	}
 	return e.u.coopStruct(t.Elem(), n), n
@@ -204,7 +204,7 @@ func (e *fn) coopAccess(m *memref, x, y string, trans bool, checked ir.Checked) 
 // and tl_k (its slot), skipping padding rows.
 func (e *fn) coopElems(v *ir.Value) {
 	t := v.Type
-	if e.frag[v] {
+	if e.frag.has(v) {
 		fr := e.frags[t.Use()]
 		blocksM := int(t.Rows()) / fr.br
 		e.coopLoop(loopBL, blocksM*int(t.Cols())/fr.bc)
@@ -240,11 +240,11 @@ func coopPlace(e *fn, x, y string, trans bool) (row, col string) {
 }
 
 func (e *fn) coopLoad(in *ir.Inst) {
-	if e.packed[in.Result()] {
+	if e.packed.has(in.Result()) {
 		e.packedLoad(in)
 		return
 	}
-	if e.replicated[in.Result()] {
+	if e.replicated.has(in.Result()) {
 		e.replicatedLoad(in)
 		return
 	}
@@ -304,7 +304,7 @@ func (e *fn) blockedWidth(in *ir.Inst, mv, x, v *ir.Value) int {
 	t := v.Type
 	sgs, rows := e.launch.SubgroupSize, int(t.Rows())
 	r := e.slotsPerLane(rows)
-	if !e.blocked || e.frag[v] || sgs == 1 || r == 1 || rows != r*sgs || in.TransA == ir.Trans || in.Checked != ir.Unchecked {
+	if !e.blocked || e.frag.has(v) || sgs == 1 || r == 1 || rows != r*sgs || in.TransA == ir.Trans || in.Checked != ir.Unchecked {
 		return 1
 	}
 	mt, w := mv.Type, int64(r)
@@ -353,7 +353,7 @@ func (e *fn) blockedOffset(m *memref, x, y string, w int) string {
 // coopMulAdd writes D = A·B + C. Row slot i of A and C live in this lane;
 // B(k, j) lives in another (laneOfRow), and is broadcast.
 func (e *fn) coopMulAdd(in *ir.Inst) {
-	if e.frag[in.Result()] {
+	if e.frag.has(in.Result()) {
 		e.mmaMulAdd(in)
 		return
 	}
@@ -367,13 +367,13 @@ func (e *fn) coopMulAdd(in *ir.Inst) {
 // sharing their B piece.
 func (e *fn) mulAddGroup(ins []*ir.Inst) int {
 	head := ins[0]
-	if head.Op != ir.OpCoopMatrixMulAdd || e.frag[head.Result()] {
+	if head.Op != ir.OpCoopMatrixMulAdd || e.frag.has(head.Result()) {
 		return 0
 	}
 	n := 1
 	for ; n < len(ins); n++ {
 		in := ins[n]
-		if in.Op != ir.OpCoopMatrixMulAdd || e.frag[in.Result()] || in.Operands[1] != head.Operands[1] ||
+		if in.Op != ir.OpCoopMatrixMulAdd || e.frag.has(in.Result()) || in.Operands[1] != head.Operands[1] ||
 			in.Operands[0].Type != head.Operands[0].Type || in.Operands[2].Type != head.Operands[2].Type ||
 			readsResultOf(in, ins[:n]) {
 			break
@@ -418,7 +418,7 @@ func (e *fn) coopMulAdds(group []*ir.Inst) {
 	e.coopLoop(loopC, cols)
 	var bElem string
 	switch {
-	case sgs == 1 || e.replicated[bv]:
+	case sgs == 1 || e.replicated.has(bv):
 		bElem = e.text.join(b, ".v[tl_kk * ", strconv.Itoa(cols), " + tl_c]")
 	default:
 		lane, slot := e.laneOfRow(depth, "tl_kk")

@@ -26,12 +26,12 @@ type fn struct {
 	*workspace
 	groups map[*ir.Value]*group    // group values
 	yields map[*ir.Region][]string // where a region's yield stores its values
-	frag   map[*ir.Value]bool      // coopmatrix values in the matrix engine's fragment layout
+	frag   coopSet                 // coopmatrix values in the matrix engine's fragment layout
 	engine *target.MatrixShape     // the matrix engine the fragments are for (nil: none)
 	frags  map[ir.MatrixUse]fragment
-	packed map[*ir.Value]bool // fragment values held two 16-bit elements per uint (packedValues)
+	packed coopSet // fragment values held two 16-bit elements per uint (packedValues)
 	// replicated: B operands every lane holds whole (replicatedValues).
-	replicated map[*ir.Value]bool
+	replicated coopSet
 	// scratch, tiles: the local arrays of emulated shuffles and of the
 	// emulated matrix engine are declared.
 	scratch, tiles bool
@@ -292,14 +292,10 @@ func writeSimple(b *code, format string, a []any) {
 // fresh returns a new C identifier derived from the value's source name.
 func (e *fn) fresh(hint string) string {
 	e.next++
-	var buf [32]byte
-	var id []byte
 	if hint == "" || !isIdent(hint) {
-		id = append(buf[:0], 'v')
-	} else {
-		id = append(append(buf[:0], hint...), '_')
+		return e.text.number("v", "", e.next)
 	}
-	return e.text.bytes(strconv.AppendInt(id, int64(e.next), 10))
+	return e.text.number(hint, "_", e.next)
 }
 
 func isIdent(s string) bool {

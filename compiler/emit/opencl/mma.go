@@ -122,6 +122,11 @@ type coopValues struct {
 	insts []*ir.Inst
 	vals  []*ir.Value        // by number
 	num   ir.ValueMap[int32] // value -> number
+	// flags and parents hold the analyses' tables by number (bools,
+	// union-find parents), handed out by table and parents and recycled
+	// from function to function.
+	flags   []bool
+	parents []int32
 }
 
 // collect makes c the coopmatrix values of f, reusing its tables (c is
@@ -132,7 +137,7 @@ func (c *coopValues) collect(f *ir.Func) *coopValues {
 		// Room for a GEMM kernel's few dozen, not grown append by append.
 		c.insts, c.vals = make([]*ir.Inst, 0, 64), make([]*ir.Value, 0, 64)
 	}
-	c.insts, c.vals = c.insts[:0], c.vals[:0]
+	c.insts, c.vals, c.flags, c.parents = c.insts[:0], c.vals[:0], c.flags[:0], c.parents[:0]
 	f.Body.Walk(func(in *ir.Inst) bool {
 		if slices.ContainsFunc(in.Operands, isCoop) || slices.ContainsFunc(in.Results, isCoop) {
 			c.insts = append(c.insts, in)
@@ -174,6 +179,34 @@ func (c *coopValues) number(v *ir.Value) {
 
 func isCoop(v *ir.Value) bool { return v.Type.Kind() == ir.KindCoopmatrix }
 
+// table returns a table of one false per value, by number.
+func (c *coopValues) table() []bool {
+	n := len(c.vals)
+	if len(c.flags)+n > cap(c.flags) {
+		// A fresh array: the tables handed out keep the old one.
+		c.flags = make([]bool, 0, max(2*cap(c.flags), 8*n))
+	}
+	t := c.flags[len(c.flags) : len(c.flags)+n]
+	c.flags = c.flags[:len(c.flags)+n]
+	clear(t)
+	return t
+}
+
+// coopSet is a set of the values of a coopValues, a table by number.
+type coopSet struct {
+	c  *coopValues
+	in []bool
+}
+
+// has reports whether v is in s; the zero coopSet is empty.
+func (s coopSet) has(v *ir.Value) bool {
+	if s.in == nil {
+		return false
+	}
+	n, ok := s.c.num.Get(v)
+	return ok && s.in[n]
+}
+
 // unionFind joins the coopmatrix values of a coopValues into classes, by
 // their numbers.
 type unionFind struct {
@@ -181,8 +214,13 @@ type unionFind struct {
 	parent []int32 // by number; a root is its own parent
 }
 
-func newUnionFind(c *coopValues) *unionFind {
-	u := &unionFind{c: c, parent: make([]int32, len(c.vals))}
+func newUnionFind(c *coopValues) unionFind {
+	n := len(c.vals)
+	if len(c.parents)+n > cap(c.parents) {
+		c.parents = make([]int32, 0, max(2*cap(c.parents), 4*n))
+	}
+	u := unionFind{c: c, parent: c.parents[len(c.parents) : len(c.parents)+n]}
+	c.parents = c.parents[:len(c.parents)+n]
 	for n := range u.parent {
 		u.parent[n] = int32(n)
 	}
@@ -212,17 +250,10 @@ func (u *unionFind) union(a, b *ir.Value) {
 	u.parent[ra] = u.find(b)
 }
 
-// members calls fn for every value the classes hold, with its root.
-func (u *unionFind) members(fn func(v *ir.Value, root int32)) {
-	for n, v := range u.c.vals {
-		fn(v, u.root(int32(n)))
-	}
-}
-
 // joinCarried joins the coopmatrix values a for or an if carries (a
 // loop's initial values, body arguments and results, a yield's operands
 // and the results they become) into one class each.
-func joinCarried(in *ir.Inst, uf *unionFind) {
+func joinCarried(in *ir.Inst, uf unionFind) {
 	switch in.Op {
 	case ir.OpFor:
 		_, _, _, init := in.LoopBounds()
@@ -248,9 +279,9 @@ func joinCarried(in *ir.Inst, uf *unionFind) {
 // operations and mul_add's accumulator) form classes; a class uses the
 // fragment layout when some eligible mul_add uses it and no ineligible
 // mul_add does.
-func fragmentValues(c *coopValues, t *target.Target, sgs int) (map[*ir.Value]bool, *target.MatrixShape) {
+func fragmentValues(c *coopValues, t *target.Target, sgs int) (coopSet, *target.MatrixShape) {
 	if len(t.MMA) == 0 {
-		return nil, nil
+		return coopSet{}, nil
 	}
 	uf := newUnionFind(c)
 	var mulAdds []*ir.Inst
@@ -272,7 +303,7 @@ func fragmentValues(c *coopValues, t *target.Target, sgs int) (map[*ir.Value]boo
 			mulAdds = append(mulAdds, in)
 		}
 	}
-	want, veto := make([]bool, len(c.vals)), make([]bool, len(c.vals)) // by root
+	want, veto := c.table(), c.table() // by root
 	for _, v := range pinned {
 		veto[uf.find(v)] = true
 	}
@@ -304,12 +335,11 @@ func fragmentValues(c *coopValues, t *target.Target, sgs int) (map[*ir.Value]boo
 			}
 		}
 	}
-	out := map[*ir.Value]bool{}
-	uf.members(func(v *ir.Value, r int32) {
-		if want[r] && !veto[r] {
-			out[v] = true
-		}
-	})
+	out := coopSet{c, c.table()}
+	for n := range out.in {
+		r := uf.root(int32(n))
+		out.in[n] = want[r] && !veto[r]
+	}
 	return out, engine
 }
 
@@ -318,14 +348,14 @@ func fragmentValues(c *coopValues, t *target.Target, sgs int) (map[*ir.Value]boo
 // mul_add (through loops and ifs). They live as the engine takes them, two
 // elements per 32-bit register, so loading (ldmatrix, or the bits from
 // memory) and multiplying never convert them to float and back.
-func packedValues(c *coopValues, frag map[*ir.Value]bool, engine *target.MatrixShape) map[*ir.Value]bool {
+func packedValues(c *coopValues, frag coopSet, engine *target.MatrixShape) coopSet {
 	if engine == nil || engine.Engine != target.EnginePTX || engine.Emulated {
-		return nil
+		return coopSet{}
 	}
 	return loadedForMulAdd(c, func(v *ir.Value) bool {
 		t := v.Type
 		elem := t.Elem().Kind()
-		return frag[v] && (t.Use() == ir.MatrixA || t.Use() == ir.MatrixB) && (elem == ir.KindF16 || elem == ir.KindBF16)
+		return frag.has(v) && (t.Use() == ir.MatrixA || t.Use() == ir.MatrixB) && (elem == ir.KindF16 || elem == ir.KindBF16)
 	}, func(*ir.Inst) bool { return true }, func(i int) bool { return i == 0 || i == 1 })
 }
 
@@ -335,12 +365,12 @@ func packedValues(c *coopValues, frag map[*ir.Value]bool, engine *target.MatrixS
 // Every lane then reads the piece itself, lanes reading one address at a
 // time (a broadcast in local memory), instead of receiving each element by
 // a shuffle from the lane holding its row inside the multiplication.
-func replicatedValues(c *coopValues, frag map[*ir.Value]bool, sgs int) map[*ir.Value]bool {
+func replicatedValues(c *coopValues, frag coopSet, sgs int) coopSet {
 	if sgs == 1 {
-		return nil
+		return coopSet{}
 	}
 	return loadedForMulAdd(c, func(v *ir.Value) bool {
-		return !frag[v] && v.Type.Use() == ir.MatrixB
+		return !frag.has(v) && v.Type.Use() == ir.MatrixB
 	}, func(in *ir.Inst) bool { return in.Operands[0].Type.Space() == ir.Local }, func(i int) bool { return i == 1 })
 }
 
@@ -348,7 +378,7 @@ func replicatedValues(c *coopValues, frag map[*ir.Value]bool, sgs int) map[*ir.V
 // through loops and ifs) consists of candidates that are only defined by
 // cooperative_matrix_load instructions loadOK admits and only used as the
 // mul_add operands operandOK admits.
-func loadedForMulAdd(c *coopValues, candidate func(*ir.Value) bool, loadOK func(*ir.Inst) bool, operandOK func(i int) bool) map[*ir.Value]bool {
+func loadedForMulAdd(c *coopValues, candidate func(*ir.Value) bool, loadOK func(*ir.Inst) bool, operandOK func(i int) bool) coopSet {
 	uf := newUnionFind(c)
 	for _, in := range c.insts {
 		joinCarried(in, uf)
@@ -356,17 +386,16 @@ func loadedForMulAdd(c *coopValues, candidate func(*ir.Value) bool, loadOK func(
 	// Once the classes are complete, every definition and use must be one
 	// the layout supports: state, by class root, is unseen, good so far or
 	// bad.
-	const unseen, good, bad = 0, 1, 2
-	state := make([]int8, len(c.vals))
+	good, bad := c.table(), c.table() // by root; bad once bad
 	touch := func(v *ir.Value, allowed bool) {
 		if !isCoop(v) {
 			return
 		}
 		r := uf.find(v)
-		if state[r] != bad && allowed && candidate(v) {
-			state[r] = good
+		if !bad[r] && allowed && candidate(v) {
+			good[r] = true
 		} else {
-			state[r] = bad
+			bad[r] = true
 		}
 	}
 	for _, in := range c.insts {
@@ -394,12 +423,11 @@ func loadedForMulAdd(c *coopValues, candidate func(*ir.Value) bool, loadOK func(
 			}
 		}
 	}
-	out := map[*ir.Value]bool{}
-	uf.members(func(v *ir.Value, r int32) {
-		if state[r] == good {
-			out[v] = true
-		}
-	})
+	out := coopSet{c, c.table()}
+	for n := range out.in {
+		r := uf.root(int32(n))
+		out.in[n] = good[r] && !bad[r]
+	}
 	return out
 }
 
@@ -425,7 +453,7 @@ func (e *fn) mmaMulAdd(in *ir.Inst) {
 		block = func(offC, offA, offB int) { e.emulatedBlock(acc, offC, a, offA, b, offB) }
 	case e.engine.Engine == target.EngineDPAS:
 		block = func(offC, offA, offB int) { e.dpas(in16, acc, offC, a, offA, b, offB) }
-	case e.packed[av] && e.packed[bv]:
+	case e.packed.has(av) && e.packed.has(bv):
 		h := e.u.helpers.mmaPacked(in16.String())
 		block = func(offC, offA, offB int) {
 			e.put(h, "(&", acc, ".v[", strconv.Itoa(offC), "], &", a, ".v[", strconv.Itoa(offA/2), "], &", b, ".v[", strconv.Itoa(offB/2), "]);")

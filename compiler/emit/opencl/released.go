@@ -15,7 +15,7 @@ import (
 // same layout and returns those that must keep the row-per-lane layout
 // (fragmentValues): the components of a work-item's share, row and column
 // reductions and the positions apply hands its region are defined in it.
-func rowLayoutOnly(in *ir.Inst, uf *unionFind) []*ir.Value {
+func rowLayoutOnly(in *ir.Inst, uf unionFind) []*ir.Value {
 	switch in.Op {
 	case ir.OpCoopMatrixApply, ir.OpCoopMatrixInsert:
 		a := in.Operands[len(in.Operands)-1]

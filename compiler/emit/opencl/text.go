@@ -1,7 +1,6 @@
 package opencl
 
 import (
-	"encoding/binary"
 	"strconv"
 	"sync"
 	"unsafe"
@@ -78,6 +77,28 @@ func (t *text) joined(parts []string) string {
 		return parts[0]
 	}
 	return t.join(parts...)
+}
+
+// number returns a, b and x ≥ 0 in decimal, concatenated in a chunk:
+// the name of a variable.
+func (t *text) number(a, b string, x int) string {
+	n := len(a) + len(b)
+	t.room(n + 20 + 1)
+	at := t.used
+	copyParts(t.chunk[at:], []string{a, b})
+	n = len(strconv.AppendInt(t.chunk[at+n:at+n], int64(x), 10)) + n
+	t.used += n
+	return unsafe.String(&t.chunk[at], n)
+}
+
+// itoa is x in decimal: cut from a chunk where strconv's would be
+// allocated (from 100 up).
+func (t *text) itoa(x int64) string {
+	if 0 <= x && x < 100 {
+		return strconv.FormatInt(x, 10) // from strconv's table
+	}
+	var digits [20]byte
+	return t.bytes(strconv.AppendInt(digits[:0], x, 10))
 }
 
 // bytes returns b as a string cut from a chunk.
@@ -164,20 +185,20 @@ func (c *code) indented(indent, n int) []byte {
 	}
 	b := c.buf[c.n : c.n+pad+n]
 	c.n += pad + n
-	// Spaces eight at a time: copied from a string, they were a memmove
-	// call a line.
-	at := 0
+	// Spaces eight at a time (copied from a string, they were a memmove
+	// call a line), every word inside b[:pad].
+	d, at := unsafe.Pointer(unsafe.SliceData(b)), 0
 	for ; at+8 <= pad; at += 8 {
-		binary.LittleEndian.PutUint64(b[at:], spaces)
+		store64(unsafe.Add(d, at), spaces)
 	}
 	if at < pad { // four more
-		binary.LittleEndian.PutUint32(b[at:], spaces&(1<<32-1))
+		store32(unsafe.Add(d, at), spaces&(1<<32-1))
 		at += 4
 	}
 	return b[at:]
 }
 
-// spaces is eight spaces as a little-endian word.
+// spaces is eight spaces in a word.
 const spaces = 0x2020202020202020
 
 // copyParts copies parts one after the other to the start of b and
