@@ -77,7 +77,7 @@ func (e *fn) asyncCommit() {
 
 func (e *fn) asyncWait(in *ir.Inst) {
 	if e.u.target.Async == target.AsyncPTX {
-		e.line(`__asm__ volatile("cp.async.wait_group %d;" ::: "memory");`, in.Count)
+		e.put(`__asm__ volatile("cp.async.wait_group `, e.text.itoa(in.Count), `;" ::: "memory");`)
 	}
 }
 

@@ -209,9 +209,10 @@ func (e *fn) coopElems(v *ir.Value) {
 		blocksM := int(t.Rows()) / fr.br
 		e.coopLoop(loopBL, blocksM*int(t.Cols())/fr.bc)
 		e.coopLoop(loopI, fr.per)
-		e.line("const long tl_r = (tl_bl %% %d) * %d + %s;", blocksM, fr.br, fr.row("tl_i"))
-		e.line("const long tl_c = (tl_bl / %d) * %d + %s;", blocksM, fr.bc, fr.col("tl_i"))
-		e.line("const int tl_k = tl_bl * %d + tl_i;", fr.per)
+		bm := strconv.Itoa(blocksM)
+		e.put("const long tl_r = (tl_bl % ", bm, ") * ", strconv.Itoa(fr.br), " + ", fr.row, ";")
+		e.put("const long tl_c = (tl_bl / ", bm, ") * ", strconv.Itoa(fr.bc), " + ", fr.col, ";")
+		e.put("const int tl_k = tl_bl * ", strconv.Itoa(fr.per), " + tl_i;")
 		return
 	}
 	sgs := e.launch.SubgroupSize
@@ -221,7 +222,7 @@ func (e *fn) coopElems(v *ir.Value) {
 	e.coopLoop(loopC, cols)
 	e.put("const int tl_k = tl_i * ", strconv.Itoa(cols), " + tl_c;")
 	if rows%sgs != 0 {
-		e.line("if (tl_r >= %d) continue;", rows)
+		e.put("if (tl_r >= ", e.text.itoa(int64(rows)), ") continue;")
 	}
 }
 

@@ -24,11 +24,9 @@ type fn struct {
 	// The value tables (names, mems, ranges) and the text expressions
 	// are joined in: the program's, reset for each kernel.
 	*workspace
-	groups map[*ir.Value]*group    // group values
-	yields map[*ir.Region][]string // where a region's yield stores its values
-	frag   coopSet                 // coopmatrix values in the matrix engine's fragment layout
-	engine *target.MatrixShape     // the matrix engine the fragments are for (nil: none)
-	frags  map[ir.MatrixUse]fragment
+	frag   coopSet             // coopmatrix values in the matrix engine's fragment layout
+	engine *target.MatrixShape // the matrix engine the fragments are for (nil: none)
+	frags  fragments
 	packed coopSet // fragment values held two 16-bit elements per uint (packedValues)
 	// replicated: B operands every lane holds whole (replicatedValues).
 	replicated coopSet
@@ -37,8 +35,6 @@ type fn struct {
 	scratch, tiles bool
 	// blocked: rows over lanes are blocked, not interleaved (coop.go).
 	blocked bool
-	// slotRows holds slotRow's expressions by rows per lane.
-	slotRows map[int]string
 }
 
 // kernelText is a kernel written: its head with the declarations of its
@@ -66,8 +62,7 @@ func (u *unit) emitFunc(f *ir.Func, l Launch, s *workspace, out *Output) (kernel
 	// The value tables sized for the function: grown from nothing, they
 	// were an allocation per doubling.
 	s.reset(f)
-	e := &fn{u: u, f: f, launch: l, workspace: s,
-		groups: map[*ir.Value]*group{}, yields: map[*ir.Region][]string{}}
+	e := &fn{u: u, f: f, launch: l, workspace: s}
 	if len(u.target.MMA) > 0 || l.SubgroupSize > 1 { // else no layout but rows over lanes
 		coops := s.coops.collect(f)
 		e.frag, e.engine = fragmentValues(coops, u.target, l.SubgroupSize)
@@ -79,7 +74,6 @@ func (u *unit) emitFunc(f *ir.Func, l Launch, s *workspace, out *Output) (kernel
 		e.blocked = u.target.BlockedRows && !coops.numbersComponents()
 	}
 	ir.IndexRanges(&s.ranges, f, e.builtinRange)
-	e.slotRows = map[int]string{}
 	k := Kernel{Name: f.Name, Symbol: KernelSymbol(f.Name), Launch: l}
 	e.params(&k)
 	e.head, e.body = getCode(), getCode()
@@ -129,21 +123,21 @@ func (e *fn) emitKernelBody() error {
 	l := e.launch
 	sgs, wx, b := l.SubgroupSize, l.WorkGroupSize[0], l.BatchPerGroup
 	e.indent = 1
-	e.line("const int tl_sgid = (int)(get_local_id(0) / %d + get_local_id(1) * %d);", sgs, wx/sgs)
-	e.line("const int tl_lane = (int)(get_local_id(0) %% %d);", sgs)
+	e.put("const int tl_sgid = (int)(get_local_id(0) / ", strconv.Itoa(sgs), " + get_local_id(1) * ", strconv.Itoa(wx/sgs), ");")
+	e.put("const int tl_lane = (int)(get_local_id(0) % ", strconv.Itoa(sgs), ");")
 	if b > 1 || e.f.UsesBuiltin(ir.GroupSize) {
-		e.line("const long tl_groups = %s;", e.logicalGroups())
+		e.put("const long tl_groups = ", e.logicalGroups(), ";")
 	}
 	groupX := "(long)get_group_id(0)"
 	if l.Split > 1 {
 		groupX = e.splitGroups()
 	}
 	if b == 1 {
-		e.line("const long tl_gid = %s;", groupX)
+		e.put("const long tl_gid = ", groupX, ";")
 		return e.region(e.f.Body)
 	}
-	e.line("const long tl_first = %s * %d;", groupX, b)
-	e.line("const long tl_count = min((long)%d, tl_groups - tl_first);", b)
+	e.put("const long tl_first = ", groupX, " * ", strconv.Itoa(b), ";")
+	e.put("const long tl_count = min((long)", strconv.Itoa(b), ", tl_groups - tl_first);")
 	e.line("for (long tl_j = 0; tl_j < tl_count; ++tl_j) {")
 	e.indent++
 	e.line("const long tl_gid = tl_first + tl_j;")
@@ -198,6 +192,10 @@ func (e *fn) logicalGroups() string {
 
 // line writes one indented line of C, formatted as fmt.Fprintf would.
 func (e *fn) line(format string, a ...any) {
+	if len(a) == 0 && strings.IndexByte(format, '%') < 0 {
+		e.put(format) // nothing to format
+		return
+	}
 	e.writeIndent()
 	if !simpleFormat(format, a) {
 		fmt.Fprintf(e.body, format, a...)
@@ -378,7 +376,7 @@ func (e *fn) fromArg(name string, t *ir.Type, si *scalarInfo) string {
 
 func (e *fn) memrefParam(t *ir.Type, base string, param int, add func(Arg) string) *memref {
 	si := e.u.scalar(t.Elem())
-	m := &memref{typ: t, space: "global"}
+	m := e.slab.memref(memref{typ: t, space: "global"})
 	m.ptr = add(Arg{Name: base, CType: "global " + si.mem + "*", Role: RoleData, Param: param, Elem: t.Elem().String()})
 	m.shape = dims(t.Shape(), func(i int) string {
 		return add(Arg{Name: base + "_shape" + strconv.Itoa(i), CType: "long", Role: RoleShape, Param: param, Mode: i})

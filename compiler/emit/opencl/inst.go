@@ -98,7 +98,7 @@ func (e *fn) barrier(f ir.Fence) {
 	case ir.FenceGlobal | ir.FenceLocal:
 		flags = "CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE"
 	}
-	e.line("barrier(%s);", flags)
+	e.put("barrier(", flags, ");")
 }
 
 // constant writes a constant; coopmatrix constants fill every element.

@@ -173,15 +173,15 @@ func (e *fn) bindMemref(v *ir.Value, ptr string, shape, stride []string) {
 	space := t.Space().String()
 	name := e.fresh(v.Name)
 	e.put(space, " ", si.mem, "* ", name, " = ", ptr, ";")
-	m := &memref{typ: t, ptr: name, space: space}
+	m := e.slab.memref(memref{typ: t, ptr: name, space: space})
 	m.shape, m.stride = e.pinShapeStride(shape, stride, t)
 	e.mems.Set(v, m)
 }
 
 // pinShapeStride is pinAll of a view's shape and stride expressions (of
-// memref type t), in one allocation.
+// memref type t), in one slice.
 func (e *fn) pinShapeStride(shape, stride []string, t *ir.Type) (pinnedShape, pinnedStride []string) {
-	out := make([]string, len(shape)+len(stride))
+	out := e.slab.strings(len(shape) + len(stride))
 	n := len(shape)
 	return e.pinAll(out[:n:n], shape, t.Shape()), e.pinAll(out[n:], stride, t.Stride())
 }
@@ -436,26 +436,33 @@ func (e *fn) alloca(in *ir.Inst) {
 		n = max(n, t.Stride()[i]*s)
 	}
 	name := e.fresh("local")
-	align := ""
+	size, align := e.text.itoa(n), ""
 	if a, ok := in.Attrs.Int(ir.AttrAlignment); ok {
-		align = fmt.Sprintf(" __attribute__((aligned(%d)))", a)
+		align = e.text.join(" __attribute__((aligned(", e.text.itoa(a), ")))")
 	}
 	ptr := name
 	if si.halfway {
 		// half arrays need cl_khr_fp16; reserve ushorts and view them as half.
-		fmt.Fprintf(e.head, "    local ushort %s_bits[%d]%s;\n", name, n, align)
-		fmt.Fprintf(e.head, "    local half* %s = (local half*)%s_bits;\n", name, name)
+		e.head.line(1, "local ushort ", name, "_bits[", size, "]", align, ";")
+		e.head.line(1, "local half* ", name, " = (local half*)", name, "_bits;")
 	} else {
-		fmt.Fprintf(e.head, "    local %s %s[%d]%s;\n", si.mem, name, n, align)
+		e.head.line(1, "local ", si.mem, " ", name, "[", size, "]", align, ";")
 	}
-	m := &memref{typ: t, ptr: ptr, space: "local"}
+	m := e.slab.memref(memref{typ: t, ptr: ptr, space: "local"})
 	if s, ok := in.Attrs.Int(ir.AttrSwizzle); ok {
 		m.swz = &swizzle{root: ptr, origin: "0", shift: int(s)}
 		if st := t.Stride(); len(st) > 1 && st[0] == 1 {
 			m.swz.ld, m.swz.columns = st[1], true
 		}
 	}
-	m.shape, m.stride = e.pinShapeStride(make([]string, len(t.Shape())), make([]string, len(t.Stride())), t)
+	// Local memory's shape and stride are static: pinned, they need no
+	// expressions (empty ones, without an allocation up to order 8).
+	var room [8]string
+	exprs := room[:]
+	if k := len(t.Shape()); k > len(room) {
+		exprs = make([]string, k)
+	}
+	m.shape, m.stride = e.pinShapeStride(exprs[:len(t.Shape())], exprs[:len(t.Stride())], t)
 	e.mems.Set(in.Result(), m)
 }
 

@@ -36,36 +36,29 @@ import (
 // fragment describes the fragment layout of one matrix use.
 type fragment struct {
 	br, bc, per int
-	row, col    func(i string) string // block-relative position of element i of this lane
+	// row and col are the block-relative position of this lane's element
+	// tl_i, spelled once (every fragment access writes them).
+	row, col string
 }
 
-func lit(s string) func(string) string { return func(string) string { return s } }
+// fragments are the fragment layouts of an engine, by matrix use.
+type fragments [ir.MatrixAcc + 1]fragment
 
-func same(i string) string { return i }
-
-var ptxFragments = map[ir.MatrixUse]fragment{
-	ir.MatrixA: {16, 16, 8,
-		func(i string) string { return fmt.Sprintf("(tl_lane >> 2) + 8 * ((%s >> 1) & 1)", i) },
-		func(i string) string { return fmt.Sprintf("2 * (tl_lane & 3) + (%s & 1) + 8 * (%s >> 2)", i, i) }},
-	ir.MatrixB: {16, 8, 4,
-		func(i string) string { return fmt.Sprintf("2 * (tl_lane & 3) + (%s & 1) + 8 * (%s >> 1)", i, i) },
-		lit("(tl_lane >> 2)")},
-	ir.MatrixAcc: {16, 8, 4,
-		func(i string) string { return fmt.Sprintf("(tl_lane >> 2) + 8 * (%s >> 1)", i) },
-		func(i string) string { return fmt.Sprintf("2 * (tl_lane & 3) + (%s & 1)", i) }},
+var ptxFragments = fragments{
+	ir.MatrixA:   {16, 16, 8, "(tl_lane >> 2) + 8 * ((tl_i >> 1) & 1)", "2 * (tl_lane & 3) + (tl_i & 1) + 8 * (tl_i >> 2)"},
+	ir.MatrixB:   {16, 8, 4, "2 * (tl_lane & 3) + (tl_i & 1) + 8 * (tl_i >> 1)", "(tl_lane >> 2)"},
+	ir.MatrixAcc: {16, 8, 4, "(tl_lane >> 2) + 8 * (tl_i >> 1)", "2 * (tl_lane & 3) + (tl_i & 1)"},
 }
 
-func dpasFragments(sgs int) map[ir.MatrixUse]fragment {
-	a := fragment{8, 16, 8, same, lit("tl_lane")}
+func dpasFragments(sgs int) fragments {
+	a := fragment{8, 16, 8, "tl_i", "tl_lane"}
 	if sgs == 8 {
-		a = fragment{8, 16, 16,
-			func(i string) string { return fmt.Sprintf("(%s >> 1)", i) },
-			func(i string) string { return fmt.Sprintf("2 * tl_lane + (%s & 1)", i) }}
+		a = fragment{8, 16, 16, "(tl_i >> 1)", "2 * tl_lane + (tl_i & 1)"}
 	}
-	return map[ir.MatrixUse]fragment{
+	return fragments{
 		ir.MatrixA:   a,
-		ir.MatrixB:   {16, sgs, 16, same, lit("tl_lane")},
-		ir.MatrixAcc: {8, sgs, 8, same, lit("tl_lane")},
+		ir.MatrixB:   {16, sgs, 16, "tl_i", "tl_lane"},
+		ir.MatrixAcc: {8, sgs, 8, "tl_i", "tl_lane"},
 	}
 }
 
@@ -74,18 +67,14 @@ func dpasFragments(sgs int) map[ir.MatrixUse]fragment {
 //	A 16×8 (4 per lane): row g + 8·(i mod 2), column t + 4·(i/2)
 //	B 8×8  (2 per lane): row t + 4·i,         column g
 //	C 16×8 (4 per lane): as for m16n8k16
-var tf32Fragments = map[ir.MatrixUse]fragment{
-	ir.MatrixA: {16, 8, 4,
-		func(i string) string { return fmt.Sprintf("(tl_lane >> 2) + 8 * (%s & 1)", i) },
-		func(i string) string { return fmt.Sprintf("(tl_lane & 3) + 4 * (%s >> 1)", i) }},
-	ir.MatrixB: {8, 8, 2,
-		func(i string) string { return fmt.Sprintf("(tl_lane & 3) + 4 * %s", i) },
-		lit("(tl_lane >> 2)")},
+var tf32Fragments = fragments{
+	ir.MatrixA:   {16, 8, 4, "(tl_lane >> 2) + 8 * (tl_i & 1)", "(tl_lane & 3) + 4 * (tl_i >> 1)"},
+	ir.MatrixB:   {8, 8, 2, "(tl_lane & 3) + 4 * tl_i", "(tl_lane >> 2)"},
 	ir.MatrixAcc: ptxFragments[ir.MatrixAcc],
 }
 
 // fragmentsOf returns the fragment layouts of an engine shape.
-func fragmentsOf(s *target.MatrixShape) map[ir.MatrixUse]fragment {
+func fragmentsOf(s *target.MatrixShape) fragments {
 	switch {
 	case s.Engine == target.EngineDPAS:
 		return dpasFragments(s.SubgroupSize)
@@ -586,12 +575,12 @@ func (e *fn) emulatedBlock(acc string, offC int, a string, offA int, b string, o
 	}
 	k := fa.bc
 	e.line("barrier(CLK_LOCAL_MEM_FENCE);")
-	e.line("for (int tl_i = 0; tl_i < %d; ++tl_i) tl_sa[(%s) * %d + (%s)] = %s.v[%d + tl_i];", fa.per, fa.row("tl_i"), k, fa.col("tl_i"), a, offA)
-	e.line("for (int tl_i = 0; tl_i < %d; ++tl_i) tl_sb[(%s) * %d + (%s)] = %s.v[%d + tl_i];", fb.per, fb.row("tl_i"), fb.bc, fb.col("tl_i"), b, offB)
+	e.line("for (int tl_i = 0; tl_i < %d; ++tl_i) tl_sa[(%s) * %d + (%s)] = %s.v[%d + tl_i];", fa.per, fa.row, k, fa.col, a, offA)
+	e.line("for (int tl_i = 0; tl_i < %d; ++tl_i) tl_sb[(%s) * %d + (%s)] = %s.v[%d + tl_i];", fb.per, fb.row, fb.bc, fb.col, b, offB)
 	e.line("barrier(CLK_LOCAL_MEM_FENCE);")
 	e.line("for (int tl_i = 0; tl_i < %d; ++tl_i) {", fc.per)
 	e.indent++
-	e.line("const int r = %s, c = %s;", fc.row("tl_i"), fc.col("tl_i"))
+	e.line("const int r = %s, c = %s;", fc.row, fc.col)
 	e.line("float s = %s.v[%d + tl_i];", acc, offC)
 	e.line("for (int k = 0; k < %d; ++k) s += tl_sa[r * %d + k] * tl_sb[k * %d + c];", k, k, fb.bc)
 	e.line("%s.v[%d + tl_i] = s;", acc, offC)

@@ -63,7 +63,7 @@ func TestFragmentsFollowPTX(t *testing.T) {
 		held := map[[2]int]int{}
 		for lane := range 32 {
 			for i := range fr.per {
-				r, c := eval(t, fr.row("tl_i"), lane, i), eval(t, fr.col("tl_i"), lane, i)
+				r, c := eval(t, fr.row, lane, i), eval(t, fr.col, lane, i)
 				wr, wc := want(lane/4, lane%4, i)
 				if r != wr || c != wc {
 					t.Errorf("%s lane %d element %d: (%d, %d), PTX says (%d, %d)", use, lane, i, r, c, wr, wc)
@@ -98,7 +98,7 @@ func TestFragmentsFollowDPAS(t *testing.T) {
 			held := map[[2]int]bool{}
 			for lane := range sgs {
 				for i := range f.per {
-					r, c := eval(t, f.row("tl_i"), lane, i), eval(t, f.col("tl_i"), lane, i)
+					r, c := eval(t, f.row, lane, i), eval(t, f.col, lane, i)
 					if wr, wc := want(lane, i); r != wr || c != wc {
 						t.Errorf("sg%d %s lane %d element %d: (%d, %d), want (%d, %d)", sgs, use, lane, i, r, c, wr, wc)
 					}

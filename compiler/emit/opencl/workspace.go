@@ -19,6 +19,12 @@ type workspace struct {
 	coops  coopValues
 	text   text // the chunks expressions are joined in
 	unit   unit // the program's state
+	slab   slab // its memref views
+	// The tables of a kernel's groups, the variables its regions' yields
+	// store to, and slotRow's expressions by rows per lane.
+	groups   map[*ir.Value]*group
+	yields   map[*ir.Region][]string
+	slotRows map[int]string
 	// preamble is the program's text before its kernels.
 	preamble code
 }
@@ -33,11 +39,15 @@ func putWorkspace(s *workspace) {
 	// Emptied here, so that the pool keeps no program alive.
 	s.names.Reset(0)
 	s.mems.Reset(0)
+	clear(s.groups)
+	clear(s.yields)
+	clear(s.slotRows)
 	s.ranges.Reset(0)
 	s.coops.num.Reset(0)
 	clear(s.coops.insts[:cap(s.coops.insts)])
 	clear(s.coops.vals[:cap(s.coops.vals)])
 	s.text.recycle()
+	s.slab.recycle()
 	s.unit.reset(nil)
 	workspaces.Put(s)
 }
@@ -46,4 +56,47 @@ func putWorkspace(s *workspace) {
 func (s *workspace) reset(f *ir.Func) {
 	s.names.Reset(f.NumValues)
 	s.mems.Reset(f.NumValues)
+	if s.groups == nil {
+		s.groups, s.yields, s.slotRows = map[*ir.Value]*group{}, map[*ir.Region][]string{}, map[int]string{}
+	}
+	clear(s.groups)
+	clear(s.yields)
+	clear(s.slotRows)
+}
+
+// slab hands out the memref views of a program and their shape and
+// stride expressions, from arrays recycled with the workspace: a view
+// per subview and expansion, they were most of the objects writing a
+// GEMM kernel allocated.
+type slab struct {
+	mems []memref
+	strs []string
+}
+
+// memref returns a view holding m.
+func (s *slab) memref(m memref) *memref {
+	if len(s.mems) == cap(s.mems) {
+		// A fresh array: the views handed out keep the old one.
+		s.mems = make([]memref, 0, max(64, 2*cap(s.mems)))
+	}
+	s.mems = append(s.mems, m)
+	return &s.mems[len(s.mems)-1]
+}
+
+// strings returns n empty strings, which the caller may append to only
+// by copying.
+func (s *slab) strings(n int) []string {
+	at := len(s.strs)
+	if at+n > cap(s.strs) {
+		s.strs, at = make([]string, 0, max(256, 2*cap(s.strs), n)), 0
+	}
+	s.strs = s.strs[:at+n]
+	return s.strs[at : at+n : at+n]
+}
+
+// recycle empties s; nothing it handed out may be used after.
+func (s *slab) recycle() {
+	clear(s.mems)
+	clear(s.strs)
+	s.mems, s.strs = s.mems[:0], s.strs[:0]
 }
