@@ -35,6 +35,9 @@ type fn struct {
 	scratch, tiles bool
 	// blocked: rows over lanes are blocked, not interleaved (coop.go).
 	blocked bool
+	// usesGroupSize: the function reads builtin.group_size (noted by
+	// builtinRange, which sees every builtin).
+	usesGroupSize bool
 }
 
 // kernelText is a kernel written: its head with the declarations of its
@@ -125,7 +128,7 @@ func (e *fn) emitKernelBody() error {
 	e.indent = 1
 	e.put("const int tl_sgid = (int)(get_local_id(0) / ", strconv.Itoa(sgs), " + get_local_id(1) * ", strconv.Itoa(wx/sgs), ");")
 	e.put("const int tl_lane = (int)(get_local_id(0) % ", strconv.Itoa(sgs), ");")
-	if b > 1 || e.f.UsesBuiltin(ir.GroupSize) {
+	if b > 1 || e.usesGroupSize {
 		e.put("const long tl_groups = ", e.logicalGroups(), ";")
 	}
 	groupX := "(long)get_group_id(0)"

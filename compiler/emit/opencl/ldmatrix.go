@@ -3,6 +3,7 @@ package opencl
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"tltune/compiler/ir"
 )
@@ -109,37 +110,43 @@ func (e *fn) ldmatrix(in *ir.Inst) {
 // objects the emitter allocated for a pipelined GEMM.
 func (e *fn) ldmatrixLine(suffix, name string, blocks []int, regs int, addr string) {
 	n := len(blocks) * regs
-	c := e.body
-	e.writeIndent()
-	c.WriteString(`__asm__ volatile("ldmatrix.sync.aligned.m8n8.x`)
-	c.writeInt(n)
-	c.WriteString(suffix)
-	c.WriteString(".shared.b16 {")
-	for i := range n {
-		if i > 0 {
-			c.WriteByte(',')
-		}
-		c.WriteByte('%')
-		c.writeInt(i)
-	}
-	c.WriteString("}, [%")
-	c.writeInt(n)
-	c.WriteString(`];" : `)
+	var room [48]string
+	parts := append(room[:0], `__asm__ volatile("ldmatrix.sync.aligned.m8n8.x`, e.text.itoa(int64(n)), suffix,
+		".shared.b16 ", ldmatrixOperands(n), `;" : `)
+	out := e.text.join(`"=r"(`, name, ".v[")
 	for i, blk := range blocks {
 		for k := range regs {
 			if i > 0 || k > 0 {
-				c.WriteString(", ")
+				parts = append(parts, ", ")
 			}
-			c.WriteString(`"=r"(`)
-			c.WriteString(name)
-			c.WriteString(".v[")
-			c.writeInt(blk*regs + k)
-			c.WriteString("])")
+			parts = append(parts, out, e.text.itoa(int64(blk*regs+k)), "])")
 		}
 	}
-	c.WriteString(` : "r"((uint)(ulong)`)
-	c.WriteString(addr)
-	c.WriteString("));\n")
+	e.put(append(parts, ` : "r"((uint)(ulong)`, addr, "));")...)
+}
+
+// ldmatrixOperands is the operand list of an ldmatrix of n registers,
+// "{%0,%1}, [%2]": spelled once for the counts ldmatrix has.
+func ldmatrixOperands(n int) string {
+	if n < len(ldmatrixLists) && ldmatrixLists[n] != "" {
+		return ldmatrixLists[n]
+	}
+	return spellOperands(n)
+}
+
+var ldmatrixLists = [...]string{1: spellOperands(1), 2: spellOperands(2), 4: spellOperands(4)}
+
+func spellOperands(n int) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("%" + strconv.Itoa(i))
+	}
+	b.WriteString("}, [%" + strconv.Itoa(n) + "]")
+	return b.String()
 }
 
 // packedBitsLoad loads a packed fragment element by element: the 16 bits

@@ -3,7 +3,6 @@ package opencl
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"tltune/compiler/ir"
@@ -442,15 +441,22 @@ func (e *fn) mmaMulAdd(in *ir.Inst) {
 		block = func(offC, offA, offB int) { e.emulatedBlock(acc, offC, a, offA, b, offB) }
 	case e.engine.Engine == target.EngineDPAS:
 		block = func(offC, offA, offB int) { e.dpas(in16, acc, offC, a, offA, b, offB) }
-	case e.packed.has(av) && e.packed.has(bv):
-		h := e.u.helpers.mmaPacked(in16.String())
-		block = func(offC, offA, offB int) {
-			e.put(h, "(&", acc, ".v[", strconv.Itoa(offC), "], &", a, ".v[", strconv.Itoa(offA/2), "], &", b, ".v[", strconv.Itoa(offB/2), "]);")
-		}
 	default:
-		h := e.u.helpers.mma(in16.String())
+		// A call of the helper per block: "H(&ACC.v[c], &A.v[a], &B.v[b]);",
+		// its text between the offsets spelled once.
+		packed := e.packed.has(av) && e.packed.has(bv)
+		var h string
+		if packed {
+			h = e.u.helpers.mmaPacked(in16.String())
+		} else {
+			h = e.u.helpers.mma(in16.String())
+		}
+		call, toA, toB := e.text.join(h, "(&", acc, ".v["), e.text.join("], &", a, ".v["), e.text.join("], &", b, ".v[")
 		block = func(offC, offA, offB int) {
-			e.put(h, "(&", acc, ".v[", strconv.Itoa(offC), "], &", a, ".v[", strconv.Itoa(offA), "], &", b, ".v[", strconv.Itoa(offB), "]);")
+			if packed { // two elements a register
+				offA, offB = offA/2, offB/2
+			}
+			e.put(call, e.text.itoa(int64(offC)), toA, e.text.itoa(int64(offA)), toB, e.text.itoa(int64(offB)), "]);")
 		}
 	}
 	for ni := range bn {

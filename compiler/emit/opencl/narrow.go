@@ -17,8 +17,11 @@ import (
 // widens its narrow operands, and a memory offset is computed in int only
 // when every int term and, if all terms are int, their sum fit in 32 bits.
 
-// builtinRange bounds the builtins the launch fixes.
+// builtinRange bounds the builtins the launch fixes. IndexRanges asks
+// it about every builtin of the function: it notes builtin.group_size,
+// which the prologue defines only for functions that use it.
 func (e *fn) builtinRange(k ir.BuiltinKind) (ir.Range, bool) {
+	e.usesGroupSize = e.usesGroupSize || k == ir.GroupSize
 	l := e.launch
 	nsx := int64(l.WorkGroupSize[0] / l.SubgroupSize)
 	wy := int64(l.WorkGroupSize[1])
@@ -65,14 +68,6 @@ func (e *fn) wide(v *ir.Value) string {
 	return e.value(v)
 }
 
-// rangeOf is v's range, Unknown when nothing is known.
-func (e *fn) rangeOf(v *ir.Value) ir.Range {
-	if r, ok := e.ranges.Get(v); ok {
-		return r
-	}
-	return ir.Unknown
-}
-
 // offsetOf is the C expression of the element offset of idx in m (the
 // memref of value mv), in int arithmetic where it provably fits.
 func (e *fn) offsetOf(mv *ir.Value, idx []*ir.Value) string {
@@ -97,7 +92,8 @@ func (e *fn) offsetOfParts(parts []string, mv *ir.Value, idx []*ir.Value) []stri
 	fits := true
 	sum, allInt := ir.Range{}, true
 	for i, v := range idx {
-		if !e.narrow(v) {
+		r, ok := e.ranges.Get(v)
+		if v.Type != ir.Index || !ok || !r.Fits32() { // not narrow
 			allInt = false
 			continue
 		}
@@ -108,7 +104,6 @@ func (e *fn) offsetOfParts(parts []string, mv *ir.Value, idx []*ir.Value) []stri
 			fits = false
 			break
 		}
-		r := e.rangeOf(v)
 		term := ir.Range{Lo: min(r.Lo*strides[i], r.Hi*strides[i]), Hi: max(r.Lo*strides[i], r.Hi*strides[i])}
 		if !term.Fits32() {
 			fits = false
