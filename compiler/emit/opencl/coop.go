@@ -310,7 +310,7 @@ func (e *fn) blockedWidth(in *ir.Inst, mv, x, v *ir.Value) int {
 	}
 	mt, w := mv.Type, int64(r)
 	if !ir.VectorWidthOK(r, mt) || mt.Order() != 2 || mt.Stride()[1] == ir.Dynamic || mt.Stride()[1]%w != 0 ||
-		!ir.Divisible(x, w) || ir.Alignment(e.f, mv)%(w*mt.Elem().Size()) != 0 {
+		!ir.Divisible(x, w) || e.alignment(mv)%(w*mt.Elem().Size()) != 0 {
 		return 1
 	}
 	return r
@@ -491,7 +491,7 @@ func (e *fn) replicatedWidth(in *ir.Inst) int {
 	size := t.Elem().Size()
 	for w := int64(ir.MaxVectorBytes) / size; w > 1; w /= 2 {
 		if ir.ValidVectorWidth(int(w), t.Elem()) == nil && along%w == 0 && t.Stride()[1]%w == 0 &&
-			ir.Divisible(in.Operands[1], w) && ir.Alignment(e.f, mv)%(w*size) == 0 {
+			ir.Divisible(in.Operands[1], w) && e.alignment(mv)%(w*size) == 0 {
 			return int(w)
 		}
 	}

@@ -31,7 +31,7 @@ func (e *fn) ldmatrixOK(in *ir.Inst) bool {
 	t := m.Type
 	return t.Space() == ir.Local && in.Checked == ir.Unchecked && t.Order() == 2 &&
 		t.Stride()[0] == 1 && t.Stride()[1] != ir.Dynamic && t.Stride()[1]%8 == 0 &&
-		ir.Alignment(e.f, m)%16 == 0 && ir.Divisible(in.Operands[1], 8)
+		e.alignment(m)%16 == 0 && ir.Divisible(in.Operands[1], 8)
 }
 
 func (e *fn) packedLoad(in *ir.Inst) {

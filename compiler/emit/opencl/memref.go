@@ -156,6 +156,18 @@ func offsetParts(parts []string, m *memref, idx []string) []string {
 	return parts
 }
 
+// alignment is ir.Alignment of memref value v, found once per function:
+// every load of a piece of a panel asks, and the answer walks the chain
+// of views down to the panel's allocation.
+func (e *fn) alignment(v *ir.Value) int64 {
+	if a, ok := e.aligns.Get(v); ok {
+		return a
+	}
+	a := ir.Alignment(e.f, v)
+	e.aligns.Set(v, a)
+	return a
+}
+
 // memref returns the view of memref value v.
 func (e *fn) memref(v *ir.Value) *memref {
 	if m, ok := e.mems.Get(v); ok {
