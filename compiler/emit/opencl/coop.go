@@ -509,7 +509,11 @@ func (e *fn) replicatedVectorLoad(in *ir.Inst, w int) {
 	// The vectors' rows in memory and their columns' terms of the offset,
 	// each spelled once for the vectors that share it.
 	x, y := e.value(in.Operands[1]), e.value(in.Operands[2])
-	memRows, colTerms := make([]string, max(rows, cols)), make([]string, max(rows, cols))
+	var room [2 * 16]string // up to 16 rows and columns: no allocation
+	memRows, colTerms := room[:16], room[16:]
+	if n := max(rows, cols); n > 16 {
+		memRows, colTerms = make([]string, n), make([]string, n)
+	}
 	reader, dst := e.vectorReader(m, w), e.text.join(name, ".v[")
 	for r := 0; r < rows; r++ {
 		for c := 0; c < cols; c++ {
@@ -528,7 +532,8 @@ func (e *fn) replicatedVectorLoad(in *ir.Inst, w int) {
 			if colTerms[memCol] == "" {
 				colTerms[memCol] = e.mul(e.add(y, strconv.Itoa(memCol)), m.stride[1])
 			}
-			v := reader.load(e, e.add(memRows[memRow], colTerms[memCol]))
+			var off [3]string
+			v := reader.load(e, addParts(off[:0], memRows[memRow], colTerms[memCol])...)
 			assigned := v.assigned(e)
 			for k := range w {
 				rr, cc := r+k, c

@@ -113,13 +113,19 @@ func (e *fn) mul(a, b string) string {
 }
 
 func (e *fn) add(a, b string) string {
+	var room [3]string
+	return e.text.joined(addParts(room[:0], a, b))
+}
+
+// addParts appends add(a, b) to parts, unjoined.
+func addParts(parts []string, a, b string) []string {
 	switch {
 	case a == "0":
-		return b
+		return append(parts, b)
 	case b == "0":
-		return a
+		return append(parts, a)
 	}
-	return e.text.join(a, " + ", b)
+	return append(parts, a, " + ", b)
 }
 
 // offset returns the element offset of index idx in m.

@@ -131,15 +131,17 @@ func (e *fn) vectorReader(m *memref, n int) *vectorReader {
 	return r
 }
 
-// load writes the load of the vector at element offset off into a
-// variable of the memory's bits.
-func (r *vectorReader) load(e *fn, off string) loadedVector {
+// load writes the load of the vector at element offset off (in parts, as
+// joined) into a variable of the memory's bits.
+func (r *vectorReader) load(e *fn, off ...string) loadedVector {
 	bits := e.fresh("vec")
-	if r.offset != "" {
-		e.put(r.decl, bits, r.cast, r.offset, off, ");") // elemAddr, in parts
-	} else {
-		e.put(r.decl, bits, r.cast, e.elemAddr(r.m, off), ";")
+	if r.offset == "" {
+		e.put(r.decl, bits, r.cast, e.elemAddr(r.m, e.text.joined(off)), ";")
+		return loadedVector{bits, r.si, r.per}
 	}
+	var room [12]string // elemAddr, in parts
+	parts := append(append(room[:0], r.decl, bits, r.cast, r.offset), off...)
+	e.put(append(parts, ");")...)
 	return loadedVector{bits, r.si, r.per}
 }
 
