@@ -125,7 +125,7 @@ func (e *fn) coopDecl(v *ir.Value) (name string, perLane int) {
 func (e *fn) coopElementwise(v *ir.Value, expr func(src []string) string, srcs ...string) {
 	name, n := e.coopDecl(v)
 	e.coopLoop(loopE, n)
-	elems := make([]string, len(srcs))
+	elems := e.slab.strings(len(srcs))
 	for i, s := range srcs {
 		elems[i] = e.text.join(s, ".v[tl_e]")
 	}
@@ -410,7 +410,7 @@ func (e *fn) coopMulAdds(group []*ir.Inst) {
 	sgs := e.launch.SubgroupSize
 	rows, cols, depth := int(cv.Type.Rows()), int(cv.Type.Cols()), int(head.Operands[0].Type.Cols())
 	accType, _ := e.coopType(cv)
-	accs := make([]string, len(group))
+	accs := e.slab.strings(len(group))
 	for g, in := range group {
 		accs[g] = e.fresh("acc")
 		e.put(accType, " ", accs[g], " = ", e.value(in.Operands[2]), ";")

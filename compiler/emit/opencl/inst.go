@@ -525,7 +525,7 @@ func (e *fn) forLoop(in *ir.Inst) error {
 // carried declares one variable per result, initialised from init (or
 // uninitialised when init is nil), and names the results after them.
 func (e *fn) carried(results, init []*ir.Value) []string {
-	names := make([]string, len(results))
+	names := e.slab.strings(len(results))
 	for i, r := range results {
 		names[i] = e.fresh(r.Name)
 		if init != nil {
@@ -567,7 +567,7 @@ func (e *fn) yield(in *ir.Inst) {
 	if len(dst) == 0 {
 		return
 	}
-	tmps := make([]string, len(dst))
+	tmps := e.slab.strings(len(dst))
 	for i, v := range in.Operands {
 		tmps[i] = e.fresh("y")
 		e.put(e.valueType(v), " ", tmps[i], " = ", e.value(v), ";")

@@ -20,7 +20,7 @@ type workspace struct {
 	coops  coopValues
 	text   text // the chunks expressions are joined in
 	unit   unit // the program's state
-	slab   slab // its memref views
+	slab   slab // its memref views and expression slices
 	// The tables of a kernel's groups, the variables its regions' yields
 	// store to, and slotRow's expressions by rows per lane.
 	groups   map[*ir.Value]*group
@@ -67,10 +67,11 @@ func (s *workspace) reset(f *ir.Func) {
 	clear(s.slotRows)
 }
 
-// slab hands out the memref views of a program and their shape and
-// stride expressions, from arrays recycled with the workspace: a view
-// per subview and expansion, they were most of the objects writing a
-// GEMM kernel allocated.
+// slab hands out the memref views of a program and the slices of C
+// expressions its kernels keep (shapes and strides, loop-carried
+// variables), from arrays recycled with the workspace: a view per
+// subview and expansion, they were most of the objects writing a GEMM
+// kernel allocated.
 type slab struct {
 	mems []memref
 	strs []string
