@@ -381,10 +381,10 @@ func (e *fn) memrefParam(t *ir.Type, base string, param int, add func(Arg) strin
 	si := e.u.scalar(t.Elem())
 	m := e.slab.memref(memref{typ: t, space: "global"})
 	m.ptr = add(Arg{Name: base, CType: "global " + si.mem + "*", Role: RoleData, Param: param, Elem: t.Elem().String()})
-	m.shape = dims(t.Shape(), func(i int) string {
+	m.shape = e.dims(t.Shape(), func(i int) string {
 		return add(Arg{Name: base + "_shape" + strconv.Itoa(i), CType: "long", Role: RoleShape, Param: param, Mode: i})
 	})
-	m.stride = dims(t.Stride(), func(i int) string {
+	m.stride = e.dims(t.Stride(), func(i int) string {
 		return add(Arg{Name: base + "_stride" + strconv.Itoa(i), CType: "long", Role: RoleStride, Param: param, Mode: i})
 	})
 	return m
@@ -396,10 +396,10 @@ func (e *fn) groupParam(t *ir.Type, base string, param int, add func(Arg) string
 	g := &group{typ: t}
 	g.base = add(Arg{Name: base + "_base", CType: "global " + si.mem + "*", Role: RoleGroupBase, Param: param, Elem: mt.Elem().String()})
 	g.offsets = add(Arg{Name: base + "_offsets", CType: "global const long*", Role: RoleGroupOffset, Param: param})
-	g.shape = dims(mt.Shape(), func(i int) string {
+	g.shape = e.dims(mt.Shape(), func(i int) string {
 		return add(Arg{Name: base + "_shape" + strconv.Itoa(i), CType: "global const long*", Role: RoleGroupShape, Param: param, Mode: i})
 	})
-	g.stride = dims(mt.Stride(), func(i int) string {
+	g.stride = e.dims(mt.Stride(), func(i int) string {
 		return add(Arg{Name: base + "_stride" + strconv.Itoa(i), CType: "global const long*", Role: RoleGroupStride, Param: param, Mode: i})
 	})
 	g.size = dim(t.GroupSize(), func() string {
@@ -413,10 +413,14 @@ func (e *fn) groupParam(t *ir.Type, base string, param int, add func(Arg) string
 
 // dims returns the C expressions of static or dynamic entries; dynamic
 // entries get a name from dyn (which also declares the argument).
-func dims(vs []int64, dyn func(i int) string) []string {
-	out := make([]string, len(vs))
+func (e *fn) dims(vs []int64, dyn func(i int) string) []string {
+	out := e.slab.strings(len(vs))
 	for i, v := range vs {
-		out[i] = dim(v, func() string { return dyn(i) })
+		if v == ir.Dynamic {
+			out[i] = dyn(i)
+		} else {
+			out[i] = e.text.itoa(v)
+		}
 	}
 	return out
 }

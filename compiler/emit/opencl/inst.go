@@ -111,7 +111,7 @@ func (e *fn) constant(in *ir.Inst) {
 	// Scalar constants are used inline: the OpenCL compiler folds them and
 	// the kernel reads like the source. Narrow index constants are ints.
 	if e.narrow(in.Result()) {
-		e.names.Set(in.Result(), strconv.FormatInt(in.Const.Int, 10))
+		e.names.Set(in.Result(), e.text.itoa(in.Const.Int))
 		return
 	}
 	e.names.Set(in.Result(), e.literal(in.Const, t))
@@ -152,10 +152,12 @@ func (e *fn) floatLiteral(f float64, reg string) string {
 	case math.IsNaN(f):
 		s = "NAN"
 	default:
-		s = strconv.FormatFloat(f, 'e', -1, 64)
+		var digits [32]byte
+		b := strconv.AppendFloat(digits[:0], f, 'e', -1, 64)
 		if reg != "double" {
-			s += "f"
+			b = append(b, 'f')
 		}
+		s = e.text.bytes(b)
 	}
 	return e.text.join("((", reg, ")", s, ")")
 }

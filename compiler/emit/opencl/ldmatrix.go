@@ -69,36 +69,28 @@ func (e *fn) ldmatrix(in *ir.Inst) {
 	}
 	blocksM := int(t.Rows()) / fr.br
 	blocksN := int(t.Cols()) / fr.bc
-	// groups lists, per instruction, the blocks it loads.
-	var groups [][]int
-	for bn := 0; bn < blocksN; {
-		for bm := range blocksM {
-			b := bm + bn*blocksM
-			if !isA && bn+1 < blocksN {
-				groups = append(groups, []int{b, b + blocksM})
-			} else {
-				groups = append(groups, []int{b})
-			}
-		}
-		if !isA && bn+1 < blocksN {
-			bn += 2
-		} else {
-			bn++
-		}
-	}
 	e.line("{")
 	e.indent++
 	e.line("const int tl_mj = tl_lane >> 3, tl_mq = tl_lane & 7;")
-	for _, grp := range groups {
-		b := grp[0]
-		r := e.text.join(strconv.Itoa((b%blocksM)*fr.br), " + ", rowOff)
-		c := e.text.join(strconv.Itoa((b/blocksM)*fr.bc), " + ", colOff)
-		memRow, memCol := e.add(x, r), e.add(y, c)
-		if trans {
-			memRow, memCol = e.add(x, c), e.add(y, r)
+	// An instruction per block, or per pair of B blocks side by side.
+	for bn := 0; bn < blocksN; {
+		n := 1 // blocks an instruction loads
+		if !isA && bn+1 < blocksN {
+			n = 2
 		}
-		addr := e.elemAddr(m, e.add(memRow, e.mul(memCol, m.stride[1])))
-		e.ldmatrixLine(suffix, name, grp, fr.per/2, addr)
+		for bm := range blocksM {
+			b := bm + bn*blocksM
+			r := e.text.join(strconv.Itoa((b%blocksM)*fr.br), " + ", rowOff)
+			c := e.text.join(strconv.Itoa((b/blocksM)*fr.bc), " + ", colOff)
+			memRow, memCol := e.add(x, r), e.add(y, c)
+			if trans {
+				memRow, memCol = e.add(x, c), e.add(y, r)
+			}
+			addr := e.elemAddr(m, e.add(memRow, e.mul(memCol, m.stride[1])))
+			blocks := [2]int{b, b + blocksM}
+			e.ldmatrixLine(suffix, name, blocks[:n], fr.per/2, addr)
+		}
+		bn += n
 	}
 	e.indent--
 	e.line("}")

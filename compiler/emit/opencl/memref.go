@@ -210,7 +210,7 @@ func (e *fn) pinAll(out, exprs []string, static []int64) []string {
 	for i, x := range exprs {
 		switch {
 		case static[i] != ir.Dynamic:
-			out[i] = strconv.FormatInt(static[i], 10)
+			out[i] = e.text.itoa(static[i])
 		case isIdent(x) || isNumber(x):
 			out[i] = x
 		default:
@@ -252,7 +252,7 @@ func (e *fn) subview(in *ir.Inst) {
 	rest := in.Operands[1:]
 	next := func(static int64) string {
 		if static != ir.Dynamic {
-			return strconv.FormatInt(static, 10)
+			return e.text.itoa(static)
 		}
 		v := rest[0]
 		rest = rest[1:]
@@ -311,7 +311,7 @@ func (e *fn) expand(in *ir.Inst) {
 			parts[i] = e.value(rest[0])
 			rest = rest[1:]
 		} else {
-			parts[i] = strconv.FormatInt(s, 10)
+			parts[i] = e.text.itoa(s)
 		}
 	}
 	var shape, stride []string

@@ -484,7 +484,7 @@ static inline void tl_mma_m16n8k8_tf32(private float* d, private const float* a,
         : "r"(tl_tf32(a[0])), "r"(tl_tf32(a[1])), "r"(tl_tf32(a[2])), "r"(tl_tf32(a[3])), "r"(tl_tf32(b[0])), "r"(tl_tf32(b[1])));
 }`)
 	}
-	name := "tl_mma_m16n8k16_" + in
+	name := mmaName(in, false)
 	pack := h.pack2(in, false)
 	return h.define(name, func() string {
 		return fmt.Sprintf(`static inline void %[1]s(private float* d, private const float* a, private const float* b) {
@@ -497,11 +497,29 @@ static inline void tl_mma_m16n8k8_tf32(private float* d, private const float* a,
 	})
 }
 
+// mmaName is the name of the mma.sync.m16n8k16 helper for inputs of type
+// in, taking them packed or not: spelled once for the types the engine
+// takes (every mul_add asks).
+func mmaName(in string, packed bool) string {
+	if names, ok := mmaNames[in]; ok {
+		return names[b2i(packed)]
+	}
+	if packed {
+		return "tl_mma_m16n8k16_packed_" + in
+	}
+	return "tl_mma_m16n8k16_" + in
+}
+
+var mmaNames = map[string][2]string{
+	"f16":  {"tl_mma_m16n8k16_f16", "tl_mma_m16n8k16_packed_f16"},
+	"bf16": {"tl_mma_m16n8k16_bf16", "tl_mma_m16n8k16_packed_bf16"},
+}
+
 // mmaPacked returns the helper that issues one mma.sync.m16n8k16 on packed
 // A and B fragments (two 16-bit values per register, as ldmatrix gives
 // them).
 func (h *helperSet) mmaPacked(in string) string {
-	name := "tl_mma_m16n8k16_packed_" + in
+	name := mmaName(in, true)
 	return h.define(name, func() string {
 		return fmt.Sprintf(`static inline void %[1]s(private float* d, private const uint* a, private const uint* b) {
     __asm__ volatile ("mma.sync.aligned.m16n8k16.row.col.f32.%[2]s.%[2]s.f32 {%%0,%%1,%%2,%%3}, {%%4,%%5,%%6,%%7}, {%%8,%%9}, {%%0,%%1,%%2,%%3};"

@@ -106,7 +106,8 @@ type loadedVector struct {
 // loadVectorBits writes the load of n elements of m from element offset
 // off (aligned for n elements) into a variable of their memory's bits.
 func (e *fn) loadVectorBits(m *memref, off string, n int) loadedVector {
-	return e.vectorReader(m, n).load(e, off)
+	r := e.vectorReader(m, n)
+	return r.load(e, off)
 }
 
 // vectorReader is what the loads of n-element vectors from one memref
@@ -120,10 +121,10 @@ type vectorReader struct {
 	offset string // what the element offset follows when m is not swizzled: "(PTR + "
 }
 
-func (e *fn) vectorReader(m *memref, n int) *vectorReader {
+func (e *fn) vectorReader(m *memref, n int) vectorReader {
 	si := e.u.scalar(m.typ.Elem())
 	raw, per := rawVector(si, n)
-	r := &vectorReader{m: m, si: si, per: per, decl: e.text.join("const ", raw, " "),
+	r := vectorReader{m: m, si: si, per: per, decl: e.text.join("const ", raw, " "),
 		cast: e.text.join(" = *(", m.space, " const ", raw, "*)")}
 	if m.swz == nil {
 		r.offset = e.text.join("(", m.ptr, " + ")
