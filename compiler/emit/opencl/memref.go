@@ -166,12 +166,20 @@ func offsetParts(parts []string, m *memref, idx []string) []string {
 // every load of a piece of a panel asks, and the answer walks the chain
 // of views down to the panel's allocation.
 func (e *fn) alignment(v *ir.Value) int64 {
-	if a, ok := e.aligns.Get(v); ok {
-		return a
+	for _, a := range e.aligns { // a kernel asks about a handful of views
+		if a.v == v {
+			return a.align
+		}
 	}
 	a := ir.Alignment(e.f, v)
-	e.aligns.Set(v, a)
+	e.aligns = append(e.aligns, aligned{v, a})
 	return a
+}
+
+// aligned is a memref value's alignment.
+type aligned struct {
+	v     *ir.Value
+	align int64
 }
 
 // memref returns the view of memref value v.

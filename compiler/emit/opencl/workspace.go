@@ -16,7 +16,7 @@ type workspace struct {
 	names  ir.ValueMap[string]   // scalar and coopmatrix values
 	mems   ir.ValueMap[*memref]  // memref values
 	ranges ir.ValueMap[ir.Range] // integer values' known ranges (narrow.go)
-	aligns ir.ValueMap[int64]    // memref values' alignment (fn.alignment)
+	aligns []aligned             // memref values' alignment (fn.alignment)
 	coops  coopValues
 	text   text // the chunks expressions are joined in
 	unit   unit // the program's state
@@ -44,7 +44,8 @@ func putWorkspace(s *workspace) {
 	clear(s.yields)
 	clear(s.slotRows)
 	s.ranges.Reset(0)
-	s.aligns.Reset(0)
+	clear(s.aligns)
+	s.aligns = s.aligns[:0]
 	s.coops.num.Reset(0)
 	clear(s.coops.insts[:cap(s.coops.insts)])
 	clear(s.coops.vals[:cap(s.coops.vals)])
@@ -58,7 +59,8 @@ func putWorkspace(s *workspace) {
 func (s *workspace) reset(f *ir.Func) {
 	s.names.Reset(f.NumValues)
 	s.mems.Reset(f.NumValues)
-	s.aligns.Reset(f.NumValues)
+	clear(s.aligns)
+	s.aligns = s.aligns[:0]
 	if s.groups == nil {
 		s.groups, s.yields, s.slotRows = map[*ir.Value]*group{}, map[*ir.Region][]string{}, map[int]string{}
 	}
