@@ -18,11 +18,15 @@ import (
 // compile; the compiler takes them all the same, and a deeper K only
 // lengthens the loop, not the code.)
 //
-// Where the time goes (-cpuprofile with -test.cpu 1): writing the C is
-// about half of every case (43 % of generic, 59 % of nvidia-staged) and
-// grows with the C written: 6 KB for generic, 20 KB for intel-u2, 26 KB
-// for nvidia-staged, 25 KB from 286 lowered instructions for
-// nvidia-pipeline. The lowering is 13 % (generic) to 24 %
+// Where the time goes (-cpuprofile with -test.cpu 1): writing the C is a
+// third to a half of every case (33 % of generic, 49 % of nvidia-staged;
+// 39 % and 52 % before its lines were written from parts copied by words
+// into recycled buffers, which made it about a third faster) and grows
+// with the C written: 6 KB for generic, 20 KB for intel-u2, 26 KB for
+// nvidia-staged, 25 KB from 286 lowered instructions for nvidia-pipeline.
+// A line costs its parts (names, operators and brackets of a few bytes
+// each), and the back end allocates little but the C itself (13 to 17
+// objects a case). The lowering is 13 % (generic) to 24 %
 // (nvidia-pipeline: 10 % of the case the copies of the K panels, unrolled
 // chunk by chunk, 3 % the local epilogue, which writes its chunks in a
 // loop; unrolled, it made 47 KB of C from 690 instructions and took about
@@ -33,8 +37,7 @@ import (
 // of every case and write barriers a further tenth: the instructions the
 // lowering builds (224 bytes for an index addition with its result, 288
 // before an instruction's rarer attributes moved behind pointers and a
-// value's index and ID shrank to 32 bits), the back end's value tables,
-// and the C itself. It follows
+// value's index and ID shrank to 32 bits) and the C itself. It follows
 // the bytes allocated more than the objects (assists are paid by the
 // byte): carving the lowering's instructions from shared chunks, 520
 // allocations fewer for nvidia-pipeline and the same bytes, measured no
