@@ -64,7 +64,7 @@ func (t *text) join(parts ...string) string {
 	if n == 0 {
 		return ""
 	}
-	t.room(n + 1) // copyParts's byte more
+	t.room(n)
 	at := t.used
 	t.used += copyParts(t.chunk[at:], parts)
 	return unsafe.String(&t.chunk[at], n)
@@ -83,7 +83,7 @@ func (t *text) joined(parts []string) string {
 // the name of a variable.
 func (t *text) number(a, b string, x int) string {
 	n := len(a) + len(b)
-	t.room(n + 20 + 1)
+	t.room(n + 20)
 	at := t.used
 	copyParts(t.chunk[at:], []string{a, b})
 	n = len(strconv.AppendInt(t.chunk[at+n:at+n], int64(x), 10)) + n
@@ -185,55 +185,30 @@ func (c *code) indented(indent, n int) []byte {
 	}
 	b := c.buf[c.n : c.n+pad+n]
 	c.n += pad + n
-	// Spaces eight at a time (copied from a string, they were a memmove
-	// call a line), every word inside b[:pad].
-	d, at := unsafe.Pointer(unsafe.SliceData(b)), 0
-	for ; at+8 <= pad; at += 8 {
-		store64(unsafe.Add(d, at), spaces)
+	for at := 0; at < pad; at += len(indentation) {
+		copy(b[at:pad], indentation)
 	}
-	if at < pad { // four more
-		store32(unsafe.Add(d, at), spaces&(1<<32-1))
-		at += 4
-	}
-	return b[at:]
+	return b[pad:]
 }
 
-// spaces is eight spaces in a word.
-const spaces = 0x2020202020202020
-
 // copyParts copies parts one after the other to the start of b and
-// returns the bytes copied; b must have room for them and one byte more
-// (so that the pointer moving along them stays inside b). Most parts of C
-// text are a few bytes (a name, an operator, a bracket), and copying them
-// is most of writing a kernel: up to 16 bytes are moved as two
-// overlapping words of the largest size that fits, without the call of
-// memmove (and the registers it spills) or a bounds check per part.
+// returns the bytes copied. Most parts of C text are a few bytes (a name,
+// an operator, a bracket): those are copied byte by byte, which costs
+// less than a call of memmove and the registers it spills.
 func copyParts(b []byte, parts []string) int {
-	n := 0
+	at := 0
 	for _, p := range parts {
-		n += len(p)
-	}
-	d := unsafe.Pointer(unsafe.SliceData(b[:n+1])) // every part lands inside b[:n]
-	for _, p := range parts {
-		s := unsafe.Pointer(unsafe.StringData(p))
-		switch k := len(p); {
-		case k > 16:
-			copy(unsafe.Slice((*byte)(d), k), p)
-		case k >= 8:
-			store64(d, load64(s))
-			store64(unsafe.Add(d, k-8), load64(unsafe.Add(s, k-8)))
-		case k >= 4:
-			store32(d, load32(s))
-			store32(unsafe.Add(d, k-4), load32(unsafe.Add(s, k-4)))
-		case k >= 2:
-			store16(d, load16(s))
-			store16(unsafe.Add(d, k-2), load16(unsafe.Add(s, k-2)))
-		case k == 1:
-			*(*byte)(d) = *(*byte)(s)
+		if len(p) > 8 {
+			at += copy(b[at:], p)
+			continue
 		}
-		d = unsafe.Add(d, len(p))
+		d := b[at : at+len(p)]
+		for i := range d {
+			d[i] = p[i]
+		}
+		at += len(p)
 	}
-	return n
+	return at
 }
 
 // indentation is 16 levels of indentation, written in one piece.
