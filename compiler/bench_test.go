@@ -16,12 +16,13 @@ import (
 // padded, and C written through local memory. (Its three stages over the
 // one K step of this shape are more than the pruner lets a tuning run
 // compile; the compiler takes them all the same, and a deeper K only
-// lengthens the loop, not the code.)
+// lengthens the loop, not the code.) BenchmarkCompileSpace (tuner/) times
+// the configurations a tuning run compiles instead.
 //
 // Where the time goes (-cpuprofile with -test.cpu 1): writing the C is a
 // third to a half of every case (33 % of generic, 49 % of nvidia-staged;
-// 39 % and 52 % before its lines were written from parts copied by words
-// into recycled buffers, which made it about a third faster) and grows
+// 39 % and 52 % before its lines were written from parts into recycled
+// buffers, which made it about a third faster) and grows
 // with the C written: 6 KB for generic, 20 KB for intel-u2, 26 KB for
 // nvidia-staged, 25 KB from 286 lowered instructions for nvidia-pipeline.
 // A line costs its parts (names, operators and brackets of a few bytes
