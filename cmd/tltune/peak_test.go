@@ -67,8 +67,23 @@ func TestPeakOnPoCL(t *testing.T) {
 	}
 	best := rep.Top[0]
 	t.Logf("f32 FMA ceiling %.1f GFLOP/s, copy %.1f GB/s; best f32 GEMM %.1f GFLOP/s, %.1f GB/s (%s)", c.F32GFLOPS, c.CopyGBS, best.Timing.GFLOPS, best.Timing.GBS, best.Params)
-	if !(best.Timing.GFLOPS < c.F32GFLOPS) || best.AboveRoof != "" {
-		t.Errorf("the best f32 GEMM reaches %.1f GFLOP/s, the f32 FMA ceiling is %.1f GFLOP/s; warning %q", best.Timing.GFLOPS, c.F32GFLOPS, best.AboveRoof)
+	if best.Timing.GFLOPS < c.F32GFLOPS && best.AboveRoof == "" {
+		return
+	}
+	// On a busy machine the ceiling may have been measured under more
+	// load than the GEMM, and the report rightly warns of it. Do what the
+	// warning says, measure again, and hold the GEMM to the higher of the
+	// two ceilings: a roof below the points by construction stays below.
+	if status, _, stderr := tltune("peak", "--device", spec, "--copy-mib", "1", "--db", db); status != exitOK {
+		t.Fatalf("peak again: status %d, stderr %q", status, stderr)
+	}
+	again := checkCeilingsRecorded(t, db, spec)
+	t.Logf("measured again: f32 FMA ceiling %.1f GFLOP/s", again.F32GFLOPS)
+	higher := again
+	higher.F32GFLOPS, higher.CopyGBS = max(c.F32GFLOPS, again.F32GFLOPS), max(c.CopyGBS, again.CopyGBS)
+	warning := higher.AboveRoof(rep.Problem, best.Timing.GFLOPS, best.Timing.GBS)
+	if !(best.Timing.GFLOPS < higher.F32GFLOPS) || warning != "" {
+		t.Errorf("the best f32 GEMM reaches %.1f GFLOP/s, the f32 FMA ceiling is %.1f GFLOP/s (the higher of two measurements); warning %q", best.Timing.GFLOPS, higher.F32GFLOPS, warning)
 	}
 }
 
