@@ -33,7 +33,8 @@ func TestPeakUsage(t *testing.T) {
 // checks that they bound what a tuned GEMM reaches on the same device in
 // the same test: the f32 FMA ceiling lies above the best f32 GEMM rate, and
 // the report warns of no point above its roof. (Measured close together,
-// both suffer the same load of a shared machine.)
+// both suffer the same load of a shared machine; where the load changed
+// between them, the ceilings are measured once more.)
 func TestPeakOnPoCL(t *testing.T) {
 	spec := poclDevice(t)
 	db := filepath.Join(t.TempDir(), "results.db")
