@@ -150,12 +150,33 @@ type unit struct {
 	int64Ext bool // 64-bit atomic max and min are used
 	// structs are the struct types the kernels use, in first-use order;
 	// coopNames caches coopStruct's names.
-	structs   []named
+	structs   declarations
 	coopNames []coopName
 }
 
 // named is a declaration and the name it declares.
 type named struct{ name, text string }
+
+// declarations are a program's helpers or struct types in the order they
+// were first needed: a program has a handful, looked up in order.
+type declarations []named
+
+// has reports whether a declaration of name is in ds.
+func (ds declarations) has(name string) bool {
+	for _, d := range ds {
+		if d.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// add appends d unless a declaration of its name is in ds.
+func (ds *declarations) add(d named) {
+	if !ds.has(d.name) {
+		*ds = append(*ds, d)
+	}
+}
 
 // coopName is the name of a coopmatrix struct.
 type coopName struct {
@@ -224,13 +245,13 @@ func (u *unit) coopStruct(elem *ir.Type, perLane int) string {
 		}
 	}
 	si := u.scalar(elem)
-	t := cachedType(typeKey{elem.Kind(), si.reg, perLane}, func() named {
+	t := spelledOnce(&typeDecls, typeKey{elem.Kind(), si.reg, perLane}, func() named {
 		n := strconv.Itoa(perLane)
 		name := "tl_cm_" + elem.String() + "_" + n
 		return named{name, "typedef struct { " + si.reg + " v[" + n + "]; } " + name + ";"}
 	})
 	u.coopNames = append(u.coopNames, coopName{key, t.name})
-	u.declare(t)
+	u.structs.add(t)
 	return t.name
 }
 
@@ -243,22 +264,12 @@ type coopKey struct {
 // packedStruct declares the struct of n 32-bit registers holding a packed
 // fragment (two 16-bit elements each).
 func (u *unit) packedStruct(n int) string {
-	t := cachedType(typeKey{perLane: n}, func() named {
+	t := spelledOnce(&typeDecls, typeKey{perLane: n}, func() named {
 		name := "tl_pk_" + strconv.Itoa(n)
 		return named{name, "typedef struct { uint v[" + strconv.Itoa(n) + "]; } " + name + ";"}
 	})
-	u.declare(t)
+	u.structs.add(t)
 	return t.name
-}
-
-// declare adds struct type t to the program unless it is declared.
-func (u *unit) declare(t named) {
-	for _, d := range u.structs {
-		if d.name == t.name {
-			return
-		}
-	}
-	u.structs = append(u.structs, t)
 }
 
 // typeKey is what spells a struct type: the kind and C type of its
@@ -273,13 +284,15 @@ type typeKey struct {
 // spelled anew, they were allocations of every compile.
 var typeDecls sync.Map // typeKey → named
 
-func cachedType(k typeKey, spell func() named) named {
-	if t, ok := typeDecls.Load(k); ok {
-		return t.(named)
+// spelledOnce returns what spell returns for k, spelled once per process
+// and kept in m (many programs share it) for every later call.
+func spelledOnce[K comparable, V any](m *sync.Map, k K, spell func() V) V {
+	if v, ok := m.Load(k); ok {
+		return v.(V)
 	}
-	t := spell()
-	typeDecls.Store(k, t)
-	return t
+	v := spell()
+	m.Store(k, v)
+	return v
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }

@@ -9,14 +9,12 @@ import (
 // holds only those. They are written in the order they were first needed;
 // a helper adds its own dependencies before itself.
 type helperSet struct {
-	list []named // a program calls a handful: looked up in order
+	list declarations
 }
 
 // add adds helper name with source src, unless it was added before.
 func (h *helperSet) add(name, src string) string {
-	if !h.has(name) {
-		h.list = append(h.list, named{name, src})
-	}
+	h.list.add(named{name, src})
 	return name
 }
 
@@ -25,13 +23,8 @@ func (h *helperSet) add(name, src string) string {
 // name of a helper added this way spells its source, which is formatted
 // once for all programs (helperSources).
 func (h *helperSet) define(name string, src func() string) string {
-	if !h.has(name) {
-		s, ok := helperSources.Load(name)
-		if !ok {
-			s = src()
-			helperSources.Store(name, s)
-		}
-		h.list = append(h.list, named{name, s.(string)})
+	if !h.list.has(name) {
+		h.list = append(h.list, named{name, spelledOnce(&helperSources, name, src)})
 	}
 	return name
 }
@@ -40,15 +33,6 @@ func (h *helperSet) define(name string, src func() string) string {
 // formatted per program, they were a twentieth of writing a pipelined
 // GEMM.
 var helperSources sync.Map // name → source
-
-func (h *helperSet) has(name string) bool {
-	for _, d := range h.list {
-		if d.name == name {
-			return true
-		}
-	}
-	return false
-}
 
 func (h *helperSet) write(b *code) {
 	for _, d := range h.list {
