@@ -10,27 +10,19 @@ import "tltune/compiler/ir"
 // stores, under the garbage collector's write barrier while it marks)
 // made verifying the nvidia pipelined GEMM a tenth slower.
 //
-// Values are found by ID (ir.Func.Number), which is a hint only: a slot
-// remembers its value, and a value whose ID is out of range or taken by
-// another lives in a map instead, as in an ir.ValueMap.
+// Each value's scope is kept in an ir.ValueMap, so values are found by ID
+// with the map's fallback for stale or shared IDs.
 type scopes struct {
-	values []*ir.Value // by ID: the value defined with it
-	scope  []int32     // by ID: the scope of that value
-	other  map[*ir.Value]int32
-	open   []bool // by scope: whether it is still open
-	cur    int32  // the innermost open scope
+	of   ir.ValueMap[int32] // the scope each value was defined in
+	open []bool             // by scope: whether it is still open
+	cur  int32              // the innermost open scope
 }
 
 // reset empties s for a function of n values and opens its outermost
 // scope, reusing the tables where they are large enough (the checkers are
 // recycled from compile to compile).
 func (s *scopes) reset(n int) {
-	clear(s.values)
-	if cap(s.values) < n {
-		s.values, s.scope = make([]*ir.Value, n), make([]int32, n)
-	}
-	s.values, s.scope = s.values[:n], s.scope[:n]
-	s.other = nil
+	s.of.Reset(n)
 	s.open = append(s.open[:0], true)
 	s.cur = 0
 }
@@ -52,36 +44,10 @@ func (s *scopes) leave(outer int32) {
 }
 
 // define makes v visible in the current scope.
-func (s *scopes) define(v *ir.Value) {
-	if id := v.ID; uint(id) < uint(len(s.values)) {
-		if old := s.values[id]; old == v || old == nil && !s.elsewhere(v) {
-			s.values[id], s.scope[id] = v, s.cur
-			return
-		}
-	}
-	if s.other == nil {
-		s.other = map[*ir.Value]int32{}
-	}
-	s.other[v] = s.cur
-}
-
-// elsewhere reports whether v lives in the map.
-func (s *scopes) elsewhere(v *ir.Value) bool {
-	if s.other == nil { // as it nearly always is: no lookup
-		return false
-	}
-	_, ok := s.other[v]
-	return ok
-}
+func (s *scopes) define(v *ir.Value) { s.of.Set(v, s.cur) }
 
 // visible reports whether v is defined in an open scope.
 func (s *scopes) visible(v *ir.Value) bool {
-	if id := v.ID; uint(id) < uint(len(s.values)) && s.values[id] == v {
-		return s.open[s.scope[id]]
-	}
-	if s.other == nil {
-		return false
-	}
-	sc, ok := s.other[v]
+	sc, ok := s.of.Get(v)
 	return ok && s.open[sc]
 }

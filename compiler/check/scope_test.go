@@ -42,7 +42,9 @@ func TestScopesStaleIDs(t *testing.T) {
 		t.Error("a value defined again is not visible")
 	}
 	s.reset(0)
-	if s.visible(a) || s.other != nil {
-		t.Error("reset keeps values")
+	for _, v := range []*ir.Value{a, b, far, neg} {
+		if s.visible(v) {
+			t.Errorf("value %p (ID %d) is kept by reset", v, v.ID)
+		}
 	}
 }
