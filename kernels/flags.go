@@ -187,6 +187,9 @@ func ParseBeta(s string) (beta complex128, atomic bool, err error) {
 	case "atomic:0":
 		return 0, true, nil
 	}
+	if strings.HasPrefix(s, "atomic") {
+		return 0, false, fmt.Errorf("%q: an atomic update of C is atomic (or atomic:1, β = 1) or atomic:0 (an atomic store)", s)
+	}
 	beta, err = ParseScalar(s)
 	return beta, false, err
 }
