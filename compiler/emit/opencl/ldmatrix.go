@@ -80,8 +80,8 @@ func (e *fn) ldmatrix(in *ir.Inst) {
 		}
 		for bm := range blocksM {
 			b := bm + bn*blocksM
-			r := e.text.join(strconv.Itoa((b%blocksM)*fr.br), " + ", rowOff)
-			c := e.text.join(strconv.Itoa((b/blocksM)*fr.bc), " + ", colOff)
+			r := e.text.join(decimal((b%blocksM)*fr.br), " + ", rowOff)
+			c := e.text.join(decimal((b/blocksM)*fr.bc), " + ", colOff)
 			memRow, memCol := e.add(x, r), e.add(y, c)
 			if trans {
 				memRow, memCol = e.add(x, c), e.add(y, r)
