@@ -44,7 +44,7 @@ func (e *fn) asyncCopy(in *ir.Inst) {
 		parts[0] = e.u.helpers.cpAsync(bytes)
 		size := strconv.Itoa(bytes)
 		if !full {
-			size = fmt.Sprintf("(uint)(%s) * %d", valid, si.size)
+			size = e.text.join("(uint)(", valid, ") * ", decimal(si.size))
 		}
 		e.put(append(parts, ", ", size, ");")...)
 		return

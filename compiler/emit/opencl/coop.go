@@ -511,7 +511,8 @@ func (e *fn) replicatedVectorLoad(in *ir.Inst, w int) {
 	var room [2 * 16]string // up to 16 rows and columns: no allocation
 	memRows, colTerms := room[:16], room[16:]
 	if n := max(rows, cols); n > 16 {
-		memRows, colTerms = make([]string, n), make([]string, n)
+		terms := e.slab.strings(2 * n)
+		memRows, colTerms = terms[:n], terms[n:]
 	}
 	reader, dst := e.vectorReader(m, w), e.text.join(name, ".v[")
 	for r := 0; r < rows; r++ {
