@@ -33,7 +33,7 @@ func (e *fn) asyncCopy(in *ir.Inst) {
 	// dozens of copies. Its first part, the helper, comes last: adding it
 	// after the addresses' (a swizzled destination's) keeps the preamble's
 	// order. The source is global, never swizzled.
-	var room [40]string
+	var room [64]string
 	parts := e.addrOf(append(room[:0], "", "("), dstV, dstIdx)
 	dstEnd := len(parts)
 	parts = e.addrOf(append(parts, ", "), srcV, srcIdx)
@@ -44,7 +44,7 @@ func (e *fn) asyncCopy(in *ir.Inst) {
 		parts[0] = e.u.helpers.cpAsync(bytes)
 		size := strconv.Itoa(bytes)
 		if !full {
-			size = fmt.Sprintf("(uint)(%s) * %d", valid, si.size)
+			size = e.text.join("(uint)(", valid, ") * ", decimal(si.size))
 		}
 		e.put(append(parts, ", ", size, ");")...)
 		return

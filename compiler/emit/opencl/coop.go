@@ -2,7 +2,6 @@ package opencl
 
 import (
 	"slices"
-	"strconv"
 
 	"tltune/compiler/ir"
 )
@@ -23,7 +22,7 @@ import (
 // variable v, marked for unrolling.
 func (e *fn) coopLoop(v loopVar, n int) {
 	e.put("#pragma unroll")
-	e.put(v.head, strconv.Itoa(n), v.tail)
+	e.put(v.head, decimal(n), v.tail)
 	e.indent++
 }
 
@@ -59,11 +58,11 @@ func (e *fn) laneRow(rows int, slot string) string {
 	case sgs == 1:
 		return slot
 	case !e.blocked:
-		return e.text.join("(tl_lane + ", slot, " * ", strconv.Itoa(sgs), ")")
+		return e.text.join("(tl_lane + ", slot, " * ", decimal(sgs), ")")
 	case r == 1:
 		return "tl_lane"
 	default:
-		return e.text.join("(tl_lane * ", strconv.Itoa(r), " + ", slot, ")")
+		return e.text.join("(tl_lane * ", decimal(r), " + ", slot, ")")
 	}
 }
 
@@ -82,12 +81,12 @@ func (e *fn) slotRow(rows int) string {
 // laneOfRow returns the C expressions of the lane holding row `row` (a C
 // expression) of a matrix of `rows` rows and of its slot there.
 func (e *fn) laneOfRow(rows int, row string) (lane, slot string) {
-	sgs := strconv.Itoa(e.launch.SubgroupSize)
+	sgs := decimal(e.launch.SubgroupSize)
 	if !e.blocked {
 		return e.text.join("(int)(", row, " % ", sgs, ")"), e.text.join("(", row, " / ", sgs, ")")
 	}
 	if r := e.slotsPerLane(rows); r > 1 {
-		rs := strconv.Itoa(r)
+		rs := decimal(r)
 		return e.text.join("(int)(", row, " / ", rs, ")"), e.text.join("(", row, " % ", rs, ")")
 	}
 	return e.text.join("(int)(", row, ")"), "0"
@@ -209,10 +208,10 @@ func (e *fn) coopElems(v *ir.Value) {
 		blocksM := int(t.Rows()) / fr.br
 		e.coopLoop(loopBL, blocksM*int(t.Cols())/fr.bc)
 		e.coopLoop(loopI, fr.per)
-		bm := strconv.Itoa(blocksM)
-		e.put("const long tl_r = (tl_bl % ", bm, ") * ", strconv.Itoa(fr.br), " + ", fr.row, ";")
-		e.put("const long tl_c = (tl_bl / ", bm, ") * ", strconv.Itoa(fr.bc), " + ", fr.col, ";")
-		e.put("const int tl_k = tl_bl * ", strconv.Itoa(fr.per), " + tl_i;")
+		bm := decimal(blocksM)
+		e.put("const long tl_r = (tl_bl % ", bm, ") * ", decimal(fr.br), " + ", fr.row, ";")
+		e.put("const long tl_c = (tl_bl / ", bm, ") * ", decimal(fr.bc), " + ", fr.col, ";")
+		e.put("const int tl_k = tl_bl * ", decimal(fr.per), " + tl_i;")
 		return
 	}
 	sgs := e.launch.SubgroupSize
@@ -220,7 +219,7 @@ func (e *fn) coopElems(v *ir.Value) {
 	e.coopLoop(loopI, ceilDiv(rows, sgs))
 	e.put("const long tl_r = ", e.slotRow(rows), ";")
 	e.coopLoop(loopC, cols)
-	e.put("const int tl_k = tl_i * ", strconv.Itoa(cols), " + tl_c;")
+	e.put("const int tl_k = tl_i * ", decimal(cols), " + tl_c;")
 	if rows%sgs != 0 {
 		e.put("if (tl_r >= ", e.text.itoa(int64(rows)), ") continue;")
 	}
@@ -321,13 +320,13 @@ func (e *fn) blockedWidth(in *ir.Inst, mv, x, v *ir.Value) int {
 func (e *fn) blockedVectorLoad(in *ir.Inst, w int) {
 	m := e.memref(in.Operands[0])
 	x, y := e.value(in.Operands[1]), e.value(in.Operands[2])
-	cols := strconv.FormatInt(in.Result().Type.Cols(), 10)
+	cols := decimal(int(in.Result().Type.Cols()))
 	name, _ := e.coopDecl(in.Result())
 	e.coopLoop(loopC, int(in.Result().Type.Cols()))
 	v := e.loadVectorBits(m, e.blockedOffset(m, x, y, w), w)
 	for k := range w {
 		head, tail := v.elem(e, k)
-		e.put(name, ".v[", strconv.Itoa(k), " * ", cols, " + tl_c] = ", head, tail, ";")
+		e.put(name, ".v[", decimal(k), " * ", cols, " + tl_c] = ", head, tail, ";")
 	}
 	e.closeLoop()
 }
@@ -338,7 +337,7 @@ func (e *fn) blockedVectorStore(a string, m *memref, x, y string, w, cols int) {
 	e.coopLoop(loopC, cols)
 	vals := make([]string, w)
 	for k := range vals {
-		vals[k] = e.text.join(a, ".v[", strconv.Itoa(k), " * ", strconv.Itoa(cols), " + tl_c]")
+		vals[k] = e.text.join(a, ".v[", decimal(k), " * ", decimal(cols), " + tl_c]")
 	}
 	e.storeVector(m, e.blockedOffset(m, x, y, w), vals)
 	e.closeLoop()
@@ -347,7 +346,7 @@ func (e *fn) blockedVectorStore(a string, m *memref, x, y string, w, cols int) {
 // blockedOffset is the element offset in m of this lane's first row, in
 // column tl_c, of a piece at (x, y) with w rows a lane.
 func (e *fn) blockedOffset(m *memref, x, y string, w int) string {
-	row := e.add(x, e.text.join("tl_lane * ", strconv.Itoa(w)))
+	row := e.add(x, e.text.join("tl_lane * ", decimal(w)))
 	return e.add(e.mul(row, m.stride[0]), e.mul(e.add(y, "tl_c"), m.stride[1]))
 }
 
@@ -420,18 +419,18 @@ func (e *fn) coopMulAdds(group []*ir.Inst) {
 	var bElem string
 	switch {
 	case sgs == 1 || e.replicated.has(bv):
-		bElem = e.text.join(b, ".v[tl_kk * ", strconv.Itoa(cols), " + tl_c]")
+		bElem = e.text.join(b, ".v[tl_kk * ", decimal(cols), " + tl_c]")
 	default:
 		lane, slot := e.laneOfRow(depth, "tl_kk")
-		bElem = e.text.join(b, ".v[", slot, " * ", strconv.Itoa(cols), " + tl_c]")
+		bElem = e.text.join(b, ".v[", slot, " * ", decimal(cols), " + tl_c]")
 		bElem = e.broadcast(bElem, bv.Type.Elem(), lane)
 	}
 	e.put("const ", e.regType(ct), " tl_b = ", e.convert(bElem, bv.Type.Elem(), ct), ";")
 	e.coopLoop(loopI, ceilDiv(rows, sgs))
 	for g, in := range group {
 		av := in.Operands[0]
-		aElem := e.convert(e.text.join(e.value(av), ".v[tl_i * ", strconv.Itoa(depth), " + tl_kk]"), av.Type.Elem(), ct)
-		dst := e.text.join(accs[g], ".v[tl_i * ", strconv.Itoa(cols), " + tl_c]")
+		aElem := e.convert(e.text.join(e.value(av), ".v[tl_i * ", decimal(depth), " + tl_kk]"), av.Type.Elem(), ct)
+		dst := e.text.join(accs[g], ".v[tl_i * ", decimal(cols), " + tl_c]")
 		prod, _ := e.binary(ir.Mul, ct, aElem, "tl_b")
 		sum, _ := e.binary(ir.Add, ct, dst, prod)
 		e.put(dst, " = ", sum, ";")
@@ -469,7 +468,7 @@ func (e *fn) replicatedLoad(in *ir.Inst) {
 	if cond != "" {
 		load = cond + " ? " + load + " : " + zero
 	}
-	e.put(name, ".v[tl_r * ", strconv.FormatInt(t.Cols(), 10), " + tl_c] = ", load, ";")
+	e.put(name, ".v[tl_r * ", decimal(int(t.Cols())), " + tl_c] = ", load, ";")
 	e.closeLoop()
 	e.closeLoop()
 }
@@ -512,7 +511,8 @@ func (e *fn) replicatedVectorLoad(in *ir.Inst, w int) {
 	var room [2 * 16]string // up to 16 rows and columns: no allocation
 	memRows, colTerms := room[:16], room[16:]
 	if n := max(rows, cols); n > 16 {
-		memRows, colTerms = make([]string, n), make([]string, n)
+		terms := e.slab.strings(2 * n)
+		memRows, colTerms = terms[:n], terms[n:]
 	}
 	reader, dst := e.vectorReader(m, w), e.text.join(name, ".v[")
 	for r := 0; r < rows; r++ {
@@ -527,10 +527,10 @@ func (e *fn) replicatedVectorLoad(in *ir.Inst, w int) {
 				memRow, memCol = memCol, memRow
 			}
 			if memRows[memRow] == "" {
-				memRows[memRow] = e.add(x, strconv.Itoa(memRow))
+				memRows[memRow] = e.add(x, decimal(memRow))
 			}
 			if colTerms[memCol] == "" {
-				colTerms[memCol] = e.mul(e.add(y, strconv.Itoa(memCol)), m.stride[1])
+				colTerms[memCol] = e.mul(e.add(y, decimal(memCol)), m.stride[1])
 			}
 			var off [3]string
 			v := reader.load(e, addParts(off[:0], memRows[memRow], colTerms[memCol])...)
@@ -540,7 +540,7 @@ func (e *fn) replicatedVectorLoad(in *ir.Inst, w int) {
 				if trans {
 					rr, cc = r, c+k
 				}
-				v.assign(e, dst, strconv.Itoa(rr*cols+cc), assigned, k)
+				v.assign(e, dst, decimal(rr*cols+cc), assigned, k)
 			}
 		}
 	}

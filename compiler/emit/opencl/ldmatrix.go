@@ -1,7 +1,6 @@
 package opencl
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -80,8 +79,8 @@ func (e *fn) ldmatrix(in *ir.Inst) {
 		}
 		for bm := range blocksM {
 			b := bm + bn*blocksM
-			r := e.text.join(strconv.Itoa((b%blocksM)*fr.br), " + ", rowOff)
-			c := e.text.join(strconv.Itoa((b/blocksM)*fr.bc), " + ", colOff)
+			r := e.text.join(decimal((b%blocksM)*fr.br), " + ", rowOff)
+			c := e.text.join(decimal((b/blocksM)*fr.bc), " + ", colOff)
 			memRow, memCol := e.add(x, r), e.add(y, c)
 			if trans {
 				memRow, memCol = e.add(x, c), e.add(y, r)
@@ -152,11 +151,13 @@ func (e *fn) packedBitsLoad(in *ir.Inst) {
 	e.coopElems(v)
 	off, cond := e.coopAccess(m, x, y, in.TransA == ir.Trans, in.Checked)
 	ptr, idx := e.elemAt(m, off)
-	bits := fmt.Sprintf("(uint)((%s const ushort*)%s)[%s]", m.space, ptr, idx)
+	// Joined, not formatted: a packed fragment's load is written for every
+	// piece of a panel.
+	bits := e.text.join("(uint)((", m.space, " const ushort*)", ptr, ")[", idx, "]")
 	if cond != "" {
-		bits = fmt.Sprintf("(%s ? %s : 0u)", cond, bits)
+		bits = e.text.join("(", cond, " ? ", bits, " : 0u)")
 	}
 	// Slot k holds element k: the low half of register k/2 for even k.
-	e.line("if ((tl_k & 1) == 0) %s.v[tl_k >> 1] = %s; else %s.v[tl_k >> 1] |= %s << 16;", name, bits, name, bits)
+	e.put("if ((tl_k & 1) == 0) ", name, ".v[tl_k >> 1] = ", bits, "; else ", name, ".v[tl_k >> 1] |= ", bits, " << 16;")
 	e.closeElems()
 }

@@ -2,6 +2,7 @@ package opencl
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -61,7 +62,7 @@ func (e *fn) columnAddr(m *memref, trans bool, x, y string) (string, bool) {
 	if m.swz == nil || !m.swz.columns {
 		return "", false
 	}
-	ld := strconv.FormatInt(m.swz.ld, 10)
+	ld := decimal(int(m.swz.ld))
 	if len(m.stride) != 2 || m.stride[0] != "1" || m.stride[1] != ld || m.shape[0] != ld {
 		return "", false // rows past a column's end would carry into the permutation's bits
 	}
@@ -70,24 +71,45 @@ func (e *fn) columnAddr(m *memref, trans bool, x, y string) (string, bool) {
 		return "", false
 	}
 	row, col := coopPlace(e, x, y, trans)
-	colBytes := e.mul(e.text.join("(", e.add(m.swz.origin, e.mul(col, m.stride[1])), ")"), strconv.Itoa(si.size))
-	rowBytes := e.mul(row, strconv.Itoa(si.size))
+	colBytes := e.mul(e.text.join("(", e.add(m.swz.origin, e.mul(col, m.stride[1])), ")"), decimal(si.size))
+	rowBytes := e.mul(row, decimal(si.size))
 	h := e.u.helpers.swizzleColumn(m.swz.shift)
-	return e.atRootByte(m, si, e.text.join(h, "((uint)(", colBytes, "), (uint)(", rowBytes, "))")), true
+	var room [16]string
+	return e.text.join(atRootByte(room[:0], m, si, h, "((uint)(", colBytes, "), (uint)(", rowBytes, "))")...), true
 }
 
 // swizzledAddr is the address of element off of a view of a swizzled
 // buffer.
 func (e *fn) swizzledAddr(m *memref, off string) string {
-	si := e.u.scalar(m.typ.Elem())
-	b := e.mul(e.text.join("(", e.add(m.swz.origin, off), ")"), strconv.Itoa(si.size))
-	return e.atRootByte(m, si, e.text.join(e.u.helpers.swizzle(m.swz.shift), "((uint)(", b, "))"))
+	var room [32]string
+	return e.text.join(e.swizzledAddrParts(room[:0], m, off)...)
 }
 
-// atRootByte is the address of m's element type at byte offset b of the
-// swizzled buffer m views.
-func (e *fn) atRootByte(m *memref, si *scalarInfo, b string) string {
-	return e.text.join("((", m.space, " ", si.mem, "*)((", m.space, " uchar*)", m.swz.root, " + ", b, "))")
+// swizzledAddrParts appends swizzledAddr(m, off), off given in parts, to
+// parts as the parts it joins: an address of a swizzled buffer nests four
+// expressions, and joining each of them copied all it nests again.
+func (e *fn) swizzledAddrParts(parts []string, m *memref, off ...string) []string {
+	si := e.u.scalar(m.typ.Elem())
+	var room [32]string
+	b := append(room[:0], e.u.helpers.swizzle(m.swz.shift), "((uint)(")
+	// The byte offset, mul("(" + add(origin, off) + ")", size): the sum in
+	// parentheses is no literal, so only a size of 1 folds.
+	size := decimal(si.size)
+	if size != "1" {
+		b = append(b, "(")
+	}
+	b = append(addPartsOf(append(b, "("), m.swz.origin, off), ")")
+	if size != "1" {
+		b = append(b, ") * (", size, ")")
+	}
+	return atRootByte(parts, m, si, append(b, "))")...)
+}
+
+// atRootByte appends to parts the address of m's element type at byte
+// offset b (in parts) of the swizzled buffer m views.
+func atRootByte(parts []string, m *memref, si *scalarInfo, b ...string) []string {
+	parts = append(parts, "((", m.space, " ", si.mem, "*)((", m.space, " uchar*)", m.swz.root, " + ")
+	return append(append(parts, b...), "))")
 }
 
 // group is the C view of a group parameter (docs/abi.md).
@@ -126,6 +148,26 @@ func addParts(parts []string, a, b string) []string {
 		return append(parts, a)
 	}
 	return append(parts, a, " + ", b)
+}
+
+// addPartsOf is addParts with b given in parts.
+func addPartsOf(parts []string, a string, b []string) []string {
+	switch {
+	case a == "0":
+		return append(parts, b...)
+	case isZero(b):
+		return append(parts, a)
+	}
+	return append(append(parts, a, " + "), b...)
+}
+
+// isZero reports whether parts join to "0".
+func isZero(parts []string) bool {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	return n == 1 && slices.Contains(parts, "0")
 }
 
 // offset returns the element offset of index idx in m.
@@ -509,7 +551,7 @@ func joinArgs(s ...string) string { return strings.Join(s, ", ") }
 // the byte lives: what swizzle gives for their sum, as the row's bytes
 // cannot carry into the bits the column's permutation comes from.
 func (h *helperSet) swizzleColumn(shift int) string {
-	name := "tl_swizzle_column_" + strconv.Itoa(shift)
+	name := swizzleColumnNames.name(shift)
 	return h.define(name, func() string {
 		return fmt.Sprintf(`static inline uint %s(uint col, uint row) {
     return col + (row ^ (((col >> %d) & 7u) << 4));
@@ -523,10 +565,37 @@ func (h *helperSet) swizzleColumn(shift int) string {
 // offset. Bits from 7 up are left alone, so the map permutes chunks inside
 // each row and is its own inverse.
 func (h *helperSet) swizzle(shift int) string {
-	name := "tl_swizzle_" + strconv.Itoa(shift)
+	name := swizzleNames.name(shift)
 	return h.define(name, func() string {
 		return fmt.Sprintf(`static inline uint %s(uint b) {
     return b ^ (((b >> %d) & 7u) << 4);
 }`, name, shift)
 	})
+}
+
+// swizzleNames and swizzleColumnNames are the names of the swizzle
+// helpers by shift: every address of a swizzled buffer asks, and joining
+// the name was an allocation each.
+var swizzleNames, swizzleColumnNames = spellShifts("tl_swizzle_"), spellShifts("tl_swizzle_column_")
+
+// shiftNames are a helper's name for each shift: its prefix and the shift.
+type shiftNames struct {
+	prefix  string
+	spelled [32]string // shifts a 32-bit byte offset can have
+}
+
+func spellShifts(prefix string) *shiftNames {
+	n := &shiftNames{prefix: prefix}
+	for shift := range n.spelled {
+		n.spelled[shift] = prefix + decimal(shift)
+	}
+	return n
+}
+
+// name is the helper's name for shift.
+func (n *shiftNames) name(shift int) string {
+	if uint(shift) < uint(len(n.spelled)) {
+		return n.spelled[shift]
+	}
+	return n.prefix + decimal(shift)
 }

@@ -80,7 +80,8 @@ func (e *fn) offsetOf(mv *ir.Value, idx []*ir.Value) string {
 func (e *fn) addrOf(parts []string, mv *ir.Value, idx []*ir.Value) []string {
 	m := e.memref(mv)
 	if m.swz != nil {
-		return append(parts, e.swizzledAddr(m, e.offsetOf(mv, idx)))
+		var room [24]string // the parts of an offset of order 4
+		return e.swizzledAddrParts(parts, m, e.offsetOfParts(room[:0], mv, idx)...)
 	}
 	return append(e.offsetOfParts(append(parts, "(", m.ptr, " + "), mv, idx), ")")
 }

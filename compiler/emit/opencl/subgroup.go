@@ -49,7 +49,7 @@ func (e *fn) ptxShuffle(x, reg, lane string) string {
 		as := map[string]string{"double": "as_double", "long": "as_long"}[reg]
 		return fmt.Sprintf("%s((uint2)(%s(as_uint2(%s).x, %s), %s(as_uint2(%s).y, %s)))", as, h, x, lane, h, x, lane)
 	case "float":
-		return fmt.Sprintf("as_float(%s(as_uint(%s), %s))", h, x, lane)
+		return e.text.join("as_float(", h, "(as_uint(", x, "), ", lane, "))") // the most frequent: not formatted
 	}
 	return fmt.Sprintf("(%s)%s((uint)(%s), %s)", reg, h, x, lane)
 }

@@ -92,14 +92,41 @@ func (t *text) number(a, b string, x int) string {
 }
 
 // itoa is x in decimal: cut from a chunk where strconv's would be
-// allocated (from 100 up).
+// allocated (beyond decimals).
 func (t *text) itoa(x int64) string {
-	if 0 <= x && x < 100 {
-		return strconv.FormatInt(x, 10) // from strconv's table
+	if 0 <= x && x < int64(len(decimals)) {
+		return decimals[x]
 	}
 	var digits [20]byte
 	return t.bytes(strconv.AppendInt(digits[:0], x, 10))
 }
+
+// decimal is x in decimal: strconv.Itoa without the allocation of
+// numbers from 100 up to 1023 (decimals).
+func decimal(x int) string {
+	if uint(x) < uint(len(decimals)) {
+		return decimals[x]
+	}
+	return strconv.Itoa(x)
+}
+
+// decimals spells 0, 1, ..., 1023, cut from one string: the slots of a
+// replicated B operand (up to 16·16 of them), strides and offsets of
+// local panels are written by the hundred per kernel, and strconv
+// allocates every number from 100 up.
+var decimals = func() (d [1024]string) {
+	var all []byte
+	ends := make([]int, len(d))
+	for i := range d {
+		all = strconv.AppendInt(all, int64(i), 10)
+		ends[i] = len(all)
+	}
+	s, start := string(all), 0
+	for i, end := range ends {
+		d[i], start = s[start:end], end
+	}
+	return d
+}()
 
 // bytes returns b as a string cut from a chunk.
 func (t *text) bytes(b []byte) string {

@@ -136,12 +136,13 @@ func (e *fn) vectorReader(m *memref, n int) vectorReader {
 // joined) into a variable of the memory's bits.
 func (r *vectorReader) load(e *fn, off ...string) loadedVector {
 	bits := e.fresh("vec")
+	var room [48]string // elemAddr, in parts
+	parts := append(room[:0], r.decl, bits, r.cast)
 	if r.offset == "" {
-		e.put(r.decl, bits, r.cast, e.elemAddr(r.m, e.text.joined(off)), ";")
+		e.put(append(e.swizzledAddrParts(parts, r.m, off...), ";")...)
 		return loadedVector{bits, r.si, r.per}
 	}
-	var room [12]string // elemAddr, in parts
-	parts := append(append(room[:0], r.decl, bits, r.cast, r.offset), off...)
+	parts = append(append(parts, r.offset), off...)
 	e.put(append(parts, ");")...)
 	return loadedVector{bits, r.si, r.per}
 }
