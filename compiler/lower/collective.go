@@ -27,24 +27,32 @@ import (
 
 // Collectives lowers every collective linear-algebra instruction of f.
 func Collectives(f *ir.Func, p tuning.Params) error {
-	return rewriteCollective(f.Body, func(in *ir.Inst) (bool, error) {
+	return rewriteCollective(f.Body, func(gens *genArena, in *ir.Inst) (bool, error) {
 		if !in.Op.IsBLAS() {
 			return false, nil
 		}
-		return true, lowerBLAS(f, in, p)
+		return true, lowerBLAS(gens, f, in, p)
 	})
 }
 
 // rewriteCollective calls fn on every instruction of collective code in r
 // (r itself and the for/if bodies inside it, not SPMD regions). When fn
 // reports that it replaced the instruction, the walk continues after it.
-func rewriteCollective(r *ir.Region, fn func(in *ir.Inst) (bool, error)) error {
+// fn builds with generators from gens, whose instructions are in their
+// regions when it returns (putGens).
+func rewriteCollective(r *ir.Region, fn func(gens *genArena, in *ir.Inst) (bool, error)) error {
+	gens := getGens()
+	defer putGens(gens)
+	return rewriteRegion(r, gens, fn)
+}
+
+func rewriteRegion(r *ir.Region, gens *genArena, fn func(gens *genArena, in *ir.Inst) (bool, error)) error {
 	for i := 0; i < len(r.Insts); i++ {
 		in := r.Insts[i]
 		switch in.Op {
 		case ir.OpFor, ir.OpIf:
 			for _, sub := range in.Regions {
-				if err := rewriteCollective(sub, fn); err != nil {
+				if err := rewriteRegion(sub, gens, fn); err != nil {
 					return err
 				}
 			}
@@ -52,7 +60,8 @@ func rewriteCollective(r *ir.Region, fn func(in *ir.Inst) (bool, error)) error {
 		case ir.OpParallel:
 			continue
 		}
-		replaced, err := fn(in)
+		replaced, err := fn(gens, in)
+		gens.release()
 		if err != nil {
 			return err
 		}
@@ -66,20 +75,20 @@ func rewriteCollective(r *ir.Region, fn func(in *ir.Inst) (bool, error)) error {
 }
 
 // parallelBefore inserts an empty parallel region before in and returns a
-// generator for its body.
-func parallelBefore(in *ir.Inst) *gen {
+// generator for its body, from gens.
+func parallelBefore(gens *genArena, in *ir.Inst) *gen {
 	r := in.Parent
 	b := ir.NewBuilder(r)
 	b.At = r.IndexOf(in)
 	b.Pos = in.Pos
 	par := b.Parallel()
-	g := newGen(par.Body())
+	g := gens.newGen(par.Body())
 	g.Pos = in.Pos
 	return g
 }
 
-func lowerBLAS(f *ir.Func, in *ir.Inst, p tuning.Params) error {
-	g := parallelBefore(in)
+func lowerBLAS(gens *genArena, f *ir.Func, in *ir.Inst, p tuning.Params) error {
+	g := parallelBefore(gens, in)
 	switch in.Op {
 	case ir.OpGemm:
 		return lowerGemm(g, f, in, p)

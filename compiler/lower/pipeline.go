@@ -368,9 +368,7 @@ func (pl *gemmPlan) emitPipelined(g *gen, f *ir.Func) {
 	stages := int64(max(pl.p.Stages, 1))
 	threads := int64(pl.p.WorkGroupSize[0] * pl.p.WorkGroupSize[1])
 	// Local memory is allocated in collective code, before the parallel region.
-	par := g.Region.Parent
-	cb := newGen(par.Parent)
-	cb.At = par.Parent.IndexOf(par)
+	cb := g.before(g.region.Parent)
 	pa := newPanelStage(cb, f, pl.a, pl.ta, bm, bk, stages, pl.p.LocalPad, pl.p.LocalSwizzle)
 	pb := newPanelStage(cb, f, pl.b, pl.tb, bk, bn, stages, pl.p.LocalPad, pl.p.LocalSwizzle)
 	var out *epilogueStage
