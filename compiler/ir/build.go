@@ -273,27 +273,9 @@ func (b *Builder) Load(m *Value, index ...*Value) *Value {
 
 // Store emits a store of x into m at index.
 func (b *Builder) Store(atomic AtomicMode, x, m *Value, index ...*Value) *Inst {
-	in := newWithOperands(OpStore, 2+len(index))
-	in.Operands = append(append(in.Operands, x, m), index...)
-	in.Atomic = atomic
+	// No results: the instruction takes the operand list made for it.
+	in := &Inst{Op: OpStore, Operands: append([]*Value{x, m}, index...), Atomic: atomic}
 	return b.Insert(in)
-}
-
-// newWithOperands returns an instruction of op without results and with
-// an empty operand list of capacity n, which the caller fills. A list of
-// up to four, a store of a matrix element's, is allocated with the
-// instruction: a store's list was two allocations of its own (the value
-// and memref, then all of them).
-func newWithOperands(op Op, n int) *Inst {
-	if n > 4 {
-		return &Inst{Op: op, Operands: make([]*Value, 0, n)}
-	}
-	x := &struct {
-		in  Inst
-		ops [4]*Value
-	}{}
-	x.in.Op, x.in.Operands = op, x.ops[:0:n]
-	return &x.in
 }
 
 // VectorLoad emits a vector_load of n consecutive elements of m from index
@@ -310,9 +292,10 @@ func (b *Builder) VectorLoad(n int, m *Value, index ...*Value) []*Value {
 // VectorStore emits a vector_store of xs into consecutive elements of m
 // from index on along mode 0.
 func (b *Builder) VectorStore(xs []*Value, m *Value, index ...*Value) *Inst {
-	in := newWithOperands(OpVectorStore, len(xs)+1+len(index))
-	in.Operands = append(append(append(in.Operands, xs...), m), index...)
-	return b.Insert(in)
+	ops := make([]*Value, 0, len(xs)+1+len(index))
+	ops = append(append(append(ops, xs...), m), index...)
+	// No results: the instruction takes the operand list made for it.
+	return b.Insert(&Inst{Op: OpVectorStore, Operands: ops})
 }
 
 // ShuffleXor emits a subgroup_shuffle_xor of x with mask (an i32).

@@ -1,14 +1,10 @@
 package lower
 
-import (
-	"sync"
-
-	"tltune/compiler/ir"
-)
+import "tltune/compiler/ir"
 
 // gen wraps an ir.Builder with the index arithmetic the lowerings need.
-// A lowering opens a generator for every region it fills; they come from
-// the lowering's genArena, which recycles them (see getGens).
+// It holds the builder itself, not a pointer: a lowering opens a
+// generator for every region it fills, and one allocation each is enough.
 type gen struct {
 	ir.Builder
 	// indices are the index constants this generator appended, reused by
@@ -17,16 +13,10 @@ type gen struct {
 	// again, and each constant was an instruction to build, verify and
 	// delete.
 	indices []indexConst
-	gens    *genArena // where at takes the generators of other regions
-
-	// region is the region g fills. A generator that appends collects
-	// its instructions in pending (its Builder's Region) and hands them
-	// to region when the lowering ends (flush), in a list made to fit
-	// them: grown by doubling as the instructions came, the lists of a
-	// lowered GEMM's regions were a twentieth of the bytes its compile
-	// allocated, most of it garbage at once.
-	region  *ir.Region
-	pending ir.Region
+	// firstIndices holds the first few indices, in the generator's own
+	// allocation: growing the list from nothing was an allocation at
+	// every doubling, for every region a lowering fills.
+	firstIndices [8]indexConst
 }
 
 type indexConst struct {
@@ -38,99 +28,14 @@ type indexConst struct {
 // linearly).
 const maxIndexConsts = 32
 
-// genArena hands out the generators of one lowering. Generators are
-// scratch: nothing of the lowered program points to them, so once the
-// lowering is done they are recycled, with their constant and pending
-// lists, for the next one (compiles of other configurations in the
-// tuner). Each was an allocation of 176 bytes, a dozen per GEMM, and
-// their lists grew by doubling past eight constants.
-type genArena struct {
-	gens []*gen // every generator made; gens[:used] are handed out
-	used int
-}
-
-var genArenas = sync.Pool{New: func() any { return new(genArena) }}
-
-// getGens returns an empty arena; putGens must hand it back when the
-// lowering is done.
-func getGens() *genArena { return genArenas.Get().(*genArena) }
-
-// putGens releases a's generators and returns it to the pool.
-func putGens(a *genArena) {
-	a.release()
-	genArenas.Put(a)
-}
-
-// release hands the instructions of a's generators to their regions and
-// takes the generators back, emptied so that the pool keeps no program
-// alive. None of them may be used after.
-func (a *genArena) release() {
-	for _, g := range a.gens[:a.used] {
-		g.flush()
-		clear(g.indices)
-		*g = gen{indices: g.indices[:0], gens: a, pending: ir.Region{Insts: g.pending.Insts}}
-	}
-	a.used = 0
-}
-
-// next returns the arena's next generator, its fields but the lists zero.
-func (a *genArena) next(r *ir.Region) *gen {
-	if a.used == len(a.gens) {
-		a.gens = append(a.gens, &gen{gens: a, indices: make([]indexConst, 0, 8)})
-	}
-	g := a.gens[a.used]
-	a.used++
-	g.region = r
+func newGen(r *ir.Region) *gen {
+	g := &gen{Builder: *ir.NewBuilder(r)}
+	g.indices = g.firstIndices[:0]
 	return g
-}
-
-// newGen returns a generator appending to r. Its instructions wait in its
-// pending list, unless another generator of a fills r too: then both
-// append to r itself, so that their instructions keep the order they
-// came in.
-func (a *genArena) newGen(r *ir.Region) *gen {
-	g := a.next(r)
-	g.Builder = ir.Builder{Region: &g.pending, At: -1}
-	// Whoever reads the region of an instruction being built finds r's
-	// kind and owner.
-	g.pending.Kind, g.pending.Parent = r.Kind, r.Parent
-	for _, o := range a.gens[:a.used-1] {
-		if o.region == r {
-			o.flush()
-			g.flush()
-		}
-	}
-	return g
-}
-
-// flush appends g's pending instructions to its region, which g appends
-// to directly from then on.
-func (g *gen) flush() {
-	if g.Builder.Region != &g.pending {
-		return
-	}
-	r := g.region
-	for _, in := range g.pending.Insts {
-		in.Parent = r
-	}
-	if len(g.pending.Insts) > 0 {
-		r.Insts = append(r.Insts[:len(r.Insts):len(r.Insts)], g.pending.Insts...)
-	}
-	clear(g.pending.Insts)
-	g.pending.Insts = g.pending.Insts[:0]
-	g.Builder.Region = r
 }
 
 // at returns a generator appending to r (a nested region).
-func (g *gen) at(r *ir.Region) *gen { return g.gens.newGen(r) }
-
-// before returns a generator inserting before in, into in's region.
-func (g *gen) before(in *ir.Inst) *gen {
-	r := in.Parent
-	c := g.gens.next(r)
-	c.Builder = ir.Builder{Region: r, At: r.IndexOf(in)}
-	return c
-}
+func (g *gen) at(r *ir.Region) *gen { return newGen(r) }
 
 // index is the index constant v: one this generator appended before, or
 // a new one. A generator that inserts (At set) does not reuse: its

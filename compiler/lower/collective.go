@@ -27,32 +27,24 @@ import (
 
 // Collectives lowers every collective linear-algebra instruction of f.
 func Collectives(f *ir.Func, p tuning.Params) error {
-	return rewriteCollective(f.Body, func(gens *genArena, in *ir.Inst) (bool, error) {
+	return rewriteCollective(f.Body, func(in *ir.Inst) (bool, error) {
 		if !in.Op.IsBLAS() {
 			return false, nil
 		}
-		return true, lowerBLAS(gens, f, in, p)
+		return true, lowerBLAS(f, in, p)
 	})
 }
 
 // rewriteCollective calls fn on every instruction of collective code in r
 // (r itself and the for/if bodies inside it, not SPMD regions). When fn
 // reports that it replaced the instruction, the walk continues after it.
-// fn builds with generators from gens, whose instructions are in their
-// regions when it returns (putGens).
-func rewriteCollective(r *ir.Region, fn func(gens *genArena, in *ir.Inst) (bool, error)) error {
-	gens := getGens()
-	defer putGens(gens)
-	return rewriteRegion(r, gens, fn)
-}
-
-func rewriteRegion(r *ir.Region, gens *genArena, fn func(gens *genArena, in *ir.Inst) (bool, error)) error {
+func rewriteCollective(r *ir.Region, fn func(in *ir.Inst) (bool, error)) error {
 	for i := 0; i < len(r.Insts); i++ {
 		in := r.Insts[i]
 		switch in.Op {
 		case ir.OpFor, ir.OpIf:
 			for _, sub := range in.Regions {
-				if err := rewriteRegion(sub, gens, fn); err != nil {
+				if err := rewriteCollective(sub, fn); err != nil {
 					return err
 				}
 			}
@@ -60,8 +52,7 @@ func rewriteRegion(r *ir.Region, gens *genArena, fn func(gens *genArena, in *ir.
 		case ir.OpParallel:
 			continue
 		}
-		replaced, err := fn(gens, in)
-		gens.release()
+		replaced, err := fn(in)
 		if err != nil {
 			return err
 		}
@@ -75,20 +66,20 @@ func rewriteRegion(r *ir.Region, gens *genArena, fn func(gens *genArena, in *ir.
 }
 
 // parallelBefore inserts an empty parallel region before in and returns a
-// generator for its body, from gens.
-func parallelBefore(gens *genArena, in *ir.Inst) *gen {
+// generator for its body.
+func parallelBefore(in *ir.Inst) *gen {
 	r := in.Parent
 	b := ir.NewBuilder(r)
 	b.At = r.IndexOf(in)
 	b.Pos = in.Pos
 	par := b.Parallel()
-	g := gens.newGen(par.Body())
+	g := newGen(par.Body())
 	g.Pos = in.Pos
 	return g
 }
 
-func lowerBLAS(gens *genArena, f *ir.Func, in *ir.Inst, p tuning.Params) error {
-	g := parallelBefore(gens, in)
+func lowerBLAS(f *ir.Func, in *ir.Inst, p tuning.Params) error {
+	g := parallelBefore(in)
 	switch in.Op {
 	case ir.OpGemm:
 		return lowerGemm(g, f, in, p)

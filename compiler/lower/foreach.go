@@ -10,12 +10,12 @@ import (
 // one in which the subgroups share the tiles. The body moves into the loop
 // unchanged, its loop variables replaced by the decoded indices.
 func Foreach(f *ir.Func, p tuning.Params) error {
-	return rewriteCollective(f.Body, func(gens *genArena, in *ir.Inst) (bool, error) {
+	return rewriteCollective(f.Body, func(in *ir.Inst) (bool, error) {
 		switch in.Op {
 		case ir.OpForeach:
-			lowerForeach(gens, in, p)
+			lowerForeach(in, p)
 		case ir.OpForeachTile:
-			lowerForeachTile(gens, in)
+			lowerForeachTile(in)
 		default:
 			return false, nil
 		}
@@ -23,8 +23,8 @@ func Foreach(f *ir.Func, p tuning.Params) error {
 	})
 }
 
-func lowerForeach(gens *genArena, in *ir.Inst, p tuning.Params) {
-	g := parallelBefore(gens, in)
+func lowerForeach(in *ir.Inst, p tuning.Params) {
+	g := parallelBefore(in)
 	from, to := in.ForeachBounds()
 	body := in.Body()
 	it := body.Args[0].Type
@@ -53,8 +53,8 @@ func moveBody(g *gen, body *ir.Region) {
 // subgroups, as the interpreter does: subgroup s runs tiles s, s + n, ...
 // for n subgroups, so every lane of a subgroup has the same tile offsets
 // and sizes (the reference requires them dynamically uniform).
-func lowerForeachTile(gens *genArena, in *ir.Inst) {
-	g := parallelBefore(gens, in)
+func lowerForeachTile(in *ir.Inst) {
+	g := parallelBefore(in)
 	from, to := in.ForeachBounds()
 	body := in.Body()
 	n := len(from)

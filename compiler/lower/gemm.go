@@ -63,7 +63,9 @@ func lowerGemm(g *gen, f *ir.Func, in *ir.Inst, p tuning.Params) error {
 	}
 	var out *epilogueStage
 	if p.LocalEpilogue && !pl.atomic {
-		cb := g.before(g.region.Parent)
+		par := g.Region.Parent
+		cb := newGen(par.Parent)
+		cb.At = par.Parent.IndexOf(par)
 		out = newEpilogueStage(cb, f, pl)
 	}
 	sx, sy, M, N, K := pl.prologue(g)

@@ -368,7 +368,9 @@ func (pl *gemmPlan) emitPipelined(g *gen, f *ir.Func) {
 	stages := int64(max(pl.p.Stages, 1))
 	threads := int64(pl.p.WorkGroupSize[0] * pl.p.WorkGroupSize[1])
 	// Local memory is allocated in collective code, before the parallel region.
-	cb := g.before(g.region.Parent)
+	par := g.Region.Parent
+	cb := newGen(par.Parent)
+	cb.At = par.Parent.IndexOf(par)
 	pa := newPanelStage(cb, f, pl.a, pl.ta, bm, bk, stages, pl.p.LocalPad, pl.p.LocalSwizzle)
 	pb := newPanelStage(cb, f, pl.b, pl.tb, bk, bn, stages, pl.p.LocalPad, pl.p.LocalSwizzle)
 	var out *epilogueStage
