@@ -31,6 +31,7 @@ type Builder struct {
 	version  uint32
 
 	imports, entries, modes, names, annotations, globals []uint32
+	decls                                                []uint32 // function declarations (imports), before every definition
 	code                                                 []uint32
 	dedup                                                map[dedupKey]ID
 	dedupLong                                            map[string]ID
@@ -402,6 +403,24 @@ func (b *Builder) Patch(slot int, operands ...uint32) {
 	copy(b.code[slot+3:], operands)
 }
 
+// ImportFunction declares a function of type fnType (returning ret, taking
+// params) that the module imports by its linkage name, and returns its id
+// for OpFunctionCall: a function the consumer supplies, such as a
+// device's built-in known by its mangled OpenCL C name. Declarations
+// precede every function definition in a module.
+func (b *Builder) ImportFunction(name string, ret, fnType ID, params []ID) ID {
+	id := b.NewID()
+	var buf [wordBuf]uint32
+	b.Use(KindLinkageType, uint32(LinkageTypeImport))
+	b.Decorate(id, DecorationLinkageAttributes, append(appendString(buf[:0], name), uint32(LinkageTypeImport))...)
+	b.decls = b.encode(b.decls, OpFunction, []uint32{uint32(ret), uint32(id), uint32(FunctionControlNone), uint32(fnType)})
+	for _, p := range params {
+		b.decls = b.encode(b.decls, OpFunctionParameter, []uint32{uint32(p), uint32(b.NewID())})
+	}
+	b.decls = b.encode(b.decls, OpFunctionEnd, nil)
+	return id
+}
+
 // BeginFunction starts function id of type fnType returning ret and
 // declares its parameters (types params); it returns their ids and leaves
 // the builder in the entry block labelled entry.
@@ -543,7 +562,7 @@ func (b *Builder) Bytes(addressing AddressingModel, memory MemoryModel) []byte {
 	head = b.encode(head, OpMemoryModel, []uint32{uint32(addressing), uint32(memory)})
 	b.head = head
 	header := []uint32{MagicNumber, b.version, Generator, uint32(b.next), 0}
-	return joinWords(header, head, b.entries, b.modes, b.names, b.annotations, b.globals, b.code)
+	return joinWords(header, head, b.entries, b.modes, b.names, b.annotations, b.globals, b.decls, b.code)
 }
 
 // joinWords returns the words of sections one after the other,
@@ -552,7 +571,7 @@ func (b *Builder) Bytes(addressing AddressingModel, memory MemoryModel) []byte {
 // module's tens of KiB cost as much as copying them.
 func joinWords(sections ...[]uint32) []byte {
 	if littleEndian {
-		var parts [8][]byte // Bytes' sections
+		var parts [9][]byte // Bytes' sections
 		for i, sec := range sections {
 			parts[i] = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(sec))), 4*len(sec))
 		}
@@ -589,7 +608,7 @@ func (b *Builder) Release() {
 	*b = Builder{
 		needs: b.needs[:0], declared: b.declared[:0], exts: b.exts[:0],
 		imports: b.imports[:0], entries: b.entries[:0], modes: b.modes[:0], names: b.names[:0],
-		annotations: b.annotations[:0], globals: b.globals[:0], code: b.code[:0],
+		annotations: b.annotations[:0], globals: b.globals[:0], decls: b.decls[:0], code: b.code[:0],
 		dedup: b.dedup, dedupLong: b.dedupLong, fvars: b.fvars[:0], head: b.head[:0], longKey: b.longKey[:0],
 	}
 	builders.Put(b)

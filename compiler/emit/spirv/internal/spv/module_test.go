@@ -121,3 +121,24 @@ func TestDisassembleRejectsDamage(t *testing.T) {
 		}
 	}
 }
+
+// TestImportFunction: an imported function is declared, with its linkage
+// name and the Linkage capability, before the function that calls it
+// (SPIR-V wants every declaration before the first definition).
+func TestImportFunction(t *testing.T) {
+	b, text := kernelModule(t, func(b *Builder) {
+		f32 := b.Type(OpTypeFloat, 32)
+		fnType := b.Type(OpTypeFunction, uint32(f32), uint32(f32))
+		f := b.ImportFunction("_Z4halff", f32, fnType, []ID{f32})
+		x := b.Constant(OpConstant, f32, math.Float32bits(1.5))
+		b.Emit(OpFunctionCall, f32, uint32(f), uint32(x))
+	})
+	if !slices.Contains(b.Capabilities(), CapabilityLinkage) {
+		t.Errorf("capabilities %v lack Linkage", b.Capabilities())
+	}
+	decl := strings.Index(text, "OpFunctionParameter")
+	def := strings.Index(text, "OpLabel")
+	if !strings.Contains(text, `LinkageAttributes "_Z4halff" Import`) || decl < 0 || def < decl {
+		t.Errorf("want the import declared, with its linkage name, before the kernel:\n%s", text)
+	}
+}
