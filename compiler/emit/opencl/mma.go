@@ -262,6 +262,17 @@ func joinCarried(in *ir.Inst, uf unionFind) {
 	}
 }
 
+// FragmentLayout is the layout decision this writer makes for f at
+// subgroup size sgs on target t: held reports whether a coopmatrix value
+// is held in the fragment layout of engine (nil: no value is). The SPIR-V
+// writer asks it too, so that both back ends call the matrix engine for
+// the same mul_adds.
+func FragmentLayout(f *ir.Func, t *target.Target, sgs int) (held func(*ir.Value) bool, engine *target.MatrixShape) {
+	var c coopValues
+	set, engine := fragmentValues(c.collect(f), t, sgs)
+	return set.has, engine
+}
+
 // fragmentValues decides which coopmatrix values use the fragment layout.
 // Values that must share a layout (through loops, ifs, element-wise
 // operations and mul_add's accumulator) form classes; a class uses the

@@ -14,8 +14,13 @@ import (
 // ...; element k = i*C + c of a lane is row l + i*sgs, column c. Each
 // element is its own SSA value.
 
-// perLane is the number of elements a lane holds of coopmatrix type t.
-func (e *fn) perLane(t *ir.Type) int {
+// perLane is the number of elements a lane holds of coopmatrix value v.
+func (e *fn) perLane(v *ir.Value) int {
+	t := v.Type
+	if e.inFragments(v) {
+		fr := dpasFragment(t.Use(), e.launch.SubgroupSize)
+		return int(t.Rows()) / fr.rows * int(t.Cols()) / fr.cols * fr.per
+	}
 	return ceilDiv(int(t.Rows()), e.launch.SubgroupSize) * int(t.Cols())
 }
 
@@ -30,7 +35,7 @@ func (e *fn) coop(v *ir.Value) []spv.ID {
 
 // coopElementwise defines v element by element from the elements of srcs.
 func (e *fn) coopElementwise(v *ir.Value, f func(x []spv.ID) (spv.ID, error), srcs ...*ir.Value) error {
-	out := e.idLists.take(e.perLane(v.Type))
+	out := e.idLists.take(e.perLane(v))
 	x := e.idLists.take(len(srcs))
 	for k := range out {
 		for i, s := range srcs {
@@ -82,9 +87,8 @@ type accessor struct {
 	m                  *memref
 	x, y               *dim
 	trans              bool
-	checkRow, checkCol bool // m's modes to check
-	cols               int  // columns of the matrix: element k is (k / cols, k mod cols)
-	xs, ys             []accessPart
+	checkRow, checkCol bool         // m's modes to check
+	xs, ys             []accessPart // by the element rows' and columns' numbers (eachElement's ri, ci)
 }
 
 // accessPart is a row's or column's part of the elements' offsets in m.
@@ -93,13 +97,16 @@ type accessPart struct {
 	cond spv.ID // its bounds check (0: unchecked)
 }
 
-// newAccessor returns the accessor for the elements of coopmatrix type t.
-func (e *fn) newAccessor(m *memref, x, y *dim, t *ir.Type, trans bool, checked ir.Checked) accessor {
-	a := accessor{e: e, m: m, x: x, y: y, trans: trans, cols: int(t.Cols()),
+// newAccessor returns the accessor for the elements of coopmatrix value v.
+func (e *fn) newAccessor(m *memref, x, y *dim, v *ir.Value, trans bool, checked ir.Checked) accessor {
+	a := accessor{e: e, m: m, x: x, y: y, trans: trans,
 		checkRow: checked == ir.RowsChecked || checked == ir.BothChecked,
 		checkCol: checked == ir.ColsChecked || checked == ir.BothChecked}
-	slots := ceilDiv(int(t.Rows()), e.launch.SubgroupSize)
-	a.xs, a.ys = e.parts.take(slots), e.parts.take(a.cols)
+	rows, cols := int(v.Type.Rows()), int(v.Type.Cols())
+	if !e.inFragments(v) {
+		rows = ceilDiv(rows, e.launch.SubgroupSize) // the lane's row slots
+	}
+	a.xs, a.ys = e.parts.take(rows), e.parts.take(cols)
 	if trans {
 		a.xs, a.ys = a.ys, a.xs
 		a.checkRow, a.checkCol = a.checkCol, a.checkRow
@@ -107,14 +114,13 @@ func (e *fn) newAccessor(m *memref, x, y *dim, t *ir.Type, trans bool, checked i
 	return a
 }
 
-// at returns the element offset of element k, at matrix row r and column
-// c (eachElement's), and its bounds condition (0: none), which includes
-// partial (the lane may hold no row r).
-func (a *accessor) at(k int, r, c *dim, partial spv.ID) (*dim, spv.ID) {
-	i, j := k/a.cols, k%a.cols
-	xi, xd, yi, yd := i, r, j, c // indices and dims of the parts along m's rows and columns
+// at returns the element offset of the element at matrix row r and
+// column c, numbered ri and ci (eachElement's), and its bounds condition
+// (0: none), which includes partial (the lane may hold no row r).
+func (a *accessor) at(ri, ci int, r, c *dim, partial spv.ID) (*dim, spv.ID) {
+	xi, xd, yi, yd := ri, r, ci, c // indices and dims of the parts along m's rows and columns
 	if a.trans {
-		xi, xd, yi, yd = j, c, i, r
+		xi, xd, yi, yd = ci, c, ri, r
 	}
 	row := a.part(&a.xs[xi], a.x, xd, 0, a.checkRow)
 	col := a.part(&a.ys[yi], a.y, yd, 1, a.checkCol)
@@ -170,13 +176,21 @@ func (e *fn) guarded(cond spv.ID, t, otherwise spv.ID, body func() spv.ID) spv.I
 	return e.b.Emit(spv.OpPhi, t, uint32(v), uint32(end), uint32(otherwise), uint32(from))
 }
 
-// eachElement calls f for every element this lane holds of t.
-func (e *fn) eachElement(t *ir.Type, f func(k int, r, c *dim, partial spv.ID)) {
+// eachElement calls f for every element k this lane holds of coopmatrix
+// value v: at matrix row r and column c, which ri and ci number among the
+// lane's rows and columns (for the accessor's parts), partial the
+// condition that the lane holds row r at all (0: it does).
+func (e *fn) eachElement(v *ir.Value, f func(k, ri, ci int, r, c *dim, partial spv.ID)) {
+	t := v.Type
+	if e.inFragments(v) {
+		e.eachFragmentElement(t, f)
+		return
+	}
 	rows, cols := int(t.Rows()), int(t.Cols())
 	for i := range ceilDiv(rows, e.launch.SubgroupSize) {
 		r, partial := e.row(i, rows)
 		for c := range cols {
-			f(i*cols+c, r, constDim(int64(c)), partial)
+			f(i*cols+c, i, c, r, constDim(int64(c)), partial)
 		}
 	}
 }
@@ -184,17 +198,18 @@ func (e *fn) eachElement(t *ir.Type, f func(k int, r, c *dim, partial spv.ID)) {
 func (e *fn) coopLoad(in *ir.Inst) {
 	m := e.memref(in.Operands[0])
 	x, y := e.index(in.Operands[1]), e.index(in.Operands[2])
-	t := in.Result().Type
+	v := in.Result()
+	t := v.Type
 	et := t.Elem()
-	block := in.TransA == ir.NoTrans && e.blockIO(m, in.Checked)
-	out := e.idLists.take(e.perLane(t))
-	acc := e.newAccessor(m, x, y, t, in.TransA == ir.Trans, in.Checked)
-	e.eachElement(t, func(k int, r, c *dim, partial spv.ID) {
+	block := in.TransA == ir.NoTrans && !e.inFragments(v) && e.blockIO(m, in.Checked)
+	out := e.idLists.take(e.perLane(v))
+	acc := e.newAccessor(m, x, y, v, in.TransA == ir.Trans, in.Checked)
+	e.eachElement(v, func(k, ri, ci int, r, c *dim, partial spv.ID) {
 		if block && partial == 0 {
-			out[k] = e.convert(e.blockRead(m, x, y, k/int(t.Cols()), c, in.Checked), m.typ.Elem(), et)
+			out[k] = e.convert(e.blockRead(m, x, y, ri, c, in.Checked), m.typ.Elem(), et)
 			return
 		}
-		off, cond := acc.at(k, r, c, partial)
+		off, cond := acc.at(ri, ci, r, c, partial)
 		v := e.guarded(cond, e.u.reg(et), e.u.zero(et), func() spv.ID { return e.loadElem(m, off) })
 		out[k] = e.convert(v, m.typ.Elem(), et)
 	})
@@ -205,16 +220,17 @@ func (e *fn) coopStore(in *ir.Inst) {
 	a := e.coop(in.Operands[0])
 	m := e.memref(in.Operands[1])
 	x, y := e.index(in.Operands[2]), e.index(in.Operands[3])
-	from := in.Operands[0].Type
-	block := in.Atomic == ir.NotAtomic && in.TransA == ir.NoTrans && e.blockIO(m, in.Checked)
-	acc := e.newAccessor(m, x, y, from, in.TransA == ir.Trans, in.Checked)
-	e.eachElement(from, func(k int, r, c *dim, partial spv.ID) {
+	val := in.Operands[0]
+	from := val.Type
+	block := in.Atomic == ir.NotAtomic && in.TransA == ir.NoTrans && !e.inFragments(val) && e.blockIO(m, in.Checked)
+	acc := e.newAccessor(m, x, y, val, in.TransA == ir.Trans, in.Checked)
+	e.eachElement(val, func(k, ri, ci int, r, c *dim, partial spv.ID) {
 		v := e.convert(a[k], from.Elem(), m.typ.Elem())
 		if block && partial == 0 {
-			e.blockWrite(m, x, y, k/int(from.Cols()), c, in.Checked, v)
+			e.blockWrite(m, x, y, ri, c, in.Checked, v)
 			return
 		}
-		off, cond := acc.at(k, r, c, partial)
+		off, cond := acc.at(ri, ci, r, c, partial)
 		e.guarded(cond, 0, 0, func() spv.ID {
 			e.storeElem(m, off, v, in.Atomic)
 			return 0
@@ -271,6 +287,10 @@ func (e *fn) blockWrite(m *memref, x, y *dim, i int, c *dim, checked ir.Checked,
 // coopMulAdd computes A·B + C as outer products over the depth: element
 // (kk, c) of B is broadcast from the lane holding row kk.
 func (e *fn) coopMulAdd(in *ir.Inst) {
+	if e.inFragments(in.Result()) {
+		e.dpasMulAdd(in)
+		return
+	}
 	av, bv, cv := in.Operands[0], in.Operands[1], in.Operands[2]
 	a, b := e.coop(av), e.coop(bv)
 	ct := cv.Type.Elem()

@@ -19,9 +19,11 @@
 //	// out.Module: the binary; spirv.Disassemble(out.Module): the text.
 //
 // Emit refuses the nvidia and emulated targets (their shuffles are inline
-// PTX and local memory). Matrix engines (t.MMA) are not used: cooperative
-// matrices are multiplied with FMAs and shuffles. EmitWith takes Options for
-// devices with known gaps (NoBlockIO).
+// PTX and local memory). On an intel target whose device has DPAS (t.MMA),
+// the mul_adds the OpenCL C writer gives to the engine call its built-ins
+// here too, on the same fragment layout (dpas.go); other cooperative
+// matrices are multiplied with FMAs and shuffles. EmitWith takes Options
+// for devices with known gaps (NoBlockIO).
 //
 // The module is a Kernel-model module with Physical64 addressing and the
 // OpenCL memory model; capabilities, extensions and the SPIR-V version are
@@ -46,8 +48,8 @@
 // the subgroup id and lane are derived from the local id (x fastest), as
 // the OpenCL C back end does, so both back ends agree on which lane holds
 // what. Cooperative matrices are laid out as there too (lane l holds rows
-// l, l+sgs, ...) and held as one SSA value per element: their shapes are
-// static, so every loop over elements is unrolled here.
+// l, l+sgs, ..., or DPAS fragments) and held as one SSA value per element:
+// their shapes are static, so every loop over elements is unrolled here.
 package spirv
 
 import (
@@ -145,6 +147,7 @@ type unit struct {
 	smallI64, smallI32 [256]spv.ID
 	zeros              map[*ir.Type]spv.ID
 	boolID             spv.ID
+	dpasFns            [2][2]spv.ID // the imported DPAS built-ins, by bf16 and 16 lanes (dpasBuiltin)
 
 	work fn // the kernel being written, recycled from kernel to kernel
 }

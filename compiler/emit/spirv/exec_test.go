@@ -45,15 +45,16 @@ func emit(t *testing.T, src string, target string) (*compiler.Result, *spirv.Out
 
 func emitWith(t *testing.T, src string, target string, o spirv.Options) (*compiler.Result, *spirv.Output) {
 	t.Helper()
-	return emitBatched(t, src, target, o, 0)
+	return emitBatched(t, src, compiler.Options{Target: target}, o, 0)
 }
 
-// emitBatched is emitWith where batch > 0 replaces the compiler's number of
-// logical work-groups per work-group (the lowered code does not depend on
-// it: the emitter wraps the body in the batch loop).
-func emitBatched(t *testing.T, src string, target string, o spirv.Options, batch int) (*compiler.Result, *spirv.Output) {
+// emitBatched is emitWith (for the target or device copts names) where
+// batch > 0 replaces the compiler's number of logical work-groups per
+// work-group (the lowered code does not depend on it: the emitter wraps
+// the body in the batch loop).
+func emitBatched(t *testing.T, src string, copts compiler.Options, o spirv.Options, batch int) (*compiler.Result, *spirv.Output) {
 	t.Helper()
-	res, err := compiler.Compile([]byte(src), compiler.Options{Target: target})
+	res, err := compiler.Compile([]byte(src), copts)
 	if err != nil {
 		t.Fatalf("compile: %v\n%s", err, src)
 	}

@@ -32,6 +32,13 @@ type fn struct {
 	memrefs  chunks[memref]
 	parts    chunks[accessPart]
 
+	// frag reports the coopmatrix values held in DPAS fragments (dpas.go);
+	// nil: none, every value's rows over lanes.
+	frag func(*ir.Value) bool
+	// halfBits is a private 16-bit variable through which an f16 held in
+	// an f32 register becomes bits (bits16); 0 until needed.
+	halfBits spv.ID
+
 	sgid, lane spv.ID // i32: subgroup id and lane of the work-item
 	gid        spv.ID // i64: logical work-group id
 	numGroups  spv.ID // i64: the number of logical work-groups (builtin.group_size)
@@ -94,6 +101,7 @@ func (u *unit) newFn(f *ir.Func, l opencl.Launch) *fn {
 		e.coops, e.groups, e.yields = map[*ir.Value][]spv.ID{}, map[*ir.Value]*group{}, map[*ir.Region]*yieldSink{}
 	}
 	e.u, e.b, e.f, e.launch = u, u.b, f, l
+	e.chooseEngine()
 	return e
 }
 
@@ -406,7 +414,7 @@ func (e *fn) width(vs []*ir.Value) int {
 	n := 0
 	for _, v := range vs {
 		if v.Type.Kind() == ir.KindCoopmatrix {
-			n += e.perLane(v.Type)
+			n += e.perLane(v)
 		} else {
 			n++
 		}
@@ -433,7 +441,7 @@ func (e *fn) typesOf(vs []*ir.Value) []spv.ID {
 	for _, v := range vs {
 		if v.Type.Kind() == ir.KindCoopmatrix {
 			t := e.u.reg(v.Type.Elem())
-			for range e.perLane(v.Type) {
+			for range e.perLane(v) {
 				types = append(types, t)
 			}
 			continue
@@ -447,7 +455,7 @@ func (e *fn) typesOf(vs []*ir.Value) []spv.ID {
 func (e *fn) unflatten(vs []*ir.Value, ids []spv.ID) {
 	for _, v := range vs {
 		if v.Type.Kind() == ir.KindCoopmatrix {
-			n := e.perLane(v.Type)
+			n := e.perLane(v)
 			e.coops[v] = ids[:n]
 			ids = ids[n:]
 			continue

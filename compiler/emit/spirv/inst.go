@@ -119,7 +119,7 @@ func (e *fn) constantInst(in *ir.Inst) {
 	t := in.Result().Type
 	if t.Kind() == ir.KindCoopmatrix {
 		c := e.u.constant(in.Const, t.Elem())
-		ids := e.idLists.take(e.perLane(t))
+		ids := e.idLists.take(e.perLane(in.Result()))
 		for i := range ids {
 			ids[i] = c
 		}

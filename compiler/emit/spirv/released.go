@@ -52,7 +52,7 @@ func (e *fn) releasedInst(in *ir.Inst) (bool, error) {
 		e.fence(in.Semantics != ir.Relaxed && in.Semantics != ir.Release)
 	case ir.OpCoopMatrixConstruct:
 		x := e.value(in.Operands[0])
-		out := e.idLists.take(e.perLane(in.Result().Type))
+		out := e.idLists.take(e.perLane(in.Result()))
 		for k := range out {
 			out[k] = x
 		}
@@ -129,10 +129,10 @@ func (e *fn) coopUpdate(in *ir.Inst) {
 	x, y := e.index(in.Operands[2]), e.index(in.Operands[3])
 	t := in.Result().Type
 	et := t.Elem()
-	out := e.idLists.take(e.perLane(t))
-	acc := e.newAccessor(m, x, y, t, in.TransA == ir.Trans, in.Checked)
-	e.eachElement(t, func(k int, r, c *dim, partial spv.ID) {
-		off, cond := acc.at(k, r, c, partial)
+	out := e.idLists.take(e.perLane(in.Result()))
+	acc := e.newAccessor(m, x, y, in.Result(), in.TransA == ir.Trans, in.Checked)
+	e.eachElement(in.Result(), func(k, ri, ci int, r, c *dim, partial spv.ID) {
+		off, cond := acc.at(ri, ci, r, c, partial)
 		out[k] = e.guarded(cond, e.u.reg(et), e.u.zero(et), func() spv.ID {
 			return e.atomicStore(m, off, a[k], updateMode(in.Arith))
 		})
@@ -199,7 +199,7 @@ func (e *fn) coopApply(in *ir.Inst) error {
 	body := in.Body()
 	out := e.idLists.take(len(a))
 	var err error
-	e.eachElement(t, func(k int, r, c *dim, partial spv.ID) {
+	e.eachElement(in.Operands[0], func(k, _, _ int, r, c *dim, partial spv.ID) {
 		out[k] = e.guarded(partial, e.u.reg(et), a[k], func() spv.ID {
 			e.vals.Set(body.Args[0], e.convertInt(e.dimID(r), 64, 32))
 			e.vals.Set(body.Args[1], e.u.i32(c.c))

@@ -22,7 +22,8 @@
  * A product of two fp16 or two bfloat16 values is exact in fp32; the
  * products are summed in K order with fma. The subgroup size must be the
  * one the overload is for (8 with int8 a, 16 with short8 a): anything else
- * gives NaN, so that a wrong subgroup size cannot pass for a layout. */
+ * gives NaN, so that a wrong subgroup size cannot pass for a layout
+ * (unless DPAS_EMU_NO_SIZE_CHECK is defined). */
 
 #ifndef DPAS_EMULATION_H
 #define DPAS_EMULATION_H
@@ -45,8 +46,12 @@ static inline float __dpas_emu_value(uint x, int bf16)
  * 128 (PoCL 5.0 has no vector overloads of intel_sub_group_shuffle). */
 static inline float8 __dpas_emu_mad(uint8 a, uint8 b, float8 acc, uint per_lane, int bf16)
 {
+#ifndef DPAS_EMU_NO_SIZE_CHECK
+    /* Linked into a SPIR-V module instead, the emulation cannot ask: PoCL
+     * 5 defines the subgroup size for the kernel's own code only. */
     if (get_sub_group_size() * per_lane != 16)
         return (float8)(NAN);
+#endif
     const uint bits = 16 * per_lane;   /* of one row's contribution */
     const uint per_word = 64 / bits;   /* rows packed in a 64-bit word */
     const ulong mask = (1ul << bits) - 1;

@@ -4,6 +4,7 @@
 package spvtest
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -57,4 +58,29 @@ func lookPath(t testing.TB, name string) string {
 		t.Fatalf("CI is set but %s is missing: make setup installs spirv-tools", name)
 	}
 	return path
+}
+
+// Link runs spirv-link on modules, leaving imports no module exports
+// unresolved (the consumer's built-ins), and returns the linked module
+// (with the same rules for a missing tool as Validate).
+func Link(t testing.TB, modules ...[]byte) []byte {
+	t.Helper()
+	tool := lookPath(t, "spirv-link")
+	dir := t.TempDir()
+	args := []string{"--allow-partial-linkage", "-o", filepath.Join(dir, "linked.spv")}
+	for i, m := range modules {
+		path := filepath.Join(dir, fmt.Sprintf("m%d.spv", i))
+		if err := os.WriteFile(path, m, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, path)
+	}
+	if msg, err := exec.Command(tool, args...).CombinedOutput(); err != nil {
+		t.Fatalf("spirv-link: %v\n%s", err, msg)
+	}
+	b, err := os.ReadFile(args[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
