@@ -1,9 +1,11 @@
 package tuner_test
 
 import (
+	"slices"
 	"testing"
 
 	"tltune/compiler"
+	"tltune/compiler/target"
 	"tltune/kernels"
 	"tltune/tuner/profile"
 	"tltune/tuner/prune"
@@ -33,10 +35,10 @@ func BenchmarkCompileSpace(b *testing.B) {
 		{"nvidia-f32", "NVIDIA H100 80GB HBM3", false, gemmSpec(kernels.F32)},
 		{"intel-f16-spirv", "Intel(R) Data Center GPU Max 1550", true, gemmSpec(kernels.F16)},
 	} {
-		srcs, target := spaceSources(b, tc.device, tc.spec)
+		srcs, dev := spaceSources(b, tc.device, tc.spec)
 		b.Run(tc.name, func(b *testing.B) {
 			b.ReportAllocs()
-			opts := compiler.Options{Target: target, SPIRVOnly: tc.spirv}
+			opts := compiler.Options{Device: targetDevice(dev), SPIRVOnly: tc.spirv}
 			i := 0
 			for b.Loop() {
 				if _, err := compiler.Compile(srcs[i%len(srcs)], opts); err != nil {
@@ -55,10 +57,26 @@ func gemmSpec(dtype kernels.DType) kernels.Spec {
 		Layout: kernels.Strided, Alpha: 1, Beta: 0}
 }
 
+// targetDevice describes the device of profile p to the compiler as the
+// runtime would (devcall.TargetDevice): an intel profile's device lists
+// cl_intel_subgroups, half, double and, where the profile has DPAS, the
+// matrix extension; the others are known by their vendor.
+func targetDevice(p *profile.Profile) *target.Device {
+	d := &target.Device{Name: p.Name, Vendor: p.Vendor, SubgroupSizes: p.SubgroupSizes, MaxWorkGroupSize: p.MaxWorkGroupSize}
+	if p.Target != profile.Intel {
+		return d
+	}
+	d.Extensions = []string{"cl_intel_subgroups", "cl_khr_fp16", "cl_khr_fp64"}
+	if slices.ContainsFunc(p.Matrix, func(m profile.Matrix) bool { return m.Kind == "dpas" }) {
+		d.Extensions = append(d.Extensions, "cl_intel_subgroup_matrix_multiply_accumulate")
+	}
+	return d
+}
+
 // spaceSources returns the sources of sampledConfigs configurations of
 // spec's shipped space that the pruner keeps on the shipped profile of
-// device, evenly spaced through the kept ones, and the profile's target.
-func spaceSources(b *testing.B, device string, spec kernels.Spec) ([][]byte, string) {
+// device, evenly spaced through the kept ones, and the profile.
+func spaceSources(b *testing.B, device string, spec kernels.Spec) ([][]byte, *profile.Profile) {
 	devs, err := profile.Shipped()
 	if err != nil {
 		b.Fatal(err)
@@ -88,5 +106,5 @@ func spaceSources(b *testing.B, device string, spec kernels.Spec) ([][]byte, str
 		}
 		srcs = append(srcs, []byte(src))
 	}
-	return srcs, string(dev.Target)
+	return srcs, dev
 }
