@@ -47,6 +47,10 @@ func (e *fn) builtinRange(k ir.BuiltinKind) (ir.Range, bool) {
 		return ir.Range{Lo: wy, Hi: wy}, true
 	case ir.NumSubgroupsZ:
 		return ir.Range{Lo: 1, Hi: 1}, true
+	case ir.GroupIDY:
+		// The launch has the split's work-groups in y (docs/abi.md), and
+		// so the part of a split kernel (splitGroups) lies below it.
+		return ir.Range{Lo: 0, Hi: int64(max(l.Split, 1)) - 1}, true
 	}
 	return ir.Range{}, false
 }
