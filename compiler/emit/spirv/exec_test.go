@@ -69,7 +69,11 @@ func emitBatched(t *testing.T, src string, copts compiler.Options, o spirv.Optio
 	if err != nil {
 		t.Fatalf("emit: %v", err)
 	}
-	spvtest.Validate(t, out.Module, out.Env)
+	if spirDir == "" || spvtest.Available("spirv-val") {
+		// (A machine with the device but without SPIRV-Tools runs the
+		// modules validated where their bitcode in spirDir was made.)
+		spvtest.Validate(t, out.Module, out.Env)
+	}
 	return res, out
 }
 

@@ -46,6 +46,12 @@ func Assemble(t testing.TB, text, env string) []byte {
 	return b
 }
 
+// Available reports whether the SPIRV-Tools program name is installed.
+func Available(name string) bool {
+	_, err := exec.LookPath(name)
+	return err == nil
+}
+
 // lookPath finds a SPIRV-Tools program: skipped without it on a developer
 // machine, fatal in CI.
 func lookPath(t testing.TB, name string) string {
