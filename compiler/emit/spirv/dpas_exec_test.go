@@ -53,7 +53,7 @@ func dpasDevice(sgs int, nativeHalf bool) *target.Device {
 
 // dpasSPIRVCases are GEMMs whose cooperative matrices the DPAS shapes
 // divide, at subgroup sizes 8 and 16: one block and grids of blocks (in
-// M and K), with and without panels staged in local memory (one to three
+// M, N and K), with and without panels staged in local memory (one to three
 // stages), padding and C through local memory, on ragged shapes with the
 // transposes and dtypes rotating. The coopmatrices are small: PoCL 5 takes
 // minutes to build a kernel with many of the emulation's calls.
@@ -69,6 +69,10 @@ func dpasSPIRVCases() []dpasCase {
 			Unroll: 2, BatchPerGroup: 1},
 		{SubgroupSize: 8, WorkGroupSize: [2]int{8, 1}, Tile: [2]int{16, 8}, Coopmatrix: [3]int{16, 8, 16},
 			Unroll: 1, BatchPerGroup: 1, StageLocal: true, Stages: 3, LocalPad: 4},
+		{SubgroupSize: 16, WorkGroupSize: [2]int{16, 1}, Tile: [2]int{8, 32}, Coopmatrix: [3]int{8, 32, 16},
+			Unroll: 1, BatchPerGroup: 1, StageLocal: true, Stages: 2, LocalEpilogue: true},
+		{SubgroupSize: 8, WorkGroupSize: [2]int{8, 2}, Tile: [2]int{16, 16}, Coopmatrix: [3]int{16, 16, 32},
+			Unroll: 1, BatchPerGroup: 1},
 	}
 	shapes := [][3]int{{53, 23, 56}, {32, 32, 32}, {7, 33, 3}}
 	transposes := []string{"nn", "tn", "nt", "tt"}
