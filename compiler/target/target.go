@@ -114,9 +114,9 @@ type Target struct {
 	F64                 bool
 	Coopmatrix          Coopmatrix
 	Shuffle             Shuffle
-	// MMA lists the matrix-engine shapes the OpenCL C back end may call
-	// (mma.sync on nvidia, DPAS on Intel GPUs that list the extension).
-	// Empty: FMAs and shuffles only.
+	// MMA lists the matrix-engine shapes the back ends may call (mma.sync
+	// on nvidia, in OpenCL C; DPAS on Intel GPUs that list the extension,
+	// in OpenCL C and SPIR-V). Empty: FMAs and shuffles only.
 	MMA []MatrixShape
 	// ReqdSubgroupSize: the kernel attribute intel_reqd_sub_group_size is
 	// honoured and must be emitted to pin the subgroup size.
