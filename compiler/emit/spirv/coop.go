@@ -198,13 +198,12 @@ func (e *fn) eachElement(v *ir.Value, f func(k, ri, ci int, r, c *dim, partial s
 func (e *fn) coopLoad(in *ir.Inst) {
 	m := e.memref(in.Operands[0])
 	x, y := e.index(in.Operands[1]), e.index(in.Operands[2])
-	v := in.Result()
-	t := v.Type
-	et := t.Elem()
-	block := in.TransA == ir.NoTrans && !e.inFragments(v) && e.blockIO(m, in.Checked)
-	out := e.idLists.take(e.perLane(v))
-	acc := e.newAccessor(m, x, y, v, in.TransA == ir.Trans, in.Checked)
-	e.eachElement(v, func(k, ri, ci int, r, c *dim, partial spv.ID) {
+	res := in.Result()
+	et := res.Type.Elem()
+	block := in.TransA == ir.NoTrans && !e.inFragments(res) && e.blockIO(m, in.Checked)
+	out := e.idLists.take(e.perLane(res))
+	acc := e.newAccessor(m, x, y, res, in.TransA == ir.Trans, in.Checked)
+	e.eachElement(res, func(k, ri, ci int, r, c *dim, partial spv.ID) {
 		if block && partial == 0 {
 			out[k] = e.convert(e.blockRead(m, x, y, ri, c, in.Checked), m.typ.Elem(), et)
 			return
@@ -213,7 +212,7 @@ func (e *fn) coopLoad(in *ir.Inst) {
 		v := e.guarded(cond, e.u.reg(et), e.u.zero(et), func() spv.ID { return e.loadElem(m, off) })
 		out[k] = e.convert(v, m.typ.Elem(), et)
 	})
-	e.coops[in.Result()] = out
+	e.coops[res] = out
 }
 
 func (e *fn) coopStore(in *ir.Inst) {
