@@ -157,9 +157,34 @@ func (d *disasm) number(r *reader, t typeWidth) string {
 	case t.float && t.width == 32:
 		return strconv.FormatFloat(float64(math.Float32frombits(lo)), 'g', -1, 32)
 	case t.float:
-		return fmt.Sprintf("0x%04x", lo) // half: the bit pattern
+		return half(uint16(lo))
 	}
 	return strconv.FormatUint(v, 10)
+}
+
+// half spells a 16-bit float as spirv-as reads it back: a finite value in
+// decimal (exactly its float32, which rounds back to the same half), an
+// infinity or NaN as a hexadecimal float past the largest exponent.
+func half(bits uint16) string {
+	sign, exp, frac := bits>>15, int(bits>>10&31), uint32(bits&1023)
+	if exp == 31 {
+		s := "0x1p+16"
+		if frac != 0 {
+			s = fmt.Sprintf("0x1.%03xp+16", frac<<2)
+		}
+		if sign != 0 {
+			s = "-" + s
+		}
+		return s
+	}
+	v := math.Ldexp(float64(frac), -24) // subnormal
+	if exp > 0 {
+		v = math.Ldexp(float64(frac|1024), exp-25)
+	}
+	if sign != 0 {
+		v = -v
+	}
+	return strconv.FormatFloat(v, 'g', -1, 32)
 }
 
 func (d *disasm) pair(k OperandKind, r *reader) string {

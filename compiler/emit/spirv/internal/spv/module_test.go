@@ -142,3 +142,17 @@ func TestImportFunction(t *testing.T) {
 		t.Errorf("want the import declared, with its linkage name, before the kernel:\n%s", text)
 	}
 }
+
+// TestDisassembleHalf: 16-bit float constants print as spirv-as reads them
+// back (TestDisassemblyReassembles in the back end assembles the golden
+// modules): finite values in decimal, infinities and NaNs in hexadecimal.
+func TestDisassembleHalf(t *testing.T) {
+	for bits, want := range map[uint16]string{
+		0x3e00: "1.5", 0x8000: "-0", 0x0001: "5.9604645e-08", 0x7bff: "65504",
+		0x7c00: "0x1p+16", 0xfc00: "-0x1p+16", 0x7e00: "0x1.800p+16",
+	} {
+		if got := half(bits); got != want {
+			t.Errorf("half(%#04x) = %s, want %s", bits, got, want)
+		}
+	}
+}
