@@ -21,6 +21,7 @@ import (
 	"tltune/compiler/target"
 	"tltune/compiler/tuning"
 	"tltune/device"
+	"tltune/internal/golden"
 	"tltune/kernels"
 )
 
@@ -114,6 +115,20 @@ func TestIntelDPASModules(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestGoldenDPAS keeps the disassembly of the smallest DPAS GEMM (16³ f16,
+// one 8×16 block of D per subgroup and K step, native half) in
+// testdata/gemm_dpas.intel.spvasm, so that a change of what the writer emits
+// for DPAS shows in review.
+func TestGoldenDPAS(t *testing.T) {
+	c := dpasCase{spec: kernels.Spec{Op: kernels.GEMMOp, M: 16, N: 16, K: 16, DType: kernels.F16, Acc: kernels.F32,
+		Alpha: 1, Beta: 0, Layout: kernels.Strided}, p: dpasSPIRVCases()[0].p}
+	text, err := spirv.Disassemble(emitDPAS(t, c, true, spirv.Options{}).Module)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "testdata/gemm_dpas.intel.spvasm", []byte(text))
 }
 
 // TestIntelDPASOnDevice runs every case on PoCL 5 with the emulation
