@@ -42,34 +42,6 @@ const (
 	dpasEmulationFile = "testdata/targets/dpas_emulation.h"
 )
 
-// dpasConfigs are configurations per subgroup size whose cooperative
-// matrices the DPAS shapes divide (rows by 8, columns by the subgroup
-// size, K by 16), with and without the pipeline's knobs: panels staged in
-// local memory in one to three stages, padding, C through local memory,
-// several subgroups per work-group, unrolling, batch entries per group.
-var dpasConfigs = map[int][]tuning.Params{
-	16: {
-		{SubgroupSize: 16, WorkGroupSize: [2]int{16, 2}, Tile: [2]int{16, 32}, Coopmatrix: [3]int{8, 16, 16},
-			Unroll: 1, BatchPerGroup: 1, StageLocal: true, Stages: 2, LocalEpilogue: true},
-		{SubgroupSize: 16, WorkGroupSize: [2]int{32, 1}, Tile: [2]int{32, 32}, Coopmatrix: [3]int{16, 32, 32},
-			Unroll: 2, BatchPerGroup: 2},
-		{SubgroupSize: 16, WorkGroupSize: [2]int{16, 1}, Tile: [2]int{16, 16}, Coopmatrix: [3]int{16, 16, 16},
-			Unroll: 1, BatchPerGroup: 1, StageLocal: true, Stages: 3, LocalPad: 8},
-		{SubgroupSize: 16, WorkGroupSize: [2]int{16, 2}, Tile: [2]int{32, 16}, Coopmatrix: [3]int{8, 16, 32},
-			Unroll: 1, BatchPerGroup: 1, StageLocal: true, LocalPad: 4, LocalEpilogue: true},
-	},
-	8: {
-		{SubgroupSize: 8, WorkGroupSize: [2]int{8, 2}, Tile: [2]int{16, 16}, Coopmatrix: [3]int{8, 16, 16},
-			Unroll: 1, BatchPerGroup: 1, StageLocal: true, Stages: 2, LocalEpilogue: true},
-		{SubgroupSize: 8, WorkGroupSize: [2]int{16, 1}, Tile: [2]int{16, 16}, Coopmatrix: [3]int{8, 8, 32},
-			Unroll: 2, BatchPerGroup: 2},
-		{SubgroupSize: 8, WorkGroupSize: [2]int{8, 1}, Tile: [2]int{16, 8}, Coopmatrix: [3]int{16, 8, 16},
-			Unroll: 1, BatchPerGroup: 1, StageLocal: true, Stages: 3, LocalPad: 4},
-		{SubgroupSize: 8, WorkGroupSize: [2]int{8, 2}, Tile: [2]int{32, 16}, Coopmatrix: [3]int{16, 16, 16},
-			Unroll: 1, BatchPerGroup: 1, StageLocal: true, LocalPad: 8, LocalEpilogue: true},
-	},
-}
-
 // dpasCall is the start of the built-in call the intel target emits for
 // dtype at subgroup size sgs: A as short8 at 16 lanes, int8 at 8.
 func dpasCall(dtype kernels.DType, sgs int) string {
@@ -172,14 +144,14 @@ type dpasCase struct {
 }
 
 // dpasCases are TestDPASOnDevice's cases in order: every configuration of
-// dpasConfigs on five shapes, the transposes and dtypes rotating.
+// exectest.DPASConfigs on five shapes, the transposes and dtypes rotating.
 func dpasCases() []dpasCase {
 	shapes := [][3]int{{53, 23, 56}, {64, 64, 32}, {20, 5, 56}, {96, 80, 40}, {7, 33, 3}}
 	transposes := [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}}
 	dtypes := []kernels.DType{kernels.F16, kernels.BF16}
 	var cases []dpasCase
 	for _, sgs := range []int{8, 16} {
-		for ci, p := range dpasConfigs[sgs] {
+		for ci, p := range exectest.DPASConfigs[sgs] {
 			for si, sh := range shapes {
 				tr, dtype := transposes[(si+ci)%len(transposes)], dtypes[(si+ci)%len(dtypes)]
 				cases = append(cases, dpasCase{
@@ -205,7 +177,7 @@ func TestDPASConfigsCompile(t *testing.T) {
 	}
 	pocl5 := target.Device{Name: "PoCL 5", Extensions: []string{"cl_intel_subgroups", "cl_khr_fp64"}, SubgroupSizes: []int{1, 2, 4, 8, 16, 32, 64}}
 	for _, sgs := range []int{8, 16} {
-		for ci, p := range dpasConfigs[sgs] {
+		for ci, p := range exectest.DPASConfigs[sgs] {
 			for _, dtype := range []kernels.DType{kernels.F16, kernels.BF16} {
 				t.Run(fmt.Sprintf("sg%d/cfg%d/%s", sgs, ci, dtype), func(t *testing.T) {
 					r := newRecipe(t, kernels.Spec{Op: kernels.GEMMOp, M: 53, N: 23, K: 56, DType: dtype, Acc: kernels.F32,

@@ -53,28 +53,17 @@ func dpasDevice(sgs int, nativeHalf bool) *target.Device {
 }
 
 // dpasSPIRVCases are GEMMs whose cooperative matrices the DPAS shapes
-// divide, at subgroup sizes 8 and 16: one block and grids of blocks (in
-// M, N and K), with and without panels staged in local memory (one to three
-// stages), padding and C through local memory, on ragged shapes with the
-// transposes and dtypes rotating. The coopmatrices are small: PoCL 5 takes
-// minutes to build a kernel with many of the emulation's calls.
+// divide: one 8×N block per subgroup at 8 and 16 lanes, then the
+// configurations the OpenCL C writer's DPAS tests run (exectest.
+// DPASConfigs: grids of blocks in M, N and K, one to three stages, padding,
+// C through local memory), on ragged shapes with the transposes and dtypes
+// rotating.
 func dpasSPIRVCases() []dpasCase {
 	configs := []tuning.Params{
-		{SubgroupSize: 16, WorkGroupSize: [2]int{16, 1}, Tile: [2]int{8, 16}, Coopmatrix: [3]int{8, 16, 16},
-			Unroll: 1, BatchPerGroup: 1},
-		{SubgroupSize: 16, WorkGroupSize: [2]int{16, 2}, Tile: [2]int{16, 32}, Coopmatrix: [3]int{8, 16, 16},
-			Unroll: 1, BatchPerGroup: 1, StageLocal: true, Stages: 2, LocalEpilogue: true},
-		{SubgroupSize: 16, WorkGroupSize: [2]int{16, 1}, Tile: [2]int{16, 16}, Coopmatrix: [3]int{16, 16, 32},
-			Unroll: 1, BatchPerGroup: 2},
-		{SubgroupSize: 8, WorkGroupSize: [2]int{8, 1}, Tile: [2]int{8, 8}, Coopmatrix: [3]int{8, 8, 16},
-			Unroll: 2, BatchPerGroup: 1},
-		{SubgroupSize: 8, WorkGroupSize: [2]int{8, 1}, Tile: [2]int{16, 8}, Coopmatrix: [3]int{16, 8, 16},
-			Unroll: 1, BatchPerGroup: 1, StageLocal: true, Stages: 3, LocalPad: 4},
-		{SubgroupSize: 16, WorkGroupSize: [2]int{16, 1}, Tile: [2]int{8, 32}, Coopmatrix: [3]int{8, 32, 16},
-			Unroll: 1, BatchPerGroup: 1, StageLocal: true, Stages: 2, LocalEpilogue: true},
-		{SubgroupSize: 8, WorkGroupSize: [2]int{8, 2}, Tile: [2]int{16, 16}, Coopmatrix: [3]int{16, 16, 32},
-			Unroll: 1, BatchPerGroup: 1},
+		{SubgroupSize: 16, WorkGroupSize: [2]int{16, 1}, Tile: [2]int{8, 16}, Coopmatrix: [3]int{8, 16, 16}, Unroll: 1, BatchPerGroup: 1},
+		{SubgroupSize: 8, WorkGroupSize: [2]int{8, 1}, Tile: [2]int{8, 8}, Coopmatrix: [3]int{8, 8, 16}, Unroll: 2, BatchPerGroup: 1},
 	}
+	configs = append(append(configs, exectest.DPASConfigs[16]...), exectest.DPASConfigs[8]...)
 	shapes := [][3]int{{53, 23, 56}, {32, 32, 32}, {7, 33, 3}}
 	transposes := []string{"nn", "tn", "nt", "tt"}
 	dtypes := []kernels.DType{kernels.F16, kernels.BF16}
