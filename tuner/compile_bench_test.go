@@ -1,11 +1,9 @@
 package tuner_test
 
 import (
-	"slices"
 	"testing"
 
 	"tltune/compiler"
-	"tltune/compiler/target"
 	"tltune/kernels"
 	"tltune/tuner/profile"
 	"tltune/tuner/prune"
@@ -38,7 +36,7 @@ func BenchmarkCompileSpace(b *testing.B) {
 		srcs, dev := spaceSources(b, tc.device, tc.spec)
 		b.Run(tc.name, func(b *testing.B) {
 			b.ReportAllocs()
-			opts := compiler.Options{Device: targetDevice(dev), SPIRVOnly: tc.spirv}
+			opts := compiler.Options{Device: dev.TargetDevice(tc.device), SPIRVOnly: tc.spirv}
 			i := 0
 			for b.Loop() {
 				if _, err := compiler.Compile(srcs[i%len(srcs)], opts); err != nil {
@@ -55,22 +53,6 @@ func BenchmarkCompileSpace(b *testing.B) {
 func gemmSpec(dtype kernels.DType) kernels.Spec {
 	return kernels.Spec{Op: kernels.GEMMOp, M: 64, N: 64, K: 32, DType: dtype, Acc: kernels.F32,
 		Layout: kernels.Strided, Alpha: 1, Beta: 0}
-}
-
-// targetDevice describes the device of profile p to the compiler as the
-// runtime would (devcall.TargetDevice): an intel profile's device lists
-// cl_intel_subgroups, half, double and, where the profile has DPAS, the
-// matrix extension; the others are known by their vendor.
-func targetDevice(p *profile.Profile) *target.Device {
-	d := &target.Device{Name: p.Name, Vendor: p.Vendor, SubgroupSizes: p.SubgroupSizes, MaxWorkGroupSize: p.MaxWorkGroupSize}
-	if p.Target != profile.Intel {
-		return d
-	}
-	d.Extensions = []string{"cl_intel_subgroups", "cl_khr_fp16", "cl_khr_fp64"}
-	if slices.ContainsFunc(p.Matrix, func(m profile.Matrix) bool { return m.Kind == "dpas" }) {
-		d.Extensions = append(d.Extensions, "cl_intel_subgroup_matrix_multiply_accumulate")
-	}
-	return d
 }
 
 // spaceSources returns the sources of sampledConfigs configurations of

@@ -17,6 +17,7 @@ import (
 	"tltune/device"
 	"tltune/internal/speak"
 	"tltune/kernels"
+	"tltune/tuner/profile"
 )
 
 func init() {
@@ -44,7 +45,7 @@ func compileCmd(c *context, args []string) int {
 	fs.StringVar(&f.device, "device", "", "choose the target from this device's properties: "+deviceUsage)
 	fs.StringVar(&f.precision, "precision", speak.ExactPrecision, "exact, or tf32: f32 gemm inputs rounded to tf32 on the matrix engine (nvidia only), looked up as tf32 problems in the tuning table")
 	fs.StringVar(&f.tuning, "tuning", "", "tuning table (JSON) consulted before the embedded defaults")
-	fs.StringVar(&f.tuningDevice, "tuning-device", "", "with --target: use the table entries of this device (a name or part of one; default: the device of --tuning's entries when they name one)")
+	fs.StringVar(&f.tuningDevice, "tuning-device", "", "with --target: use the table entries of this device (a name or part of one; default: the device of --tuning's entries when they name one), and where a shipped profile matches it, its matrix engines (an Intel GPU's DPAS)")
 	fs.BoolVar(&f.explain, "explain", false, "print to standard error where each configuration parameter came from")
 	fs.BoolVar(&f.asJSON, "json", false, "print the explanation as JSON on stdout (docs/json.md); the code is then written only with -o")
 	fs.BoolVar(&f.debugPasses, "debug-passes", false, "print the IR after every pass to standard error")
@@ -185,6 +186,12 @@ func (f *compileFlags) options(c *context) (compiler.Options, error) {
 		if o.TuningDevice, err = f.tableDevice(table); err != nil {
 			return o, err
 		}
+		if o.Device, err = tunedDevice(o.Target, o.TuningDevice); err != nil {
+			return o, err
+		}
+		if o.Device != nil {
+			o.Target = "" // the description chooses the same target, with its engines
+		}
 	}
 	if f.debugPasses {
 		o.DebugPasses = c.stderr
@@ -268,6 +275,26 @@ func (f *compileFlags) tableDevice(table *tuning.Table) (string, error) {
 		return "", fmt.Errorf("--tuning-device %q matches %d of the table's devices (%s); name one", f.tuningDevice, len(found), strings.Join(names, ", "))
 	}
 	return found[0], nil
+}
+
+// tunedDevice describes the device whose table entries a compilation for
+// target targetName (--target) uses, from the shipped profile that matches its name
+// and has that target; nil without one. A kernel tuned on an Intel GPU
+// with DPAS is compiled ahead of time with DPAS, as the tuning run built
+// it, which the bare intel target (no matrix engine) would not.
+func tunedDevice(targetName, name string) (*target.Device, error) {
+	if targetName == "" || name == "" {
+		return nil, nil
+	}
+	profiles, err := profile.Shipped()
+	if err != nil {
+		return nil, err
+	}
+	p, ok := profiles.Lookup(name)
+	if !ok || string(p.Target) != targetName {
+		return nil, nil
+	}
+	return p.TargetDevice(name), nil
 }
 
 // targetDevice is what the compiler needs to know of a device.

@@ -194,3 +194,27 @@ func TestCompilePrecision(t *testing.T) {
 		}
 	}
 }
+
+// TestCompileAheadOfTimeDPAS: compiling with --target for a tuned Intel GPU
+// whose shipped profile has DPAS (the table's device) writes the DPAS
+// calls the tuning run built, in SPIR-V and in OpenCL C; the bare intel
+// target, with no device to describe, has no matrix engine.
+func TestCompileAheadOfTimeDPAS(t *testing.T) {
+	const kernel, table = "testdata/compile/gemm_f16.tl", "testdata/compile/tuning_max.json"
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"--emit=spirv-asm", "--target", "intel", "--tuning", table}, true},
+		{[]string{"--target", "intel", "--tuning", table}, true},
+		{[]string{"--emit=spirv-asm", "--target", "intel"}, false},
+	} {
+		status, stdout, stderr := tltune(append(append([]string{"compile"}, tc.args...), kernel)...)
+		if status != exitOK || stderr != "" {
+			t.Fatalf("tltune compile %v: status %d, stderr %q", tc.args, status, stderr)
+		}
+		if got := strings.Contains(stdout, "intel_sub_group_f16_f16_matrix_mad_k16"); got != tc.want {
+			t.Errorf("tltune compile %v: calls the DPAS built-in: %v, want %v", tc.args, got, tc.want)
+		}
+	}
+}

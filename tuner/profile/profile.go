@@ -18,6 +18,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"tltune/compiler/target"
 	"tltune/configs"
 )
 
@@ -132,6 +133,26 @@ func (s Set) Lookup(deviceName string) (*Profile, bool) {
 		}
 	}
 	return nil, false
+}
+
+// TargetDevice describes a device of p named name to the compiler as its
+// runtime would (devcall.TargetDevice), for compiling without the device:
+// ahead of time for a tuned device, or in a benchmark. It has p's subgroup
+// sizes and limits and, for an intel profile, the extensions the intel
+// target's code uses: subgroups, half, double and, where p lists DPAS,
+// cl_intel_subgroup_matrix_multiply_accumulate. Other targets are known by
+// their vendor.
+func (p *Profile) TargetDevice(name string) *target.Device {
+	d := &target.Device{Name: name, Vendor: p.Vendor, SubgroupSizes: p.SubgroupSizes,
+		MaxWorkGroupSize: p.MaxWorkGroupSize, LocalMemBytes: p.LocalMemoryBytes}
+	if p.Target != Intel {
+		return d
+	}
+	d.Extensions = []string{"cl_intel_subgroups", "cl_khr_fp16", "cl_khr_fp64"}
+	if slices.ContainsFunc(p.Matrix, func(m Matrix) bool { return m.Kind == "dpas" }) {
+		d.Extensions = append(d.Extensions, "cl_intel_subgroup_matrix_multiply_accumulate")
+	}
+	return d
 }
 
 // Load reads every *.toml under dir of fsys (configs.FS and "devices" for

@@ -3,6 +3,8 @@ package profile
 import (
 	"strings"
 	"testing"
+
+	"tltune/compiler/target"
 )
 
 func TestShippedProfiles(t *testing.T) {
@@ -68,5 +70,33 @@ func TestStrict(t *testing.T) {
 	}
 	if _, err := Parse("x.toml", []byte(base)); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestTargetDevice: a shipped profile describes its device as the runtime
+// would, and the compiler chooses the profile's target and engines from it.
+func TestTargetDevice(t *testing.T) {
+	devs, err := Shipped()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, target string
+		engines      int
+	}{
+		{"Intel(R) Data Center GPU Max 1550", "intel", 2}, // DPAS, f16 and bf16
+		{"Intel(R) Arc(TM) A770 Graphics", "intel", 2},
+		{"NVIDIA H200", "nvidia", 2}, // mma.sync, f16 and bf16
+		{"cpu-haswell-AMD EPYC", "generic", 0},
+	} {
+		p, ok := devs.Lookup(tc.name)
+		if !ok {
+			t.Fatalf("no shipped profile matches %q", tc.name)
+		}
+		d := p.TargetDevice(tc.name)
+		tgt := target.ForDevice(*d)
+		if d.Name != tc.name || tgt.Name != tc.target || len(tgt.MMA) != tc.engines {
+			t.Errorf("%s: device %q, target %s with %d engines; want %s with %d", tc.name, d.Name, tgt.Name, len(tgt.MMA), tc.target, tc.engines)
+		}
 	}
 }
