@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -105,18 +104,10 @@ func (d withPrelude) BuildSource(src, options string) (device.Program, error) {
 // TestDPASOnDevice runs GEMMs that call the DPAS built-ins, f16 and bf16
 // at subgroup sizes 8 and 16, on ragged shapes with every transpose (they
 // rotate over the configurations), against the reference interpreter.
-// With TLTUNE_TEST_DPAS_CASE=i it runs case i alone: PoCL 5 takes minutes
-// to build some of them, so docs/bench/dpas_pocl.sh runs each in a
-// process of its own, with a time limit.
+// With TLTUNE_TEST_DPAS_CASE=i it runs case i alone (exectest.PickedCases):
+// PoCL 5 takes minutes to build some of them.
 func TestDPASOnDevice(t *testing.T) {
-	cases := dpasCases()
-	if only := os.Getenv(dpasCaseEnv); only != "" {
-		i, err := strconv.Atoi(only)
-		if err != nil || i < 0 || i >= len(cases) {
-			t.Skipf("%s=%s: no such case; there are %d (0 to %d)", dpasCaseEnv, only, len(cases), len(cases)-1)
-		}
-		cases = cases[i : i+1]
-	}
+	cases := exectest.PickedCases(t, dpasCases())
 	d := openDPASDevice(t)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -133,9 +124,6 @@ func TestDPASOnDevice(t *testing.T) {
 		})
 	}
 }
-
-// dpasCaseEnv picks one case of TestDPASOnDevice by its index.
-const dpasCaseEnv = "TLTUNE_TEST_DPAS_CASE"
 
 type dpasCase struct {
 	name string

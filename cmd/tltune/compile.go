@@ -278,10 +278,10 @@ func (f *compileFlags) tableDevice(table *tuning.Table) (string, error) {
 }
 
 // tunedDevice describes the device whose table entries a compilation for
-// target targetName (--target) uses, from the shipped profile that matches its name
-// and has that target; nil without one. A kernel tuned on an Intel GPU
-// with DPAS is compiled ahead of time with DPAS, as the tuning run built
-// it, which the bare intel target (no matrix engine) would not.
+// target targetName (--target) uses, from the shipped profile that matches
+// its name and has that target; nil without one. A kernel tuned on an
+// Intel GPU with DPAS is compiled ahead of time with DPAS, as the tuning
+// run built it, which the bare intel target (no matrix engine) would not.
 func tunedDevice(targetName, name string) (*target.Device, error) {
 	if targetName == "" || name == "" {
 		return nil, nil

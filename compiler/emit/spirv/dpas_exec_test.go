@@ -2,14 +2,12 @@ package spirv_test
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"sync"
 	"testing"
 
@@ -122,18 +120,10 @@ func TestGoldenDPAS(t *testing.T) {
 
 // TestIntelDPASOnDevice runs every case on PoCL 5 with the emulation
 // linked in, against the recipe's float64 reference. With
-// TLTUNE_TEST_DPAS_CASE=i it runs case i alone, so that a script can run
-// each in a process of its own with a time limit (docs/bench/dpas_pocl.sh
-// does so for the OpenCL C writer's cases).
+// TLTUNE_TEST_DPAS_CASE=i it runs case i alone (exectest.PickedCases), as
+// docs/bench/spirv_pocl.sh does for each.
 func TestIntelDPASOnDevice(t *testing.T) {
-	cases := dpasSPIRVCases()
-	if only := os.Getenv("TLTUNE_TEST_DPAS_CASE"); only != "" {
-		i, err := strconv.Atoi(only)
-		if err != nil || i < 0 || i >= len(cases) {
-			t.Skipf("TLTUNE_TEST_DPAS_CASE=%s: no such case; there are %d (0 to %d)", only, len(cases), len(cases)-1)
-		}
-		cases = cases[i : i+1]
-	}
+	cases := exectest.PickedCases(t, dpasSPIRVCases())
 	d, o := openIntelDevice(t)
 	if d != nil && !d.Info().HasExtension("cl_khr_spir") {
 		t.Skipf("%s does not take SPIR bitcode, the form the linked modules travel in", d.Info().Name)
@@ -162,7 +152,7 @@ func emitDPAS(t *testing.T, c dpasCase, nativeHalf bool, o spirv.Options) *spirv
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, out := emitBatched(t, src, compiler.Options{Device: dpasDevice(c.p.SubgroupSize, nativeHalf)}, o, 0)
+	_, out := emitFor(t, src, compiler.Options{Device: dpasDevice(c.p.SubgroupSize, nativeHalf)}, o)
 	args := map[int]string{8: "Dv8_iS_Dv8_f", 16: "Dv8_sDv8_iDv8_f"}[c.p.SubgroupSize]
 	name := fmt.Sprintf("intel_sub_group_%[1]s_%[1]s_matrix_mad_k16%[2]s", c.spec.DType, args)
 	if !bytes.Contains(out.Module, []byte(name)) {
@@ -173,24 +163,21 @@ func emitDPAS(t *testing.T, c dpasCase, nativeHalf bool, o spirv.Options) *spirv
 
 // dpasEmulation is the emulation as a SPIR-V module exporting the
 // built-ins, compiled once per test binary.
-var dpasEmulation = func() func(t *testing.T) []byte {
-	var once sync.Once
-	var module []byte
-	var err error
-	return func(t *testing.T) []byte {
-		t.Helper()
-		for _, tool := range []string{"clang-15", "llvm-spirv-15"} {
-			if _, lerr := exec.LookPath(tool); lerr != nil {
-				t.Skipf("%s not installed (make setup installs it)", tool)
-			}
+func dpasEmulation(t *testing.T) []byte {
+	t.Helper()
+	for _, tool := range []string{"clang-15", "llvm-spirv-15"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed (make setup installs it)", tool)
 		}
-		once.Do(func() { module, err = compileEmulation() })
-		if err != nil {
-			t.Fatal(err)
-		}
-		return module
 	}
-}()
+	module, err := emulationModule()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return module
+}
+
+var emulationModule = sync.OnceValues(compileEmulation)
 
 // compileEmulation compiles the emulation header to SPIR-V: clang-15 to
 // spir64 bitcode (typed pointers, which llvm-spirv-15 needs; unoptimized,
@@ -236,26 +223,13 @@ func inlinable(module []byte) []byte {
 	return module
 }
 
-// dpasBitcode is module linked with the emulation, as SPIR bitcode: from
-// TLTUNE_SPIR_DIR when it holds it (named by the module's hash), else
-// linked and converted here (and stored there when set).
+// dpasBitcode is module linked with the emulation, as SPIR bitcode
+// (spirBitcode, named by the module's hash and "-dpas").
 func dpasBitcode(t *testing.T, module []byte) []byte {
 	t.Helper()
-	path := ""
-	if spirDir != "" {
-		path = filepath.Join(spirDir, fmt.Sprintf("%x-dpas.bc", sha256.Sum256(module)))
-		if bc, err := os.ReadFile(path); err == nil {
-			return bc
-		}
-	}
-	bc, err := device.SPIRVToBitcode(linkEmulation(t, module))
+	bc, err := spirBitcode(module, "-dpas", func() []byte { return linkEmulation(t, module) })
 	if err != nil {
 		t.Fatalf("llvm-spirv: %v", err)
-	}
-	if path != "" {
-		if err := os.WriteFile(path, bc, 0o644); err != nil {
-			t.Fatal(err)
-		}
 	}
 	return bc
 }

@@ -45,14 +45,11 @@ func emit(t *testing.T, src string, target string) (*compiler.Result, *spirv.Out
 
 func emitWith(t *testing.T, src string, target string, o spirv.Options) (*compiler.Result, *spirv.Output) {
 	t.Helper()
-	return emitBatched(t, src, compiler.Options{Target: target}, o, 0)
+	return emitFor(t, src, compiler.Options{Target: target}, o)
 }
 
-// emitBatched is emitWith (for the target or device copts names) where
-// batch > 0 replaces the compiler's number of logical work-groups per
-// work-group (the lowered code does not depend on it: the emitter wraps
-// the body in the batch loop).
-func emitBatched(t *testing.T, src string, copts compiler.Options, o spirv.Options, batch int) (*compiler.Result, *spirv.Output) {
+// emitFor is emitWith for the target or device copts names.
+func emitFor(t *testing.T, src string, copts compiler.Options, o spirv.Options) (*compiler.Result, *spirv.Output) {
 	t.Helper()
 	res, err := compiler.Compile([]byte(src), copts)
 	if err != nil {
@@ -60,9 +57,6 @@ func emitBatched(t *testing.T, src string, copts compiler.Options, o spirv.Optio
 	}
 	launch := map[*ir.Func]opencl.Launch{}
 	for i, f := range res.Lowered.Funcs {
-		if batch > 0 {
-			res.Kernels[i].BatchPerGroup = batch
-		}
 		launch[f] = res.Kernels[i].Launch
 	}
 	out, err := spirv.EmitWith(res.Lowered, res.Target, launch, o)
@@ -108,14 +102,22 @@ var spirDir = os.Getenv("TLTUNE_SPIR_DIR")
 
 // bitcode converts module to SPIR bitcode, through spirDir when set.
 func bitcode(module []byte) ([]byte, error) {
+	return spirBitcode(module, "", func() []byte { return module })
+}
+
+// spirBitcode is the SPIR bitcode of the module spirv makes from module
+// (module itself, or it linked with more): read from spirDir when set and
+// holding it, named by module's hash and kind, else converted here and
+// stored there.
+func spirBitcode(module []byte, kind string, spirv func() []byte) ([]byte, error) {
 	if spirDir == "" {
-		return device.SPIRVToBitcode(module)
+		return device.SPIRVToBitcode(spirv())
 	}
-	path := filepath.Join(spirDir, fmt.Sprintf("%x.bc", sha256.Sum256(module)))
+	path := filepath.Join(spirDir, fmt.Sprintf("%x%s.bc", sha256.Sum256(module), kind))
 	if bc, err := os.ReadFile(path); err == nil {
 		return bc, nil
 	}
-	bc, err := device.SPIRVToBitcode(module)
+	bc, err := device.SPIRVToBitcode(spirv())
 	if err != nil {
 		return nil, err
 	}

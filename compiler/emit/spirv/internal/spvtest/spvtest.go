@@ -73,7 +73,8 @@ func Link(t testing.TB, modules ...[]byte) []byte {
 	t.Helper()
 	tool := lookPath(t, "spirv-link")
 	dir := t.TempDir()
-	args := []string{"--allow-partial-linkage", "-o", filepath.Join(dir, "linked.spv")}
+	linked := filepath.Join(dir, "linked.spv")
+	args := []string{"--allow-partial-linkage", "-o", linked}
 	for i, m := range modules {
 		path := filepath.Join(dir, fmt.Sprintf("m%d.spv", i))
 		if err := os.WriteFile(path, m, 0o644); err != nil {
@@ -84,7 +85,7 @@ func Link(t testing.TB, modules ...[]byte) []byte {
 	if msg, err := exec.Command(tool, args...).CombinedOutput(); err != nil {
 		t.Fatalf("spirv-link: %v\n%s", err, msg)
 	}
-	b, err := os.ReadFile(args[2])
+	b, err := os.ReadFile(linked)
 	if err != nil {
 		t.Fatal(err)
 	}
