@@ -88,6 +88,30 @@ func (a Async) String() string {
 	return "synchronous"
 }
 
+// DPASFragment is the layout of one operand of a DPAS block product in the
+// lanes of a subgroup, as cl_intel_subgroup_matrix_multiply_accumulate's
+// built-ins take and return it: a block is Rows × Cols, each lane holds Per
+// of its elements, and element i of lane l is at row i/Width and column
+// Width·l + i mod Width. The back ends hold the operands of the mul_adds
+// DPAS executes in these layouts; both take them from here.
+type DPASFragment struct{ Rows, Cols, Per, Width int }
+
+// DPASLayout returns the fragment layouts of A (8×16), B (16×sgs) and the
+// accumulator (8×sgs) at subgroup size sgs (8 or 16). A at 8 lanes packs
+// two columns a lane: lane l holds columns 2l and 2l+1 of every row.
+//
+//	A 8×16, 16 lanes (8 per lane):  row i,   column l
+//	A 8×16,  8 lanes (16 per lane): row i/2, column 2l + i mod 2
+//	B 16×N (16 per lane):           row i,   column l
+//	C 8×N  (8 per lane):            row i,   column l
+func DPASLayout(sgs int) (a, b, acc DPASFragment) {
+	a = DPASFragment{8, 16, 8, 1}
+	if sgs == 8 {
+		a = DPASFragment{8, 16, 16, 2}
+	}
+	return a, DPASFragment{16, sgs, 16, 1}, DPASFragment{8, sgs, 8, 1}
+}
+
 // MatrixShape is an M×N×K shape a matrix engine executes natively at one
 // subgroup size, for inputs of type In accumulating into Acc.
 type MatrixShape struct {

@@ -79,3 +79,29 @@ func TestLacks(t *testing.T) {
 		}
 	}
 }
+
+// TestDPASLayoutCoversBlocks: at each DPAS subgroup size, the lanes'
+// elements of each operand cover its block exactly once.
+func TestDPASLayoutCoversBlocks(t *testing.T) {
+	for _, sgs := range []int{8, 16} {
+		a, b, acc := DPASLayout(sgs)
+		for name, f := range map[string]DPASFragment{"A": a, "B": b, "C": acc} {
+			seen := map[[2]int]int{}
+			for l := range sgs {
+				for i := range f.Per {
+					seen[[2]int{i / f.Width, f.Width*l + i%f.Width}]++
+				}
+			}
+			for r := range f.Rows {
+				for c := range f.Cols {
+					if n := seen[[2]int{r, c}]; n != 1 {
+						t.Errorf("subgroup size %d, %s: element (%d, %d) held %d times, want once", sgs, name, r, c, n)
+					}
+				}
+			}
+			if len(seen) != f.Rows*f.Cols {
+				t.Errorf("subgroup size %d, %s: %d positions held, want the %d×%d block", sgs, name, len(seen), f.Rows, f.Cols)
+			}
+		}
+	}
+}

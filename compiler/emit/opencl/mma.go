@@ -24,13 +24,8 @@ import (
 //	B 16×8  (4 per lane): row 2t + (i mod 2) + 8·(i/2), column g
 //	C 16×8  (4 per lane): row g + 8·(i/2),         column 2t + (i mod 2)
 //
-// DPAS, M = 8, K = 16, N = subgroup size (the extension's OpenCL C
-// builtins; vector component = row for A and C, lane = column for B and C):
-//
-//	A 8×16, 16 lanes (8 per lane):  row i,     column l
-//	A 8×16,  8 lanes (16 per lane): row i/2,   column 2l + (i mod 2)
-//	B 16×N (16 per lane):           row i,     column l
-//	C 8×N  (8 per lane):            row i,     column l
+// DPAS: target.DPASLayout (M = 8, K = 16, N = subgroup size; vector
+// component = row for A and C, lane = column for B and C).
 
 // fragment describes the fragment layout of one matrix use.
 type fragment struct {
@@ -50,15 +45,17 @@ var ptxFragments = fragments{
 }
 
 func dpasFragments(sgs int) fragments {
-	a := fragment{8, 16, 8, "tl_i", "tl_lane"}
-	if sgs == 8 {
-		a = fragment{8, 16, 16, "(tl_i >> 1)", "2 * tl_lane + (tl_i & 1)"}
+	a, b, acc := target.DPASLayout(sgs)
+	return fragments{ir.MatrixA: dpasFragment(a), ir.MatrixB: dpasFragment(b), ir.MatrixAcc: dpasFragment(acc)}
+}
+
+// dpasFragment spells the position of element tl_i of a DPAS block (1 or 2
+// columns a lane).
+func dpasFragment(f target.DPASFragment) fragment {
+	if f.Width == 2 {
+		return fragment{f.Rows, f.Cols, f.Per, "(tl_i >> 1)", "2 * tl_lane + (tl_i & 1)"}
 	}
-	return fragments{
-		ir.MatrixA:   a,
-		ir.MatrixB:   {16, sgs, 16, "tl_i", "tl_lane"},
-		ir.MatrixAcc: {8, sgs, 8, "tl_i", "tl_lane"},
-	}
+	return fragment{f.Rows, f.Cols, f.Per, "tl_i", "tl_lane"}
 }
 
 // mma.sync.m16n8k8 with tf32 inputs (PTX ISA; g = lane/4, t = lane mod 4):

@@ -19,7 +19,7 @@ func (e *fn) perLane(v *ir.Value) int {
 	t := v.Type
 	if e.inFragments(v) {
 		fr := dpasFragment(t.Use(), e.launch.SubgroupSize)
-		return int(t.Rows()) / fr.rows * int(t.Cols()) / fr.cols * fr.per
+		return int(t.Rows()) / fr.Rows * int(t.Cols()) / fr.Cols * fr.Per
 	}
 	return ceilDiv(int(t.Rows()), e.launch.SubgroupSize) * int(t.Cols())
 }

@@ -21,35 +21,20 @@ import (
 // for OpenCL C compiled offline. Tests link an emulation in its place
 // (compiler/testdata/targets/dpas_emulation.h).
 //
-// Fragment layout (N the subgroup size, lane l, element i of a block):
-//
-//	A 8×16, 16 lanes (8 per lane):  row i,   column l
-//	A 8×16,  8 lanes (16 per lane): row i/2, column 2l + i mod 2
-//	B 16×N (16 per lane):           row i,   column l
-//	C 8×N  (8 per lane):            row i,   column l
-//
-// A lane holds the blocks of a matrix one after another, numbered
-// column-major over the block grid: element k is element k mod per of
-// block k / per.
-
-// fragment is the DPAS fragment layout of one matrix use: blocks of rows ×
-// cols, per elements a lane, element i at row i/width and column
-// width·lane + i mod width.
-type fragment struct {
-	rows, cols, per, width int
-}
+// The fragment layouts are target.DPASLayout's. A lane holds the blocks
+// of a matrix one after another, numbered column-major over the block
+// grid: element k is element k mod Per of block k / Per.
 
 // dpasFragment is the layout of matrix use u at subgroup size sgs.
-func dpasFragment(u ir.MatrixUse, sgs int) fragment {
-	switch {
-	case u == ir.MatrixA && sgs == 8:
-		return fragment{8, 16, 16, 2}
-	case u == ir.MatrixA:
-		return fragment{8, 16, 8, 1}
-	case u == ir.MatrixB:
-		return fragment{16, sgs, 16, 1}
+func dpasFragment(u ir.MatrixUse, sgs int) target.DPASFragment {
+	a, b, acc := target.DPASLayout(sgs)
+	switch u {
+	case ir.MatrixA:
+		return a
+	case ir.MatrixB:
+		return b
 	}
-	return fragment{8, sgs, 8, 1}
+	return acc
 }
 
 // chooseEngine decides which coopmatrix values of the kernel being
@@ -75,17 +60,17 @@ func (e *fn) inFragments(v *ir.Value) bool { return e.frag != nil && e.frag(v) }
 func (e *fn) eachFragmentElement(t *ir.Type, f func(k, ri, ci int, r, c *dim, partial spv.ID)) {
 	fr := dpasFragment(t.Use(), e.launch.SubgroupSize)
 	rows, cols := int(t.Rows()), int(t.Cols())
-	blocksM := rows / fr.rows
-	lane := e.mul(e.newDim(e.op(spv.OpSConvert, e.u.intT(64), e.lane)), constDim(int64(fr.width)))
+	blocksM := rows / fr.Rows
+	lane := e.mul(e.newDim(e.op(spv.OpSConvert, e.u.intT(64), e.lane)), constDim(int64(fr.Width)))
 	colDims := e.dimLists.take(cols) // by column offset, made as first needed
-	for b := range blocksM * cols / fr.cols {
-		for i := range fr.per {
-			ri := (b%blocksM)*fr.rows + i/fr.width
-			ci := (b/blocksM)*fr.cols + i%fr.width
+	for b := range blocksM * cols / fr.Cols {
+		for i := range fr.Per {
+			ri := (b%blocksM)*fr.Rows + i/fr.Width
+			ci := (b/blocksM)*fr.Cols + i%fr.Width
 			if colDims[ci] == nil {
 				colDims[ci] = e.add(lane, constDim(int64(ci)))
 			}
-			f(b*fr.per+i, ri, ci, constDim(int64(ri)), colDims[ci], 0)
+			f(b*fr.Per+i, ri, ci, constDim(int64(ri)), colDims[ci], 0)
 		}
 	}
 }
@@ -98,7 +83,7 @@ func (e *fn) dpasMulAdd(in *ir.Inst) {
 	acc := append(e.idLists.take(len(e.coop(cv)))[:0], e.coop(cv)...)
 	sgs := e.launch.SubgroupSize
 	fa, fb, fc := dpasFragment(ir.MatrixA, sgs), dpasFragment(ir.MatrixB, sgs), dpasFragment(ir.MatrixAcc, sgs)
-	bm, bk, bn := int(cv.Type.Rows())/fc.rows, int(av.Type.Cols())/fa.cols, int(cv.Type.Cols())/fc.cols
+	bm, bk, bn := int(cv.Type.Rows())/fc.Rows, int(av.Type.Cols())/fa.Cols, int(cv.Type.Cols())/fc.Cols
 	in16 := av.Type.Elem()
 	u := e.u
 	f32x8 := u.vec(u.floatT(32), 8)
@@ -106,12 +91,12 @@ func (e *fn) dpasMulAdd(in *ir.Inst) {
 	for ni := range bn {
 		for mi := range bm {
 			for ki := range bk {
-				offC, offA, offB := (mi+ni*bm)*fc.per, (mi+ki*bm)*fa.per, (ki+ni*bk)*fb.per
-				x := e.dpasA(a[offA:offA+fa.per], in16)
-				y := e.pairs(b[offB:offB+fb.per], in16)
-				z := e.compose(f32x8, acc[offC:offC+fc.per]...)
+				offC, offA, offB := (mi+ni*bm)*fc.Per, (mi+ki*bm)*fa.Per, (ki+ni*bk)*fb.Per
+				x := e.dpasA(a[offA:offA+fa.Per], in16)
+				y := e.pairs(b[offB:offB+fb.Per], in16)
+				z := e.compose(f32x8, acc[offC:offC+fc.Per]...)
 				d := e.op(spv.OpFunctionCall, f32x8, call, x, y, z)
-				for j := range fc.per {
+				for j := range fc.Per {
 					acc[offC+j] = e.extract(u.floatT(32), d, uint32(j))
 				}
 			}
