@@ -10,7 +10,6 @@ package syntax
 
 import (
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -98,6 +97,17 @@ type slabs struct {
 	operands  sliceSlab[*ir.Value]
 	positions sliceSlab[ir.Pos]
 	extents   sliceSlab[int64] // subviews' offsets and sizes
+
+	// The attribute tables of the instructions that have them (setOp).
+	constAttrs slab[ir.ConstAttr]
+	modeAttrs  slab[ir.ModeAttrs]
+	lists      slab[ir.Lists]
+
+	// The attribute dictionaries and arrays, collected on the stack and
+	// copied here once complete.
+	namedAttrs sliceSlab[ir.NamedAttr]
+	attrs      sliceSlab[ir.Attr]
+	paramAttrs sliceSlab[ir.Attrs]
 }
 
 // restart lets go of the chunks for the next source, each slab starting
@@ -110,6 +120,12 @@ func (s *slabs) restart() {
 	s.operands.restart()
 	s.positions.restart()
 	s.extents.restart()
+	s.constAttrs.restart()
+	s.modeAttrs.restart()
+	s.lists.restart()
+	s.namedAttrs.restart()
+	s.attrs.restart()
+	s.paramAttrs.restart()
 }
 
 // parsers keeps parsers, with their tables, from source to source: made
@@ -140,6 +156,22 @@ func (p *parser) newValue(name string, t *ir.Type, pos ir.Pos) *ir.Value {
 	v := p.values.new()
 	v.Name, v.Type, v.Pos = name, t, pos
 	return v
+}
+
+// setOp is in.SetOp with the attribute tables op needs taken from the
+// slabs: allocated one by one by SetOp, a GEMM kernel's (its constants'
+// and subviews') were a sixth of the objects parsing it allocated.
+func (p *parser) setOp(in *ir.Inst, op ir.Op) {
+	if op.HasConst() && in.ConstAttr == nil {
+		in.ConstAttr = p.constAttrs.new()
+	}
+	if op.HasModes() && in.ModeAttrs == nil {
+		in.ModeAttrs = p.modeAttrs.new()
+	}
+	if op.HasLists() && in.Lists == nil {
+		in.Lists = p.lists.new()
+	}
+	in.SetOp(op)
 }
 
 // bailout unwinds the parse of one instruction or function after a syntax
@@ -344,7 +376,7 @@ func (p *parser) function() (f *ir.Func) {
 		ps, as = append(ps, v), append(as, attrs)
 	})
 	if len(ps) > 0 {
-		f.Params, f.ParamAttrs = slices.Clone(ps), slices.Clone(as)
+		f.Params, f.ParamAttrs = p.operands.clone(ps), p.paramAttrs.clone(as)
 	}
 	if p.isWord("attributes") {
 		p.next()
@@ -510,8 +542,9 @@ func (p *parser) list(open, close token, what string, item func()) {
 
 func (p *parser) dictionary() ir.Attrs {
 	// The entries are collected on the stack and copied once, at their
-	// number: grown by appending, a kernel's few dictionaries were a
-	// sixth of parsing it.
+	// number, into a slab: grown by appending, a kernel's few dictionaries
+	// were a sixth of parsing it, and copied into allocations of their
+	// own, a tenth.
 	var entries [8]ir.NamedAttr
 	d := ir.Attrs(entries[:0])
 	p.list(tLBrace, tRBrace, "attributes", func() {
@@ -534,7 +567,7 @@ func (p *parser) dictionary() ir.Attrs {
 		}
 		d = append(d, na)
 	})
-	return append(make(ir.Attrs, 0, len(d)), d...)
+	return p.namedAttrs.clone(d)
 }
 
 func (p *parser) attribute() ir.Attr {
@@ -553,7 +586,7 @@ func (p *parser) attribute() ir.Attr {
 		var entries [4]ir.Attr // collected on the stack, copied once (see dictionary)
 		array := entries[:0]
 		p.list(tLBrack, tRBrack, "array entries", func() { array = append(array, p.attribute()) })
-		a = ir.Attr{Kind: ir.AttrArray, Array: append(make([]ir.Attr, 0, len(array)), array...)}
+		a = ir.Attr{Kind: ir.AttrArray, Array: p.attrs.clone(array)}
 	case p.tok == tLBrace:
 		a = ir.Attr{Kind: ir.AttrDict, Dict: p.dictionary()}
 	default:

@@ -60,13 +60,34 @@ func (s *sliceSlab[T]) make(n int) []T {
 		return make([]T, 0, n)
 	}
 	if len(s.buf) < n {
-		s.size = nextChunk(s.size, s.hint, 4*slabFirst, 4*slabChunk)
+		// (At least n: the previous source's hint may be smaller.)
+		s.size = max(nextChunk(s.size, s.hint, 4*slabFirst, 4*slabChunk), n)
 		s.buf = make([]T, s.size)
 	}
 	out := s.buf[:0:n]
 	s.buf = s.buf[n:]
 	s.used += n
 	return out
+}
+
+// clone returns a copy of xs of capacity len(xs), never nil: what
+// append(make([]T, 0, len(xs)), xs...) returns, carved from the chunks.
+func (s *sliceSlab[T]) clone(xs []T) []T {
+	if len(xs) == 0 {
+		return []T{}
+	}
+	return append(s.make(len(xs)), xs...)
+}
+
+// append is append(xs, x) for xs carved from s: a full xs moves to a
+// slice of twice its capacity carved from s too, not to the heap (gemm's
+// fifth operand outgrew the room for four that each instruction starts
+// with, two allocations a GEMM kernel).
+func (s *sliceSlab[T]) append(xs []T, x T) []T {
+	if len(xs) == cap(xs) {
+		xs = append(s.make(max(2*cap(xs), 1)), xs...)
+	}
+	return append(xs, x)
 }
 
 // restart lets go of the chunk for the next source (see slab.restart).
