@@ -37,7 +37,7 @@ func parse(src []byte, d Dialect) (prog *ir.Program, errs diag.List) {
 			prog.Funcs = append(prog.Funcs, f)
 		}
 	}
-	prog.Comments = texts(p.takeComments())
+	prog.Comments = p.texts(p.takeComments())
 	return prog, p.errs.Sort()
 }
 
@@ -108,6 +108,8 @@ type slabs struct {
 	namedAttrs sliceSlab[ir.NamedAttr]
 	attrs      sliceSlab[ir.Attr]
 	paramAttrs sliceSlab[ir.Attrs]
+
+	commentTexts sliceSlab[string]
 }
 
 // restart lets go of the chunks for the next source, each slab starting
@@ -126,6 +128,7 @@ func (s *slabs) restart() {
 	s.namedAttrs.restart()
 	s.attrs.restart()
 	s.paramAttrs.restart()
+	s.commentTexts.restart()
 }
 
 // parsers keeps parsers, with their tables, from source to source: made
@@ -357,7 +360,7 @@ func (p *parser) function() (f *ir.Func) {
 			f = nil
 		}
 	}()
-	f = &ir.Func{Pos: p.pos, Comments: texts(p.takeComments())}
+	f = &ir.Func{Pos: p.pos, Comments: p.texts(p.takeComments())}
 	p.expectWord("func", "at the start of a function definition")
 	f.NamePos = p.pos
 	if p.tok != tGlobal {
@@ -414,7 +417,7 @@ func (p *parser) regionBody(r *ir.Region) {
 	p.expect(tLBrace, "to open a region")
 	for {
 		if p.tok == tRBrace {
-			r.EndComments = texts(p.takeComments())
+			r.EndComments = p.texts(p.takeComments())
 			break
 		}
 		if p.tok == tEOF {
@@ -482,18 +485,19 @@ func (p *parser) claimComments(in *ir.Inst, lead []comment) {
 		in.Src.LineComment, rest = rest[0].text, rest[1:]
 	}
 	p.sc.pending = rest
-	in.Src.Comments = texts(lead)
+	in.Src.Comments = p.texts(lead)
 }
 
 func before(a, b ir.Pos) bool { return a.Line < b.Line || a.Line == b.Line && a.Col < b.Col }
 
-func texts(cs []comment) []string {
+// texts returns the texts of cs, nil for none.
+func (p *parser) texts(cs []comment) []string {
 	if len(cs) == 0 {
 		return nil
 	}
-	out := make([]string, len(cs))
-	for i, c := range cs {
-		out[i] = c.text
+	out := p.commentTexts.make(len(cs))
+	for _, c := range cs {
+		out = append(out, c.text)
 	}
 	return out
 }

@@ -52,10 +52,14 @@ func (t token) String() string { return tokenNames[t] }
 // shapes); the parser calls them while its current token is the one just
 // before the glued text.
 type scanner struct {
-	src       string    // the source, converted once so tokens are substrings, not copies
-	off       int       // offset of the next unread byte
-	tokStart  int       // offset of the token next returned last
-	pending   []comment // comments skipped and not yet claimed by the parser
+	src      string    // the source, converted once so tokens are substrings, not copies
+	off      int       // offset of the next unread byte
+	tokStart int       // offset of the token next returned last
+	pending  []comment // comments skipped and not yet claimed by the parser
+	// header holds the first comments of the source (a kernel's header
+	// lines) until the parser claims them, which then takes the
+	// following ones from the heap: two allocations a GEMM kernel.
+	header    [4]comment
 	line      int32
 	lineStart int
 	err       func(pos ir.Pos, msg string)
@@ -63,6 +67,7 @@ type scanner struct {
 
 func (s *scanner) init(src string, err func(ir.Pos, string)) {
 	s.src, s.off, s.line, s.lineStart, s.err = src, 0, 1, 0, err
+	s.pending = s.header[:0]
 }
 
 func (s *scanner) pos() ir.Pos {
