@@ -1,15 +1,20 @@
 package syntax
 
+import "slices"
+
 // slab hands out elements of T from chunks: a kernel has hundreds of
 // instructions and values, and one allocation per chunk instead of one per
-// object keeps the parser's garbage-collection cost low. Chunks double up
-// to slabChunk, from the number of elements the parser's previous source
-// took (restart) or slabFirst: the tuner parses the same kernel with
-// thousands of configurations, and the unused ends of chunks that started
-// at slabFirst were a sixth of the bytes parsing a GEMM kernel allocated.
+// object keeps the parser's garbage-collection cost low. The first chunk
+// has the number of elements the parser's previous source took (restart),
+// or slabFirst: the tuner parses the same kernel with thousands of
+// configurations, and the unused ends of chunks that started at slabFirst
+// were a sixth of the bytes parsing a GEMM kernel allocated. A source that
+// takes more adds chunks of half what it took so far, within [slabFirst,
+// slabChunk]: its configurations' attribute dictionaries differ by a few
+// entries, and doubling the first chunk for them cost more bytes than the
+// slabs of the dictionaries saved.
 type slab[T any] struct {
 	buf  []T
-	size int // of the last chunk
 	used int // elements handed out since the last restart
 	hint int // elements the previous source took: the first chunk's size
 }
@@ -21,8 +26,7 @@ const (
 
 func (s *slab[T]) new() *T {
 	if len(s.buf) == 0 {
-		s.size = nextChunk(s.size, s.hint, slabFirst, slabChunk)
-		s.buf = make([]T, s.size)
+		s.buf = chunk[T](nextChunk(s.used, s.hint, slabChunk))
 	}
 	x := &s.buf[0]
 	s.buf = s.buf[1:]
@@ -34,23 +38,30 @@ func (s *slab[T]) new() *T {
 // chunk of the elements this one took.
 func (s *slab[T]) restart() { *s = slab[T]{hint: s.used} }
 
-// nextChunk is the size of the chunk after one of size last (0: none
-// yet): hint (at most most) for the first when there is one, else
-// doubling within [first, most].
-func nextChunk(last, hint, first, most int) int {
-	if last == 0 && hint > 0 {
+// nextChunk is the size of a slab's next chunk after used elements: hint
+// (at most most) for the first when there is one, else half of used
+// within [slabFirst, most].
+func nextChunk(used, hint, most int) int {
+	if used == 0 && hint > 0 {
 		return min(hint, most)
 	}
-	return min(max(2*last, first), most)
+	return min(max(used/2, slabFirst), most)
+}
+
+// chunk returns a chunk of at least n elements: all that fit the
+// allocation's size class, which would otherwise go unused (a GEMM
+// kernel's 14 attributes, 1568 bytes, take 1792).
+func chunk[T any](n int) []T {
+	c := slices.Grow([]T(nil), n)
+	return c[:cap(c)]
 }
 
 // sliceSlab hands out empty slices of capacity n carved from shared chunks;
 // the capacity limit makes an append past n reallocate instead of
 // overwriting a neighbour.
-// Its chunks grow as a slab's do, from 4·slabFirst to 4·slabChunk.
+// Its chunks are sized as a slab's are, up to 4·slabChunk elements.
 type sliceSlab[T any] struct {
 	buf  []T
-	size int // of the last chunk
 	used int // elements handed out since the last restart
 	hint int // elements the previous source took: the first chunk's size
 }
@@ -61,8 +72,7 @@ func (s *sliceSlab[T]) make(n int) []T {
 	}
 	if len(s.buf) < n {
 		// (At least n: the previous source's hint may be smaller.)
-		s.size = max(nextChunk(s.size, s.hint, 4*slabFirst, 4*slabChunk), n)
-		s.buf = make([]T, s.size)
+		s.buf = chunk[T](max(nextChunk(s.used, s.hint, 4*slabChunk), n))
 	}
 	out := s.buf[:0:n]
 	s.buf = s.buf[n:]
