@@ -15,6 +15,7 @@ import "slices"
 // slabs of the dictionaries saved.
 type slab[T any] struct {
 	buf  []T
+	next int // index in buf of the next element to hand out
 	used int // elements handed out since the last restart
 	hint int // elements the previous source took: the first chunk's size
 }
@@ -25,11 +26,11 @@ const (
 )
 
 func (s *slab[T]) new() *T {
-	if len(s.buf) == 0 {
-		s.buf = chunk[T](nextChunk(s.used, s.hint, slabChunk))
+	if s.next == len(s.buf) {
+		s.buf, s.next = chunk[T](nextChunk(s.used, s.hint, slabChunk)), 0
 	}
-	x := &s.buf[0]
-	s.buf = s.buf[1:]
+	x := &s.buf[s.next]
+	s.next++ // (an index: moving s.buf's pointer instead costs a write barrier while the collector marks)
 	s.used++
 	return x
 }
@@ -62,6 +63,7 @@ func chunk[T any](n int) []T {
 // Its chunks are sized as a slab's are, up to 4·slabChunk elements.
 type sliceSlab[T any] struct {
 	buf  []T
+	next int // index in buf of the next free element (see slab.new)
 	used int // elements handed out since the last restart
 	hint int // elements the previous source took: the first chunk's size
 }
@@ -70,12 +72,12 @@ func (s *sliceSlab[T]) make(n int) []T {
 	if n > slabChunk/4 {
 		return make([]T, 0, n)
 	}
-	if len(s.buf) < n {
+	if len(s.buf)-s.next < n {
 		// (At least n: the previous source's hint may be smaller.)
-		s.buf = chunk[T](max(nextChunk(s.used, s.hint, 4*slabChunk), n))
+		s.buf, s.next = chunk[T](max(nextChunk(s.used, s.hint, 4*slabChunk), n)), 0
 	}
-	out := s.buf[:0:n]
-	s.buf = s.buf[n:]
+	out := s.buf[s.next : s.next : s.next+n]
+	s.next += n
 	s.used += n
 	return out
 }
