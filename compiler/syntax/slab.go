@@ -4,15 +4,16 @@ import "slices"
 
 // slab hands out elements of T from chunks: a kernel has hundreds of
 // instructions and values, and one allocation per chunk instead of one per
-// object keeps the parser's garbage-collection cost low. The first chunk
-// has the number of elements the parser's previous source took (restart),
-// or slabFirst: the tuner parses the same kernel with thousands of
-// configurations, and the unused ends of chunks that started at slabFirst
-// were a sixth of the bytes parsing a GEMM kernel allocated. A source that
-// takes more adds chunks of half what it took so far, within [slabFirst,
-// slabChunk]: its configurations' attribute dictionaries differ by a few
-// entries, and doubling the first chunk for them cost more bytes than the
-// slabs of the dictionaries saved.
+// object keeps the parser's garbage-collection cost low. Chunks hold the
+// number of elements the parser's previous source took (restart), as far
+// as this one has not taken them yet, at most slabChunk each: the tuner
+// parses the same kernel with thousands of configurations, and the unused
+// ends of chunks that started at slabFirst were a sixth of the bytes
+// parsing a GEMM kernel allocated. A source that takes more adds chunks of
+// half what it took so far, within [slabFirst, slabChunk]: its
+// configurations' attribute dictionaries differ by a few entries, and
+// doubling the first chunk for them cost more bytes than the slabs of the
+// dictionaries saved.
 type slab[T any] struct {
 	buf  []T
 	next int // index in buf of the next element to hand out
@@ -39,12 +40,11 @@ func (s *slab[T]) new() *T {
 // chunk of the elements this one took.
 func (s *slab[T]) restart() { *s = slab[T]{hint: s.used} }
 
-// nextChunk is the size of a slab's next chunk after used elements: hint
-// (at most most) for the first when there is one, else half of used
-// within [slabFirst, most].
+// nextChunk is the size of a slab's next chunk after used elements: what
+// hint has left, else half of used but at least slabFirst; at most most.
 func nextChunk(used, hint, most int) int {
-	if used == 0 && hint > 0 {
-		return min(hint, most)
+	if used < hint {
+		return min(hint-used, most)
 	}
 	return min(max(used/2, slabFirst), most)
 }
