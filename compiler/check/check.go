@@ -368,16 +368,32 @@ func (c *checker) funcAttrs(f *ir.Func) {
 				c.errorf(pos, "subgroup_size %d is not supported by the target (supported: %v)", sgs, c.target.SubgroupSizes)
 			}
 		case ir.AttrWorkGroupSize:
-			if wg, ok := a.Value.Ints(); !ok || len(wg) != 2 || wg[0] < 1 || wg[1] < 1 {
+			if wg, ok := intPair(a.Value); !ok || wg[0] < 1 || wg[1] < 1 {
 				c.errorf(pos, "work_group_size must be an array of 2 positive integers, found %s", a.Value)
 			}
 		case ir.AttrAlignment, ir.AttrShapeGCD, ir.AttrStrideGCD, ir.AttrUnroll:
 			c.errorf(pos, "%s is not a function attribute", a.Name)
 		}
 	}
-	if wg, ok := f.WorkGroupSize(); ok && wg[0] >= 1 && wg[1] >= 1 {
+	a, _ := f.Attrs.Lookup(ir.AttrWorkGroupSize) // f.WorkGroupSize, without its allocation
+	if wg, ok := intPair(a); ok && wg[0] >= 1 && wg[1] >= 1 {
 		c.workGroupSize(f, wg, sgs)
 	}
+}
+
+// intPair returns the entries of a, an array of two integers, without
+// the slice a.Ints allocates (the verifier's only allocations).
+func intPair(a ir.Attr) (pair [2]int64, ok bool) {
+	if a.Kind != ir.AttrArray || len(a.Array) != 2 {
+		return pair, false
+	}
+	for i, e := range a.Array {
+		if e.Kind != ir.AttrInt {
+			return pair, false
+		}
+		pair[i] = e.Int
+	}
+	return pair, true
 }
 
 func (c *checker) workGroupSize(f *ir.Func, wg [2]int64, sgs int64) {

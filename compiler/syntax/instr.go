@@ -254,8 +254,7 @@ func (p *parser) bindResults(in *ir.Inst, mnemonic string, names []resultName, t
 // operand parses a local identifier operand and appends it to in.
 func (p *parser) operand(in *ir.Inst) *ir.Value {
 	v, pos := p.use()
-	in.Operands = append(in.Operands, v)
-	in.Src.OperandPos = append(in.Src.OperandPos, pos)
+	p.addOperand(in, v, pos)
 	return v
 }
 
@@ -313,7 +312,7 @@ func (p *parser) mode(in *ir.Inst) {
 func (p *parser) instructionBody(in *ir.Inst, m *modifiers) (types []*ir.Type, multi bool) {
 	switch m.name {
 	case "alloca":
-		in.SetOp(ir.OpAlloca)
+		p.setOp(in, ir.OpAlloca)
 		if p.tok == tLBrace {
 			in.Attrs = p.dictionary()
 		}
@@ -338,7 +337,7 @@ func (p *parser) instructionBody(in *ir.Inst, m *modifiers) (types []*ir.Type, m
 		in.Atomic = m.atomic()
 		p.operandList(in, 5)
 	case "cumsum":
-		in.SetOp(ir.OpCumsum)
+		p.setOp(in, ir.OpCumsum)
 		in.Atomic = m.atomic()
 		p.operandList(in, 2)
 		p.expect(tComma, "between operands")
@@ -349,13 +348,13 @@ func (p *parser) instructionBody(in *ir.Inst, m *modifiers) (types []*ir.Type, m
 		in.Op = ir.OpForeach
 		p.foreach(in)
 	case "foreach_tile":
-		in.SetOp(ir.OpForeachTile)
+		p.setOp(in, ir.OpForeachTile)
 		p.foreachTile(in)
 	case "parallel":
 		in.Op = ir.OpParallel
 		p.regionBody(in.AddRegion(&ir.Region{Kind: ir.RegionSPMD}))
 	case "for":
-		in.SetOp(ir.OpFor)
+		p.setOp(in, ir.OpFor)
 		return p.forLoop(in), true
 	case "if":
 		in.Op = ir.OpIf
@@ -403,11 +402,11 @@ func (p *parser) instructionBody(in *ir.Inst, m *modifiers) (types []*ir.Type, m
 		p.operandList(in, 1)
 		return p.resultType(in), false
 	case "constant":
-		in.SetOp(ir.OpConstant)
+		p.setOp(in, ir.OpConstant)
 		in.Const = p.constant()
 		return p.resultType(in), false
 	case "expand":
-		in.SetOp(ir.OpExpand)
+		p.setOp(in, ir.OpExpand)
 		p.expand(in)
 		return p.resultType(in), false
 	case "fuse":
@@ -441,7 +440,7 @@ func (p *parser) instructionBody(in *ir.Inst, m *modifiers) (types []*ir.Type, m
 		p.vectorStoreShape(in)
 		p.indexList(in)
 	case "async_copy":
-		in.SetOp(ir.OpAsyncCopy)
+		p.setOp(in, ir.OpAsyncCopy)
 		in.Count = m.count()
 		p.operand(in)
 		p.indexList(in)
@@ -453,7 +452,7 @@ func (p *parser) instructionBody(in *ir.Inst, m *modifiers) (types []*ir.Type, m
 	case "async_commit":
 		in.Op = ir.OpAsyncCommit
 	case "async_wait":
-		in.SetOp(ir.OpAsyncWait)
+		p.setOp(in, ir.OpAsyncWait)
 		in.Count = m.count()
 	case "size":
 		p.sizeOperands(in)
@@ -464,7 +463,7 @@ func (p *parser) instructionBody(in *ir.Inst, m *modifiers) (types []*ir.Type, m
 		p.operandList(in, 2)
 		p.indexList(in)
 	case "subview":
-		in.SetOp(ir.OpSubview)
+		p.setOp(in, ir.OpSubview)
 		p.subview(in)
 		return p.resultType(in), false
 	case "yield":
@@ -587,7 +586,7 @@ func (p *parser) releasedInstruction(in *ir.Inst, m *modifiers) []*ir.Type {
 		p.coopIndices(in)
 		return p.resultType(in)
 	case strings.HasPrefix(m.name, "cooperative_matrix_reduce_"):
-		in.SetOp(ir.OpCoopMatrixReduce)
+		p.setOp(in, ir.OpCoopMatrixReduce)
 		in.Arith = updateOps[m.name[len("cooperative_matrix_reduce_"):]]
 		switch m.take("row", "column") {
 		case 0:
@@ -603,17 +602,17 @@ func (p *parser) releasedInstruction(in *ir.Inst, m *modifiers) []*ir.Type {
 		p.operand(in)
 		return p.resultType(in)
 	case m.name == "cooperative_matrix_extract":
-		in.SetOp(ir.OpCoopMatrixExtract)
+		p.setOp(in, ir.OpCoopMatrixExtract)
 		p.operand(in)
 		p.bracketedMode(in)
 		return p.resultType(in)
 	case m.name == "cooperative_matrix_insert":
-		in.SetOp(ir.OpCoopMatrixInsert)
+		p.setOp(in, ir.OpCoopMatrixInsert)
 		p.operandList(in, 2)
 		p.bracketedMode(in)
 		return p.resultType(in)
 	case m.name == "cooperative_matrix_prefetch":
-		in.SetOp(ir.OpCoopMatrixPrefetch)
+		p.setOp(in, ir.OpCoopMatrixPrefetch)
 		in.Static = append(in.Static, p.integer())
 		p.expect(tComma, "after the cache level")
 		p.operand(in)
@@ -629,14 +628,14 @@ func (p *parser) releasedInstruction(in *ir.Inst, m *modifiers) []*ir.Type {
 
 // sizeOperands parses the operands of size: "%v[mode]".
 func (p *parser) sizeOperands(in *ir.Inst) {
-	in.SetOp(ir.OpSize)
+	p.setOp(in, ir.OpSize)
 	p.operand(in)
 	p.bracketedMode(in)
 }
 
 // fuseOperands parses the operands of fuse: "%v[from, to]".
 func (p *parser) fuseOperands(in *ir.Inst) {
-	in.SetOp(ir.OpFuse)
+	p.setOp(in, ir.OpFuse)
 	p.operand(in)
 	p.expect(tLBrack, "after the fuse operand")
 	p.mode(in)

@@ -200,8 +200,8 @@ func (p *parser) legacyOperands(n int) []legacyArg {
 }
 
 func (p *parser) addOperand(in *ir.Inst, v *ir.Value, pos ir.Pos) {
-	in.Operands = append(in.Operands, v)
-	in.Src.OperandPos = append(in.Src.OperandPos, pos)
+	in.Operands = p.operands.append(in.Operands, v)
+	in.Src.OperandPos = p.positions.append(in.Src.OperandPos, pos)
 }
 
 // legacyBody parses everything after the mnemonic of a legacy instruction
@@ -252,7 +252,7 @@ func (p *parser) legacyBody(in *ir.Inst, m *modifiers) (types []*ir.Type, multi 
 		}
 		return []*ir.Type{to}, false
 	case "alloca":
-		in.SetOp(ir.OpAlloca)
+		p.setOp(in, ir.OpAlloca)
 		p.expect(tArrow, "after alloca")
 		t, pos := p.typ()
 		in.Src.TypePos = pos
@@ -398,7 +398,7 @@ func (p *parser) legacyLoop(in *ir.Inst, name string) bool {
 		p.addOperand(in, p.annotated(b, t), b.pos)
 	}
 	kind := ir.RegionInherit
-	in.SetOp(ir.OpFor)
+	p.setOp(in, ir.OpFor)
 	if name == "foreach" {
 		in.Op, kind = ir.OpForeach, ir.RegionSPMD
 	}
@@ -414,7 +414,7 @@ func (p *parser) legacyLoop(in *ir.Inst, name string) bool {
 // type. A slice is an index (the mode is dropped), "offset:size",
 // "offset:?" (to the end of the mode) or ":" (the whole mode).
 func (p *parser) legacySubview(in *ir.Inst) *ir.Type {
-	in.SetOp(ir.OpSubview)
+	p.setOp(in, ir.OpSubview)
 	v, vpos := p.use()
 	type slice struct {
 		off, size legacyArg
@@ -524,7 +524,7 @@ func (p *parser) legacyDerived(in *ir.Inst, hint string) *ir.Value {
 // result type. A "?" in the shape is the mode size divided by the other
 // entries: static where all are, else computed by instructions.
 func (p *parser) legacyExpand(in *ir.Inst) *ir.Type {
-	in.SetOp(ir.OpExpand)
+	p.setOp(in, ir.OpExpand)
 	v, vpos := p.use()
 	p.expect(tLBrack, "after the expand operand")
 	p.mode(in)

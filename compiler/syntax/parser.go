@@ -10,7 +10,6 @@ package syntax
 
 import (
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,7 +37,7 @@ func parse(src []byte, d Dialect) (prog *ir.Program, errs diag.List) {
 			prog.Funcs = append(prog.Funcs, f)
 		}
 	}
-	prog.Comments = texts(p.takeComments())
+	prog.Comments = p.texts(p.takeComments())
 	return prog, p.errs.Sort()
 }
 
@@ -98,6 +97,19 @@ type slabs struct {
 	operands  sliceSlab[*ir.Value]
 	positions sliceSlab[ir.Pos]
 	extents   sliceSlab[int64] // subviews' offsets and sizes
+
+	// The attribute tables of the instructions that have them (setOp).
+	constAttrs slab[ir.ConstAttr]
+	modeAttrs  slab[ir.ModeAttrs]
+	lists      slab[ir.Lists]
+
+	// The attribute dictionaries and arrays, collected on the stack and
+	// copied here once complete.
+	namedAttrs sliceSlab[ir.NamedAttr]
+	attrs      sliceSlab[ir.Attr]
+	paramAttrs sliceSlab[ir.Attrs]
+
+	commentTexts sliceSlab[string]
 }
 
 // restart lets go of the chunks for the next source, each slab starting
@@ -110,6 +122,13 @@ func (s *slabs) restart() {
 	s.operands.restart()
 	s.positions.restart()
 	s.extents.restart()
+	s.constAttrs.restart()
+	s.modeAttrs.restart()
+	s.lists.restart()
+	s.namedAttrs.restart()
+	s.attrs.restart()
+	s.paramAttrs.restart()
+	s.commentTexts.restart()
 }
 
 // parsers keeps parsers, with their tables, from source to source: made
@@ -140,6 +159,22 @@ func (p *parser) newValue(name string, t *ir.Type, pos ir.Pos) *ir.Value {
 	v := p.values.new()
 	v.Name, v.Type, v.Pos = name, t, pos
 	return v
+}
+
+// setOp is in.SetOp with the attribute tables op needs taken from the
+// slabs: allocated one by one by SetOp, a GEMM kernel's (its constants'
+// and subviews') were a sixth of the objects parsing it allocated.
+func (p *parser) setOp(in *ir.Inst, op ir.Op) {
+	if op.HasConst() && in.ConstAttr == nil {
+		in.ConstAttr = p.constAttrs.new()
+	}
+	if op.HasModes() && in.ModeAttrs == nil {
+		in.ModeAttrs = p.modeAttrs.new()
+	}
+	if op.HasLists() && in.Lists == nil {
+		in.Lists = p.lists.new()
+	}
+	in.SetOp(op)
 }
 
 // bailout unwinds the parse of one instruction or function after a syntax
@@ -325,7 +360,7 @@ func (p *parser) function() (f *ir.Func) {
 			f = nil
 		}
 	}()
-	f = &ir.Func{Pos: p.pos, Comments: texts(p.takeComments())}
+	f = &ir.Func{Pos: p.pos, Comments: p.texts(p.takeComments())}
 	p.expectWord("func", "at the start of a function definition")
 	f.NamePos = p.pos
 	if p.tok != tGlobal {
@@ -344,7 +379,7 @@ func (p *parser) function() (f *ir.Func) {
 		ps, as = append(ps, v), append(as, attrs)
 	})
 	if len(ps) > 0 {
-		f.Params, f.ParamAttrs = slices.Clone(ps), slices.Clone(as)
+		f.Params, f.ParamAttrs = p.operands.clone(ps), p.paramAttrs.clone(as)
 	}
 	if p.isWord("attributes") {
 		p.next()
@@ -382,7 +417,7 @@ func (p *parser) regionBody(r *ir.Region) {
 	p.expect(tLBrace, "to open a region")
 	for {
 		if p.tok == tRBrace {
-			r.EndComments = texts(p.takeComments())
+			r.EndComments = p.texts(p.takeComments())
 			break
 		}
 		if p.tok == tEOF {
@@ -450,18 +485,19 @@ func (p *parser) claimComments(in *ir.Inst, lead []comment) {
 		in.Src.LineComment, rest = rest[0].text, rest[1:]
 	}
 	p.sc.pending = rest
-	in.Src.Comments = texts(lead)
+	in.Src.Comments = p.texts(lead)
 }
 
 func before(a, b ir.Pos) bool { return a.Line < b.Line || a.Line == b.Line && a.Col < b.Col }
 
-func texts(cs []comment) []string {
+// texts returns the texts of cs, nil for none.
+func (p *parser) texts(cs []comment) []string {
 	if len(cs) == 0 {
 		return nil
 	}
-	out := make([]string, len(cs))
-	for i, c := range cs {
-		out[i] = c.text
+	out := p.commentTexts.make(len(cs))
+	for _, c := range cs {
+		out = append(out, c.text)
 	}
 	return out
 }
@@ -510,8 +546,9 @@ func (p *parser) list(open, close token, what string, item func()) {
 
 func (p *parser) dictionary() ir.Attrs {
 	// The entries are collected on the stack and copied once, at their
-	// number: grown by appending, a kernel's few dictionaries were a
-	// sixth of parsing it.
+	// number, into a slab: grown by appending, a kernel's few dictionaries
+	// were a sixth of parsing it, and copied into allocations of their
+	// own, a tenth.
 	var entries [8]ir.NamedAttr
 	d := ir.Attrs(entries[:0])
 	p.list(tLBrace, tRBrace, "attributes", func() {
@@ -534,7 +571,7 @@ func (p *parser) dictionary() ir.Attrs {
 		}
 		d = append(d, na)
 	})
-	return append(make(ir.Attrs, 0, len(d)), d...)
+	return p.namedAttrs.clone(d)
 }
 
 func (p *parser) attribute() ir.Attr {
@@ -553,7 +590,7 @@ func (p *parser) attribute() ir.Attr {
 		var entries [4]ir.Attr // collected on the stack, copied once (see dictionary)
 		array := entries[:0]
 		p.list(tLBrack, tRBrack, "array entries", func() { array = append(array, p.attribute()) })
-		a = ir.Attr{Kind: ir.AttrArray, Array: append(make([]ir.Attr, 0, len(array)), array...)}
+		a = ir.Attr{Kind: ir.AttrArray, Array: p.attrs.clone(array)}
 	case p.tok == tLBrace:
 		a = ir.Attr{Kind: ir.AttrDict, Dict: p.dictionary()}
 	default:
@@ -570,12 +607,38 @@ func (p *parser) integer() int64 {
 	if p.tok != tInt {
 		p.fail(p.pos, "expected integer constant, found %s", p.describe())
 	}
-	v, ok := ir.ParseInt(p.lit)
+	v, ok := parseInt(p.lit)
 	if !ok {
 		p.errs.Add(p.pos, "integer constant %s out of range [-2^63+1, 2^63-1]", p.lit)
 	}
 	p.next()
 	return v
+}
+
+// parseInt is ir.ParseInt of an integer token, computed here for the
+// short constants kernels are made of (strconv's general parser was a
+// twentieth of parsing a GEMM kernel); longer ones, which may be out of
+// range, go to ir.ParseInt.
+func parseInt(lit string) (int64, bool) {
+	digits := lit
+	if len(digits) > 0 && (digits[0] == '-' || digits[0] == '+') {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 18 { // 18 digits never overflow
+		return ir.ParseInt(lit)
+	}
+	v := int64(0)
+	for i := 0; i < len(digits); i++ {
+		c := digits[i]
+		if !isDigit(c) {
+			return ir.ParseInt(lit)
+		}
+		v = 10*v + int64(c-'0')
+	}
+	if lit[0] == '-' {
+		v = -v
+	}
+	return v, true
 }
 
 // float parses a floating constant and consumes it.
