@@ -38,14 +38,17 @@ func (in *Inst) AsyncCopyOperands() (src *Value, srcIdx []*Value, dst *Value, ds
 // AsyncCopy emits an async_copy of n elements from src at srcIdx to dst at
 // dstIdx, valid of them read and the rest zero.
 func (b *Builder) AsyncCopy(n int, src *Value, srcIdx []*Value, dst *Value, dstIdx []*Value, valid *Value) *Inst {
-	ops := make([]*Value, 0, 3+len(srcIdx)+len(dstIdx))
-	ops = append(append(append(append(append(ops, src), srcIdx...), dst), dstIdx...), valid)
-	// No results: the instruction takes the operand list made for it,
-	// and its count is allocated with it.
+	// No results: the instruction, its count and, for the copies the
+	// lowerings issue (from a matrix into one of its panel's stages), its
+	// operands in one allocation.
 	x := &struct {
-		in    Inst
-		modes ModeAttrs
+		in       Inst
+		modes    ModeAttrs
+		operands [8]*Value
 	}{}
+	nops := 3 + len(srcIdx) + len(dstIdx)
+	ops := x.operands[:0:min(nops, len(x.operands))]
+	ops = append(append(append(append(append(ops, src), srcIdx...), dst), dstIdx...), valid)
 	x.in.Op, x.in.Operands, x.in.ModeAttrs = OpAsyncCopy, ops, &x.modes
 	x.modes.Count = int64(n)
 	return b.Insert(&x.in)

@@ -319,18 +319,20 @@ func (b *Builder) Barrier(f Fence) *Inst {
 // variable and the loop-carried values as arguments and must end with a
 // yield when init is not empty.
 func (b *Builder) For(from, to, step *Value, init ...*Value) *Inst {
-	ops := make([]*Value, 0, 3+len(init))
-	ops = append(ops, from, to)
+	// NewInst and NewRegion copy the operands and read the types: on
+	// the stack unless a tile's accumulators are carried.
+	var opsRoom [8]*Value
+	var typesRoom [8]*Type
+	ops := append(opsRoom[:0], from, to)
 	if step != nil {
 		ops = append(ops, step)
 	}
 	ops = append(ops, init...)
 	// types[0] is the induction variable's, the rest the carried values'
 	// (the loop's results and its body's arguments after it).
-	types := make([]*Type, 1+len(init))
-	types[0] = from.Type
-	for i, v := range init {
-		types[1+i] = v.Type
+	types := append(typesRoom[:0], from.Type)
+	for _, v := range init {
+		types = append(types, v.Type)
 	}
 	in := NewInst(OpFor, ops, types[1:]...)
 	in.HasStep = step != nil
@@ -367,10 +369,26 @@ func (b *Builder) ForeachTile(from, to []*Value, tile []int64) *Inst {
 // If emits an if on cond returning values of the given types; both regions
 // (then, else) are created empty.
 func (b *Builder) If(cond *Value, types ...*Type) *Inst {
-	in := NewInst(OpIf, []*Value{cond}, types...)
-	in.Regions = make([]*Region, 0, 2)
-	in.AddRegion(NewRegion(RegionInherit))
-	in.AddRegion(NewRegion(RegionInherit))
+	// The instruction, its condition and its regions in one allocation
+	// (five before): the lowerings guard partial chunks and edge tiles
+	// with ifs.
+	x := &struct {
+		in        Inst
+		cond      [1]*Value
+		regions   [2]*Region
+		then, els Region
+	}{}
+	in := &x.in
+	in.Op = OpIf
+	x.cond[0] = cond
+	in.Operands = x.cond[:]
+	if len(types) > 0 {
+		in.Results = valueList(types, nil, in)
+	}
+	x.then.Kind, x.els.Kind = RegionInherit, RegionInherit
+	in.Regions = x.regions[:0]
+	in.AddRegion(&x.then)
+	in.AddRegion(&x.els)
 	return b.Insert(in)
 }
 

@@ -1,7 +1,6 @@
 package pass
 
 import (
-	"slices"
 	"sync"
 
 	"tltune/compiler/interp"
@@ -15,16 +14,30 @@ import (
 // code small. Results wrap to the type's width as the language's integers
 // do; division or remainder by zero is left for run time.
 func foldConstants(f *ir.Func) error {
-	f.Body.Walk(func(in *ir.Inst) bool {
+	foldRegion(f.Body)
+	return nil
+}
+
+// foldRegion folds the instructions of r and of its nested regions in
+// program order, so that a fold sees its operands folded first. It loops
+// itself rather than through Region.Walk, and tests the opcode before
+// anything else: the pass visits every instruction of a lowered kernel
+// and folds few of them.
+func foldRegion(r *ir.Region) {
+	for _, in := range r.Insts {
+		for _, sub := range in.Regions {
+			foldRegion(sub) // an instruction with regions does not fold
+		}
+		if in.Op != ir.OpArith && in.Op != ir.OpCast {
+			continue
+		}
 		if v, ok := foldInt(in); ok {
 			in.SetOp(ir.OpConstant)
 			in.Operands = nil
 			in.Const = ir.Constant{Kind: ir.ConstInt, Int: v}
 			in.Arith = 0
 		}
-		return true
-	})
-	return nil
+	}
 }
 
 func intConst(v *ir.Value) (int64, bool) {
@@ -73,19 +86,13 @@ func foldInt(in *ir.Inst) (int64, bool) {
 // deleting it releases its operands' uses before their definitions are
 // reached.
 func deadCode(f *ir.Func) error {
-	// Use counts by value ID: f was just numbered, so every value it
-	// defines has its own ID below n, and every operand is one of them (a
-	// ValueMap's checks and key stores were half of the pass).
+	// Use counts by value ID: every value f defines gets its own ID and
+	// every operand is one of them (a ValueMap's checks and key stores
+	// were half of the pass).
 	table := useTables.Get().(*useCounts)
 	defer useTables.Put(table)
-	uses := table.reset(f.Number())
-	f.Body.Walk(func(in *ir.Inst) bool {
-		for _, v := range in.Operands {
-			uses[v.ID]++
-		}
-		return true
-	})
-	sweepDead(f.Body, uses)
+	table.count(f)
+	sweepDead(f.Body, *table)
 	return nil
 }
 
@@ -96,15 +103,42 @@ type useCounts []int32
 // twice per compile, and a lowered GEMM has hundreds of values.
 var useTables = sync.Pool{New: func() any { return new(useCounts) }}
 
-// reset makes u n zero counts, reusing its array where it is large enough.
-func (u *useCounts) reset(n int) useCounts {
-	if cap(*u) < n {
-		*u = make(useCounts, n)
-	} else {
-		*u = (*u)[:n]
-		clear(*u)
+// count numbers f's values as Func.Number does and counts their uses, in
+// one sweep in program order: a use follows its value's definition, so
+// the value has its ID by then. (Numbering first and counting in a walk
+// after were two sweeps over every instruction, and the walk's call per
+// instruction cost as much as the counting.)
+func (u *useCounts) count(f *ir.Func) {
+	uses := (*u)[:0]
+	for _, p := range f.Params {
+		uses = uses.define(p)
 	}
-	return *u
+	*u = uses.countRegion(f.Body)
+	f.NumValues = len(*u)
+}
+
+// define gives v the next ID, with no uses yet.
+func (uses useCounts) define(v *ir.Value) useCounts {
+	v.ID = int32(len(uses))
+	return append(uses, 0)
+}
+
+func (uses useCounts) countRegion(r *ir.Region) useCounts {
+	for _, a := range r.Args {
+		uses = uses.define(a)
+	}
+	for _, in := range r.Insts {
+		for _, v := range in.Operands {
+			uses[v.ID]++
+		}
+		for _, res := range in.Results {
+			uses = uses.define(res)
+		}
+		for _, sub := range in.Regions {
+			uses = uses.countRegion(sub)
+		}
+	}
+	return uses
 }
 
 // sweepDead deletes r's dead instructions, last to first, the regions of
@@ -126,8 +160,21 @@ func sweepDead(r *ir.Region, uses useCounts) {
 		dead++
 	}
 	if dead > 0 {
-		r.Insts = slices.DeleteFunc(r.Insts, func(in *ir.Inst) bool { return in == nil })
+		r.Insts = compact(r.Insts)
 	}
+}
+
+// compact drops the nil entries of insts, in place and in order (as
+// slices.DeleteFunc would, without its call per entry).
+func compact(insts []*ir.Inst) []*ir.Inst {
+	kept := insts[:0]
+	for _, in := range insts {
+		if in != nil {
+			kept = append(kept, in)
+		}
+	}
+	clear(insts[len(kept):]) // no stale pointers past the end
+	return kept
 }
 
 // none reports whether in has results and none of them is used.

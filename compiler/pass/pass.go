@@ -149,22 +149,32 @@ const maxLaneElements = 1024
 func checkCoopmatrix(s *State) error {
 	for _, f := range s.Prog.Funcs {
 		sgs := s.Choices[f].Params.SubgroupSize
-		var err error
-		f.Body.Walk(func(in *ir.Inst) bool {
-			for _, r := range in.Results {
-				if r.Type.Kind() != ir.KindCoopmatrix || err != nil {
-					continue
-				}
-				rows, cols := int(r.Type.Rows()), int(r.Type.Cols())
-				if n := (rows + sgs - 1) / sgs * cols; n > maxLaneElements {
-					err = fmt.Errorf("@%s: %s needs %d elements per lane at subgroup size %d (budget %d)", f.Name, r.Type, n, sgs, maxLaneElements)
-				}
-			}
-			return err == nil
-		})
-		if err != nil {
-			return err
+		if t, n := overBudget(f.Body, sgs); t != nil {
+			return fmt.Errorf("@%s: %s needs %d elements per lane at subgroup size %d (budget %d)", f.Name, t, n, sgs, maxLaneElements)
 		}
 	}
 	return nil
+}
+
+// overBudget returns the first cooperative matrix type of a result in r
+// (nested regions included, in program order) of which a lane holds more
+// than maxLaneElements at subgroup size sgs, and that number; nil if none.
+// It loops itself rather than through Region.Walk, whose call per
+// instruction was half the pass.
+func overBudget(r *ir.Region, sgs int) (*ir.Type, int) {
+	for _, in := range r.Insts {
+		for _, res := range in.Results {
+			if t := res.Type; t.Kind() == ir.KindCoopmatrix {
+				if n := (int(t.Rows()) + sgs - 1) / sgs * int(t.Cols()); n > maxLaneElements {
+					return t, n
+				}
+			}
+		}
+		for _, sub := range in.Regions {
+			if t, n := overBudget(sub, sgs); t != nil {
+				return t, n
+			}
+		}
+	}
+	return nil, 0
 }
