@@ -58,6 +58,17 @@ const (
 	// single build 0.48 s. With 5 a second run left the path in one of
 	// three; with 20 the synthetic runs stay on it at a 10 % scatter.
 	gpPathSlack = 20
+	// gpPathFloor is the expected improvement, in log time (a fraction of
+	// the best time), below which no candidate is worth leaving an earlier
+	// run's path for, however far its score lies above the path's next
+	// step: less than half the 1 % to which a median is measured (--ci
+	// 0.01), it is within the noise the run cannot tell apart anyway, and
+	// leaving costs a build. Near the end of a search every expected
+	// improvement is tiny and their ratios are wide, so the slack alone let
+	// a second run leave the path (an H100, gemm 64x64x32 f16: two builds
+	// in a run of 48 that every cached program would have taken, 0.84 s
+	// against 0.23 s).
+	gpPathFloor = 0.005
 	// gpMaxTrain caps the observations the model is fitted on (the best
 	// half and the most recent half), so that a proposal costs the same
 	// after a thousand evaluations as after a hundred: fitting is cubic.
@@ -350,7 +361,7 @@ func (g *gp) spread(ys []float64) bool {
 // propose fits the model and returns the open candidate of highest
 // expected improvement.
 func (g *gp) propose(open []int, xs [][]float64, ys []float64) int {
-	zs, _, _ := standardize(ys)
+	zs, _, sdY := standardize(ys)
 	if g.scales == nil || float64(len(g.obs)) >= gpRefitGrowth*float64(g.fitN) {
 		g.scales, g.noise = fitHyper(xs, zs, len(xs[0]))
 		g.fitN = len(g.obs)
@@ -383,9 +394,11 @@ func (g *gp) propose(open []int, xs [][]float64, ys []float64) int {
 			bestI = i
 		}
 	}
-	// The earlier run's first step still worth taking, if any.
+	// The earlier run's first step still worth taking, if any. Scores
+	// are in standardised log time: times sdY, in log time.
+	belowNoise := expectedImprovement(best, mu[bestI], sd[bestI])*sdY < gpPathFloor
 	for _, c := range g.pathAhead() {
-		if i := slices.Index(scored, c); i >= 0 && score[i]*gpPathSlack >= score[bestI] {
+		if i := slices.Index(scored, c); i >= 0 && (belowNoise || score[i]*gpPathSlack >= score[bestI]) {
 			return c
 		}
 	}

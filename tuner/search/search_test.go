@@ -368,7 +368,7 @@ func TestGPSecondRun(t *testing.T) {
 		if least := max(runs*3/5, 2*blind); again[0] < least {
 			t.Errorf("%s, told which were cheap: %d of %d proposals were the first runs', want %d", tc.name, again[0], runs, least)
 		}
-		if least := runs * 19 / 20; again[1] < least {
+		if least := runs * 39 / 40; again[1] < least {
 			t.Errorf("%s, told the path: %d of %d proposals were the first runs', want %d", tc.name, again[1], runs, least)
 		}
 	}
