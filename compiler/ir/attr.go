@@ -261,10 +261,39 @@ func FormatFloat(f float64) string {
 
 // ParseInt parses a decimal integer constant with optional sign and reports
 // whether it lies in the range of the language, -2^63+1 ... 2^63-1.
+// Constants of up to 18 digits, which cannot leave that range and are
+// what kernels are made of, are read here; strconv's general parser was a
+// twentieth of parsing a GEMM kernel.
 func ParseInt(s string) (int64, bool) {
+	if v, ok := parseShortInt(s); ok {
+		return v, true
+	}
 	v, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || v == Dynamic {
 		return 0, false
+	}
+	return v, true
+}
+
+// parseShortInt parses s when it is a sign and at most 18 decimal digits;
+// ok is false for anything else, which ParseInt leaves to strconv.
+func parseShortInt(s string) (v int64, ok bool) {
+	digits := s
+	if len(digits) > 0 && (digits[0] == '-' || digits[0] == '+') {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 18 {
+		return 0, false
+	}
+	for i := 0; i < len(digits); i++ {
+		c := digits[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = 10*v + int64(c-'0')
+	}
+	if s[0] == '-' {
+		v = -v
 	}
 	return v, true
 }

@@ -607,38 +607,12 @@ func (p *parser) integer() int64 {
 	if p.tok != tInt {
 		p.fail(p.pos, "expected integer constant, found %s", p.describe())
 	}
-	v, ok := parseInt(p.lit)
+	v, ok := ir.ParseInt(p.lit)
 	if !ok {
 		p.errs.Add(p.pos, "integer constant %s out of range [-2^63+1, 2^63-1]", p.lit)
 	}
 	p.next()
 	return v
-}
-
-// parseInt is ir.ParseInt of an integer token, computed here for the
-// short constants kernels are made of (strconv's general parser was a
-// twentieth of parsing a GEMM kernel); longer ones, which may be out of
-// range, go to ir.ParseInt.
-func parseInt(lit string) (int64, bool) {
-	digits := lit
-	if len(digits) > 0 && (digits[0] == '-' || digits[0] == '+') {
-		digits = digits[1:]
-	}
-	if len(digits) == 0 || len(digits) > 18 { // 18 digits never overflow
-		return ir.ParseInt(lit)
-	}
-	v := int64(0)
-	for i := 0; i < len(digits); i++ {
-		c := digits[i]
-		if !isDigit(c) {
-			return ir.ParseInt(lit)
-		}
-		v = 10*v + int64(c-'0')
-	}
-	if lit[0] == '-' {
-		v = -v
-	}
-	return v, true
 }
 
 // float parses a floating constant and consumes it.

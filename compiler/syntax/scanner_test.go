@@ -54,17 +54,3 @@ func TestScannerPositions(t *testing.T) {
 		}
 	}
 }
-
-// TestParseInt checks the parser's integer parsing against ir.ParseInt,
-// which it computes faster for short constants.
-func TestParseInt(t *testing.T) {
-	for _, lit := range []string{"0", "-0", "+0", "7", "+7", "-7", "007", "123456789012345678", "-123456789012345678",
-		"9223372036854775807", "-9223372036854775807", "-9223372036854775808", "9223372036854775808",
-		"99999999999999999999", "", "-", "+", "1x", "-x1"} {
-		v, ok := parseInt(lit)
-		wv, wok := ir.ParseInt(lit)
-		if v != wv || ok != wok {
-			t.Errorf("parseInt(%q) = %d, %v; ir.ParseInt says %d, %v", lit, v, ok, wv, wok)
-		}
-	}
-}
