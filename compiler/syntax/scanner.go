@@ -116,14 +116,14 @@ type comment struct {
 }
 
 func (s *scanner) comment() {
-	c := comment{pos: s.pos(), ownLine: strings.TrimLeft(s.src[s.lineStart:s.off], " \t\r\f\v") == ""}
+	c := comment{pos: s.pos(), ownLine: strings.TrimLeft(s.src[s.lineStart:s.off], spaces) == ""}
 	start := s.off
 	if n := strings.IndexByte(s.src[start:], '\n'); n >= 0 {
 		s.off += n
 	} else {
 		s.off = len(s.src)
 	}
-	c.text = strings.TrimRight(s.src[start:s.off], " \t\r\f\v")
+	c.text = strings.TrimRight(s.src[start:s.off], spaces)
 	s.pending = append(s.pending, c)
 }
 
@@ -143,6 +143,9 @@ const (
 	cWord  = cIdent | cDot                 // keywords, mnemonics, types
 )
 
+// spaces is the white space of the language but line breaks (cSpace).
+const spaces = " \t\r\f\v"
+
 var classes = func() (t [256]uint8) {
 	for c := range 256 {
 		switch {
@@ -155,7 +158,7 @@ var classes = func() (t [256]uint8) {
 		}
 	}
 	t['_'], t['.'] = cUnderline, cDot
-	for _, c := range " \t\r\f\v" {
+	for _, c := range spaces {
 		t[c] = cSpace
 	}
 	return t
