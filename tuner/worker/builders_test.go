@@ -2,6 +2,8 @@ package worker
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -115,4 +117,48 @@ func TestBuildersStartOnDemand(t *testing.T) {
 			t.Errorf("round %d: stats %+v; want %d builder(s) started, %d cached build(s)", round, s, want, 1-want)
 		}
 	}
+}
+
+// TestBuildersPrestart: a worker asked to prestart its builders starts
+// them all as it opens the device, before any build asks, and each warms
+// its driver's compiler; the worker itself does not.
+func TestBuildersPrestart(t *testing.T) {
+	warm := filepath.Join(t.TempDir(), "warm")
+	c := NewClient(launchFake(fakeWarmEnv + "=" + warm))
+	c.Timeout = time.Minute
+	c.Builders, c.Prestart = 3, true
+	t.Cleanup(func() { c.Close() })
+	if _, err := c.Open(bg, "fake", t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for warmUps(t, warm) < 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of 3 builders warmed up in a minute", warmUps(t, warm))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	p := c.Program(compiled(t), []string{"a"}, []string{"kernel a"})
+	if _, err := p.Build(bg, 1); err != nil {
+		t.Fatal(err)
+	}
+	if s := c.Stats(); s.BuilderProcs != 3 {
+		t.Errorf("stats %+v after one build; want the 3 builders started", s)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if n := warmUps(t, warm); n != 3 {
+		t.Errorf("%d warm-up builds; want one per builder and none in the worker", n)
+	}
+}
+
+// warmUps counts the fake warm-up builds noted in the file name.
+func warmUps(t *testing.T, name string) int {
+	data, err := os.ReadFile(name)
+	if os.IsNotExist(err) {
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(string(data), "\n")
 }

@@ -30,6 +30,11 @@ type Client struct {
 	// Builders is how many builder processes each worker starts beside
 	// itself to build programs (see builders); 0: none. Set before Open.
 	Builders int
+	// Prestart starts each worker's builders as the worker opens the
+	// device, not as builds need them: for a run that will build, whose
+	// builders then open the device (seconds, on some GPUs) while the
+	// worker does. Set before Open.
+	Prestart bool
 
 	launch Launcher
 	nextID atomic.Uint64
@@ -89,7 +94,7 @@ func (c *Client) Close() error {
 // started after it) and returns its properties. cache is the directory of
 // the binary cache the worker builds through; "" builds everything.
 func (c *Client) Open(ctx context.Context, spec, cache string) (device.Info, error) {
-	rep, err := c.setupRequest(ctx, request{Op: opOpen, Device: spec, Cache: cache, Builders: c.Builders}, 0)
+	rep, err := c.setupRequest(ctx, request{Op: opOpen, Device: spec, Cache: cache, Builders: c.Builders, Prestart: c.Prestart}, 0)
 	return rep.Info, err
 }
 

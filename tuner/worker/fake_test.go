@@ -65,6 +65,8 @@ const fakeBuilderEnv = "TLTUNE_FAKE_BUILDER"
 // for "CRASH_BUILD", a builder process for "CRASH_IN_BUILDER".
 func (fakeDevice) BuildSource(src, _ string) (device.Program, error) {
 	switch {
+	case src == warmProgram:
+		noteWarmUp()
 	case strings.Contains(src, "CRASH_IN_BUILDER") && os.Getenv(fakeBuilderEnv) == "1":
 		nullWrite()
 	case strings.Contains(src, "BUILD_FAIL"):
@@ -77,6 +79,18 @@ func (fakeDevice) BuildSource(src, _ string) (device.Program, error) {
 		nullWrite()
 	}
 	return fakeProgram{}, nil
+}
+
+// fakeWarmEnv names a file to which each fake warm-up build appends a line.
+const fakeWarmEnv = "TLTUNE_FAKE_WARM_FILE"
+
+func noteWarmUp() {
+	if name := os.Getenv(fakeWarmEnv); name != "" {
+		if f, err := os.OpenFile(name, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+			f.WriteString("warm-up\n")
+			f.Close()
+		}
+	}
 }
 
 func (d fakeDevice) BuildSPIRV(spv []byte, opts string) (device.Program, error) {

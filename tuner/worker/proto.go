@@ -68,9 +68,17 @@ type request struct {
 	Cache  string // opOpen: the binary cache's directory; "": none
 	// Builders is how many builder processes the worker starts (opOpen).
 	Builders int
-	Peak     device.PeakOptions
-	Session  Session
-	Program  devcall.Form
+	// Prestart (opOpen) starts every builder at once, beside the worker's
+	// own opening of the device, each warming its driver's compiler, in
+	// place of one per build the cache cannot supply: for a run that will
+	// build (see builders).
+	Prestart bool
+	// Warm (opOpen, to a builder) has the builder build a trivial program
+	// once it has opened the device (see warmUp).
+	Warm    bool
+	Peak    device.PeakOptions
+	Session Session
+	Program devcall.Form
 	// CacheKeys are the binary-cache keys of Program's kernels: when every
 	// one is in the cache, the worker loads their programs' binaries instead
 	// of building Program.
