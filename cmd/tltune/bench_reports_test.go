@@ -17,7 +17,8 @@ import (
 // machine's bench scripts would trip over fails here first. Without
 // PyTorch the scripts print tltune's side of their tables, which is what
 // is checked. throughput_report.py compares three runs' reports (here
-// three copies of one); ncu_launch.py prints the launch ptxrun repeats;
+// three copies of one) and prints the commands' wall times beside them;
+// ncu_launch.py prints the launch ptxrun repeats;
 // correctness_report.py names a run with wrong results and exits 1.
 func TestBenchReportsReadTuneJSON(t *testing.T) {
 	python := pythonOrSkip(t)
@@ -48,7 +49,7 @@ func TestBenchReportsReadTuneJSON(t *testing.T) {
 			"report     sg32 wg64x1 t2x1 b4 sp8                            4 µs        6    0.2 %     4.0      1",
 			"share of copy over 3 run(s): least 0.2 %, median 0.2 %, largest 0.2 %; 0 of 3 at or above 90 %"}, 3, &splitGemv, 0, 0},
 		{"throughput_report.py", gemmConfig(0, 0).Problem, []string{
-			"cold       4.0      12 s       3       1        2     25        3  sg32 wg64x2 t32x32 cm16x8x16 u2 b1  4 µs [3.98 µs, 4.02 µs]",
+			"cold       4.0      12 s    13.5 s       3       1        2     25        3  sg32 wg64x2 t32x32 cm16x8x16 u2 b1  4 µs [3.98 µs, 4.02 µs]",
 			"today  time 9", "winners: cold: same winner as today (median +0.0 %)", "goals: cold 4.0/s < (MISSED) 50/s"}, 3, nil, 0, 0},
 	} {
 		t.Run(tc.script, func(t *testing.T) {
@@ -65,6 +66,10 @@ func TestBenchReportsReadTuneJSON(t *testing.T) {
 			}
 			path := filepath.Join(t.TempDir(), "report.json")
 			if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			// The command's wall time, as fresh.sh writes it beside each report.
+			if err := os.WriteFile(strings.TrimSuffix(path, ".json")+".wall", []byte("13.500\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			args := []string{filepath.Join("..", "..", "docs", "bench", tc.script)}

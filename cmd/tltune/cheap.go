@@ -131,6 +131,20 @@ func (r *tuneRun) searchPath(recipe kernels.Recipe) []tuning.Params {
 	return path
 }
 
+// retraces reports whether a gp run left a path for every one of recipes'
+// shapes with this seed (searchPath): this run then retraces those runs and
+// finds most of its programs in the cache, so its worker starts builders
+// only as builds need them. Any other run will build, and prestarts them
+// (worker.Client.Prestart).
+func (r *tuneRun) retraces(recipes []kernels.Recipe) bool {
+	for _, recipe := range recipes {
+		if len(r.searchPath(recipe)) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // notePath makes the configurations rep evaluated, in the order proposed,
 // the shape's path, unless the path there already begins with them (a
 // shorter run retracing a longer one leaves the longer).

@@ -59,7 +59,7 @@ func sweepCmd(c *context, args []string) int {
 	if len(infos) > 1 {
 		f.quiet = true // one progress bar per device would garble the terminal
 	}
-	runs, status := f.openOn(c, "sweep", sw.ops(), sw.problems(), infos)
+	runs, status := f.openOn(c, "sweep", sw.ops(), sw.recipes, infos)
 	if runs == nil {
 		return status
 	}
@@ -227,15 +227,6 @@ func (s *sweep) ops() []kernels.Op {
 		}
 	}
 	return ops
-}
-
-// problems are the suite's problems.
-func (s *sweep) problems() []speak.Problem {
-	ps := make([]speak.Problem, len(s.recipes))
-	for i, r := range s.recipes {
-		ps[i] = r.Spec().Problem()
-	}
-	return ps
 }
 
 // execute goes through the shapes, printing a line per shape as it

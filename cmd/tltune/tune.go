@@ -152,7 +152,7 @@ func tuneCmd(c *context, op kernels.Op, args []string) int {
 	if err := fitsHost(recipe); err != nil {
 		return c.fail(err)
 	}
-	run, status := f.open(c, op.String(), []kernels.Op{op}, []speak.Problem{spec.Problem()})
+	run, status := f.open(c, op.String(), []kernels.Op{op}, []kernels.Recipe{recipe})
 	if run == nil {
 		return status
 	}
@@ -221,12 +221,12 @@ func (r *tuneRun) close() {
 // what the run records: "gemm", or "sweep"), or reopens the one --resume
 // names if it is a run of problems on this device. On failure it has
 // printed one line and returns the exit status.
-func (f *tuneFlags) open(c *context, op string, ops []kernels.Op, problems []speak.Problem) (*tuneRun, int) {
+func (f *tuneFlags) open(c *context, op string, ops []kernels.Op, recipes []kernels.Recipe) (*tuneRun, int) {
 	info, err := device.Select(enumerateDevices(), *f.device)
 	if err != nil {
 		return nil, deviceError(c, err)
 	}
-	runs, status := f.openOn(c, op, ops, problems, []*device.Info{info})
+	runs, status := f.openOn(c, op, ops, recipes, []*device.Info{info})
 	if runs == nil {
 		return nil, status
 	}
@@ -245,7 +245,7 @@ func deviceError(c *context, err error) int {
 // openOn opens a run on every device of infos, as open does for one: the
 // first device's opens the store and begins the run, the others record
 // into the same run (a sweep over several devices of one model).
-func (f *tuneFlags) openOn(c *context, op string, ops []kernels.Op, problems []speak.Problem, infos []*device.Info) ([]*tuneRun, int) {
+func (f *tuneFlags) openOn(c *context, op string, ops []kernels.Op, recipes []kernels.Recipe, infos []*device.Info) ([]*tuneRun, int) {
 	var runs []*tuneRun
 	fail := func(status int) ([]*tuneRun, int) {
 		for _, r := range runs {
@@ -256,7 +256,7 @@ func (f *tuneFlags) openOn(c *context, op string, ops []kernels.Op, problems []s
 	for _, info := range infos {
 		r := &tuneRun{flags: f, spaces: map[kernels.Op]*space.Space{}, follower: len(runs) > 0}
 		runs = append(runs, r)
-		if status := r.prepare(c, info, ops); status != exitOK {
+		if status := r.prepare(c, info, ops, recipes); status != exitOK {
 			return fail(status)
 		}
 	}
@@ -265,13 +265,22 @@ func (f *tuneFlags) openOn(c *context, op string, ops []kernels.Op, problems []s
 	if lead.store, err = openStore(*f.db, true); err != nil {
 		return fail(c.fail(err))
 	}
-	if err := lead.beginRun(op, problems); err != nil {
+	if err := lead.beginRun(op, problemsOf(recipes)); err != nil {
 		return fail(c.fail(err))
 	}
 	for _, r := range runs[1:] {
 		r.store, r.stored, r.ceilings = lead.store, lead.stored, lead.ceilings
 	}
 	return runs, exitOK
+}
+
+// problemsOf returns the problems of recipes.
+func problemsOf(recipes []kernels.Recipe) []speak.Problem {
+	ps := make([]speak.Problem, len(recipes))
+	for i, r := range recipes {
+		ps[i] = r.Spec().Problem()
+	}
+	return ps
 }
 
 // autoBuildProcs asks for buildProcs' choice.
@@ -293,24 +302,28 @@ func buildProcs(flag int, info *device.Info) int {
 
 // prepare starts the worker with the device, loads its profile and the
 // search spaces of ops; on failure it has printed one line and returns the
-// exit status.
-func (r *tuneRun) prepare(c *context, info *device.Info, ops []kernels.Op) int {
+// exit status. The worker prestarts its builders unless the run retraces
+// earlier ones of its recipes (see retraces).
+func (r *tuneRun) prepare(c *context, info *device.Info, ops []kernels.Op, recipes []kernels.Recipe) int {
 	f := r.flags
-	r.worker = worker.NewClient(workerLauncher)
-	r.worker.Timeout = f.timeout
-	r.worker.Builders = buildProcs(f.buildProcs, info)
-	var err error
 	cache, err := f.cacheDir()
 	if err != nil {
-		return c.fail(err)
-	}
-	if r.info, err = r.worker.Open(stdctx.Background(), info.ID, cache); err != nil {
 		return c.fail(err)
 	}
 	if cache != "" {
 		if r.bins, err = bincache.Open(cache, 0); err != nil {
 			return c.fail(err)
 		}
+	}
+	// The enumeration's properties, until the worker reports its own: the
+	// cache's keys need the device's name, driver and runtime.
+	r.info, r.copts = *info, compiler.Options{Target: f.target, Device: targetDevice(info)}
+	r.worker = worker.NewClient(workerLauncher)
+	r.worker.Timeout = f.timeout
+	r.worker.Builders = buildProcs(f.buildProcs, info)
+	r.worker.Prestart = r.worker.Builders > 0 && !r.retraces(recipes)
+	if r.info, err = r.worker.Open(stdctx.Background(), info.ID, cache); err != nil {
+		return c.fail(err)
 	}
 	r.copts = compiler.Options{Target: f.target, Device: targetDevice(&r.info)}
 	tgt := target.ForDevice(*r.copts.Device)

@@ -993,6 +993,26 @@ func TestTuneBinaryCache(t *testing.T) {
 	}
 }
 
+// TestTunePrestartBuilders: a gp run of a shape not tuned here before
+// starts all its builder processes as its worker opens the device, more
+// than its few builds would start on demand; the same run again retraces
+// the first's path, finds every program in the cache and starts none.
+func TestTunePrestartBuilders(t *testing.T) {
+	dev := poclDevice(t)
+	batchQuiet = time.Second
+	t.Cleanup(func() { batchQuiet = 0 })
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	dir := t.TempDir()
+	for i, want := range []struct{ procs, cached int }{{3, 0}, {0, 1}} {
+		db := filepath.Join(dir, fmt.Sprintf("run%d.db", i))
+		rep := tuneJSON(t, smallGEMM(db, dev, "--budget", "4", "--kernels-per-program", "4", "--build-procs", "3")...)
+		if rep.BuilderProcesses != want.procs || rep.Builds != 1 || rep.CachedBuilds != want.cached {
+			t.Errorf("run %d: %d builder processes, %d builds, %d from the cache; want %d, 1 and %d",
+				i, rep.BuilderProcesses, rep.Builds, rep.CachedBuilds, want.procs, want.cached)
+		}
+	}
+}
+
 // checkStoredTimings checks that the store says of run 1 what the report
 // does: as many raced and re-timed measurements, all ok, the best
 // re-timed when any was, and every raced one slower than the best.

@@ -27,9 +27,12 @@ measure_ceilings() {
 
 # tune_run NAME DIR TUNING-COMMAND...: one run, in the XDG directories
 # under DIR, into the store OUT/NAME.db (a copy of the ceilings) with its
-# --json report in OUT/NAME.json; the script stops where the run fails.
+# --json report in OUT/NAME.json and the whole command's wall time, in
+# seconds, in OUT/NAME.wall (the report's wall time is the tuning's: it
+# leaves out starting the worker and opening the device); the script stops
+# where the run fails.
 tune_run() {
-	local name=$1 dir=$2
+	local name=$1 dir=$2 start=$EPOCHREALTIME
 	shift 2
 	cp "$out/ceilings.db" "$out/$name.db"
 	if ! in_fresh "$dir" "$tltune" "$@" --device "$device" --db "$out/$name.db" --tag "$tag_prefix$name" --quiet --json \
@@ -38,4 +41,5 @@ tune_run() {
 		tail -n 5 "$out/$name.stderr" >&2
 		exit 1
 	fi
+	awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f\n", b - a }' >"$out/$name.wall"
 }

@@ -4,7 +4,9 @@ binary cache (docs/bench/throughput.sh).
 Usage: python3 throughput_report.py TODAY.json COLD.json WARM.json
 
 Each is the --json report of one `tltune gemm` run. Prints one line per run
-(evaluations per second, wall time, driver builds, those from the binary
+(evaluations per second, the tuning's wall time, the whole command's where
+a NAME.wall file beside the report holds it (fresh.sh writes it), driver
+builds, those from the binary
 cache and those built by builder processes, raced and re-timed configurations, the winner with its median and
 95 % interval), each run's wall time split, whether the winners of cold and
 warm agree with today's within the measurement noise, and issue 16's goals.
@@ -26,14 +28,23 @@ GOALS = {"cold": 50, "warm": 200}  # evaluations per second (issue 16, item 4)
 PHASES = ("setup", "propose", "compile", "build", "verify", "time", "retime", "record", "idle")
 
 
-def run_line(name, r):
+def command_wall(path):
+    """The whole command's wall time beside report path (NAME.wall), or "-"."""
+    try:
+        with open(os.path.splitext(path)[0] + ".wall") as f:
+            return tltune_json.duration(float(f.read()) * 1e9)
+    except (OSError, ValueError):
+        return "-"
+
+
+def run_line(name, r, command):
     w = tltune_json.best(r)
     best = "no verified configuration"
     if w:
         best = "%s  %s [%s, %s]" % (w["config"], tltune_json.duration(w["median_ns"]),
                                     tltune_json.duration(w["ci_low_ns"]), tltune_json.duration(w["ci_high_ns"]))
-    return "%-6s %7.1f %9s %7d %7d %8d %6d %8d  %s" % (
-        name, r["evaluations_per_second"], tltune_json.duration(r["wall_seconds"] * 1e9), r["builds"], r["cached_builds"],
+    return "%-6s %7.1f %9s %9s %7d %7d %8d %6d %8d  %s" % (
+        name, r["evaluations_per_second"], tltune_json.duration(r["wall_seconds"] * 1e9), command, r["builds"], r["cached_builds"],
         r.get("builder_builds", 0), r.get("raced", 0), r.get("retimed", 0), best)
 
 
@@ -63,13 +74,14 @@ def agreement(name, r, ref):
 def main(paths):
     if len(paths) != len(NAMES):
         sys.exit(__doc__)
-    reports = {}
+    reports, commands = {}, {}
     for name, path in zip(NAMES, paths):
         with open(path) as f:
             reports[name] = json.load(f)
-    print("run     eval/s      wall  builds  cached  builder  raced  retimed  winner  median [95% interval]")
+        commands[name] = command_wall(path)
+    print("run     eval/s      wall   command  builds  cached  builder  raced  retimed  winner  median [95% interval]")
     for name in NAMES:
-        print(run_line(name, reports[name]))
+        print(run_line(name, reports[name], commands[name]))
     print("wall time split, seconds:")
     for name in NAMES:
         print(split_line(name, reports[name]))
