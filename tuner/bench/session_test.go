@@ -230,3 +230,33 @@ func TestVerifyInputsFreshEachTime(t *testing.T) {
 		t.Fatalf("after a kernel wrote into A: %v", v)
 	}
 }
+
+// TestMeanOfLaunchesSettlesAlternation: launches alternating between two
+// levels 4 % apart, as an H200's do, keep the median of single launches
+// between the levels, where its interval never narrows to 1 %; the mean
+// of pairs is the steady state's time per launch and settles at once.
+func TestMeanOfLaunchesSettlesAlternation(t *testing.T) {
+	alternating := func() func() (int64, error) {
+		i := int64(0)
+		return func() (int64, error) {
+			i++
+			return 100_000 + 4_000*(i%2), nil
+		}
+	}
+	p := measure.Protocol{MaxSamples: 200}
+	single, err := p.Run(context.Background(), meanOfLaunches(alternating(), 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if single.Stop == measure.StopTarget {
+		t.Errorf("single launches reached the target: %+v", single.Summary)
+	}
+	paired, err := p.Run(context.Background(), meanOfLaunches(alternating(), launchesPerSample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if paired.Stop != measure.StopTarget || paired.Summary.N != 10 || paired.Summary.Median != 102_000 {
+		t.Errorf("pairs stopped (%s) after %d samples at median %g ns; want the target at the first look, 10 samples, 102000 ns",
+			paired.Stop, paired.Summary.N, paired.Summary.Median)
+	}
+}
