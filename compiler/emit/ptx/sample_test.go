@@ -11,8 +11,8 @@ import (
 	"tltune/tuner/space"
 )
 
-// device is the shipped profile whose pruned spaces the tests sample.
-const device = "NVIDIA H100 80GB HBM3"
+// h100 is the shipped profile whose pruned spaces the tests sample.
+const h100 = "NVIDIA H100 80GB HBM3"
 
 // problem is a GEMV or GER shape the tests compile configurations of.
 type problem struct {
@@ -56,9 +56,9 @@ func sampled(t testing.TB, p problem, count int) ([]sample, compiler.Options) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dev, ok := devs.Lookup(device)
+	dev, ok := devs.Lookup(h100)
 	if !ok {
-		t.Fatalf("no shipped profile matches %q", device)
+		t.Fatalf("no shipped profile matches %q", h100)
 	}
 	s, err := space.Shipped(p.op.String(), string(dev.Target))
 	if err != nil {
@@ -92,5 +92,5 @@ func sampled(t testing.TB, p problem, count int) ([]sample, compiler.Options) {
 		}
 		out = append(out, sample{fmt.Sprintf("%s/%d", p, i), []byte(src)})
 	}
-	return out, compiler.Options{Device: dev.TargetDevice(device), PTX: true}
+	return out, compiler.Options{Device: dev.TargetDevice(h100), PTX: true}
 }
