@@ -141,10 +141,10 @@ func (e *fn) arith(in *ir.Inst) error {
 // them into FMAs as NVVM contracts the OpenCL C's; f16 and bf16 ones
 // round (.rn), which keeps them apart, as the C rounds each to its type.
 func floatOp(op ir.ArithOp, t *ir.Type) (string, error) {
-	suffix := map[ir.Kind]string{ir.KindF16: "f16", ir.KindBF16: "bf16", ir.KindF32: "f32", ir.KindF64: "f64"}[t.Kind()]
+	suffix := typeNames[t.Kind()]
 	half := t.Kind() == ir.KindF16 || t.Kind() == ir.KindBF16
 	switch {
-	case suffix == "":
+	case !t.IsFloat():
 	case half && (op == ir.Add || op == ir.Sub || op == ir.Mul):
 		return [...]string{ir.Add: "add.rn.", ir.Sub: "sub.rn.", ir.Mul: "mul.rn."}[op] + suffix, nil
 	case half:
@@ -287,21 +287,14 @@ func (e *fn) unary(in *ir.Inst) error {
 	return nil
 }
 
-// typeName is the PTX arithmetic type of scalar t held in class c.
+// typeNames are the PTX arithmetic types of the scalar types.
+var typeNames = map[ir.Kind]string{ir.KindF16: "f16", ir.KindBF16: "bf16", ir.KindF32: "f32", ir.KindF64: "f64",
+	ir.KindI32: "s32", ir.KindI64: "s64", ir.KindIndex: "s64"}
+
+// typeName is the PTX arithmetic type of scalar t.
 func typeName(t *ir.Type) string {
-	switch t.Kind() {
-	case ir.KindF16:
-		return "f16"
-	case ir.KindBF16:
-		return "bf16"
-	case ir.KindF32:
-		return "f32"
-	case ir.KindF64:
-		return "f64"
-	case ir.KindI32:
-		return "s32"
-	case ir.KindI64, ir.KindIndex:
-		return "s64"
+	if n, ok := typeNames[t.Kind()]; ok {
+		return n
 	}
 	panic(unsupported("arithmetic on %s", t))
 }
