@@ -18,6 +18,7 @@ import (
 	"tltune/compiler/check"
 	"tltune/compiler/diag"
 	"tltune/compiler/emit/opencl"
+	"tltune/compiler/emit/ptx"
 	"tltune/compiler/emit/spirv"
 	"tltune/compiler/ir"
 	"tltune/compiler/lower"
@@ -71,6 +72,11 @@ type Options struct {
 	// Writing OpenCL C that nothing builds was a sixth of source → SPIR-V.
 	// The nvidia target has no SPIR-V form.
 	SPIRVOnly bool
+	// PTX also writes the program as PTX (compiler/emit/ptx) for the
+	// nvidia target, which NVIDIA's OpenCL builds without NVVM
+	// (hostcall/devcall's PathPTX): Result.PTX, or Result.PTXErr saying
+	// why there is none. The OpenCL C is written as always.
+	PTX bool
 }
 
 // pipeline is the pass table, made once: its passes keep no state, and
@@ -90,6 +96,11 @@ type Result struct {
 	// order, and where it came from (see Explain).
 	Choices []FuncChoice
 	Lowered *ir.Program // the program after the pipeline
+	// PTX is the program as PTX when Options.PTX asked for it and every
+	// function could be written; PTXErr says why it is empty then
+	// (ptx.ErrUnsupported: the OpenCL C is the program to build).
+	PTX    string
+	PTXErr error
 
 	spirv   *spirv.Output // the module, when Options.SPIRVOnly wrote it
 	options Options       // as given, for Explain
@@ -237,6 +248,9 @@ func compileProgram(prog *ir.Program, o Options, t *target.Target, lim *check.Ta
 			return nil, &Error{Err: err}
 		}
 		res.OpenCL, res.Kernels = out.Source, out.Kernels
+		if o.PTX {
+			res.PTX, res.PTXErr = ptx.Emit(prog, t, out.Kernels)
+		}
 	}
 	res.Choices = make([]FuncChoice, len(prog.Funcs))
 	for i, f := range prog.Funcs {

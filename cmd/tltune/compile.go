@@ -24,7 +24,7 @@ func init() {
 	register(&command{
 		name:    "compile",
 		summary: "compile a tensor-language file to OpenCL C or SPIR-V for a target",
-		usage:   "FILE [--emit=opencl|spirv|spirv-asm] [-o FILE] [--target generic|intel|nvidia | --device D] [--precision exact|tf32] [--tuning FILE] [--tuning-device D] [--explain] [--json] [--debug-passes] [--dialect D]",
+		usage:   "FILE [--emit=opencl|spirv|spirv-asm|ptx] [-o FILE] [--target generic|intel|nvidia | --device D] [--precision exact|tf32] [--tuning FILE] [--tuning-device D] [--explain] [--json] [--debug-passes] [--dialect D]",
 		run:     compileCmd,
 	})
 }
@@ -39,7 +39,7 @@ type compileFlags struct {
 func compileCmd(c *context, args []string) int {
 	var f compileFlags
 	fs := c.flags()
-	fs.StringVar(&f.emit, "emit", "opencl", "what to write: opencl (OpenCL C), spirv (a SPIR-V binary) or spirv-asm (its disassembly)")
+	fs.StringVar(&f.emit, "emit", "opencl", "what to write: opencl (OpenCL C), spirv (a SPIR-V binary), spirv-asm (its disassembly) or ptx (PTX for NVIDIA's OpenCL, nvidia target, GEMV and GER kernels; a kernel it cannot write is an error, exit status 2)")
 	fs.StringVar(&f.out, "o", "", "write the output to this file instead of standard output")
 	fs.StringVar(&f.target, "target", "", "force a target profile: generic, intel, nvidia, emulated or emulated-interleaved (subgroups through local memory, with nvidia's or intel's rows over lanes, for testing on PoCL); default: from --device, else generic")
 	fs.StringVar(&f.device, "device", "", "choose the target from this device's properties: "+deviceUsage)
@@ -58,7 +58,7 @@ func compileCmd(c *context, args []string) int {
 	case len(files) != 1:
 		return c.usageError("want exactly one input file, got %d", len(files))
 	case emitters[f.emit] == nil:
-		return c.usageError("--emit=%s: use opencl, spirv or spirv-asm", f.emit)
+		return c.usageError("--emit=%s: use opencl, spirv, spirv-asm or ptx", f.emit)
 	case f.emit == "spirv" && f.out == "":
 		return c.usageError("--emit=spirv writes a binary: give -o FILE")
 	case f.target != "" && f.device != "":
@@ -70,6 +70,7 @@ func compileCmd(c *context, args []string) int {
 	if err != nil {
 		return c.usageError("%v", err)
 	}
+	opts.PTX = f.emit == "ptx"
 	file := files[0]
 	if sameFile(file, f.out) {
 		return c.usageError("-o %s is the input file, which the output would replace; name another file", f.out)
@@ -143,6 +144,9 @@ var emitters = map[string]func(*compiler.Result) ([]byte, error){
 		}
 		return out.Module, nil
 	},
+	// ptx: what the writer lacks (ptx.ErrUnsupported) fails the command
+	// with one line; the OpenCL C of the same program is --emit=opencl.
+	"ptx": func(r *compiler.Result) ([]byte, error) { return []byte(r.PTX), r.PTXErr },
 	"spirv-asm": func(r *compiler.Result) ([]byte, error) {
 		out, err := r.SPIRV()
 		if err != nil {

@@ -127,7 +127,8 @@ func TestCompileErrors(t *testing.T) {
 	}{
 		{[]string{"compile"}, exitUsage, "want exactly one input file, got 0"},
 		{[]string{"compile", "a.tl", "b.tl"}, exitUsage, "want exactly one input file, got 2"},
-		{[]string{"compile", "testdata/compile/gemm.tl", "--emit=ptx"}, exitUsage, "--emit=ptx: use opencl, spirv or spirv-asm"},
+		{[]string{"compile", "testdata/compile/gemm.tl", "--emit=llvm"}, exitUsage, "--emit=llvm: use opencl, spirv, spirv-asm or ptx"},
+		{[]string{"compile", "testdata/compile/gemm.tl", "--emit=ptx"}, exitUsage, "target generic (PTX is for nvidia)"},
 		{[]string{"compile", "testdata/compile/gemm.tl", "--emit=spirv"}, exitUsage, "--emit=spirv writes a binary: give -o FILE"},
 		{[]string{"compile", "testdata/compile/gemm.tl", "--emit=spirv-asm", "--target", "nvidia"}, exitUsage, "target nvidia has no SPIR-V path"},
 		{[]string{"compile", "testdata/compile/gemm.tl", "--target", "amd"}, exitUsage, `unknown target "amd"`},
@@ -216,5 +217,31 @@ func TestCompileAheadOfTimeDPAS(t *testing.T) {
 		if got := strings.Contains(stdout, "intel_sub_group_f16_f16_matrix_mad_k16"); got != tc.want {
 			t.Errorf("tltune compile %v: calls the DPAS built-in: %v, want %v", tc.args, got, tc.want)
 		}
+	}
+}
+
+// TestCompilePTX: --emit=ptx writes an entry for a GER kernel, and a
+// kernel the writer cannot handle (gemm's cooperative matrices) fails
+// with one line and exit status 2.
+func TestCompilePTX(t *testing.T) {
+	dir := t.TempDir()
+	ger := filepath.Join(dir, "ger.tl")
+	src := `func @ger(%a: memref<f32x64>, %b: memref<f32x64>, %C: memref<f32x64x64>) {
+  %alpha = constant 1.0 : f32
+  %beta = constant 0.0 : f32
+  ger %alpha, %a, %b, %beta, %C
+}
+`
+	if err := os.WriteFile(ger, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	status, stdout, stderr := tltune("compile", "--emit=ptx", "--target", "nvidia", ger)
+	if status != exitOK || stderr != "" || !strings.Contains(stdout, ".entry ger(") {
+		t.Errorf("ger: status %d, stderr %q, stdout\n%s", status, stderr, stdout)
+	}
+	status, stdout, stderr = tltune("compile", "--emit=ptx", "--target", "nvidia", "testdata/compile/gemm.tl")
+	if status != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "ptx: unsupported") {
+		t.Errorf("gemm: status %d, stdout %q, stderr %q; want status %d and one line saying what is unsupported",
+			status, stdout, stderr, exitUsage)
 	}
 }

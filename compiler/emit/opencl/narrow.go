@@ -22,7 +22,13 @@ import (
 // which the prologue defines only for functions that use it.
 func (e *fn) builtinRange(k ir.BuiltinKind) (ir.Range, bool) {
 	e.usesGroupSize = e.usesGroupSize || k == ir.GroupSize
-	l := e.launch
+	return LaunchRange(e.launch, k)
+}
+
+// LaunchRange bounds builtin k under launch l: the builtins the launch
+// fixes (subgroup ids and counts, the split's part). Every back end that
+// narrows index arithmetic asks it, so that they narrow the same values.
+func LaunchRange(l Launch, k ir.BuiltinKind) (ir.Range, bool) {
 	nsx := int64(l.WorkGroupSize[0] / l.SubgroupSize)
 	wy := int64(l.WorkGroupSize[1])
 	sgs := int64(l.SubgroupSize)

@@ -171,6 +171,11 @@ type Path string
 const (
 	PathOpenCLC Path = "opencl-c" // OpenCL C source, built by the driver
 	PathSPIRV   Path = "spirv"    // tltune's SPIR-V module (clCreateProgramWithIL, zeModuleCreate)
+	// PathPTX is tltune's PTX (compiler.Options.PTX), which NVIDIA's
+	// OpenCL builds as a binary (clCreateProgramWithBinary) with ptxas
+	// alone. ChoosePath never picks it: only PTXForm asks for it, until
+	// its kernels are measured on GPUs.
+	PathPTX Path = "ptx"
 )
 
 // ChoosePath is the path d takes for res: SPIR-V where the device accepts
@@ -210,7 +215,7 @@ func BuildResult(d device.Device, res *compiler.Result, name string) (device.Ker
 // tuner's worker).
 type Form struct {
 	Path    Path
-	Source  string            // PathOpenCLC
+	Source  string            // PathOpenCLC; the PTX text for PathPTX
 	SPIRV   []byte            // PathSPIRV
 	Kernels []compiler.Kernel // in source order; Symbol is the name to look up in the built program
 }
@@ -231,10 +236,27 @@ func FormOf(info device.Info, res *compiler.Result) (Form, error) {
 	return f, nil
 }
 
+// PTXForm is res as PTX (PathPTX), for a device of NVIDIA's OpenCL; res
+// must have been compiled with compiler.Options.PTX. The error is why res
+// has no PTX (compiler.Result.PTXErr): the caller builds FormOf's instead.
+func PTXForm(res *compiler.Result) (Form, error) {
+	f := Form{Path: PathPTX, Source: res.PTX, Kernels: res.Kernels}
+	switch {
+	case res.PTXErr != nil:
+		return f, res.PTXErr
+	case res.PTX == "":
+		return f, fmt.Errorf("the program was compiled without PTX (compiler.Options.PTX)")
+	}
+	return f, nil
+}
+
 // Build builds the program on d.
 func (f Form) Build(d device.Device) (device.Program, error) {
-	if f.Path == PathSPIRV {
+	switch f.Path {
+	case PathSPIRV:
 		return d.BuildSPIRV(f.SPIRV, "")
+	case PathPTX:
+		return d.BuildBinary([]byte(f.Source), "")
 	}
 	return d.BuildSource(f.Source, "")
 }

@@ -1,0 +1,384 @@
+package ptx
+
+import (
+	"fmt"
+	"math"
+
+	"tltune/compiler/ir"
+	"tltune/compiler/numeric"
+)
+
+// region writes the instructions of r.
+func (e *fn) region(r *ir.Region) error {
+	for _, in := range r.Insts {
+		if err := e.inst(in); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// inst writes one instruction.
+func (e *fn) inst(in *ir.Inst) error {
+	switch in.Op {
+	case ir.OpConstant:
+		return e.constant(in)
+	case ir.OpArith:
+		return e.arith(in)
+	case ir.OpArithUnary:
+		return e.unary(in)
+	case ir.OpCmp:
+		return e.cmp(in)
+	case ir.OpCast:
+		return e.cast(in)
+	case ir.OpBuiltin:
+		return e.builtin(in)
+	case ir.OpSize:
+		e.size(in)
+	case ir.OpLoad:
+		return e.load(in)
+	case ir.OpStore:
+		return e.store(in)
+	case ir.OpVectorLoad:
+		return e.vectorLoad(in)
+	case ir.OpVectorStore:
+		return e.vectorStore(in)
+	case ir.OpSubview:
+		e.subview(in)
+	case ir.OpLifetimeStop:
+	case ir.OpFor:
+		return e.forLoop(in)
+	case ir.OpIf:
+		return e.ifElse(in)
+	case ir.OpYield:
+		e.yield(in)
+	case ir.OpParallel:
+		return e.region(in.Body())
+	case ir.OpSubgroupBroadcast:
+		e.vals[in.Result()] = e.shuffle(e.value(in.Operands[0]), e.intAs(in.Operands[1], 32))
+	case ir.OpSubgroupShuffleXor:
+		lane := e.def(b32, "xor.b32", e.lane, e.intAs(in.Operands[1], 32))
+		e.vals[in.Result()] = e.shuffle(e.value(in.Operands[0]), lane)
+	default:
+		return unsupported("%s", in.Mnemonic())
+	}
+	return nil
+}
+
+// constant makes integers immediates and floats registers (PTX has no
+// f16 immediates, and one register per constant costs ptxas nothing).
+func (e *fn) constant(in *ir.Inst) error {
+	r := in.Result()
+	t := r.Type
+	c, cplx := e.classOfValue(r)
+	k := in.Const
+	switch {
+	case k.Kind == ir.ConstInt && t.IsInteger():
+		e.vals[r] = one(c, i64toa(k.Int))
+		return nil
+	case k.Kind == ir.ConstBool:
+		return unsupported("bool constants")
+	case k.Kind == ir.ConstInt:
+		k = ir.Constant{Kind: ir.ConstFloat, Float: float64(k.Int)}
+	}
+	re := e.def(c, movOf(c), floatBits(k.Float, t.ComponentType()))
+	if cplx {
+		e.vals[r] = two(c, re, e.def(c, movOf(c), floatBits(k.Imag, t.ComponentType())))
+	} else {
+		e.vals[r] = one(c, re)
+	}
+	return nil
+}
+
+// floatBits spells x in the bits of real type t as a PTX literal.
+func floatBits(x float64, t *ir.Type) string {
+	switch t.Kind() {
+	case ir.KindF16:
+		return fmt.Sprintf("0x%04X", numeric.F16Bits(x))
+	case ir.KindBF16:
+		return fmt.Sprintf("0x%04X", numeric.BF16Bits(x))
+	case ir.KindF32:
+		return fmt.Sprintf("0f%08X", math.Float32bits(float32(x)))
+	}
+	return fmt.Sprintf("0d%016X", math.Float64bits(x))
+}
+
+// intOps are the PTX integer instructions of the arithmetic operations,
+// their type appended (s32, s64).
+var intOps = [...]string{
+	ir.Add: "add.", ir.Sub: "sub.", ir.Mul: "mul.lo.", ir.Div: "div.", ir.Rem: "rem.",
+	ir.Min: "min.", ir.Max: "max.", ir.Shl: "shl.b", ir.Shr: "shr.", ir.And: "and.b", ir.Or: "or.b", ir.Xor: "xor.b",
+}
+
+// arith writes a binary arithmetic instruction.
+func (e *fn) arith(in *ir.Inst) error {
+	r := in.Result()
+	t := r.Type
+	a, b := e.value(in.Operands[0]), e.value(in.Operands[1])
+	switch {
+	case t.IsInteger():
+		return e.intArith(in)
+	case t.Kind() == ir.KindBool:
+		op := map[ir.ArithOp]string{ir.And: "and.pred", ir.Or: "or.pred", ir.Xor: "xor.pred"}[in.Arith]
+		if op == "" {
+			return unsupported("arith.%s on bool", in.Arith)
+		}
+		e.vals[r] = one(pred, e.def(pred, op, a.x(), b.x()))
+	case t.IsComplex():
+		return e.complexArith(in, a, b)
+	default:
+		op, err := floatOp(in.Arith, t)
+		if err != nil {
+			return err
+		}
+		e.vals[r] = one(a.cls, e.def(a.cls, op, a.x(), b.x()))
+	}
+	return nil
+}
+
+// floatOp is the PTX instruction of x op y on real type t. f32 and f64
+// sums and products carry no rounding mode, so that ptxas may contract
+// them into FMAs as NVVM contracts the OpenCL C's; f16 and bf16 ones
+// round (.rn), which keeps them apart, as the C rounds each to its type.
+func floatOp(op ir.ArithOp, t *ir.Type) (string, error) {
+	suffix := typeNames[t.Kind()]
+	half := t.Kind() == ir.KindF16 || t.Kind() == ir.KindBF16
+	switch {
+	case !t.IsFloat():
+	case half && (op == ir.Add || op == ir.Sub || op == ir.Mul):
+		return [...]string{ir.Add: "add.rn.", ir.Sub: "sub.rn.", ir.Mul: "mul.rn."}[op] + suffix, nil
+	case half:
+	case op == ir.Add || op == ir.Sub || op == ir.Mul:
+		return [...]string{ir.Add: "add.", ir.Sub: "sub.", ir.Mul: "mul."}[op] + suffix, nil
+	case op == ir.Div:
+		return "div.rn." + suffix, nil
+	case op == ir.Min || op == ir.Max:
+		return [...]string{ir.Min: "min.", ir.Max: "max."}[op] + suffix, nil
+	}
+	return "", unsupported("arith.%s on %s", op, t)
+}
+
+// complexArith writes complex sums, differences and products, the latter
+// as the OpenCL C writer's tl_cmul helper computes them.
+func (e *fn) complexArith(in *ir.Inst, a, b val) error {
+	c := a.cls
+	suffix := map[class]string{f32: "f32", f64: "f64"}[c]
+	switch in.Arith {
+	case ir.Add, ir.Sub:
+		op := map[ir.ArithOp]string{ir.Add: "add.", ir.Sub: "sub."}[in.Arith] + suffix
+		e.vals[in.Result()] = two(c, e.def(c, op, a.parts[0], b.parts[0]), e.def(c, op, a.parts[1], b.parts[1]))
+	case ir.Mul:
+		mul, add, sub := "mul."+suffix, "add."+suffix, "sub."+suffix
+		re := e.def(c, sub, e.def(c, mul, a.parts[0], b.parts[0]), e.def(c, mul, a.parts[1], b.parts[1]))
+		im := e.def(c, add, e.def(c, mul, a.parts[0], b.parts[1]), e.def(c, mul, a.parts[1], b.parts[0]))
+		e.vals[in.Result()] = two(c, re, im)
+	default:
+		return unsupported("arith.%s on %s", in.Arith, in.Result().Type)
+	}
+	return nil
+}
+
+// intArith writes integer arithmetic: in 32 bits where the result and
+// both operands are held in 32 bits (the OpenCL C's int arithmetic), else
+// in 64 with the 32-bit operands widened and the result truncated where
+// it is narrow. Two immediates fold.
+func (e *fn) intArith(in *ir.Inst) error {
+	r := in.Result()
+	if int(in.Arith) >= len(intOps) || intOps[in.Arith] == "" {
+		return unsupported("arith.%s on %s", in.Arith, r.Type)
+	}
+	a, b := in.Operands[0], in.Operands[1]
+	w := max(e.width(r), e.width(a), e.width(b))
+	x, y := e.intAs(a, w), e.intAs(b, w)
+	if v, ok := foldInt(in.Arith, x, y); ok {
+		e.vals[r] = one(widthClass(e.width(r)), i64toa(v))
+		return nil
+	}
+	x, y = e.immSecond(in.Arith, x, y, w)
+	res, ok := identity(in.Arith, x, y)
+	if !ok {
+		res = e.def(widthClass(w), intOps[in.Arith]+intSuffix(in.Arith, w), x, y)
+	}
+	e.vals[r] = one(widthClass(e.width(r)), e.resize(res, w, e.width(r)))
+	return nil
+}
+
+// identity is x op y where the immediate y makes it x or 0 (the
+// lowerings' index arithmetic multiplies by 1 and adds 0 a lot).
+func identity(op ir.ArithOp, x, y string) (string, bool) {
+	switch {
+	case y == "0" && (op == ir.Add || op == ir.Sub || op == ir.Or || op == ir.Xor || op == ir.Shl || op == ir.Shr):
+		return x, true
+	case y == "1" && (op == ir.Mul || op == ir.Div):
+		return x, true
+	case y == "1" && op == ir.Rem, y == "0" && (op == ir.Mul || op == ir.And):
+		return "0", true
+	}
+	return "", false
+}
+
+// immSecond returns x op y's operands with no immediate first, as NVVM
+// writes them: commuted where op commutes, else the immediate in a
+// register.
+func (e *fn) immSecond(op ir.ArithOp, x, y string, w int) (string, string) {
+	if !isImm(x) {
+		return x, y
+	}
+	switch op {
+	case ir.Add, ir.Mul, ir.Min, ir.Max, ir.And, ir.Or, ir.Xor:
+		return y, x
+	}
+	return e.def(widthClass(w), movOf(widthClass(w)), x), y
+}
+
+// intSuffix is the type suffix of integer operation op on w bits: bit
+// operations name the size alone (intOps ends them with "b").
+func intSuffix(op ir.ArithOp, w int) string {
+	switch op {
+	case ir.Shl, ir.And, ir.Or, ir.Xor:
+		return itoa(w)
+	}
+	return widthSuffix(w)
+}
+
+// foldInt computes x op y when both are immediates (C folds them too),
+// except where C would trap or shift out of range.
+func foldInt(op ir.ArithOp, x, y string) (int64, bool) {
+	a, okA := immOf(x)
+	b, okB := immOf(y)
+	if !okA || !okB {
+		return 0, false
+	}
+	switch op {
+	case ir.Add:
+		return a + b, true
+	case ir.Sub:
+		return a - b, true
+	case ir.Mul:
+		return a * b, true
+	case ir.Div:
+		return a / b, b != 0
+	case ir.Rem:
+		return a % b, b != 0
+	case ir.Min:
+		return min(a, b), true
+	case ir.Max:
+		return max(a, b), true
+	}
+	return 0, false
+}
+
+// unary writes negation and absolute value of reals and integers and the
+// parts and conjugate of complex values.
+func (e *fn) unary(in *ir.Inst) error {
+	r, x := in.Result(), e.value(in.Operands[0])
+	t := in.Operands[0].Type
+	switch {
+	case t.IsComplex() && (in.Unary == ir.Re || in.Unary == ir.Im):
+		e.vals[r] = one(x.cls, x.parts[b2i(in.Unary == ir.Im)])
+	case t.IsComplex() && in.Unary == ir.Conj:
+		e.vals[r] = two(x.cls, x.parts[0], e.def(x.cls, "neg."+typeName(t.ComponentType()), x.parts[1]))
+	case !t.IsComplex() && (in.Unary == ir.Neg || in.Unary == ir.Abs) && t.Kind() != ir.KindBool:
+		op := map[ir.UnaryOp]string{ir.Neg: "neg.", ir.Abs: "abs."}[in.Unary]
+		e.vals[r] = one(x.cls, e.def(x.cls, op+typeName(t), x.x()))
+	default:
+		return unsupported("arith.%s on %s", in.Unary, t)
+	}
+	return nil
+}
+
+// typeNames are the PTX arithmetic types of the scalar types.
+var typeNames = map[ir.Kind]string{ir.KindF16: "f16", ir.KindBF16: "bf16", ir.KindF32: "f32", ir.KindF64: "f64",
+	ir.KindI32: "s32", ir.KindI64: "s64", ir.KindIndex: "s64"}
+
+// typeName is the PTX arithmetic type of scalar t.
+func typeName(t *ir.Type) string {
+	if n, ok := typeNames[t.Kind()]; ok {
+		return n
+	}
+	panic(unsupported("arithmetic on %s", t))
+}
+
+// cmpOps are setp's comparisons; floats' != is unordered (true on NaN,
+// as C's), the others ordered.
+var cmpOps = map[ir.CmpOp]string{ir.Eq: "eq", ir.Ne: "ne", ir.Gt: "gt", ir.Ge: "ge", ir.Lt: "lt", ir.Le: "le"}
+
+func (e *fn) cmp(in *ir.Inst) error {
+	a, b := in.Operands[0], in.Operands[1]
+	t := a.Type
+	op := cmpOps[in.Cmp]
+	var x, y, typ string
+	switch {
+	case t.IsInteger():
+		w := max(e.width(a), e.width(b))
+		x, y, typ = e.intAs(a, w), e.intAs(b, w), widthSuffix(w)
+		if isImm(x) {
+			x = e.def(widthClass(w), movOf(widthClass(w)), x)
+		}
+	case t.IsFloat():
+		x, y, typ = e.value(a).x(), e.value(b).x(), typeName(t)
+		if in.Cmp == ir.Ne {
+			op = "neu"
+		}
+	default:
+		return unsupported("cmp.%s on %s", in.Cmp, t)
+	}
+	e.vals[in.Result()] = one(pred, e.def(pred, "setp."+op+"."+typ, x, y))
+	return nil
+}
+
+// builtin writes the builtins from the prologue's values, as the OpenCL C
+// writer's builtin does.
+func (e *fn) builtin(in *ir.Inst) error {
+	l := e.l
+	nsx := l.WorkGroupSize[0] / l.SubgroupSize
+	x, w := "", 64
+	switch in.Builtin {
+	case ir.GroupID:
+		x = e.gid
+	case ir.GroupSize:
+		x = e.groups
+	case ir.GroupIDY:
+		x = e.part
+		if l.Split <= 1 {
+			x = e.long(e.groupID(1))
+		}
+	case ir.GroupSizeY:
+		x = e.long(e.numGroups(1))
+	case ir.NumSubgroups:
+		x = itoa(nsx * l.WorkGroupSize[1])
+	case ir.NumSubgroupsX:
+		x = itoa(nsx)
+	case ir.NumSubgroupsY:
+		x = itoa(l.WorkGroupSize[1])
+	case ir.NumSubgroupsZ:
+		x = "1"
+	case ir.SubgroupIDZ:
+		x = "0"
+	case ir.SubgroupSize:
+		x = itoa(l.SubgroupSize)
+	case ir.SubgroupID:
+		x, w = e.sgid, 32
+	case ir.SubgroupIDX:
+		x, w = e.def(b32, "rem.u32", e.sgid, itoa(nsx)), 32
+	case ir.SubgroupIDY:
+		x, w = e.def(b32, "div.u32", e.sgid, itoa(nsx)), 32
+	case ir.SubgroupLocalID:
+		x, w = e.lane, 32
+	default:
+		return unsupported("builtin.%s", in.Builtin)
+	}
+	r := in.Result()
+	if !r.Type.IsInteger() {
+		return unsupported("builtin.%s of type %s", in.Builtin, r.Type)
+	}
+	e.vals[r] = one(widthClass(e.width(r)), e.resize(x, w, e.width(r)))
+	return nil
+}
+
+// size is a shape entry of a memref: an immediate or a 64-bit argument.
+func (e *fn) size(in *ir.Inst) {
+	r := in.Result()
+	x := e.mems[in.Operands[0]].shape[in.Mode]
+	e.vals[r] = one(widthClass(e.width(r)), e.resize(x, 64, e.width(r)))
+}

@@ -1,0 +1,299 @@
+package ptx
+
+import (
+	"tltune/compiler/ir"
+)
+
+// memref is a global memref as PTX operands: the address of its first
+// element and its shape and stride entries, immediates where static and
+// 64-bit registers (the long arguments) where dynamic.
+type memref struct {
+	elem          *ir.Type
+	ptr           string
+	shape, stride []string
+}
+
+// newMemref is the view of a memref of type t at ptr, its dynamic entries
+// left for the arguments to fill.
+func newMemref(t *ir.Type, ptr string) *memref {
+	m := &memref{elem: t.Elem(), ptr: ptr}
+	for _, s := range t.Shape() {
+		m.shape = append(m.shape, i64toa(s))
+	}
+	for _, s := range t.Stride() {
+		m.stride = append(m.stride, i64toa(s))
+	}
+	return m
+}
+
+// mem returns the view of memref value v; local memory and groups have
+// none.
+func (e *fn) mem(v *ir.Value) *memref {
+	if m, ok := e.mems[v]; ok {
+		return m
+	}
+	panic(unsupported("memref %%%s of type %s (only global memrefs of parameters)", v.Name, v.Type))
+}
+
+// subview moves the pointer to the offsets, computed in 64 bits as the
+// OpenCL C writer computes global offsets; kept modes keep their strides.
+func (e *fn) subview(in *ir.Inst) {
+	m := e.mem(in.Operands[0])
+	rest := in.Operands[1:]
+	next := func(static int64) string {
+		if static != ir.Dynamic {
+			return i64toa(static)
+		}
+		v := rest[0]
+		rest = rest[1:]
+		return e.intAs(v, 64)
+	}
+	var offs, strides []string
+	sub := &memref{elem: m.elem}
+	for i := range in.Offsets {
+		offs = append(offs, next(in.Offsets[i]))
+		strides = append(strides, m.stride[i])
+		size := next(in.Sizes[i])
+		if in.Sizes[i] == 0 {
+			continue
+		}
+		sub.shape = append(sub.shape, size)
+		sub.stride = append(sub.stride, m.stride[i])
+	}
+	sub.ptr = e.advance(m.ptr, e.linear(offs, strides, 64), 64, m.elem)
+	e.mems[in.Result()] = sub
+}
+
+// offset is the element offset of index idx in memref value mv and its
+// width: 32 bits where the OpenCL C writer's offsetOf computes it in int
+// (every index narrow, every stride static, every term and the sum
+// provably an int32), else 64.
+func (e *fn) offset(mv *ir.Value, idx []*ir.Value) (string, int) {
+	m := e.mem(mv)
+	strides := mv.Type.Stride()
+	narrow := true
+	var sum ir.Range
+	for i, v := range idx {
+		r, ok := e.ranges.Get(v)
+		if !e.narrow(v) || !ok || strides[i] == ir.Dynamic {
+			narrow = false
+			break
+		}
+		s := strides[i]
+		term := ir.Range{Lo: min(r.Lo*s, r.Hi*s), Hi: max(r.Lo*s, r.Hi*s)}
+		if abs(s) > 1<<31 || !term.Fits32() {
+			narrow = false
+			break
+		}
+		sum = ir.Range{Lo: sum.Lo + term.Lo, Hi: sum.Hi + term.Hi}
+	}
+	w := 64
+	if narrow && sum.Fits32() {
+		w = 32
+	}
+	xs := make([]string, len(idx))
+	for i, v := range idx {
+		xs[i] = e.intAs(v, w)
+	}
+	return e.linear(xs, m.stride, w), w
+}
+
+func abs(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// linear is Σ xs[i]·ss[i] in w bits: immediate products fold into one
+// constant, the rest are multiply-adds.
+func (e *fn) linear(xs, ss []string, w int) string {
+	var c int64
+	acc := ""
+	sfx := widthSuffix(w)
+	for i, x := range xs {
+		s := ss[i]
+		xi, xImm := immOf(x)
+		si, sImm := immOf(s)
+		switch {
+		case xImm && sImm:
+			c += xi * si
+		case xImm && xi == 0 || sImm && si == 0:
+		default:
+			if xImm { // the register first
+				x, s, sImm, si = s, x, true, xi
+			}
+			switch {
+			case sImm && si == 1 && acc == "":
+				acc = x
+			case sImm && si == 1:
+				acc = e.def(widthClass(w), "add."+sfx, acc, x)
+			case acc == "":
+				acc = e.def(widthClass(w), "mul.lo."+sfx, x, s)
+			default:
+				acc = e.def(widthClass(w), "mad.lo."+sfx, x, s, acc)
+			}
+		}
+	}
+	switch {
+	case acc == "":
+		return i64toa(c)
+	case c != 0:
+		return e.def(widthClass(w), "add."+sfx, acc, i64toa(c))
+	}
+	return acc
+}
+
+// advance is ptr moved by off elements of type elem (off of w bits).
+func (e *fn) advance(ptr, off string, w int, elem *ir.Type) string {
+	size := elem.Size()
+	if n, ok := immOf(off); ok {
+		if n == 0 {
+			return ptr
+		}
+		return e.def(b64, "add.s64", ptr, i64toa(n*size))
+	}
+	var bytes string
+	if w == 32 {
+		bytes = e.def(b64, "mul.wide.s32", off, i64toa(size))
+	} else {
+		bytes = e.def(b64, "mul.lo.s64", off, i64toa(size))
+	}
+	return e.def(b64, "add.s64", ptr, bytes)
+}
+
+// address is the PTX address of element idx of memref value mv: an
+// immediate offset folds into the brackets.
+func (e *fn) address(mv *ir.Value, idx []*ir.Value) string {
+	m := e.mem(mv)
+	off, w := e.offset(mv, idx)
+	if n, ok := immOf(off); ok && n != 0 {
+		return "[" + m.ptr + "+" + i64toa(n*m.elem.Size()) + "]"
+	}
+	return bracket(e.advance(m.ptr, off, w, m.elem))
+}
+
+// memType is how elements of type t travel: the PTX type of one component
+// of memory, components per element and their register class.
+func memType(t *ir.Type) (typ string, per int, c class) {
+	switch t.Kind() {
+	case ir.KindF16, ir.KindBF16:
+		return "b16", 1, b16
+	case ir.KindF32:
+		return "f32", 1, f32
+	case ir.KindF64:
+		return "f64", 1, f64
+	case ir.KindC32:
+		return "f32", 2, f32
+	case ir.KindC64:
+		return "f64", 2, f64
+	case ir.KindI32:
+		return "u32", 1, b32
+	case ir.KindI64, ir.KindIndex:
+		return "u64", 1, b64
+	}
+	panic(unsupported("memory of %s", t))
+}
+
+func (e *fn) load(in *ir.Inst) error {
+	r := in.Result()
+	if r.Type == ir.Index && e.narrow(r) {
+		return unsupported("a narrow index load")
+	}
+	addr := e.address(in.Operands[0], in.Operands[1:])
+	v := e.fresh(r)
+	e.access("ld", addr, r.Type, v.each())
+	e.vals[r] = v
+	return nil
+}
+
+func (e *fn) store(in *ir.Inst) error {
+	if in.Atomic != ir.NotAtomic {
+		return unsupported("atomic stores")
+	}
+	x := in.Operands[0]
+	addr := e.address(in.Operands[1], in.Operands[2:])
+	e.access("st", addr, x.Type, e.registers(x))
+	return nil
+}
+
+// registers are value v's registers, an integer immediate moved into one
+// (st takes registers).
+func (e *fn) registers(v *ir.Value) []string {
+	x := e.value(v)
+	if isImm(x.x()) {
+		return []string{e.def(x.cls, movOf(x.cls), x.x())}
+	}
+	return x.each()
+}
+
+func (e *fn) vectorLoad(in *ir.Inst) error {
+	addr := e.address(in.Operands[0], in.Operands[1:])
+	var regs []string
+	for _, r := range in.Results {
+		v := e.fresh(r)
+		e.vals[r] = v
+		regs = append(regs, v.each()...)
+	}
+	e.access("ld", addr, in.Results[0].Type, regs)
+	return nil
+}
+
+func (e *fn) vectorStore(in *ir.Inst) error {
+	xs, mv, idx := in.VectorStoreOperands()
+	addr := e.address(mv, idx)
+	var regs []string
+	for _, x := range xs {
+		regs = append(regs, e.registers(x)...)
+	}
+	e.access("st", addr, xs[0].Type, regs)
+	return nil
+}
+
+// access writes one ld or st of the components regs of elements of type
+// t at addr: up to four components in one vector access (the lowering
+// aligns vectors to their size), eight 16-bit ones as four 32-bit words.
+func (e *fn) access(kind, addr string, t *ir.Type, regs []string) {
+	typ, _, _ := memType(t)
+	n := len(regs)
+	switch {
+	case n == 1:
+		e.accessOp(kind, typ, addr, regs[0])
+	case n == 2 || n == 4:
+		e.accessOp(kind, "v"+itoa(n)+"."+typ, addr, braces(regs...))
+	case n == 8 && typ == "b16":
+		e.packedAccess(kind, addr, regs)
+	default:
+		panic(unsupported("a vector of %d %s", n, typ))
+	}
+}
+
+// accessOp writes ld.global.TYPE reg, [addr] or st.global.TYPE [addr], reg.
+func (e *fn) accessOp(kind, typ, addr, reg string) {
+	if kind == "ld" {
+		e.op("ld.global."+typ, reg, addr)
+	} else {
+		e.op("st.global."+typ, addr, reg)
+	}
+}
+
+// packedAccess moves eight 16-bit components as four 32-bit words (PTX
+// vectors have at most four components), two halves per word, the first
+// in the low half as memory has it.
+func (e *fn) packedAccess(kind, addr string, regs []string) {
+	words := make([]string, 4)
+	for i := range words {
+		words[i] = e.reg(b32)
+	}
+	if kind == "st" {
+		for i, w := range words {
+			e.op("mov.b32", w, braces(regs[2*i], regs[2*i+1]))
+		}
+	}
+	e.accessOp(kind, "v4.b32", addr, braces(words...))
+	if kind == "ld" {
+		for i, w := range words {
+			e.op("mov.b32", braces(regs[2*i], regs[2*i+1]), w)
+		}
+	}
+}
