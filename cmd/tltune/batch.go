@@ -61,7 +61,8 @@ func (r *tuneRun) compileID(copts compiler.Options) string {
 // formCompiler compiles programs into the form the device builds. Once a
 // program has gone the SPIR-V path, later ones are compiled to SPIR-V
 // alone: the path depends on the device and the target, which stay, and
-// writing the unused OpenCL C cost a third of tltune's compile time.
+// writing the unused OpenCL C cost a third of tltune's compile time. With
+// copts.PTX (--ptx), a program the PTX writer covers goes as PTX.
 func formCompiler(info device.Info, copts compiler.Options) func(srcs [][]byte, names []string) (devcall.Form, error) {
 	var spirvOnly atomic.Bool
 	return func(srcs [][]byte, names []string) (devcall.Form, error) {
@@ -70,6 +71,11 @@ func formCompiler(info device.Info, copts compiler.Options) func(srcs [][]byte, 
 		res, err := compiler.CompileMany(srcs, names, o)
 		if err != nil {
 			return devcall.Form{}, err
+		}
+		if copts.PTX {
+			if form, err := devcall.PTXForm(res); err == nil {
+				return form, nil
+			}
 		}
 		form, err := devcall.FormOf(info, res)
 		if err == nil && form.Path == devcall.PathSPIRV {

@@ -98,7 +98,11 @@ func (r *tuneRun) cached(recipe kernels.Recipe, key func(devcall.Path, string) s
 		return p, false
 	}
 	hash := tuner.SourceHash(src)
-	for _, path := range []devcall.Path{devcall.PathOpenCLC, devcall.PathSPIRV} {
+	paths := []devcall.Path{devcall.PathOpenCLC, devcall.PathSPIRV}
+	if r.flags.ptx {
+		paths = append(paths, devcall.PathPTX)
+	}
+	for _, path := range paths {
 		if _, _, ok := r.bins.Lookup(key(path, hash)); ok {
 			return p, true
 		}

@@ -412,6 +412,22 @@ func TestTuneForcedTargetTheDeviceLacks(t *testing.T) {
 	}
 }
 
+// TestTunePTXNeedsNVIDIA: --ptx on a device whose driver builds no PTX
+// tltune writes is bad input, refused in one line before the store is
+// touched.
+func TestTunePTXNeedsNVIDIA(t *testing.T) {
+	dev := poclDevice(t)
+	db := filepath.Join(t.TempDir(), "results.db")
+	status, stdout, stderr := tltune(smallGEMM(db, dev, "--budget", "1", "--ptx")...)
+	if want := "tltune gemm: --ptx: "; status != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 ||
+		!strings.HasPrefix(stderr, want) || !strings.Contains(stderr, "leave out --ptx") {
+		t.Errorf("status %d, stderr %q; want %d and one line starting %q\n%s", status, stderr, exitUsage, want, stdout)
+	}
+	if _, err := os.Stat(db); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the refused run touched the store: %v", err)
+	}
+}
+
 // TestTuneNothingToEvaluate: space flags that leave no configuration the
 // device can run, or a --time that runs out before the first proposal, are
 // the input's fault, not the device's: exit 2 and one line that says which
