@@ -73,10 +73,14 @@ func (r *tuneRun) cheapConfigs(recipe kernels.Recipe) []tuning.Params {
 		return nil // a hint only: the search goes on without it
 	}
 	key := r.kernelKey(copts)
+	paths := []devcall.Path{devcall.PathOpenCLC, devcall.PathSPIRV}
+	if copts.PTX {
+		paths = append(paths, devcall.PathPTX)
+	}
 	var cheap []tuning.Params
 	var live []string
 	for _, line := range lines {
-		if p, ok := r.cached(recipe, key, line); ok {
+		if p, ok := r.cached(recipe, key, paths, line); ok {
 			cheap, live = append(cheap, p), append(live, line)
 		}
 	}
@@ -87,8 +91,9 @@ func (r *tuneRun) cheapConfigs(recipe kernels.Recipe) []tuning.Params {
 }
 
 // cached parses a line of a note and reports whether the configuration's
-// kernel, compiled from its source as today, is in the cache under key.
-func (r *tuneRun) cached(recipe kernels.Recipe, key func(devcall.Path, string) string, line string) (tuning.Params, bool) {
+// kernel, compiled from its source as today, is in the cache under key
+// for one of paths.
+func (r *tuneRun) cached(recipe kernels.Recipe, key func(devcall.Path, string) string, paths []devcall.Path, line string) (tuning.Params, bool) {
 	p, ok := parseConfig(line)
 	if !ok {
 		return p, false
@@ -98,10 +103,6 @@ func (r *tuneRun) cached(recipe kernels.Recipe, key func(devcall.Path, string) s
 		return p, false
 	}
 	hash := tuner.SourceHash(src)
-	paths := []devcall.Path{devcall.PathOpenCLC, devcall.PathSPIRV}
-	if r.flags.ptx {
-		paths = append(paths, devcall.PathPTX)
-	}
 	for _, path := range paths {
 		if _, _, ok := r.bins.Lookup(key(path, hash)); ok {
 			return p, true

@@ -96,3 +96,39 @@ func TestSearchPath(t *testing.T) {
 		t.Errorf("another seed: %v", got)
 	}
 }
+
+// TestCheapConfigsPTX: a kernel the cache holds as PTX is cheap to a --ptx
+// run only: another run would build its OpenCL C.
+func TestCheapConfigsPTX(t *testing.T) {
+	for _, ptx := range []bool{false, true} {
+		bins, err := bincache.Open(t.TempDir(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := &tuneRun{bins: bins, info: device.Info{Name: "a device", Driver: "1.0", Runtime: "opencl"}}
+		r.copts.PTX = ptx
+		spec := kernels.Spec{Op: kernels.GEROp, M: 20, N: 5, DType: kernels.F32, Acc: kernels.F32, Alpha: 1, Beta: 1, Layout: kernels.Strided}
+		recipe, err := kernels.New(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := tuning.Params{SubgroupSize: 32, WorkGroupSize: [2]int{32, 1}, Tile: [2]int{32, 4}, Unroll: 1, BatchPerGroup: 1, VectorWidth: 1}
+		if err := r.noteBuilt(spec, &tuner.Report{Outcomes: []tuner.Outcome{{Params: p, Kind: tuner.OK}}}); err != nil {
+			t.Fatal(err)
+		}
+		src, err := recipe.Source(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		program := bincache.Key("program", src)
+		if err := bins.Put(program, []byte("binary")); err != nil {
+			t.Fatal(err)
+		}
+		if err := bins.Index(r.kernelKey(r.copts)(devcall.PathPTX, tuner.SourceHash(src)), program, "k"); err != nil {
+			t.Fatal(err)
+		}
+		if got := r.cheapConfigs(recipe); len(got) != map[bool]int{false: 0, true: 1}[ptx] {
+			t.Errorf("--ptx %v: cheap %v", ptx, got)
+		}
+	}
+}
