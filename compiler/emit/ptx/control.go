@@ -30,7 +30,7 @@ func (e *fn) forLoop(in *ir.Inst) error {
 	cw := max(w, e.width(to))
 	done := e.def(pred, "setp.ge."+widthSuffix(cw), e.resize(ivReg, w, cw), e.intAs(to, cw))
 	e.op("@"+done+" bra", end)
-	if err := e.region(body); err != nil {
+	if err := e.scoped(body); err != nil {
 		return err
 	}
 	inc := "1"
@@ -41,6 +41,14 @@ func (e *fn) forLoop(in *ir.Inst) error {
 	e.op("bra.uni", head)
 	e.putLabel(end)
 	return nil
+}
+
+// scoped writes region r in a scope of its own: what pure writes there
+// is not reused after it.
+func (e *fn) scoped(r *ir.Region) error {
+	e.enterScope()
+	defer e.leaveScope()
+	return e.region(r)
 }
 
 // carried returns fresh registers for results, which name them.
@@ -62,7 +70,7 @@ func (e *fn) ifElse(in *ir.Inst) error {
 	hasElse := len(in.Regions) > 1 && len(in.Regions[1].Insts) > 0
 	e.op("@!"+cond+" bra", elseLabel)
 	e.yields[in.Regions[0]] = results
-	if err := e.region(in.Regions[0]); err != nil {
+	if err := e.scoped(in.Regions[0]); err != nil {
 		return err
 	}
 	if hasElse {
@@ -71,7 +79,7 @@ func (e *fn) ifElse(in *ir.Inst) error {
 	e.putLabel(elseLabel)
 	if hasElse {
 		e.yields[in.Regions[1]] = results
-		if err := e.region(in.Regions[1]); err != nil {
+		if err := e.scoped(in.Regions[1]); err != nil {
 			return err
 		}
 		e.putLabel(end)

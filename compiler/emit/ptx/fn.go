@@ -29,11 +29,13 @@ var (
 )
 
 // val is a scalar value as PTX operands: one register or immediate, two
-// (real and imaginary parts) for a complex value.
+// (real and imaginary parts) for a complex value. An integer held as a
+// register plus a constant (affine.go) has off, the constant, besides.
 type val struct {
 	cls   class
 	parts [2]string
 	n     int
+	off   int64
 }
 
 func one(c class, x string) val       { return val{cls: c, parts: [2]string{x}, n: 1} }
@@ -64,6 +66,8 @@ type fn struct {
 	mems   map[*ir.Value]*memref
 	ranges ir.ValueMap[ir.Range]
 	yields map[*ir.Region][]val
+	// scopes are pure's instructions, the innermost region's last.
+	scopes []scope
 
 	// The prologue's values (emitKernelBody of compiler/emit/opencl).
 	sgid, lane  string // b32
@@ -77,7 +81,7 @@ type fn struct {
 
 func newFn(f *ir.Func, k *opencl.Kernel) *fn {
 	e := &fn{f: f, k: k, l: k.Launch, vals: map[*ir.Value]val{}, mems: map[*ir.Value]*memref{},
-		yields: map[*ir.Region][]val{}}
+		yields: map[*ir.Region][]val{}, scopes: []scope{{}}}
 	e.l.BatchPerGroup = max(e.l.BatchPerGroup, 1)
 	ir.IndexRanges(&e.ranges, f, func(b ir.BuiltinKind) (ir.Range, bool) {
 		e.usesGroupSize = e.usesGroupSize || b == ir.GroupSize
@@ -144,9 +148,16 @@ func (e *fn) text() string {
 	return b.String()
 }
 
-// value returns the operands of v.
+// value returns the operands of v, an affine one added up.
 func (e *fn) value(v *ir.Value) val {
 	if x, ok := e.vals[v]; ok {
+		if x.off != 0 {
+			w := 32
+			if x.cls == b64 {
+				w = 64
+			}
+			return one(x.cls, e.operand(affine{x.x(), x.off, w}))
+		}
 		return x
 	}
 	panic(unsupported("value %%%s used before it was written (%s)", v.Name, v.Type))

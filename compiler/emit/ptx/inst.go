@@ -57,7 +57,7 @@ func (e *fn) inst(in *ir.Inst) error {
 	case ir.OpSubgroupBroadcast:
 		e.vals[in.Result()] = e.shuffle(e.value(in.Operands[0]), e.intAs(in.Operands[1], 32))
 	case ir.OpSubgroupShuffleXor:
-		lane := e.def(b32, "xor.b32", e.lane, e.intAs(in.Operands[1], 32))
+		lane := e.pure(b32, "xor.b32", e.lane, e.intAs(in.Operands[1], 32))
 		e.vals[in.Result()] = e.shuffle(e.value(in.Operands[0]), lane)
 	default:
 		return unsupported("%s", in.Mnemonic())
@@ -189,6 +189,12 @@ func (e *fn) intArith(in *ir.Inst) error {
 	}
 	a, b := in.Operands[0], in.Operands[1]
 	w := max(e.width(r), e.width(a), e.width(b))
+	if w == e.width(r) {
+		if s, ok := e.affineArith(in.Arith, e.affineOf(a, w), e.affineOf(b, w), w); ok {
+			e.vals[r] = affineVal(s)
+			return nil
+		}
+	}
 	x, y := e.intAs(a, w), e.intAs(b, w)
 	if v, ok := foldInt(in.Arith, x, y); ok {
 		e.vals[r] = one(widthClass(e.width(r)), i64toa(v))

@@ -1,6 +1,8 @@
 package ptx
 
 import (
+	"math"
+
 	"tltune/compiler/ir"
 )
 
@@ -64,38 +66,74 @@ func (e *fn) subview(in *ir.Inst) {
 	e.mems[in.Result()] = sub
 }
 
-// offset is the element offset of index idx in memref value mv and its
-// width: 32 bits where the OpenCL C writer's offsetOf computes it in int
-// (every index narrow, every stride static, every term and the sum
-// provably an int32), else 64.
-func (e *fn) offset(mv *ir.Value, idx []*ir.Value) (string, int) {
+// offset is the element offset of index idx in memref value mv as a
+// register part plus a constant (the indices' constants times static
+// strides, for the brackets), of 32 bits where the OpenCL C writer's
+// offsetOf computes the offset in int (every index narrow, every stride
+// static, every term and the sum provably an int32) and the register
+// part is an int32 too, else of 64.
+func (e *fn) offset(mv *ir.Value, idx []*ir.Value) affine {
 	m := e.mem(mv)
 	strides := mv.Type.Stride()
-	narrow := true
+	w := 64
+	if sum, ok := e.intOffset(idx, strides); ok {
+		var c int64
+		for i, v := range idx {
+			c += e.constOf(v) * strides[i]
+		}
+		if (ir.Range{Lo: sum.Lo - c, Hi: sum.Hi - c}).Fits32() {
+			w = 32
+		}
+	}
+	var c int64
+	xs := make([]string, len(idx))
+	for i, v := range idx {
+		a := e.affineOf(v, w)
+		s, static := immOf(m.stride[i])
+		switch {
+		case !static:
+			xs[i] = e.operand(a)
+		case a.base == "":
+			xs[i], c = "0", c+a.off*s
+		default:
+			xs[i], c = a.base, c+a.off*s
+		}
+	}
+	reg := e.linear(xs, m.stride, w)
+	if n, ok := immOf(reg); ok {
+		return affine{off: c + n, w: w}
+	}
+	return affine{reg, c, w}
+}
+
+// intOffset is the range of the element offset of idx for strides, and
+// whether the OpenCL C computes it in int: every index narrow, every
+// stride static, every term and the sum provably an int32.
+func (e *fn) intOffset(idx []*ir.Value, strides []int64) (ir.Range, bool) {
 	var sum ir.Range
 	for i, v := range idx {
 		r, ok := e.ranges.Get(v)
 		if !e.narrow(v) || !ok || strides[i] == ir.Dynamic {
-			narrow = false
-			break
+			return sum, false
 		}
 		s := strides[i]
 		term := ir.Range{Lo: min(r.Lo*s, r.Hi*s), Hi: max(r.Lo*s, r.Hi*s)}
 		if abs(s) > 1<<31 || !term.Fits32() {
-			narrow = false
-			break
+			return sum, false
 		}
 		sum = ir.Range{Lo: sum.Lo + term.Lo, Hi: sum.Hi + term.Hi}
 	}
-	w := 64
-	if narrow && sum.Fits32() {
-		w = 32
+	return sum, sum.Fits32()
+}
+
+// constOf is the constant of integer value v: the immediate, or the
+// constant an affine value holds apart.
+func (e *fn) constOf(v *ir.Value) int64 {
+	x := e.vals[v]
+	if n, ok := immOf(x.x()); ok {
+		return n
 	}
-	xs := make([]string, len(idx))
-	for i, v := range idx {
-		xs[i] = e.intAs(v, w)
-	}
-	return e.linear(xs, m.stride, w), w
+	return x.off
 }
 
 func abs(x int64) int64 {
@@ -106,7 +144,7 @@ func abs(x int64) int64 {
 }
 
 // linear is Σ xs[i]·ss[i] in w bits: immediate products fold into one
-// constant, the rest are multiply-adds.
+// constant, the rest are multiply-adds, each written once per scope.
 func (e *fn) linear(xs, ss []string, w int) string {
 	var c int64
 	acc := ""
@@ -127,11 +165,11 @@ func (e *fn) linear(xs, ss []string, w int) string {
 			case sImm && si == 1 && acc == "":
 				acc = x
 			case sImm && si == 1:
-				acc = e.def(widthClass(w), "add."+sfx, acc, x)
+				acc = e.pure(widthClass(w), "add."+sfx, acc, x)
 			case acc == "":
-				acc = e.def(widthClass(w), "mul.lo."+sfx, x, s)
+				acc = e.pure(widthClass(w), "mul.lo."+sfx, x, s)
 			default:
-				acc = e.def(widthClass(w), "mad.lo."+sfx, x, s, acc)
+				acc = e.pure(widthClass(w), "mad.lo."+sfx, x, s, acc)
 			}
 		}
 	}
@@ -139,7 +177,7 @@ func (e *fn) linear(xs, ss []string, w int) string {
 	case acc == "":
 		return i64toa(c)
 	case c != 0:
-		return e.def(widthClass(w), "add."+sfx, acc, i64toa(c))
+		return e.pure(widthClass(w), "add."+sfx, acc, i64toa(c))
 	}
 	return acc
 }
@@ -151,26 +189,35 @@ func (e *fn) advance(ptr, off string, w int, elem *ir.Type) string {
 		if n == 0 {
 			return ptr
 		}
-		return e.def(b64, "add.s64", ptr, i64toa(n*size))
+		return e.pure(b64, "add.s64", ptr, i64toa(n*size))
 	}
 	var bytes string
 	if w == 32 {
-		bytes = e.def(b64, "mul.wide.s32", off, i64toa(size))
+		bytes = e.pure(b64, "mul.wide.s32", off, i64toa(size))
 	} else {
-		bytes = e.def(b64, "mul.lo.s64", off, i64toa(size))
+		bytes = e.pure(b64, "mul.lo.s64", off, i64toa(size))
 	}
-	return e.def(b64, "add.s64", ptr, bytes)
+	return e.pure(b64, "add.s64", ptr, bytes)
 }
 
-// address is the PTX address of element idx of memref value mv: an
-// immediate offset folds into the brackets.
+// address is the PTX address of element idx of memref value mv: the
+// offset's constant part folds into the brackets, an immediate of 32
+// bits.
 func (e *fn) address(mv *ir.Value, idx []*ir.Value) string {
 	m := e.mem(mv)
-	off, w := e.offset(mv, idx)
-	if n, ok := immOf(off); ok && n != 0 {
-		return "[" + m.ptr + "+" + i64toa(n*m.elem.Size()) + "]"
+	a := e.offset(mv, idx)
+	ptr := m.ptr
+	if a.base != "" {
+		ptr = e.advance(m.ptr, a.base, a.w, m.elem)
 	}
-	return bracket(e.advance(m.ptr, off, w, m.elem))
+	bytes := a.off * m.elem.Size()
+	switch {
+	case bytes == 0:
+		return bracket(ptr)
+	case bytes < math.MinInt32 || bytes > math.MaxInt32:
+		return bracket(e.pure(b64, "add.s64", ptr, i64toa(bytes)))
+	}
+	return "[" + ptr + "+" + i64toa(bytes) + "]"
 }
 
 // memType is how elements of type t travel: the PTX type of one component
