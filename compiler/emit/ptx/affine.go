@@ -17,7 +17,9 @@ import (
 //     register (the lowerings recompute the same index and address for
 //     the load and the store of one element, and for every copy of an
 //     unrolled loop body);
-//   - an index that is a register plus a constant (a tile's row r+1, an
+//   - an index (ir.Index values only: the range analysis proves those
+//     held in 32 bits never overflow, so a sum's parts may be widened
+//     apart) that is a register plus a constant (a tile's row r+1, an
 //     unrolled loop's i+64) is kept as that pair, not added up, until an
 //     instruction needs it in a register; an address takes its constant
 //     into the brackets instead.

@@ -9,6 +9,8 @@ func (e *fn) cast(in *ir.Inst) error {
 	a, r := in.Operands[0], in.Result()
 	from, to := a.Type, r.Type
 	switch {
+	case from == ir.Index && to == ir.Index:
+		e.vals[r] = affineVal(e.affineOf(a, e.width(r)))
 	case from.IsInteger() && to.IsInteger():
 		e.vals[r] = one(widthClass(e.width(r)), e.intAs(a, e.width(r)))
 	case from.IsComplex() && to.IsComplex():

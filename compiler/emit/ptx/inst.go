@@ -114,10 +114,11 @@ var intOps = [...]string{
 func (e *fn) arith(in *ir.Inst) error {
 	r := in.Result()
 	t := r.Type
+	if t.IsInteger() {
+		return e.intArith(in) // before value, which adds up affine operands
+	}
 	a, b := e.value(in.Operands[0]), e.value(in.Operands[1])
 	switch {
-	case t.IsInteger():
-		return e.intArith(in)
 	case t.Kind() == ir.KindBool:
 		op := map[ir.ArithOp]string{ir.And: "and.pred", ir.Or: "or.pred", ir.Xor: "xor.pred"}[in.Arith]
 		if op == "" {
@@ -189,7 +190,7 @@ func (e *fn) intArith(in *ir.Inst) error {
 	}
 	a, b := in.Operands[0], in.Operands[1]
 	w := max(e.width(r), e.width(a), e.width(b))
-	if w == e.width(r) {
+	if w == e.width(r) && r.Type == ir.Index {
 		if s, ok := e.affineArith(in.Arith, e.affineOf(a, w), e.affineOf(b, w), w); ok {
 			e.vals[r] = affineVal(s)
 			return nil
