@@ -9,6 +9,9 @@ import (
 // forLoop writes a for loop as the OpenCL C's for: the test before each
 // trip, loop-carried values in registers that also hold the results.
 func (e *fn) forLoop(in *ir.Inst) error {
+	if trips, ok := e.unrollTrips(in); ok {
+		return e.unrolledLoop(in, trips)
+	}
 	from, to, step, init := in.LoopBounds()
 	body := in.Body()
 	iv := body.Args[0]
@@ -88,9 +91,13 @@ func (e *fn) ifElse(in *ir.Inst) error {
 }
 
 // yield moves the yielded values into the registers of the loop or the
-// if, through temporaries where a value moved early would be read later
+// if (an unrolled loop's body passes them on as they are), through temporaries where a value moved early would be read later
 // (a yield that permutes loop-carried values).
 func (e *fn) yield(in *ir.Inst) {
+	if _, ok := e.unrolled[in.Parent]; ok {
+		e.unrolled[in.Parent] = e.raw(in.Operands)
+		return
+	}
 	dst := e.yields[in.Parent]
 	src := make([]val, len(in.Operands))
 	for i, v := range in.Operands {

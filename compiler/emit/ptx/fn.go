@@ -66,6 +66,9 @@ type fn struct {
 	mems   map[*ir.Value]*memref
 	ranges ir.ValueMap[ir.Range]
 	yields map[*ir.Region][]val
+	// unrolled collects the values the body of a loop being unrolled
+	// yields, in place of yields' registers.
+	unrolled map[*ir.Region][]val
 	// scopes are pure's instructions, the innermost region's last.
 	scopes []scope
 
@@ -81,7 +84,7 @@ type fn struct {
 
 func newFn(f *ir.Func, k *opencl.Kernel) *fn {
 	e := &fn{f: f, k: k, l: k.Launch, vals: map[*ir.Value]val{}, mems: map[*ir.Value]*memref{},
-		yields: map[*ir.Region][]val{}, scopes: []scope{{}}}
+		yields: map[*ir.Region][]val{}, unrolled: map[*ir.Region][]val{}, scopes: []scope{{}}}
 	e.l.BatchPerGroup = max(e.l.BatchPerGroup, 1)
 	ir.IndexRanges(&e.ranges, f, func(b ir.BuiltinKind) (ir.Range, bool) {
 		e.usesGroupSize = e.usesGroupSize || b == ir.GroupSize

@@ -108,7 +108,8 @@ func TestUnsupported(t *testing.T) {
 
 // goldenCases are a few GEMV and GER kernels whose PTX is kept in
 // testdata: both transposes, splits, several entries per work-group,
-// vector widths 1, 2, 4 and 8, f16, bf16, f32 and f64.
+// vector widths 1, 2, 4 and 8, f16, bf16, f32 and f64, an inner loop
+// unrolled.
 var goldenCases = []struct {
 	name   string
 	spec   kernels.Spec
@@ -117,6 +118,7 @@ var goldenCases = []struct {
 	{"gemv-n-f16-v4-b4-split4", gemv(kernels.F16, false), params(32, 4, 32, 4, 32, 4, 4)},
 	{"gemv-t-f64-v2-b2-split2", gemv(kernels.F64, true), params(32, 2, 16, 8, 64, 2, 2)},
 	{"gemv-t-bf16-v8", gemv(kernels.BF16, true), params(32, 8, 8, 32, 64, 1, 1)},
+	{"gemv-n-f16-v1-unrolled", gemv(kernels.F16, false), params(32, 1, 1, 32, 32, 1, 1)},
 	{"ger-f16-v1", ger(kernels.F16), params(32, 1, 2, 16, 64, 1, 1)},
 	{"ger-f32-v4-b2-split2", ger(kernels.F32), params(32, 4, 32, 4, 32, 2, 2)},
 	{"ger-f64-v2-b4", ger(kernels.F64), params(32, 2, 16, 8, 64, 4, 1)},
