@@ -120,6 +120,11 @@ func (r *ranges) loopVariable(in *Inst) {
 	r.set(in.Body().Args[0], Range{f.Lo, max(f.Lo, t.Hi-1)})
 }
 
+// ArithRange is the range of x op y on index values, or false when it is
+// not bounded: IndexRanges's rule, for back ends that learn tighter
+// operand ranges where they write the code (an unrolled loop's variable).
+func ArithRange(op ArithOp, x, y Range) (Range, bool) { return arithRange(op, x, y) }
+
 // arithRange is the range of x op y, or false when it is not bounded.
 func arithRange(op ArithOp, x, y Range) (Range, bool) {
 	if x == Unknown || y == Unknown {

@@ -8,6 +8,9 @@ import "tltune/compiler/ir"
 func (e *fn) cast(in *ir.Inst) error {
 	a, r := in.Operands[0], in.Result()
 	from, to := a.Type, r.Type
+	if from.IsInteger() && to == ir.Index {
+		defer e.learn(r, e.known(a)) // an index holds every integer
+	}
 	switch {
 	case from == ir.Index && to == ir.Index:
 		e.vals[r] = affineVal(e.affineOf(a, e.width(r)))

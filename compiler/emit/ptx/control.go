@@ -7,7 +7,10 @@ import (
 )
 
 // forLoop writes a for loop as the OpenCL C's for: the test before each
-// trip, loop-carried values in registers that also hold the results.
+// trip, loop-carried values in registers that also hold the results. A
+// loop the ranges show to run at most once has neither the increment nor
+// the jump back, its variable is the start itself, and its test goes
+// where the ranges decide it (fold.go).
 func (e *fn) forLoop(in *ir.Inst) error {
 	if trips, ok := e.unrollTrips(in); ok {
 		return e.unrolledLoop(in, trips)
@@ -21,29 +24,58 @@ func (e *fn) forLoop(in *ir.Inst) error {
 		e.vals[body.Args[i+1]] = c
 	}
 	e.yields[body] = carried
+	kFrom, kTo, kStep := e.known(from), e.known(to), e.stepRange(step)
+	skip, decided := decide(ir.Ge, kFrom, kTo)
+	if decided && skip {
+		return nil // no trip: the results are the initial values
+	}
+	once := atMostOnce(kFrom, kTo, kStep)
 	w := e.width(iv)
-	ivReg := e.def(widthClass(w), movOf(widthClass(w)), e.intAs(from, w))
+	ivReg := e.intAs(from, w)
+	if !once {
+		ivReg = e.def(widthClass(w), movOf(widthClass(w)), ivReg)
+	}
 	e.vals[iv] = one(widthClass(w), ivReg)
+	if r, ok := loopRange(kFrom, kTo, kStep, once); ok && iv.Type == ir.Index {
+		e.learn(iv, r)
+	}
 	head, end := e.newLabel(), e.newLabel()
-	e.putLabel(head)
-	if unroll, ok := in.Attrs.Bool(ir.AttrUnroll); ok && !unroll {
+	if !once {
+		e.putLabel(head)
+	}
+	if unroll, ok := in.Attrs.Bool(ir.AttrUnroll); ok && !unroll && !once {
 		e.op(`.pragma "nounroll"`)
 	}
-	// C compares the int variable with a long bound in long.
-	cw := max(w, e.width(to))
-	done := e.def(pred, "setp.ge."+widthSuffix(cw), e.resize(ivReg, w, cw), e.intAs(to, cw))
-	e.op("@"+done+" bra", end)
+	runs := decided && once // exactly one trip
+	if !runs {
+		e.exitTest(ivReg, w, to, end)
+	}
 	if err := e.scoped(body); err != nil {
 		return err
 	}
-	inc := "1"
-	if step != nil {
-		inc = e.intAs(step, w)
+	if !once {
+		inc := "1"
+		if step != nil {
+			inc = e.intAs(step, w)
+		}
+		e.op("add."+widthSuffix(w), ivReg, ivReg, inc)
+		e.op("bra.uni", head)
 	}
-	e.op("add."+widthSuffix(w), ivReg, ivReg, inc)
-	e.op("bra.uni", head)
-	e.putLabel(end)
+	if !runs {
+		e.putLabel(end)
+	}
 	return nil
+}
+
+// exitTest branches to end where loop variable x of w bits has reached
+// to; C compares an int variable with a long bound in long.
+func (e *fn) exitTest(x string, w int, to *ir.Value, end string) {
+	cw := max(w, e.width(to))
+	x = e.resize(x, w, cw)
+	if isImm(x) {
+		x = e.def(widthClass(cw), movOf(widthClass(cw)), x)
+	}
+	e.op("@"+e.def(pred, "setp.ge."+widthSuffix(cw), x, e.intAs(to, cw))+" bra", end)
 }
 
 // scoped writes region r in a scope of its own: what pure writes there
@@ -67,6 +99,9 @@ func (e *fn) carried(results []*ir.Value) []val {
 // ifElse branches around the regions; both yield into the results'
 // registers.
 func (e *fn) ifElse(in *ir.Inst) error {
+	if n, ok := immOf(e.vals[in.Operands[0]].x()); ok {
+		return e.decidedBranch(in, n != 0)
+	}
 	results := e.carried(in.Results)
 	cond := e.value(in.Operands[0]).x()
 	elseLabel, end := e.newLabel(), e.newLabel()

@@ -65,6 +65,8 @@ type fn struct {
 	vals   map[*ir.Value]val
 	mems   map[*ir.Value]*memref
 	ranges ir.ValueMap[ir.Range]
+	// tight are the ranges learnt where values were written (fold.go).
+	tight  ir.ValueMap[ir.Range]
 	yields map[*ir.Region][]val
 	// unrolled collects the values the body of a loop being unrolled
 	// yields, in place of yields' registers.
@@ -90,6 +92,7 @@ func newFn(f *ir.Func, k *opencl.Kernel) *fn {
 		e.usesGroupSize = e.usesGroupSize || b == ir.GroupSize
 		return opencl.LaunchRange(e.l, b)
 	})
+	e.tight.Reset(f.NumValues)
 	return e
 }
 
@@ -151,9 +154,13 @@ func (e *fn) text() string {
 	return b.String()
 }
 
-// value returns the operands of v, an affine one added up.
+// value returns the operands of v, an affine one added up, a decided
+// predicate in a register.
 func (e *fn) value(v *ir.Value) val {
 	if x, ok := e.vals[v]; ok {
+		if x.cls == pred && isImm(x.x()) {
+			return one(pred, e.predicate(x.x()))
+		}
 		if x.off != 0 {
 			w := 32
 			if x.cls == b64 {

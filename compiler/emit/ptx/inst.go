@@ -115,7 +115,13 @@ func (e *fn) arith(in *ir.Inst) error {
 	r := in.Result()
 	t := r.Type
 	if t.IsInteger() {
-		return e.intArith(in) // before value, which adds up affine operands
+		err := e.intArith(in) // before value, which adds up affine operands
+		e.learnArith(in)
+		return err
+	}
+	if x, ok := e.foldBool(in); ok {
+		e.vals[r] = x
+		return nil
 	}
 	a, b := e.value(in.Operands[0]), e.value(in.Operands[1])
 	switch {
@@ -317,6 +323,10 @@ func (e *fn) cmp(in *ir.Inst) error {
 	var x, y, typ string
 	switch {
 	case t.IsInteger():
+		if outcome, ok := decide(in.Cmp, e.known(a), e.known(b)); ok {
+			e.vals[in.Result()] = predImm(outcome)
+			return nil
+		}
 		w := max(e.width(a), e.width(b))
 		x, y, typ = e.intAs(a, w), e.intAs(b, w), widthSuffix(w)
 		if isImm(x) {
