@@ -35,17 +35,7 @@ func TestCheapConfigs(t *testing.T) {
 	if err := r.noteBuilt(spec, rep); err != nil {
 		t.Fatal(err)
 	}
-	src, err := recipe.Source(kept)
-	if err != nil {
-		t.Fatal(err)
-	}
-	program := bincache.Key("program", src)
-	if err := bins.Put(program, []byte("binary")); err != nil {
-		t.Fatal(err)
-	}
-	if err := bins.Index(r.kernelKey(copts)(devcall.PathOpenCLC, tuner.SourceHash(src)), program, "k"); err != nil {
-		t.Fatal(err)
-	}
+	cacheKernel(t, r, recipe, kept, devcall.PathOpenCLC)
 	if got := r.cheapConfigs(recipe); !slices.Equal(got, []tuning.Params{kept}) {
 		t.Errorf("cheap: %v, want only %v", got, kept)
 	}
@@ -116,19 +106,27 @@ func TestCheapConfigsPTX(t *testing.T) {
 		if err := r.noteBuilt(spec, &tuner.Report{Outcomes: []tuner.Outcome{{Params: p, Kind: tuner.OK}}}); err != nil {
 			t.Fatal(err)
 		}
-		src, err := recipe.Source(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		program := bincache.Key("program", src)
-		if err := bins.Put(program, []byte("binary")); err != nil {
-			t.Fatal(err)
-		}
-		if err := bins.Index(r.kernelKey(r.copts)(devcall.PathPTX, tuner.SourceHash(src)), program, "k"); err != nil {
-			t.Fatal(err)
-		}
+		cacheKernel(t, r, recipe, p, devcall.PathPTX)
 		if got := r.cheapConfigs(recipe); len(got) != map[bool]int{false: 0, true: 1}[ptx] {
 			t.Errorf("--ptx %v: cheap %v", ptx, got)
 		}
+	}
+}
+
+// cacheKernel puts a program for configuration p of recipe into r's cache
+// and indexes p's kernel in it as built by path.
+func cacheKernel(t *testing.T, r *tuneRun, recipe kernels.Recipe, p tuning.Params, path devcall.Path) {
+	t.Helper()
+	src, err := recipe.Source(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	program := bincache.Key("program", src)
+	if err := r.bins.Put(program, []byte("binary")); err != nil {
+		t.Fatal(err)
+	}
+	copts := r.setupFor(recipe.Spec().Precision).copts
+	if err := r.bins.Index(r.kernelKey(copts)(path, tuner.SourceHash(src)), program, "k"); err != nil {
+		t.Fatal(err)
 	}
 }
