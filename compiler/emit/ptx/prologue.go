@@ -161,8 +161,29 @@ func (e *fn) splitGroups() string {
 	gy, nx := e.long(e.groupID(1)), e.long(e.numGroups(0))
 	order := e.def(b64, "mad.lo.s64", gy, nx, e.long(e.groupID(0)))
 	ny := e.long(e.numGroups(1))
-	e.part = e.def(b64, "rem.s64", order, ny)
-	return e.def(b64, "div.s64", order, ny)
+	logical, part := e.divRem(order, ny)
+	e.part = part
+	return logical
+}
+
+// divRem is the quotient and remainder of non-negative 64-bit x by y,
+// divided in 32 bits where both fit, as NVVM does: ptxas writes a 64-bit
+// division as a long routine, which every thread of the kernel pays, and
+// a GER's threads do little else (a few stores each).
+func (e *fn) divRem(x, y string) (q, r string) {
+	q, r = e.reg(b64), e.reg(b64)
+	wide, done := e.newLabel(), e.newLabel()
+	high := e.def(b64, "and.b64", e.def(b64, "or.b64", x, y), "-4294967296")
+	e.op("@"+e.def(pred, "setp.ne.s64", high, "0")+" bra", wide)
+	x32, y32 := e.def(b32, "cvt.u32.u64", x), e.def(b32, "cvt.u32.u64", y)
+	e.op("cvt.u64.u32", q, e.def(b32, "div.u32", x32, y32))
+	e.op("cvt.u64.u32", r, e.def(b32, "rem.u32", x32, y32))
+	e.op("bra.uni", done)
+	e.putLabel(wide)
+	e.op("div.s64", q, x, y)
+	e.op("rem.s64", r, x, y)
+	e.putLabel(done)
+	return q, r
 }
 
 // logicalGroups is the number of logical work-groups (builtin.group_size)
