@@ -99,32 +99,7 @@ func (e *fn) addrOf(parts []string, mv *ir.Value, idx []*ir.Value) []string {
 // offsetOfParts appends offsetOf(mv, idx) to parts as the parts it joins.
 func (e *fn) offsetOfParts(parts []string, mv *ir.Value, idx []*ir.Value) []string {
 	m := e.memref(mv)
-	strides := mv.Type.Stride()
-	fits := true
-	sum, allInt := ir.Range{}, true
-	for i, v := range idx {
-		r, ok := e.ranges.Get(v)
-		if v.Type != ir.Index || !ok || !r.Fits32() { // not narrow
-			allInt = false
-			continue
-		}
-		if strides[i] == ir.Dynamic {
-			continue // a long stride makes the product long
-		}
-		if abs(strides[i]) > math.MaxInt32 {
-			fits = false
-			break
-		}
-		term := ir.Range{Lo: min(r.Lo*strides[i], r.Hi*strides[i]), Hi: max(r.Lo*strides[i], r.Hi*strides[i])}
-		if !term.Fits32() {
-			fits = false
-			break
-		}
-		sum = ir.Range{Lo: sum.Lo + term.Lo, Hi: sum.Hi + term.Hi}
-	}
-	if allInt && !sum.Fits32() {
-		fits = false
-	}
+	fits, _, _ := OffsetInInt(&e.ranges, idx, mv.Type.Stride())
 	var room [4]string // orders up to 4, most memrefs', need no allocation
 	strs := room[:0]
 	if len(idx) > len(room) {
@@ -138,6 +113,38 @@ func (e *fn) offsetOfParts(parts []string, mv *ir.Value, idx []*ir.Value) []stri
 		}
 	}
 	return offsetParts(parts, m, strs)
+}
+
+// OffsetInInt is how the OpenCL C writer computes the element offset of
+// idx for strides, the index values bounded by ranges (ir.IndexRanges):
+// narrowTerms, whether its narrow indices stay int (each one's term over a
+// static stride is an int32, and so is the sum of the terms where every
+// index is narrow; a dynamic stride is a long, which makes its product
+// long); inInt, whether the whole offset is int arithmetic (narrowTerms,
+// every index narrow and every stride static), sum being its range then.
+func OffsetInInt(ranges *ir.ValueMap[ir.Range], idx []*ir.Value, strides []int64) (narrowTerms, inInt bool, sum ir.Range) {
+	allNarrow, allStatic := true, true
+	for i, v := range idx {
+		r, ok := ranges.Get(v)
+		if v.Type != ir.Index || !ok || !r.Fits32() { // not narrow
+			allNarrow = false
+			continue
+		}
+		s := strides[i]
+		if s == ir.Dynamic {
+			allStatic = false
+			continue
+		}
+		term := ir.Range{Lo: min(r.Lo*s, r.Hi*s), Hi: max(r.Lo*s, r.Hi*s)}
+		if abs(s) > math.MaxInt32 || !term.Fits32() {
+			return false, false, sum
+		}
+		sum = ir.Range{Lo: sum.Lo + term.Lo, Hi: sum.Hi + term.Hi}
+	}
+	if allNarrow && !sum.Fits32() {
+		return false, false, sum
+	}
+	return true, allNarrow && allStatic, sum
 }
 
 func abs(x int64) int64 {

@@ -3,6 +3,7 @@ package ptx
 import (
 	"math"
 
+	"tltune/compiler/emit/opencl"
 	"tltune/compiler/ir"
 )
 
@@ -76,7 +77,7 @@ func (e *fn) offset(mv *ir.Value, idx []*ir.Value) affine {
 	m := e.mem(mv)
 	strides := mv.Type.Stride()
 	w := 64
-	if sum, ok := e.intOffset(idx, strides); ok {
+	if _, inInt, sum := opencl.OffsetInInt(&e.ranges, idx, strides); inInt {
 		var c int64
 		for i, v := range idx {
 			c += e.constOf(v) * strides[i]
@@ -106,26 +107,6 @@ func (e *fn) offset(mv *ir.Value, idx []*ir.Value) affine {
 	return affine{reg, c, w}
 }
 
-// intOffset is the range of the element offset of idx for strides, and
-// whether the OpenCL C computes it in int: every index narrow, every
-// stride static, every term and the sum provably an int32.
-func (e *fn) intOffset(idx []*ir.Value, strides []int64) (ir.Range, bool) {
-	var sum ir.Range
-	for i, v := range idx {
-		r, ok := e.ranges.Get(v)
-		if !e.narrow(v) || !ok || strides[i] == ir.Dynamic {
-			return sum, false
-		}
-		s := strides[i]
-		term := ir.Range{Lo: min(r.Lo*s, r.Hi*s), Hi: max(r.Lo*s, r.Hi*s)}
-		if abs(s) > 1<<31 || !term.Fits32() {
-			return sum, false
-		}
-		sum = ir.Range{Lo: sum.Lo + term.Lo, Hi: sum.Hi + term.Hi}
-	}
-	return sum, sum.Fits32()
-}
-
 // constOf is the constant of integer value v: the immediate, or the
 // constant an affine value holds apart.
 func (e *fn) constOf(v *ir.Value) int64 {
@@ -134,13 +115,6 @@ func (e *fn) constOf(v *ir.Value) int64 {
 		return n
 	}
 	return x.off
-}
-
-func abs(x int64) int64 {
-	if x < 0 {
-		return -x
-	}
-	return x
 }
 
 // linear is Σ xs[i]·ss[i] in w bits: immediate products fold into one
