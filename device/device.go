@@ -17,6 +17,7 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+	"strings"
 	"unsafe"
 )
 
@@ -65,6 +66,9 @@ type Info struct {
 
 // HasExtension reports whether the device lists the extension.
 func (i Info) HasExtension(name string) bool { return slices.Contains(i.Extensions, name) }
+
+// IsNVIDIA reports whether NVIDIA makes the device (its vendor says so).
+func (i Info) IsNVIDIA() bool { return strings.Contains(strings.ToUpper(i.Vendor), "NVIDIA") }
 
 // AcceptsSPIRV reports whether programs can be built from SPIR-V directly.
 func (i Info) AcceptsSPIRV() bool {

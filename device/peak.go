@@ -189,7 +189,7 @@ func MeasurePeak(d Device, opt PeakOptions) (Peak, error) {
 		{"half", "fma_f16", 2, info.FP16, "no cl_khr_fp16"},
 	} {
 		if !t.have {
-			if t.name != "fma_f16" || !isNVIDIA(info) { // NVIDIA measures f16 through PTX below
+			if t.name != "fma_f16" || !info.IsNVIDIA() { // NVIDIA measures f16 through PTX below
 				peak.Skipped = append(peak.Skipped, t.name+": "+t.why)
 			}
 			continue
@@ -201,13 +201,11 @@ func MeasurePeak(d Device, opt PeakOptions) (Peak, error) {
 		c.Name = t.name
 		peak.Ceilings = append(peak.Ceilings, c)
 	}
-	if isNVIDIA(info) {
+	if info.IsNVIDIA() {
 		peak.Ceilings, peak.Skipped = measureNVIDIA(d, opt, local, peak.Ceilings, peak.Skipped)
 	}
 	return peak, nil
 }
-
-func isNVIDIA(info Info) bool { return strings.Contains(strings.ToUpper(info.Vendor), "NVIDIA") }
 
 // bestFMA measures the FMA kernels of one element type and returns the
 // fastest.

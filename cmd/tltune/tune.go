@@ -340,7 +340,7 @@ func (r *tuneRun) prepare(c *context, info *device.Info, ops []kernels.Op, recip
 		}
 	}
 	r.tgt = tgt
-	if f.ptx && (tgt.Name != "nvidia" || !strings.Contains(strings.ToUpper(r.info.Vendor), "NVIDIA")) {
+	if f.ptx && (tgt.Name != "nvidia" || !r.info.IsNVIDIA()) {
 		return c.usageError("--ptx: %s (the %s target) builds no PTX that tltune writes, only NVIDIA's OpenCL does; leave out --ptx", r.info.Name, tgt.Name)
 	}
 	if r.prof, err = deviceProfile(r.info, tgt); err != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"strconv"
-	"strings"
 	"testing"
 
 	"tltune/compiler"
@@ -27,7 +26,7 @@ import (
 // from any directory.
 func TestPTXOnDevice(t *testing.T) {
 	d := devtest.Open(t, cmp.Or(os.Getenv("TLTUNE_TEST_DEVICE"), "opencl:0"))
-	if info := d.Info(); !strings.Contains(strings.ToUpper(info.Vendor+" "+info.Platform), "NVIDIA") {
+	if info := d.Info(); !info.IsNVIDIA() {
 		t.Skipf("%s (%s) is not an NVIDIA OpenCL device: it builds no PTX", info.Name, info.Platform)
 	}
 	count := 8
