@@ -319,7 +319,7 @@ func (r *tuneRun) prepare(c *context, info *device.Info, ops []kernels.Op, recip
 	}
 	// The enumeration's properties, until the worker reports its own: the
 	// cache's keys need the device's name, driver and runtime.
-	r.info, r.copts = *info, compiler.Options{Target: f.target, Device: targetDevice(info)}
+	r.info, r.copts = *info, compiler.Options{Target: f.target, PTX: f.ptx}
 	r.worker = worker.NewClient(workerLauncher)
 	r.worker.Timeout = f.timeout
 	r.worker.Builders = buildProcs(f.buildProcs, info)
@@ -327,7 +327,7 @@ func (r *tuneRun) prepare(c *context, info *device.Info, ops []kernels.Op, recip
 	if r.info, err = r.worker.Open(stdctx.Background(), info.ID, cache); err != nil {
 		return c.fail(err)
 	}
-	r.copts = compiler.Options{Target: f.target, Device: targetDevice(&r.info), PTX: f.ptx}
+	r.copts.Device = targetDevice(&r.info)
 	tgt := target.ForDevice(*r.copts.Device)
 	if f.target != "" {
 		tgt, _ = target.ByName(f.target) // checked with the flags

@@ -87,7 +87,7 @@ func (r *ranges) inst(in *Inst) {
 			r.set(v, r.of(in.Operands[0]))
 		}
 	case OpArith:
-		if x, ok := arithRange(in.Arith, r.of(in.Operands[0]), r.of(in.Operands[1])); ok {
+		if x, ok := ArithRange(in.Arith, r.of(in.Operands[0]), r.of(in.Operands[1])); ok {
 			r.set(v, x)
 		}
 	case OpFor:
@@ -121,12 +121,10 @@ func (r *ranges) loopVariable(in *Inst) {
 }
 
 // ArithRange is the range of x op y on index values, or false when it is
-// not bounded: IndexRanges's rule, for back ends that learn tighter
-// operand ranges where they write the code (an unrolled loop's variable).
-func ArithRange(op ArithOp, x, y Range) (Range, bool) { return arithRange(op, x, y) }
-
-// arithRange is the range of x op y, or false when it is not bounded.
-func arithRange(op ArithOp, x, y Range) (Range, bool) {
+// not bounded: IndexRanges's rule, which back ends that learn tighter
+// operand ranges where they write the code (an unrolled loop's variable)
+// apply too.
+func ArithRange(op ArithOp, x, y Range) (Range, bool) {
 	if x == Unknown || y == Unknown {
 		return Unknown, false
 	}

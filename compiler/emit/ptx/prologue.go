@@ -132,11 +132,8 @@ func (e *fn) kernelBody() error {
 	e.putLabel(head)
 	done := e.def(pred, "setp.ge.s64", j, count)
 	e.op("@"+done+" bra", end)
-	e.enterScope()
 	e.gid = e.def(b64, "add.s64", first, j)
-	err := e.region(e.f.Body)
-	e.leaveScope()
-	if err != nil {
+	if err := e.scoped(e.f.Body); err != nil {
 		return err
 	}
 	e.op("add.s64", j, j, "1")
