@@ -23,7 +23,7 @@ import (
 func init() {
 	register(&command{
 		name:    "compile",
-		summary: "compile a tensor-language file to OpenCL C or SPIR-V for a target",
+		summary: "compile a tensor-language file to OpenCL C, SPIR-V or PTX for a target",
 		usage:   "FILE [--emit=opencl|spirv|spirv-asm|ptx] [-o FILE] [--target generic|intel|nvidia | --device D] [--precision exact|tf32] [--tuning FILE] [--tuning-device D] [--explain] [--json] [--debug-passes] [--dialect D]",
 		run:     compileCmd,
 	})
