@@ -6,6 +6,7 @@ import (
 
 	"tltune/compiler/emit/opencl"
 	"tltune/compiler/ir"
+	"tltune/compiler/target"
 )
 
 // class is a PTX register class: what a register of a value holds.
@@ -30,28 +31,36 @@ var (
 
 // val is a scalar value as PTX operands: one register or immediate, two
 // (real and imaginary parts) for a complex value. An integer held as a
-// register plus a constant (affine.go) has off, the constant, besides.
+// register plus a constant (affine.go) has off, the constant, besides. A
+// cooperative matrix is this lane's share of it (coop.go), in regs.
 type val struct {
 	cls   class
 	parts [2]string
 	n     int
 	off   int64
+	regs  []string
 }
 
-func one(c class, x string) val       { return val{cls: c, parts: [2]string{x}, n: 1} }
-func two(c class, re, im string) val  { return val{cls: c, parts: [2]string{re, im}, n: 2} }
-func (v val) x() string               { return v.parts[0] }
-func (v val) each() []string          { return v.parts[:v.n] }
-func isImm(s string) bool             { return s != "" && s[0] != '%' }
-func itoa(n int) string               { return strconv.Itoa(n) }
-func immOf(s string) (int64, bool)    { n, err := strconv.ParseInt(s, 10, 64); return n, err == nil }
-func i64toa(n int64) string           { return strconv.FormatInt(n, 10) }
-func widthSuffix(w int) string        { return map[int]string{32: "s32", 64: "s64"}[w] }
-func widthClass(w int) class          { return map[int]class{32: b32, 64: b64}[w] }
-func b2i(b bool) int                  { return map[bool]int{true: 1}[b] }
-func bracket(a string) string         { return "[" + a + "]" }
-func braces(regs ...string) string    { return "{" + strings.Join(regs, ", ") + "}" }
-func (v val) with(parts []string) val { copy(v.parts[:], parts); return v }
+func one(c class, x string) val      { return val{cls: c, parts: [2]string{x}, n: 1} }
+func two(c class, re, im string) val { return val{cls: c, parts: [2]string{re, im}, n: 2} }
+func (v val) x() string              { return v.parts[0] }
+func isImm(s string) bool            { return s != "" && s[0] != '%' }
+func itoa(n int) string              { return strconv.Itoa(n) }
+func immOf(s string) (int64, bool)   { n, err := strconv.ParseInt(s, 10, 64); return n, err == nil }
+func i64toa(n int64) string          { return strconv.FormatInt(n, 10) }
+func widthSuffix(w int) string       { return map[int]string{32: "s32", 64: "s64"}[w] }
+func widthClass(w int) class         { return map[int]class{32: b32, 64: b64}[w] }
+func b2i(b bool) int                 { return map[bool]int{true: 1}[b] }
+func bracket(a string) string        { return "[" + a + "]" }
+func braces(regs ...string) string   { return "{" + strings.Join(regs, ", ") + "}" }
+
+// each is v's registers or immediates.
+func (v val) each() []string {
+	if v.regs != nil {
+		return v.regs
+	}
+	return v.parts[:v.n]
+}
 
 // fn is the state of one kernel being written.
 type fn struct {
@@ -82,10 +91,21 @@ type fn struct {
 	// usesGroupSize: builtin.group_size is read (noted by the ranges'
 	// builtin callback, which sees every builtin).
 	usesGroupSize bool
+
+	t *target.Target
+	// shared declares the module's shared arrays of the kernel's allocas
+	// (local.go); locals counts them.
+	shared strings.Builder
+	locals int
+	// coop: the kernel has cooperative matrices (coop.go), whose lane
+	// parts of fragment positions fragLanes computes.
+	coop              bool
+	laneG, laneT2     string
+	ldAlong, ldAcross [2]string
 }
 
-func newFn(f *ir.Func, k *opencl.Kernel) *fn {
-	e := &fn{f: f, k: k, l: k.Launch, vals: map[*ir.Value]val{}, mems: map[*ir.Value]*memref{},
+func newFn(f *ir.Func, t *target.Target, k *opencl.Kernel) *fn {
+	e := &fn{f: f, t: t, k: k, l: k.Launch, vals: map[*ir.Value]val{}, mems: map[*ir.Value]*memref{},
 		yields: map[*ir.Region][]val{}, unrolled: map[*ir.Region][]val{}, scopes: []scope{{}}}
 	e.l.BatchPerGroup = max(e.l.BatchPerGroup, 1)
 	ir.IndexRanges(&e.ranges, f, func(b ir.BuiltinKind) (ir.Range, bool) {
@@ -137,6 +157,7 @@ func (e *fn) putLabel(l string) {
 // text is the entry, its register declarations first.
 func (e *fn) text() string {
 	var b strings.Builder
+	b.WriteString(e.shared.String())
 	b.WriteString(".entry ")
 	b.WriteString(e.k.Symbol)
 	b.WriteString("(\n")
@@ -217,6 +238,9 @@ func (e *fn) classOfValue(v *ir.Value) (class, bool) { return classOf(v.Type, e.
 
 // fresh returns new registers for a value of v's type.
 func (e *fn) fresh(v *ir.Value) val {
+	if isCoop(v) {
+		return e.freshCoop(v.Type)
+	}
 	c, cplx := e.classOfValue(v)
 	if cplx {
 		return two(c, e.reg(c), e.reg(c))
@@ -257,9 +281,10 @@ func movOf(c class) string {
 
 // assign moves src into the registers of dst.
 func (e *fn) assign(dst, src val) {
+	from := src.each()
 	for i, d := range dst.each() {
-		if d != src.parts[i] {
-			e.op(movOf(dst.cls), d, src.parts[i])
+		if d != from[i] {
+			e.op(movOf(dst.cls), d, from[i])
 		}
 	}
 }

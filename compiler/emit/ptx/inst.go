@@ -56,6 +56,24 @@ func (e *fn) inst(in *ir.Inst) error {
 		return e.region(in.Body())
 	case ir.OpSubgroupBroadcast:
 		e.vals[in.Result()] = e.shuffle(e.value(in.Operands[0]), e.intAs(in.Operands[1], 32))
+	case ir.OpAlloca:
+		e.alloca(in)
+	case ir.OpBarrier:
+		e.barrier(in)
+	case ir.OpAsyncCopy:
+		return e.asyncCopy(in)
+	case ir.OpAsyncCommit:
+		e.op("cp.async.commit_group")
+	case ir.OpAsyncWait:
+		e.op("cp.async.wait_group", i64toa(in.Count))
+	case ir.OpCoopMatrixLoad:
+		e.coopLoad(in)
+	case ir.OpCoopMatrixStore:
+		e.coopStore(in)
+	case ir.OpCoopMatrixMulAdd:
+		e.coopMulAdd(in)
+	case ir.OpCoopMatrixScale:
+		e.coopScale(in)
 	case ir.OpSubgroupShuffleXor:
 		lane := e.pure(b32, "xor.b32", e.lane, e.intAs(in.Operands[1], 32))
 		e.vals[in.Result()] = e.shuffle(e.value(in.Operands[0]), lane)
@@ -69,6 +87,9 @@ func (e *fn) inst(in *ir.Inst) error {
 // f16 immediates, and one register per constant costs ptxas nothing).
 func (e *fn) constant(in *ir.Inst) error {
 	r := in.Result()
+	if isCoop(r) {
+		return e.coopConstant(in)
+	}
 	t := r.Type
 	c, cplx := e.classOfValue(r)
 	k := in.Const
@@ -114,6 +135,9 @@ var intOps = [...]string{
 func (e *fn) arith(in *ir.Inst) error {
 	r := in.Result()
 	t := r.Type
+	if isCoop(r) {
+		return e.coopArith(in)
+	}
 	if t.IsInteger() {
 		err := e.intArith(in) // before value, which adds up affine operands
 		e.learnArith(in)

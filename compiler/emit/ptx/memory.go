@@ -7,19 +7,40 @@ import (
 	"tltune/compiler/ir"
 )
 
-// memref is a global memref as PTX operands: the address of its first
-// element and its shape and stride entries, immediates where static and
-// 64-bit registers (the long arguments) where dynamic.
+// memref is a memref as PTX operands: the address of its first element
+// and its shape and stride entries, immediates where static and 64-bit
+// registers (the long arguments) where dynamic. A global memref's address
+// is 64 bits; local memory (local.go) is the shared window, addressed in
+// 32 bits, and a view of a swizzled buffer has swz instead of ptr.
 type memref struct {
 	elem          *ir.Type
 	ptr           string
+	shared        bool
+	swz           *swizzle
 	shape, stride []string
+}
+
+// space is the PTX state space of m's elements.
+func (m *memref) space() string {
+	if m.shared {
+		return "shared"
+	}
+	return "global"
+}
+
+// addrWidth is the bits of m's addresses and element offsets: local
+// memory is far smaller than 2^31 bytes.
+func (m *memref) addrWidth() int {
+	if m.shared {
+		return 32
+	}
+	return 64
 }
 
 // newMemref is the view of a memref of type t at ptr, its dynamic entries
 // left for the arguments to fill.
 func newMemref(t *ir.Type, ptr string) *memref {
-	m := &memref{elem: t.Elem(), ptr: ptr}
+	m := &memref{elem: t.Elem(), ptr: ptr, shared: t.Space() == ir.Local}
 	for _, s := range t.Shape() {
 		m.shape = append(m.shape, i64toa(s))
 	}
@@ -29,13 +50,12 @@ func newMemref(t *ir.Type, ptr string) *memref {
 	return m
 }
 
-// mem returns the view of memref value v; local memory and groups have
-// none.
+// mem returns the view of memref value v; groups have none.
 func (e *fn) mem(v *ir.Value) *memref {
 	if m, ok := e.mems[v]; ok {
 		return m
 	}
-	panic(unsupported("memref %%%s of type %s (only global memrefs of parameters)", v.Name, v.Type))
+	panic(unsupported("memref %%%s of type %s (only memrefs of parameters and local memory)", v.Name, v.Type))
 }
 
 // subview moves the pointer to the offsets, computed in 64 bits as the
@@ -49,10 +69,10 @@ func (e *fn) subview(in *ir.Inst) {
 		}
 		v := rest[0]
 		rest = rest[1:]
-		return e.intAs(v, 64)
+		return e.intAs(v, m.addrWidth())
 	}
 	var offs, strides []string
-	sub := &memref{elem: m.elem}
+	sub := &memref{elem: m.elem, shared: m.shared}
 	for i := range in.Offsets {
 		offs = append(offs, next(in.Offsets[i]))
 		strides = append(strides, m.stride[i])
@@ -63,7 +83,13 @@ func (e *fn) subview(in *ir.Inst) {
 		sub.shape = append(sub.shape, size)
 		sub.stride = append(sub.stride, m.stride[i])
 	}
-	sub.ptr = e.advance(m.ptr, e.linear(offs, strides, 64), 64, m.elem)
+	w := m.addrWidth()
+	off := e.linear(offs, strides, w)
+	if m.swz != nil {
+		sub.swz = m.swz.moved(e, off)
+	} else {
+		sub.ptr = e.advance(m, off, w)
+	}
 	e.mems[in.Result()] = sub
 }
 
@@ -76,8 +102,8 @@ func (e *fn) subview(in *ir.Inst) {
 func (e *fn) offset(mv *ir.Value, idx []*ir.Value) affine {
 	m := e.mem(mv)
 	strides := mv.Type.Stride()
-	w := 64
-	if _, inInt, sum := opencl.OffsetInInt(&e.ranges, idx, strides); inInt {
+	w := m.addrWidth()
+	if _, inInt, sum := opencl.OffsetInInt(&e.ranges, idx, strides); inInt && !m.shared {
 		var c int64
 		for i, v := range idx {
 			c += e.constOf(v) * strides[i]
@@ -86,10 +112,19 @@ func (e *fn) offset(mv *ir.Value, idx []*ir.Value) affine {
 			w = 32
 		}
 	}
+	as := make([]affine, len(idx))
+	for i, v := range idx {
+		as[i] = e.affineOf(v, w)
+	}
+	return e.offsetOf(m, as, w)
+}
+
+// offsetOf is the element offset in m of the element at indices idx (of w
+// bits) as a register part plus a constant.
+func (e *fn) offsetOf(m *memref, idx []affine, w int) affine {
 	var c int64
 	xs := make([]string, len(idx))
-	for i, v := range idx {
-		a := e.affineOf(v, w)
+	for i, a := range idx {
 		s, static := immOf(m.stride[i])
 		switch {
 		case !static:
@@ -156,14 +191,17 @@ func (e *fn) linear(xs, ss []string, w int) string {
 	return acc
 }
 
-// advance is ptr moved by off elements of type elem (off of w bits).
-func (e *fn) advance(ptr, off string, w int, elem *ir.Type) string {
-	size := elem.Size()
+// advance is m's pointer moved by off elements (off of w bits).
+func (e *fn) advance(m *memref, off string, w int) string {
+	size := m.elem.Size()
+	if m.shared {
+		return e.pure(b32, "add.s32", m.ptr, e.scaled(e.resize(off, w, 32), size))
+	}
 	if n, ok := immOf(off); ok {
 		if n == 0 {
-			return ptr
+			return m.ptr
 		}
-		return e.pure(b64, "add.s64", ptr, i64toa(n*size))
+		return e.pure(b64, "add.s64", m.ptr, i64toa(n*size))
 	}
 	var bytes string
 	if w == 32 {
@@ -171,25 +209,47 @@ func (e *fn) advance(ptr, off string, w int, elem *ir.Type) string {
 	} else {
 		bytes = e.pure(b64, "mul.lo.s64", off, i64toa(size))
 	}
-	return e.pure(b64, "add.s64", ptr, bytes)
+	return e.pure(b64, "add.s64", m.ptr, bytes)
+}
+
+// scaled is 32-bit operand x times size.
+func (e *fn) scaled(x string, size int64) string {
+	if n, ok := immOf(x); ok {
+		return i64toa(n * size)
+	}
+	if size == 1 {
+		return x
+	}
+	return e.pure(b32, "mul.lo.s32", x, i64toa(size))
 }
 
 // address is the PTX address of element idx of memref value mv: the
 // offset's constant part folds into the brackets, an immediate of 32
 // bits.
 func (e *fn) address(mv *ir.Value, idx []*ir.Value) string {
-	m := e.mem(mv)
-	a := e.offset(mv, idx)
+	return e.addressAt(e.mem(mv), e.offset(mv, idx))
+}
+
+// addressAt is the address of element a of m.
+func (e *fn) addressAt(m *memref, a affine) string {
+	if m.swz != nil {
+		return e.swizzledAddress(m, a)
+	}
 	ptr := m.ptr
 	if a.base != "" {
-		ptr = e.advance(m.ptr, a.base, a.w, m.elem)
+		ptr = e.advance(m, a.base, a.w)
 	}
-	bytes := a.off * m.elem.Size()
+	return e.plusBytes(ptr, a.off*m.elem.Size(), m.addrWidth())
+}
+
+// plusBytes is the address ptr (of w bits) plus a constant number of
+// bytes, in the brackets where it is an immediate of 32 bits.
+func (e *fn) plusBytes(ptr string, bytes int64, w int) string {
 	switch {
 	case bytes == 0:
 		return bracket(ptr)
 	case bytes < math.MinInt32 || bytes > math.MaxInt32:
-		return bracket(e.pure(b64, "add.s64", ptr, i64toa(bytes)))
+		return bracket(e.pure(widthClass(w), "add."+widthSuffix(w), ptr, i64toa(bytes)))
 	}
 	return "[" + ptr + "+" + i64toa(bytes) + "]"
 }
@@ -223,7 +283,7 @@ func (e *fn) load(in *ir.Inst) error {
 	}
 	addr := e.address(in.Operands[0], in.Operands[1:])
 	v := e.fresh(r)
-	e.access("ld", addr, r.Type, v.each())
+	e.access("ld", e.mem(in.Operands[0]).space(), addr, r.Type, v.each())
 	e.vals[r] = v
 	return nil
 }
@@ -234,7 +294,7 @@ func (e *fn) store(in *ir.Inst) error {
 	}
 	x := in.Operands[0]
 	addr := e.address(in.Operands[1], in.Operands[2:])
-	e.access("st", addr, x.Type, e.registers(x))
+	e.access("st", e.mem(in.Operands[1]).space(), addr, x.Type, e.registers(x))
 	return nil
 }
 
@@ -256,7 +316,7 @@ func (e *fn) vectorLoad(in *ir.Inst) error {
 		e.vals[r] = v
 		regs = append(regs, v.each()...)
 	}
-	e.access("ld", addr, in.Results[0].Type, regs)
+	e.access("ld", e.mem(in.Operands[0]).space(), addr, in.Results[0].Type, regs)
 	return nil
 }
 
@@ -267,41 +327,42 @@ func (e *fn) vectorStore(in *ir.Inst) error {
 	for _, x := range xs {
 		regs = append(regs, e.registers(x)...)
 	}
-	e.access("st", addr, xs[0].Type, regs)
+	e.access("st", e.mem(mv).space(), addr, xs[0].Type, regs)
 	return nil
 }
 
 // access writes one ld or st of the components regs of elements of type
-// t at addr: up to four components in one vector access (the lowering
-// aligns vectors to their size), eight 16-bit ones as four 32-bit words.
-func (e *fn) access(kind, addr string, t *ir.Type, regs []string) {
+// t at addr of state space space: up to four components in one vector
+// access (the lowering aligns vectors to their size), eight 16-bit ones as
+// four 32-bit words.
+func (e *fn) access(kind, space, addr string, t *ir.Type, regs []string) {
 	typ, _, _ := memType(t)
 	n := len(regs)
 	switch {
 	case n == 1:
-		e.accessOp(kind, typ, addr, regs[0])
+		e.accessOp(kind, space, typ, addr, regs[0])
 	case n == 2 || n == 4:
-		e.accessOp(kind, "v"+itoa(n)+"."+typ, addr, braces(regs...))
+		e.accessOp(kind, space, "v"+itoa(n)+"."+typ, addr, braces(regs...))
 	case n == 8 && typ == "b16":
-		e.packedAccess(kind, addr, regs)
+		e.packedAccess(kind, space, addr, regs)
 	default:
 		panic(unsupported("a vector of %d %s", n, typ))
 	}
 }
 
-// accessOp writes ld.global.TYPE reg, [addr] or st.global.TYPE [addr], reg.
-func (e *fn) accessOp(kind, typ, addr, reg string) {
+// accessOp writes ld.SPACE.TYPE reg, [addr] or st.SPACE.TYPE [addr], reg.
+func (e *fn) accessOp(kind, space, typ, addr, reg string) {
 	if kind == "ld" {
-		e.op("ld.global."+typ, reg, addr)
+		e.op("ld."+space+"."+typ, reg, addr)
 	} else {
-		e.op("st.global."+typ, addr, reg)
+		e.op("st."+space+"."+typ, addr, reg)
 	}
 }
 
 // packedAccess moves eight 16-bit components as four 32-bit words (PTX
 // vectors have at most four components), two halves per word, the first
 // in the low half as memory has it.
-func (e *fn) packedAccess(kind, addr string, regs []string) {
+func (e *fn) packedAccess(kind, space, addr string, regs []string) {
 	words := make([]string, 4)
 	for i := range words {
 		words[i] = e.reg(b32)
@@ -311,7 +372,7 @@ func (e *fn) packedAccess(kind, addr string, regs []string) {
 			e.op("mov.b32", w, braces(regs[2*i], regs[2*i+1]))
 		}
 	}
-	e.accessOp(kind, "v4.b32", addr, braces(words...))
+	e.accessOp(kind, space, "v4.b32", addr, braces(words...))
 	if kind == "ld" {
 		for i, w := range words {
 			e.op("mov.b32", braces(regs[2*i], regs[2*i+1]), w)

@@ -107,6 +107,9 @@ func (e *fn) kernelBody() error {
 	if sgs == 16 {
 		e.shflMask = e.halfWarpMask()
 	}
+	if e.coop {
+		e.fragLanes()
+	}
 	if b > 1 || e.usesGroupSize {
 		g, err := e.logicalGroups()
 		if err != nil {

@@ -85,7 +85,8 @@ func TestComplexCoverage(t *testing.T) {
 // TestUnsupported: what the writer lacks is ErrUnsupported, the OpenCL C
 // is still written, and other targets have no PTX.
 func TestUnsupported(t *testing.T) {
-	r, err := kernels.New(kernels.Spec{Op: kernels.GEMMOp, M: 64, N: 64, K: 32, DType: kernels.F16, Acc: kernels.F32,
+	// An f32 GEMM: its matrices are rows over lanes, not fragments.
+	r, err := kernels.New(kernels.Spec{Op: kernels.GEMMOp, M: 64, N: 64, K: 32, DType: kernels.F32, Acc: kernels.F32,
 		Layout: kernels.Strided, Alpha: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -272,7 +273,8 @@ func checkDestination(line string, decls map[string]struct {
 }
 
 // destType is the type of what opcode writes: setp's predicate, cvt's
-// first type, mul.wide's doubled type, else its last type.
+// first type, mul.wide's doubled type, ldmatrix's pairs of 16-bit
+// elements, else its last type.
 func destType(opcode string) string {
 	parts := strings.Split(opcode, ".")
 	var types []string
@@ -284,6 +286,8 @@ func destType(opcode string) string {
 	switch {
 	case parts[0] == "setp":
 		return "pred"
+	case parts[0] == "ldmatrix":
+		return "b32"
 	case len(types) == 0:
 		return ""
 	case parts[0] == "cvt":
@@ -298,4 +302,21 @@ func destType(opcode string) string {
 func isDigits(s string) bool {
 	_, err := strconv.Atoi(s)
 	return err == nil
+}
+
+// TestGemmCoverage: every sampled configuration the pruner keeps of the
+// f16 and bf16 GEMM spaces compiles to PTX, on a square shape and a
+// ragged one (checked loads and stores), A and B transposed or not, α
+// and β as the samples vary them.
+func TestGemmCoverage(t *testing.T) {
+	ps := append(gemms(64, 64, 32, kernels.F16, kernels.BF16), gemms(100, 60, 40, kernels.F16)...)
+	n := 0
+	for _, p := range ps {
+		samples, opts := sampled(t, p, 16)
+		for _, s := range samples {
+			compilePTX(t, s.name, s.src, opts)
+			n++
+		}
+	}
+	t.Logf("%d configurations compiled to PTX", n)
 }

@@ -1,0 +1,140 @@
+package ptx
+
+import (
+	"tltune/compiler/ir"
+	"tltune/compiler/target"
+)
+
+// Local memory is the shared window: each alloca is a .shared array of
+// the module, named after its kernel, and its views are addressed in 32
+// bits (ld.shared, st.shared, ldmatrix and cp.async take such addresses),
+// as NVVM addresses the OpenCL C's local arrays.
+
+// alloca declares the shared array of a local alloca and binds a view to
+// its first element.
+func (e *fn) alloca(in *ir.Inst) {
+	t := in.Result().Type
+	n := int64(1)
+	for i, s := range t.Shape() {
+		n = max(n, t.Stride()[i]*s)
+	}
+	align := t.Elem().Size()
+	if a, ok := in.Attrs.Int(ir.AttrAlignment); ok && a > align {
+		align = a
+	}
+	name := e.k.Symbol + "_local" + itoa(e.locals)
+	e.locals++
+	e.shared.WriteString(".shared .align " + i64toa(align) + " .b8 " + name + "[" + i64toa(n*t.Elem().Size()) + "];\n")
+	m := newMemref(t, e.def(b32, "mov.u32", name))
+	if s, ok := in.Attrs.Int(ir.AttrSwizzle); ok {
+		m.swz = &swizzle{root: m.ptr, origin: "0", shift: int(s)}
+	}
+	e.mems[in.Result()] = m
+}
+
+// swizzle is where a view of a swizzled buffer (ir.AttrSwizzle) lies in
+// it: element off of the view is at byte swizzled((origin + off)·size) of
+// the buffer, whose address is root. The map XORs the 16-byte chunk index
+// within each 128-byte row with bits shift..shift+2 of the byte offset.
+type swizzle struct {
+	root   string // b32, the buffer's shared address
+	origin string // b32 or an immediate: the view's first element, from root
+	shift  int
+}
+
+// moved is the swizzle of a view off (32 bits) elements further.
+func (s *swizzle) moved(e *fn, off string) *swizzle {
+	return &swizzle{root: s.root, origin: e.sum32(s.origin, off), shift: s.shift}
+}
+
+// untouched is the alignment, in bytes, of constant offsets that the
+// swizzle with this shift passes through unchanged: such an offset
+// neither changes the bits the map reads (shift..shift+2) nor the chunk
+// bits it writes (4..6), nor carries into them, so it may be added after
+// the map, into the brackets.
+func (s *swizzle) untouched() int64 { return int64(1) << max(s.shift+3, 7) }
+
+// swizzledAddress is the address of element a (32 bits) of a view of a
+// swizzled buffer.
+func (e *fn) swizzledAddress(m *memref, a affine) string {
+	size := m.elem.Size()
+	after := a.off * size
+	before := int64(0)
+	if after%m.swz.untouched() != 0 {
+		before, after = after, 0
+	}
+	bytes := e.scaled(e.sum32(m.swz.origin, operandOr0(a.base)), size)
+	if before != 0 {
+		bytes = e.sum32(bytes, i64toa(before))
+	}
+	var at string
+	if n, ok := immOf(bytes); ok {
+		at = e.sum32(m.swz.root, i64toa(n^(((n>>m.swz.shift)&7)<<4)))
+	} else {
+		chunk := e.pure(b32, "bfe.u32", bytes, itoa(m.swz.shift), "3")
+		moved := e.pure(b32, "xor.b32", bytes, e.pure(b32, "shl.b32", chunk, "4"))
+		at = e.pure(b32, "add.s32", m.swz.root, moved)
+	}
+	return e.plusBytes(at, after, 32)
+}
+
+// operandOr0 is register x, or 0 where there is none.
+func operandOr0(x string) string {
+	if x == "" {
+		return "0"
+	}
+	return x
+}
+
+// sum32 is x + y of 32 bits, folded where both are immediates or one is
+// zero.
+func (e *fn) sum32(x, y string) string {
+	xn, xok := immOf(x)
+	yn, yok := immOf(y)
+	switch {
+	case xok && yok:
+		return i64toa(xn + yn)
+	case xok && xn == 0:
+		return y
+	case yok && yn == 0:
+		return x
+	case xok:
+		return e.pure(b32, "add.s32", y, x)
+	}
+	return e.pure(b32, "add.s32", x, y)
+}
+
+// barrier is the work-group barrier: bar.sync orders local memory among
+// the work-group's threads; a global fence adds membar.cta before it.
+func (e *fn) barrier(in *ir.Inst) {
+	if in.Fence&ir.FenceGlobal != 0 {
+		e.op("membar.cta")
+	}
+	e.op("bar.sync", "0")
+}
+
+// asyncCopy is one cp.async of 4, 8 or 16 bytes from global to shared
+// memory, the count of valid elements as its source size (cp.async fills
+// the rest with zeros), as the OpenCL C writer's tl_cp_async helpers:
+// 16-byte copies bypass L1 (.cg), narrower ones cannot (.ca).
+func (e *fn) asyncCopy(in *ir.Inst) error {
+	if e.t.Async != target.AsyncPTX {
+		return unsupported("async_copy without cp.async")
+	}
+	src, srcIdx, dst, dstIdx, valid := in.AsyncCopyOperands()
+	size := src.Type.Elem().Size()
+	bytes := in.Count * size
+	if bytes != 4 && bytes != 8 && bytes != 16 {
+		return unsupported("async_copy of %d bytes", bytes)
+	}
+	cache := "ca"
+	if bytes == 16 {
+		cache = "cg"
+	}
+	args := []string{e.address(dst, dstIdx), e.address(src, srcIdx), i64toa(bytes)}
+	if n, ok := e.immediate(valid); !ok || n != in.Count {
+		args = append(args, e.scaled(e.intAs(valid, 32), size))
+	}
+	e.op("cp.async."+cache+".shared.global", args...)
+	return nil
+}
