@@ -46,8 +46,73 @@ func (e *fn) pure(c class, opcode string, args ...string) string {
 			return r
 		}
 	}
+	if at := e.invariantDepth(args); at < e.depth {
+		return e.hoist(at, key, c, opcode, args)
+	}
 	r := e.def(c, opcode, args...)
 	e.scopes[len(e.scopes)-1][key] = r
+	return r
+}
+
+// A pure instruction inside loops whose operands are all written outside
+// the innermost of them is written before that loop instead, in front of
+// the outermost loop it does not depend on: ptxas leaves most of such
+// index arithmetic (a lane's fragment positions, a tile's addresses) in
+// the loop, where NVVM's loop-invariant code motion takes it out (a
+// 16×16×16 GEMM kernel computing two batch entries per work-group was
+// 208 instructions of SASS against NVVM's 136, 1.8 % slower). A loop's
+// frame collects what is hoisted in front of it while its body is written.
+type loopFrame struct {
+	outer string          // the text before the loop
+	pre   strings.Builder // hoisted instructions, between outer and the loop
+	scope int             // the scope the loop is written in
+}
+
+// enterLoop starts the text of a loop with a back edge; written is the
+// registers the loop writes in place (its variable, its carried values),
+// which are written at its depth.
+func (e *fn) enterLoop(written ...string) {
+	e.loops = append(e.loops, &loopFrame{outer: e.body.String(), scope: len(e.scopes) - 1})
+	e.body.Reset()
+	e.depth++
+	for _, r := range written {
+		e.regDepth[r] = e.depth
+	}
+}
+
+// exitLoop ends the loop enterLoop started: its hoisted instructions go
+// in front of it.
+func (e *fn) exitLoop() {
+	f := e.loops[len(e.loops)-1]
+	e.loops = e.loops[:len(e.loops)-1]
+	e.depth--
+	text := f.outer + f.pre.String() + e.body.String()
+	e.body.Reset()
+	e.body.WriteString(text)
+}
+
+// invariantDepth is the deepest depth at which one of the operands is
+// written: an instruction on them may be written at that depth.
+func (e *fn) invariantDepth(args []string) int {
+	at := 0
+	for _, a := range args {
+		if d, ok := e.regDepth[a]; ok {
+			at = max(at, d)
+		}
+	}
+	return at
+}
+
+// hoist writes a pure instruction in front of the loop at depth at+1,
+// remembered in the scope that loop is written in.
+func (e *fn) hoist(at int, key string, c class, opcode string, args []string) string {
+	f := e.loops[at]
+	depth := e.depth
+	e.depth = at
+	r := e.reg(c)
+	e.depth = depth
+	f.pre.WriteString("\t" + opcode + "\t" + strings.Join(append([]string{r}, args...), ", ") + ";\n")
+	e.scopes[f.scope][key] = r
 	return r
 }
 

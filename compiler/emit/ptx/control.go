@@ -41,6 +41,11 @@ func (e *fn) forLoop(in *ir.Inst) error {
 	}
 	head, end := e.newLabel(), e.newLabel()
 	if !once {
+		var written []string
+		for _, c := range carried {
+			written = append(written, c.each()...)
+		}
+		e.enterLoop(append(written, ivReg)...)
 		e.putLabel(head)
 	}
 	if unroll, ok := in.Attrs.Bool(ir.AttrUnroll); ok && !unroll && !once {
@@ -60,6 +65,7 @@ func (e *fn) forLoop(in *ir.Inst) error {
 		}
 		e.op("add."+widthSuffix(w), ivReg, ivReg, inc)
 		e.op("bra.uni", head)
+		e.exitLoop()
 	}
 	if !runs {
 		e.putLabel(end)

@@ -88,6 +88,15 @@ func (e *fn) checkCoop() error {
 	if err != nil || !e.coop {
 		return err
 	}
+	e.coopUses = map[*ir.Value]int{}
+	e.f.Body.Walk(func(in *ir.Inst) bool {
+		for _, v := range in.Operands {
+			if isCoop(v) {
+				e.coopUses[v]++
+			}
+		}
+		return true
+	})
 	held, engine := opencl.FragmentLayout(e.f, e.t, e.l.SubgroupSize)
 	if engine == nil || engine.Engine != target.EnginePTX || engine.Emulated || engine.In == "f32" ||
 		engine.M != 16 || engine.N != 8 || engine.K != 16 {
@@ -220,7 +229,10 @@ func (e *fn) coopMulAdd(in *ir.Inst) {
 	av, bv, cv := in.Operands[0], in.Operands[1], in.Operands[2]
 	a, b, c := e.value(av).regs, e.value(bv).regs, e.value(cv).regs
 	bm, bk, bn := int(cv.Type.Rows())/16, int(av.Type.Cols())/16, int(cv.Type.Cols())/8
-	d := e.freshCoop(cv.Type)
+	d := e.value(cv)
+	if !e.ownsLastUse(cv) {
+		d = e.freshCoop(cv.Type)
+	}
 	in16 := av.Type.Elem().String()
 	opcode := "mma.sync.aligned.m16n8k16.row.col.f32." + in16 + "." + in16 + ".f32"
 	for ni := range bn {
@@ -234,6 +246,21 @@ func (e *fn) coopMulAdd(in *ir.Inst) {
 		}
 	}
 	e.vals[in.Result()] = d
+}
+
+// ownsLastUse reports whether a mul_add may write its result into the
+// registers of accumulator v, as NVVM writes the OpenCL C's in-place
+// mma: v is read by nothing else, and its registers are its own, not
+// shared with another value (an unrolled loop's arguments are its initial
+// values' registers).
+func (e *fn) ownsLastUse(v *ir.Value) bool {
+	if e.coopUses[v] != 1 {
+		return false
+	}
+	if v.Def != nil {
+		return v.Def.Op == ir.OpCoopMatrixMulAdd
+	}
+	return v.Region != nil && !e.aliased[v]
 }
 
 // coopLoad loads this lane's share of a matrix: A and B with ldmatrix
@@ -324,7 +351,7 @@ func (e *fn) coopElements(in *ir.Inst, mv, xv, yv *ir.Value, t *ir.Type, each fu
 			if checkCol {
 				ok = e.and(ok, e.below(memCol, m.shape[1]))
 			}
-			addr := e.addressAt(m, e.offsetOf(m, []affine{memRow, memCol}, w))
+			addr := e.elementAddress(m, []affine{memRow, memCol}, w)
 			each(blk*fr.per+i, addr, ok)
 		}
 	}
@@ -401,7 +428,7 @@ func (e *fn) ldmatrix(in *ir.Inst, regs []string) {
 			if trans {
 				memRow, memCol = e.plus(x, lanes[1], c), e.plus(y, lanes[0], r)
 			}
-			addr := e.addressAt(m, e.offsetOf(m, []affine{memRow, memCol}, 32))
+			addr := e.elementAddress(m, []affine{memRow, memCol}, 32)
 			var out []string
 			for _, blk := range []int{b, b + blocksM}[:n] {
 				out = append(out, regs[blk*per:(blk+1)*per]...)

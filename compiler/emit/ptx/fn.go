@@ -102,11 +102,25 @@ type fn struct {
 	coop              bool
 	laneG, laneT2     string
 	ldAlong, ldAcross [2]string
+	// coopUses counts the reads of each cooperative matrix; aliased are
+	// the arguments of unrolled loops, whose registers are their initial
+	// values' (ownsLastUse).
+	coopUses map[*ir.Value]int
+	aliased  map[*ir.Value]bool
+
+	// Loop-invariant code motion (affine.go): depth is the number of loops
+	// (with a back edge) around what is being written, loops their frames,
+	// outermost first, and regDepth the depth at which each register is
+	// written (0 where absent).
+	depth    int
+	loops    []*loopFrame
+	regDepth map[string]int
 }
 
 func newFn(f *ir.Func, t *target.Target, k *opencl.Kernel) *fn {
 	e := &fn{f: f, t: t, k: k, l: k.Launch, vals: map[*ir.Value]val{}, mems: map[*ir.Value]*memref{},
-		yields: map[*ir.Region][]val{}, unrolled: map[*ir.Region][]val{}, scopes: []scope{{}}}
+		yields: map[*ir.Region][]val{}, unrolled: map[*ir.Region][]val{}, scopes: []scope{{}}, aliased: map[*ir.Value]bool{},
+		regDepth: map[string]int{}}
 	e.l.BatchPerGroup = max(e.l.BatchPerGroup, 1)
 	ir.IndexRanges(&e.ranges, f, func(b ir.BuiltinKind) (ir.Range, bool) {
 		e.usesGroupSize = e.usesGroupSize || b == ir.GroupSize
@@ -116,10 +130,14 @@ func newFn(f *ir.Func, t *target.Target, k *opencl.Kernel) *fn {
 	return e
 }
 
-// reg returns a fresh register of class c.
+// reg returns a fresh register of class c, written at the current depth.
 func (e *fn) reg(c class) string {
 	e.nregs[c]++
-	return classPrefix[c] + itoa(e.nregs[c])
+	r := classPrefix[c] + itoa(e.nregs[c])
+	if e.depth > 0 {
+		e.regDepth[r] = e.depth
+	}
+	return r
 }
 
 // op writes one instruction.
@@ -269,9 +287,9 @@ func (e *fn) resize(x string, from, w int) string {
 	case isImm(x) || from == w:
 		return x
 	case w == 64:
-		return e.def(b64, "cvt.s64.s32", x)
+		return e.pure(b64, "cvt.s64.s32", x)
 	}
-	return e.def(b32, "cvt.u32.u64", x)
+	return e.pure(b32, "cvt.u32.u64", x)
 }
 
 // movClass is the mov instruction of class c.

@@ -234,7 +234,7 @@ func (e *fn) intArith(in *ir.Inst) error {
 	x, y = e.immSecond(in.Arith, x, y, w)
 	res, ok := identity(in.Arith, x, y)
 	if !ok {
-		res = e.def(widthClass(w), intOps[in.Arith]+intSuffix(in.Arith, w), x, y)
+		res = e.pure(widthClass(w), intOps[in.Arith]+e.intSuffixOf(in, w), x, y)
 	}
 	e.vals[r] = one(widthClass(e.width(r)), e.resize(res, w, e.width(r)))
 	return nil
@@ -265,7 +265,7 @@ func (e *fn) immSecond(op ir.ArithOp, x, y string, w int) (string, string) {
 	case ir.Add, ir.Mul, ir.Min, ir.Max, ir.And, ir.Or, ir.Xor:
 		return y, x
 	}
-	return e.def(widthClass(w), movOf(widthClass(w)), x), y
+	return e.pure(widthClass(w), movOf(widthClass(w)), x), y
 }
 
 // intSuffix is the type suffix of integer operation op on w bits: bit
@@ -276,6 +276,19 @@ func intSuffix(op ir.ArithOp, w int) string {
 		return itoa(w)
 	}
 	return widthSuffix(w)
+}
+
+// intSuffixOf is intSuffix for instruction in, whose division or
+// remainder is unsigned where the ranges show both operands non-negative
+// (a lane's or a tile's index): ptxas writes an unsigned one by a power
+// of two as a shift or a mask, a signed one with its sign corrections.
+func (e *fn) intSuffixOf(in *ir.Inst, w int) string {
+	if in.Arith == ir.Div || in.Arith == ir.Rem {
+		if e.known(in.Operands[0]).Lo >= 0 && e.known(in.Operands[1]).Lo > 0 {
+			return map[int]string{32: "u32", 64: "u64"}[w]
+		}
+	}
+	return intSuffix(in.Arith, w)
 }
 
 // foldInt computes x op y when both are immediates (C folds them too),
@@ -354,8 +367,10 @@ func (e *fn) cmp(in *ir.Inst) error {
 		w := max(e.width(a), e.width(b))
 		x, y, typ = e.intAs(a, w), e.intAs(b, w), widthSuffix(w)
 		if isImm(x) {
-			x = e.def(widthClass(w), movOf(widthClass(w)), x)
+			x = e.pure(widthClass(w), movOf(widthClass(w)), x)
 		}
+		e.vals[in.Result()] = one(pred, e.pure(pred, "setp."+op+"."+typ, x, y))
+		return nil
 	case t.IsFloat():
 		x, y, typ = e.value(a).x(), e.value(b).x(), typeName(t)
 		if in.Cmp == ir.Ne {
@@ -401,9 +416,9 @@ func (e *fn) builtin(in *ir.Inst) error {
 	case ir.SubgroupID:
 		x, w = e.sgid, 32
 	case ir.SubgroupIDX:
-		x, w = e.def(b32, "rem.u32", e.sgid, itoa(nsx)), 32
+		x, w = e.pure(b32, "rem.u32", e.sgid, itoa(nsx)), 32
 	case ir.SubgroupIDY:
-		x, w = e.def(b32, "div.u32", e.sgid, itoa(nsx)), 32
+		x, w = e.pure(b32, "div.u32", e.sgid, itoa(nsx)), 32
 	case ir.SubgroupLocalID:
 		x, w = e.lane, 32
 	default:

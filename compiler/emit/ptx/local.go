@@ -25,55 +25,90 @@ func (e *fn) alloca(in *ir.Inst) {
 	name := e.k.Symbol + "_local" + itoa(e.locals)
 	e.locals++
 	e.shared.WriteString(".shared .align " + i64toa(align) + " .b8 " + name + "[" + i64toa(n*t.Elem().Size()) + "];\n")
-	m := newMemref(t, e.def(b32, "mov.u32", name))
+	m := newMemref(t, e.pure(b32, "mov.u32", name))
 	if s, ok := in.Attrs.Int(ir.AttrSwizzle); ok {
-		m.swz = &swizzle{root: m.ptr, origin: "0", shift: int(s)}
+		m.swz = &swizzle{root: m.ptr, origin: "0", outer0: "0", shift: int(s)}
 	}
 	e.mems[in.Result()] = m
 }
 
 // swizzle is where a view of a swizzled buffer (ir.AttrSwizzle) lies in
-// it: element off of the view is at byte swizzled((origin + off)·size) of
-// the buffer, whose address is root. The map XORs the 16-byte chunk index
-// within each 128-byte row with bits shift..shift+2 of the byte offset.
+// it. The map XORs the 16-byte chunk index within each 128-byte row with
+// bits shift..shift+2 of the byte offset; offsets along modes whose
+// strides are multiples of untouched bytes (a pipeline's stages, whole
+// swizzle periods of columns) pass through it unchanged, so they are kept
+// apart and added after it, once per view instead of once per address.
+// Element off of the view, off = inner + outer by modes, is at byte
+// swizzled((origin + inner)·size) + (outer0 + outer)·size of the buffer,
+// whose address is root.
 type swizzle struct {
-	root   string // b32, the buffer's shared address
-	origin string // b32 or an immediate: the view's first element, from root
-	shift  int
+	root           string // b32, the buffer's shared address
+	origin, outer0 string // b32 or immediates, in elements from root
+	shift          int
 }
 
-// moved is the swizzle of a view off (32 bits) elements further.
-func (s *swizzle) moved(e *fn, off string) *swizzle {
-	return &swizzle{root: s.root, origin: e.sum32(s.origin, off), shift: s.shift}
-}
-
-// untouched is the alignment, in bytes, of constant offsets that the
-// swizzle with this shift passes through unchanged: such an offset
-// neither changes the bits the map reads (shift..shift+2) nor the chunk
-// bits it writes (4..6), nor carries into them, so it may be added after
-// the map, into the brackets.
+// untouched is the alignment, in bytes, of offsets that the swizzle with
+// this shift passes through unchanged: such an offset neither changes the
+// bits the map reads (shift..shift+2) nor the chunk bits it writes (4..6),
+// nor carries into them.
 func (s *swizzle) untouched() int64 { return int64(1) << max(s.shift+3, 7) }
 
-// swizzledAddress is the address of element a (32 bits) of a view of a
-// swizzled buffer.
-func (e *fn) swizzledAddress(m *memref, a affine) string {
+// split sorts the modes of m (a view of a swizzled buffer) into those
+// whose offsets the swizzle passes through (outer) and the others.
+func (s *swizzle) split(m *memref) (outer []bool) {
+	outer = make([]bool, len(m.stride))
+	for i, st := range m.stride {
+		n, ok := immOf(st)
+		outer[i] = ok && n*m.elem.Size()%s.untouched() == 0
+	}
+	return outer
+}
+
+// moved is the swizzle of the view of m at element offsets offs (32
+// bits) along its modes.
+func (s *swizzle) moved(e *fn, m *memref, offs []string) *swizzle {
+	outer := s.split(m)
+	var in, out, inS, outS []string
+	for i, o := range offs {
+		if outer[i] {
+			out, outS = append(out, o), append(outS, m.stride[i])
+		} else {
+			in, inS = append(in, o), append(inS, m.stride[i])
+		}
+	}
+	return &swizzle{root: s.root, shift: s.shift,
+		origin: e.sum32(s.origin, e.linear(in, inS, 32)), outer0: e.sum32(s.outer0, e.linear(out, outS, 32))}
+}
+
+// swizzledAddress is the address of the element at indices idx (32
+// bits) of m, a view of a swizzled buffer.
+func (e *fn) swizzledAddress(m *memref, idx []affine) string {
+	outer := m.swz.split(m)
+	var in, out []affine
+	var inS, outS []string
+	for i, a := range idx {
+		if outer[i] {
+			out, outS = append(out, a), append(outS, m.stride[i])
+		} else {
+			in, inS = append(in, a), append(inS, m.stride[i])
+		}
+	}
+	a, o := e.offsetOf(inS, in, 32), e.offsetOf(outS, out, 32)
 	size := m.elem.Size()
-	after := a.off * size
+	after := a.off*size + o.off*size
 	before := int64(0)
-	if after%m.swz.untouched() != 0 {
-		before, after = after, 0
+	if a.off*size%m.swz.untouched() != 0 {
+		before, after = a.off*size, o.off*size
 	}
-	bytes := e.scaled(e.sum32(m.swz.origin, operandOr0(a.base)), size)
-	if before != 0 {
-		bytes = e.sum32(bytes, i64toa(before))
-	}
+	bytes := e.sum32(e.scaled(e.sum32(m.swz.origin, operandOr0(a.base)), size), i64toa(before))
+	base := e.sum32(m.swz.root, e.scaled(e.sum32(m.swz.outer0, operandOr0(o.base)), size))
 	var at string
 	if n, ok := immOf(bytes); ok {
-		at = e.sum32(m.swz.root, i64toa(n^(((n>>m.swz.shift)&7)<<4)))
+		at = e.sum32(base, i64toa(n^(((n>>m.swz.shift)&7)<<4)))
 	} else {
 		chunk := e.pure(b32, "bfe.u32", bytes, itoa(m.swz.shift), "3")
 		moved := e.pure(b32, "xor.b32", bytes, e.pure(b32, "shl.b32", chunk, "4"))
-		at = e.pure(b32, "add.s32", m.swz.root, moved)
+		at = e.sum32(base, moved)
 	}
 	return e.plusBytes(at, after, 32)
 }

@@ -84,11 +84,10 @@ func (e *fn) subview(in *ir.Inst) {
 		sub.stride = append(sub.stride, m.stride[i])
 	}
 	w := m.addrWidth()
-	off := e.linear(offs, strides, w)
 	if m.swz != nil {
-		sub.swz = m.swz.moved(e, off)
+		sub.swz = m.swz.moved(e, m, offs)
 	} else {
-		sub.ptr = e.advance(m, off, w)
+		sub.ptr = e.advance(m, e.linear(offs, strides, w), w)
 	}
 	e.mems[in.Result()] = sub
 }
@@ -112,20 +111,25 @@ func (e *fn) offset(mv *ir.Value, idx []*ir.Value) affine {
 			w = 32
 		}
 	}
+	return e.offsetOf(m.stride, e.affines(idx, w), w)
+}
+
+// affines is the indices idx as affine operands of w bits.
+func (e *fn) affines(idx []*ir.Value, w int) []affine {
 	as := make([]affine, len(idx))
 	for i, v := range idx {
 		as[i] = e.affineOf(v, w)
 	}
-	return e.offsetOf(m, as, w)
+	return as
 }
 
-// offsetOf is the element offset in m of the element at indices idx (of w
-// bits) as a register part plus a constant.
-func (e *fn) offsetOf(m *memref, idx []affine, w int) affine {
+// offsetOf is the element offset of the element at indices idx (of w
+// bits) along modes of the strides as a register part plus a constant.
+func (e *fn) offsetOf(strides []string, idx []affine, w int) affine {
 	var c int64
 	xs := make([]string, len(idx))
 	for i, a := range idx {
-		s, static := immOf(m.stride[i])
+		s, static := immOf(strides[i])
 		switch {
 		case !static:
 			xs[i] = e.operand(a)
@@ -135,7 +139,7 @@ func (e *fn) offsetOf(m *memref, idx []affine, w int) affine {
 			xs[i], c = a.base, c+a.off*s
 		}
 	}
-	reg := e.linear(xs, m.stride, w)
+	reg := e.linear(xs, strides, w)
 	if n, ok := immOf(reg); ok {
 		return affine{off: c + n, w: w}
 	}
@@ -227,14 +231,23 @@ func (e *fn) scaled(x string, size int64) string {
 // offset's constant part folds into the brackets, an immediate of 32
 // bits.
 func (e *fn) address(mv *ir.Value, idx []*ir.Value) string {
+	if m := e.mem(mv); m.swz != nil {
+		return e.swizzledAddress(m, e.affines(idx, 32))
+	}
 	return e.addressAt(e.mem(mv), e.offset(mv, idx))
 }
 
-// addressAt is the address of element a of m.
-func (e *fn) addressAt(m *memref, a affine) string {
+// elementAddress is the address of the element of m at indices idx (of w
+// bits).
+func (e *fn) elementAddress(m *memref, idx []affine, w int) string {
 	if m.swz != nil {
-		return e.swizzledAddress(m, a)
+		return e.swizzledAddress(m, idx)
 	}
+	return e.addressAt(m, e.offsetOf(m.stride, idx, w))
+}
+
+// addressAt is the address of element a of m, not a swizzled view.
+func (e *fn) addressAt(m *memref, a affine) string {
 	ptr := m.ptr
 	if a.base != "" {
 		ptr = e.advance(m, a.base, a.w)

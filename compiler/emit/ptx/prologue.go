@@ -132,6 +132,7 @@ func (e *fn) kernelBody() error {
 	count := e.def(b64, "min.s64", left, itoa(b))
 	j := e.def(b64, "mov.b64", "0")
 	head, end := e.newLabel(), e.newLabel()
+	e.enterLoop(j)
 	e.putLabel(head)
 	done := e.def(pred, "setp.ge.s64", j, count)
 	e.op("@"+done+" bra", end)
@@ -141,6 +142,7 @@ func (e *fn) kernelBody() error {
 	}
 	e.op("add.s64", j, j, "1")
 	e.op("bra.uni", head)
+	e.exitLoop()
 	e.putLabel(end)
 	return nil
 }

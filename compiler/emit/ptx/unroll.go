@@ -99,6 +99,7 @@ func (e *fn) unrolledLoop(in *ir.Inst, trips int) error {
 		e.vals[iv] = one(widthClass(w), i64toa(first+t*inc))
 		for i, c := range carried {
 			e.vals[body.Args[i+1]] = c
+			e.aliased[body.Args[i+1]] = true
 		}
 		e.unrolled[body] = nil // the body's yield fills it
 		if err := e.region(body); err != nil {
