@@ -171,19 +171,21 @@ func (e *fn) splitGroups() string {
 // divRem is the quotient and remainder of non-negative 64-bit x by y,
 // divided in 32 bits where both fit, as NVVM does: ptxas writes a 64-bit
 // division as a long routine, which every thread of the kernel pays, and
-// a GER's threads do little else (a few stores each).
+// a GER's threads do little else (a few stores each). The remainder is
+// x - q·y: ptxas writes rem as a second division.
 func (e *fn) divRem(x, y string) (q, r string) {
 	q, r = e.reg(b64), e.reg(b64)
 	wide, done := e.newLabel(), e.newLabel()
 	high := e.def(b64, "and.b64", e.def(b64, "or.b64", x, y), "-4294967296")
 	e.op("@"+e.def(pred, "setp.ne.s64", high, "0")+" bra", wide)
 	x32, y32 := e.def(b32, "cvt.u32.u64", x), e.def(b32, "cvt.u32.u64", y)
-	e.op("cvt.u64.u32", q, e.def(b32, "div.u32", x32, y32))
-	e.op("cvt.u64.u32", r, e.def(b32, "rem.u32", x32, y32))
+	q32 := e.def(b32, "div.u32", x32, y32)
+	e.op("cvt.u64.u32", q, q32)
+	e.op("cvt.u64.u32", r, e.def(b32, "sub.s32", x32, e.def(b32, "mul.lo.s32", q32, y32)))
 	e.op("bra.uni", done)
 	e.putLabel(wide)
 	e.op("div.s64", q, x, y)
-	e.op("rem.s64", r, x, y)
+	e.op("sub.s64", r, x, e.def(b64, "mul.lo.s64", q, y))
 	e.putLabel(done)
 	return q, r
 }
