@@ -12,9 +12,11 @@
 //
 // The package owns the translation of scalar, memref, control-flow and
 // subgroup-shuffle instructions, which is what the GEMV and GER lowerings
-// leave. Anything else (cooperative matrices, local memory, atomics,
-// groups) is reported as ErrUnsupported, so that callers fall back to
-// OpenCL C.
+// leave, and of local memory, asynchronous copies and cooperative
+// matrices on the matrix engine (mma.sync fragments), which is what the
+// f16 and bf16 GEMM lowering leaves (coop.go, local.go). Anything else
+// (matrices in rows over lanes, as f32 GEMMs hold them, atomics, groups)
+// is reported as ErrUnsupported, so that callers fall back to OpenCL C.
 //
 // OpenCL's work-group builtins are not CUDA's special registers alone:
 // NVIDIA's OpenCL passes them in environment registers, which NVVM reads
