@@ -166,7 +166,7 @@ func TestGolden(t *testing.T) {
 
 // TestCheckStructure: the structural check catches what it is for.
 func TestCheckStructure(t *testing.T) {
-	good := ".entry k(\n)\n{\n\t.reg .b32 \t%r<3>;\n\t.reg .pred \t%p<2>;\n$L_1:\n\tadd.s32\t%r1, %r2, 1;\n" +
+	good := ".entry k(\n)\n{\n\t.reg .b32 \t%r<3>;\n\t.reg .pred \t%p<2>;\n\tmov.b32\t%r2, 0;\n$L_1:\n\tadd.s32\t%r1, %r2, 1;\n" +
 		"\tsetp.lt.s32\t%p1, %r1, 4;\n\t@%p1 bra\t$L_1;\n\tret;\n}\n"
 	if err := checkStructure(good); err != nil {
 		t.Fatalf("a well-formed entry: %v", err)
@@ -177,6 +177,8 @@ func TestCheckStructure(t *testing.T) {
 		strings.Replace(good, "@%p1 bra\t$L_1", "@%p1 bra\t$L_2", 1), // no such label
 		strings.Replace(good, "\tret;\n}\n", "\tret;\n", 1),          // unbalanced
 		strings.Replace(good, "%r1, %r2, 1", "%rd1, %r2, 1", 1),      // undeclared class
+		strings.Replace(good, "\tmov.b32\t%r2, 0;\n", "", 1),         // %r2 read, never written
+		strings.Replace(good, "%r2, 1;", "%r1, 1;", 1),               // %r1 read as it is first written
 	} {
 		if checkStructure(bad) == nil {
 			t.Errorf("no error for\n%s", bad)
@@ -244,7 +246,67 @@ func checkStructure(text string) error {
 			return err
 		}
 	}
+	return checkWrittenFirst(lines)
+}
+
+// checkWrittenFirst checks that every register an instruction reads is
+// written by an instruction above it. The writer lays out loops with
+// their carried values and variables set before the head, ifs with
+// their results set in both branches, so text order is the order of
+// definitions; an instruction hoisted in front of a loop (affine.go)
+// above the definition of what it reads breaks it.
+func checkWrittenFirst(lines []string) error {
+	written := map[string]bool{}
+	for _, line := range lines {
+		fields := strings.SplitN(strings.TrimSpace(line), "\t", 2)
+		opcode := fields[0]
+		if strings.HasPrefix(opcode, "@") { // a guard: read it, then the instruction
+			guard, rest, _ := strings.Cut(opcode, " ")
+			if !written[strings.TrimPrefix(strings.TrimPrefix(guard, "@"), "!")] {
+				return fmt.Errorf("%s read before it is written: %q", guard, line)
+			}
+			opcode = rest
+		}
+		if len(fields) < 2 {
+			continue
+		}
+		args := strings.TrimSuffix(fields[1], ";")
+		var dest string
+		if !writesNothing(opcode) {
+			dest, args = firstOperand(args)
+		}
+		for _, m := range register.FindAllString(args, -1) {
+			if !written[m] {
+				return fmt.Errorf("%s read before it is written: %q", m, line)
+			}
+		}
+		for _, m := range register.FindAllString(dest, -1) {
+			written[m] = true
+		}
+	}
 	return nil
+}
+
+// writesNothing reports whether the instruction of opcode writes no
+// register (its first operand, if any, is read).
+func writesNothing(opcode string) bool {
+	for _, p := range []string{"st.", "cp.async", "bra", "bar.", "membar", "ret", ".pragma"} {
+		if strings.HasPrefix(opcode, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// firstOperand splits an operand list after its first operand, a
+// register, an address or a brace list.
+func firstOperand(args string) (first, rest string) {
+	if strings.HasPrefix(args, "{") {
+		end := strings.Index(args, "}")
+		return args[:end+1], args[end+1:]
+	}
+	first, rest, _ = strings.Cut(args, ",")
+	return first, rest
 }
 
 // checkDestination checks the class of the register an instruction
