@@ -13,16 +13,18 @@ import (
 // m16n8k16 fragments (opencl.FragmentLayout), with f16 or bf16 inputs
 // that are only loaded and multiplied (held packed, two to a 32-bit
 // register, as mma.sync and ldmatrix take them) and f32 accumulators that
-// are set, multiplied into, carried through loops and ifs, loaded and
-// stored, scaled and added up. A matrix is a grid of blocks numbered column-major, and each
-// lane holds per elements of every block (lane l: g = l/4, t = l mod 4):
+// are set, multiplied into, carried through loops and ifs, loaded,
+// stored, scaled and added up. A matrix is a grid of blocks numbered
+// column-major, and each lane holds per elements of every block (lane l:
+// g = l/4, t = l mod 4):
 //
 //	A 16×16 (8 per lane): row g + 8·((i/2) mod 2), column 2t + (i mod 2) + 8·(i/4)
 //	B 16×8  (4 per lane): row 2t + (i mod 2) + 8·(i/2), column g
 //	C 16×8  (4 per lane): row g + 8·(i/2),         column 2t + (i mod 2)
 //
-// Anything else (rows over lanes, tf32, arithmetic on matrices, atomics)
-// is ErrUnsupported: the OpenCL C writer's code is then the kernel.
+// Anything else (matrices in rows over lanes, as f32 GEMMs hold them;
+// tf32; atomics) is ErrUnsupported: the OpenCL C writer's code is then
+// the kernel.
 
 // fragment is the shape of a block of one matrix use and the elements a
 // lane holds of it.
