@@ -40,12 +40,21 @@ func (e *fn) leaveScope() { e.scopes = e.scopes[:len(e.scopes)-1] }
 // Registers written in place (loop variables and carried values) are
 // only its operands inside the loop body's scope, whose end forgets them.
 func (e *fn) pure(c class, opcode string, args ...string) string {
-	key := opcode + "\t" + strings.Join(args, ", ")
+	// The key is spelled in a buffer, and a string made of it only to
+	// insert: lookups of string(bytes) allocate nothing.
+	e.key = append(append(e.key[:0], opcode...), '\t')
+	for i, a := range args {
+		if i > 0 {
+			e.key = append(e.key, ", "...)
+		}
+		e.key = append(e.key, a...)
+	}
 	for i := len(e.scopes) - 1; i >= 0; i-- {
-		if r, ok := e.scopes[i][key]; ok {
+		if r, ok := e.scopes[i][string(e.key)]; ok {
 			return r
 		}
 	}
+	key := string(e.key)
 	if at := e.invariantDepth(args); at < e.depth {
 		return e.hoist(at, key, c, opcode, args)
 	}
@@ -86,9 +95,12 @@ func (e *fn) exitLoop() {
 	f := e.loops[len(e.loops)-1]
 	e.loops = e.loops[:len(e.loops)-1]
 	e.depth--
-	text := f.outer + f.pre.String() + e.body.String()
-	e.body.Reset()
-	e.body.WriteString(text)
+	loop := e.body.String()
+	e.body = strings.Builder{}
+	e.body.Grow(len(f.outer) + f.pre.Len() + len(loop))
+	e.body.WriteString(f.outer)
+	e.body.WriteString(f.pre.String())
+	e.body.WriteString(loop)
 }
 
 // invariantDepth is the deepest depth at which one of the operands is

@@ -46,13 +46,24 @@ func two(c class, re, im string) val { return val{cls: c, parts: [2]string{re, i
 func (v val) x() string              { return v.parts[0] }
 func isImm(s string) bool            { return s != "" && s[0] != '%' }
 func itoa(n int) string              { return strconv.Itoa(n) }
-func immOf(s string) (int64, bool)   { n, err := strconv.ParseInt(s, 10, 64); return n, err == nil }
 func i64toa(n int64) string          { return strconv.FormatInt(n, 10) }
 func widthSuffix(w int) string       { return map[int]string{32: "s32", 64: "s64"}[w] }
 func widthClass(w int) class         { return map[int]class{32: b32, 64: b64}[w] }
 func b2i(b bool) int                 { return map[bool]int{true: 1}[b] }
 func bracket(a string) string        { return "[" + a + "]" }
 func braces(regs ...string) string   { return "{" + strings.Join(regs, ", ") + "}" }
+
+// immOf is the integer immediate s, ok false for anything else (a
+// register, a float's bits). Most calls ask about registers: they are
+// told without ParseInt, whose error for them was a fifth of the bytes
+// the writer allocated.
+func immOf(s string) (int64, bool) {
+	if s == "" || s[0] != '-' && (s[0] < '0' || s[0] > '9') {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil
+}
 
 // each is v's registers or immediates.
 func (v val) each() []string {
@@ -80,8 +91,10 @@ type fn struct {
 	// unrolled collects the values the body of a loop being unrolled
 	// yields, in place of yields' registers.
 	unrolled map[*ir.Region][]val
-	// scopes are pure's instructions, the innermost region's last.
+	// scopes are pure's instructions, the innermost region's last; key
+	// is where pure spells their keys.
 	scopes []scope
+	key    []byte
 
 	// The prologue's values (emitKernelBody of compiler/emit/opencl).
 	sgid, lane  string // b32
@@ -133,11 +146,32 @@ func newFn(f *ir.Func, t *target.Target, k *opencl.Kernel) *fn {
 // reg returns a fresh register of class c, written at the current depth.
 func (e *fn) reg(c class) string {
 	e.nregs[c]++
-	r := classPrefix[c] + itoa(e.nregs[c])
+	r := regName(c, e.nregs[c])
 	if e.depth > 0 {
 		e.regDepth[r] = e.depth
 	}
 	return r
+}
+
+// regNames are the first names of each class's registers, spelled once
+// for all kernels: a GEMM kernel has hundreds of registers, and spelling
+// each was two allocations.
+var regNames = func() (names [numClasses][]string) {
+	for c := range names {
+		names[c] = make([]string, 512)
+		for i := range names[c] {
+			names[c][i] = classPrefix[c] + strconv.Itoa(i)
+		}
+	}
+	return names
+}()
+
+// regName is register n of class c.
+func regName(c class, n int) string {
+	if n < len(regNames[c]) {
+		return regNames[c][n]
+	}
+	return classPrefix[c] + itoa(n)
 }
 
 // op writes one instruction.
