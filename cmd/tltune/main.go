@@ -8,8 +8,11 @@ package main
 
 import (
 	"os"
+
+	"tltune/internal/gcpace"
 )
 
 func main() {
+	gcpace.Relax()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
