@@ -123,7 +123,7 @@ func (e *fn) hoist(at int, key string, c class, opcode string, args []string) st
 	e.depth = at
 	r := e.reg(c)
 	e.depth = depth
-	f.pre.WriteString("\t" + opcode + "\t" + strings.Join(append([]string{r}, args...), ", ") + ";\n")
+	writeOp(&f.pre, opcode, append([]string{r}, args...)...)
 	e.scopes[f.scope][key] = r
 	return r
 }

@@ -73,46 +73,47 @@ func (e *fn) freshCoop(t *ir.Type) val {
 	for i := range regs {
 		regs[i] = e.reg(c)
 	}
-	return val{cls: c, parts: [2]string{regs[0]}, n: 1, regs: regs}
+	return val{cls: c, n: 1, regs: regs}
 }
 
 // checkCoop reports whether the writer can write f's cooperative
-// matrices (see above), and notes that f has some.
+// matrices (see above), notes that f has some and how often each is read.
 func (e *fn) checkCoop() error {
-	var err error
+	var insts []*ir.Inst
 	e.f.Body.Walk(func(in *ir.Inst) bool {
-		if err == nil && (slices.ContainsFunc(in.Operands, isCoop) || slices.ContainsFunc(in.Results, isCoop)) {
-			e.coop = true
-			err = checkCoopInst(in)
-		}
-		return err == nil
-	})
-	if err != nil || !e.coop {
-		return err
-	}
-	e.coopUses = map[*ir.Value]int{}
-	e.f.Body.Walk(func(in *ir.Inst) bool {
-		for _, v := range in.Operands {
-			if isCoop(v) {
-				e.coopUses[v]++
-			}
+		if slices.ContainsFunc(in.Operands, isCoop) || slices.ContainsFunc(in.Results, isCoop) {
+			insts = append(insts, in)
 		}
 		return true
 	})
+	if len(insts) == 0 {
+		return nil
+	}
+	e.coop = true
+	for _, in := range insts {
+		if err := checkCoopInst(in); err != nil {
+			return err
+		}
+	}
 	held, engine := opencl.FragmentLayout(e.f, e.t, e.l.SubgroupSize)
 	if engine == nil || engine.Engine != target.EnginePTX || engine.Emulated || engine.In == "f32" ||
 		engine.M != 16 || engine.N != 8 || engine.K != 16 {
 		return unsupported("cooperative matrices without mma.sync.m16n8k16")
 	}
-	e.f.Body.Walk(func(in *ir.Inst) bool {
+	e.coopUses = map[*ir.Value]int{}
+	for _, in := range insts {
 		for _, v := range slices.Concat(in.Operands, in.Results) {
-			if isCoop(v) && !held(v) && err == nil {
-				err = unsupported("%%%s outside the matrix engine's fragments", v.Name)
+			if isCoop(v) && !held(v) {
+				return unsupported("%%%s outside the matrix engine's fragments", v.Name)
 			}
 		}
-		return err == nil
-	})
-	return err
+		for _, v := range in.Operands {
+			if isCoop(v) {
+				e.coopUses[v]++
+			}
+		}
+	}
+	return nil
 }
 
 // checkCoopInst reports whether the writer can write in, which reads or
@@ -303,18 +304,10 @@ func (e *fn) coopStore(in *ir.Inst) {
 // addr of state space space, guarded by predicate ok where there is one;
 // a load it skips leaves zero in reg.
 func (e *fn) predicated(ok, kind, space, addr, reg, typ, zero string) {
-	guard := ""
-	if ok != "" {
-		guard = "@" + ok + " "
-		if kind == "ld" {
-			e.op("mov."+typ, reg, zero)
-		}
+	if ok != "" && kind == "ld" {
+		e.op("mov."+typ, reg, zero)
 	}
-	if kind == "ld" {
-		e.op(guard+"ld."+space+"."+typ, reg, addr)
-	} else {
-		e.op(guard+"st."+space+"."+typ, addr, reg)
-	}
+	e.guardedAccess(ok, kind, space, typ, addr, reg)
 }
 
 // coopElements calls each for every element k this lane holds of a
@@ -361,16 +354,7 @@ func (e *fn) coopElements(in *ir.Inst, mv, xv, yv *ir.Value, t *ir.Type, each fu
 
 // below is the predicate 0 <= a < n (one unsigned comparison).
 func (e *fn) below(a affine, n string) string {
-	return e.pure(pred, "setp.lt.u"+itoa(a.w), e.materialize(a), e.resize(n, 64, a.w))
-}
-
-// materialize is a in a register.
-func (e *fn) materialize(a affine) string {
-	x := e.operand(a)
-	if isImm(x) {
-		return e.pure(widthClass(a.w), movOf(widthClass(a.w)), x)
-	}
-	return x
+	return e.pure(pred, "setp.lt.u"+itoa(a.w), e.materialise(widthClass(a.w), e.operand(a)), e.resize(n, 64, a.w))
 }
 
 // and is p ∧ q, either "" for true.

@@ -175,17 +175,20 @@ func regName(c class, n int) string {
 }
 
 // op writes one instruction.
-func (e *fn) op(opcode string, args ...string) {
-	e.body.WriteByte('\t')
-	e.body.WriteString(opcode)
-	e.body.WriteByte('\t')
+func (e *fn) op(opcode string, args ...string) { writeOp(&e.body, opcode, args...) }
+
+// writeOp writes one instruction to b, as every instruction is spelled.
+func writeOp(b *strings.Builder, opcode string, args ...string) {
+	b.WriteByte('\t')
+	b.WriteString(opcode)
+	b.WriteByte('\t')
 	for i, a := range args {
 		if i > 0 {
-			e.body.WriteString(", ")
+			b.WriteString(", ")
 		}
-		e.body.WriteString(a)
+		b.WriteString(a)
 	}
-	e.body.WriteString(";\n")
+	b.WriteString(";\n")
 }
 
 // def writes opcode into a fresh register of class c and returns it.

@@ -231,10 +231,11 @@ func (e *fn) scaled(x string, size int64) string {
 // offset's constant part folds into the brackets, an immediate of 32
 // bits.
 func (e *fn) address(mv *ir.Value, idx []*ir.Value) string {
-	if m := e.mem(mv); m.swz != nil {
+	m := e.mem(mv)
+	if m.swz != nil {
 		return e.swizzledAddress(m, e.affines(idx, 32))
 	}
-	return e.addressAt(e.mem(mv), e.offset(mv, idx))
+	return e.addressAt(m, e.offset(mv, idx))
 }
 
 // elementAddress is the address of the element of m at indices idx (of w
@@ -365,10 +366,18 @@ func (e *fn) access(kind, space, addr string, t *ir.Type, regs []string) {
 
 // accessOp writes ld.SPACE.TYPE reg, [addr] or st.SPACE.TYPE [addr], reg.
 func (e *fn) accessOp(kind, space, typ, addr, reg string) {
+	e.guardedAccess("", kind, space, typ, addr, reg)
+}
+
+// guardedAccess is accessOp under predicate guard ("" for none).
+func (e *fn) guardedAccess(guard, kind, space, typ, addr, reg string) {
+	if guard != "" {
+		guard = "@" + guard + " "
+	}
 	if kind == "ld" {
-		e.op("ld."+space+"."+typ, reg, addr)
+		e.op(guard+"ld."+space+"."+typ, reg, addr)
 	} else {
-		e.op("st."+space+"."+typ, addr, reg)
+		e.op(guard+"st."+space+"."+typ, addr, reg)
 	}
 }
 

@@ -199,17 +199,17 @@ func (e *fn) logicalGroups() (string, error) {
 	case x != nil && x.Mode == ir.GroupSizeMode:
 		return "", unsupported("group parameters")
 	case x != nil:
-		return e.materialise(e.mems[e.f.Params[x.Param]].shape[x.Mode]), nil
+		return e.materialise(b64, e.mems[e.f.Params[x.Param]].shape[x.Mode]), nil
 	default:
 		return e.def(b64, "mul.wide.u32", e.numGroups(0), itoa(l.BatchPerGroup)), nil
 	}
 	return e.long(e.numGroups(0)), nil
 }
 
-// materialise is 64-bit operand x in a register.
-func (e *fn) materialise(x string) string {
+// materialise is operand x of class c in a register.
+func (e *fn) materialise(c class, x string) string {
 	if isImm(x) {
-		return e.def(b64, "mov.b64", x)
+		return e.pure(c, movOf(c), x)
 	}
 	return x
 }
