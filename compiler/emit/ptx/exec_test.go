@@ -37,6 +37,9 @@ func TestPTXOnDevice(t *testing.T) {
 	ps := append(problems(256, 256, all...), problems(100, 60, all...)...)
 	ps = append(ps, gemms(64, 64, 32, kernels.F16, kernels.BF16)...)
 	ps = append(ps, gemms(100, 60, 40, kernels.F16, kernels.BF16)...)
+	t.Run("divide", func(t *testing.T) {
+		runPTX(t, d, []byte(divideSource), compiler.Options{Target: "nvidia", PTX: true})
+	})
 	for _, p := range ps {
 		samples, opts := sampled(t, p, count)
 		for _, s := range samples {

@@ -234,6 +234,9 @@ func (e *fn) intArith(in *ir.Inst) error {
 	x, y = e.immSecond(in.Arith, x, y, w)
 	res, ok := identity(in.Arith, x, y)
 	if !ok {
+		res, ok = e.divideByImm(in, x, y, w)
+	}
+	if !ok {
 		res = e.pure(widthClass(w), intOps[in.Arith]+e.intSuffixOf(in, w), x, y)
 	}
 	e.vals[r] = one(widthClass(e.width(r)), e.resize(res, w, e.width(r)))
@@ -289,6 +292,19 @@ func (e *fn) intSuffixOf(in *ir.Inst, w int) string {
 		}
 	}
 	return intSuffix(in.Arith, w)
+}
+
+// divideByImm writes x / y or x mod y where the division is unsigned
+// (intSuffixOf) and y an immediate, by udivImm and uremImm.
+func (e *fn) divideByImm(in *ir.Inst, x, y string, w int) (string, bool) {
+	d, ok := immOf(y)
+	if !ok || d <= 0 || in.Arith != ir.Div && in.Arith != ir.Rem || e.intSuffixOf(in, w)[0] != 'u' {
+		return "", false
+	}
+	if in.Arith == ir.Div {
+		return e.udivImm(w, x, uint64(d)), true
+	}
+	return e.uremImm(w, x, uint64(d)), true
 }
 
 // foldInt computes x op y when both are immediates (C folds them too),
@@ -416,9 +432,9 @@ func (e *fn) builtin(in *ir.Inst) error {
 	case ir.SubgroupID:
 		x, w = e.sgid, 32
 	case ir.SubgroupIDX:
-		x, w = e.pure(b32, "rem.u32", e.sgid, itoa(nsx)), 32
+		x, w = e.uremImm(32, e.sgid, uint64(nsx)), 32
 	case ir.SubgroupIDY:
-		x, w = e.pure(b32, "div.u32", e.sgid, itoa(nsx)), 32
+		x, w = e.udivImm(32, e.sgid, uint64(nsx)), 32
 	case ir.SubgroupLocalID:
 		x, w = e.lane, 32
 	default:

@@ -101,9 +101,9 @@ func (e *fn) kernelBody() error {
 	sgs, wx, b := l.SubgroupSize, l.WorkGroupSize[0], l.BatchPerGroup
 	tidx := e.def(b32, "mov.u32", "%tid.x")
 	tidy := e.def(b32, "mov.u32", "%tid.y")
-	q := e.def(b32, "div.u32", tidx, itoa(sgs))
+	q := e.udivImm(32, tidx, uint64(sgs))
 	e.sgid = e.def(b32, "mad.lo.s32", tidy, itoa(wx/sgs), q)
-	e.lane = e.def(b32, "rem.u32", tidx, itoa(sgs))
+	e.lane = e.uremImm(32, tidx, uint64(sgs))
 	if sgs == 16 {
 		e.shflMask = e.halfWarpMask()
 	}
