@@ -270,6 +270,18 @@ func FragmentLayout(f *ir.Func, t *target.Target, sgs int) (held func(*ir.Value)
 	return set.has, engine
 }
 
+// RowsLayout is the layout decision this writer makes for f's coopmatrix
+// values outside the fragments (FragmentLayout) at subgroup size sgs on
+// target t: whether a lane's rows are blocked (else interleaved), and
+// which B operands every lane holds whole (replicatedValues). The PTX
+// writer asks it, so that its kernels hold the matrices as these do.
+func RowsLayout(f *ir.Func, t *target.Target, sgs int) (replicated func(*ir.Value) bool, blocked bool) {
+	var c coopValues
+	c.collect(f)
+	frag, _ := fragmentValues(&c, t, sgs)
+	return replicatedValues(&c, frag, sgs).has, t.BlockedRows && !c.numbersComponents()
+}
+
 // fragmentValues decides which coopmatrix values use the fragment layout.
 // Values that must share a layout (through loops, ifs, element-wise
 // operations and mul_add's accumulator) form classes; a class uses the

@@ -22,9 +22,9 @@ import (
 //	B 16×8  (4 per lane): row 2t + (i mod 2) + 8·(i/2), column g
 //	C 16×8  (4 per lane): row g + 8·(i/2),         column 2t + (i mod 2)
 //
-// Anything else (matrices in rows over lanes, as f32 GEMMs hold them;
-// tf32; atomics) is ErrUnsupported: the OpenCL C writer's code is then
-// the kernel.
+// f32 matrices outside the engine are rows over lanes (rows.go).
+// Anything else (f16 rows over lanes, tf32, atomics) is ErrUnsupported:
+// the OpenCL C writer's code is then the kernel.
 
 // fragment is the shape of a block of one matrix use and the elements a
 // lane holds of it.
@@ -61,13 +61,16 @@ func blocks(t *ir.Type) int {
 	return int(t.Rows()) / fr.rows * int(t.Cols()) / fr.cols
 }
 
-// freshCoop returns new registers for this lane's share of a matrix of
-// type t.
-func (e *fn) freshCoop(t *ir.Type) val {
-	n := blocks(t) * fragments[t.Use()].per
-	c := f32
-	if packed(t) {
-		n, c = n/2, b32
+// freshCoop returns new registers for this lane's share of matrix v, in
+// its layout.
+func (e *fn) freshCoop(v *ir.Value) val {
+	t := v.Type
+	c, n := f32, e.rowsRegisters(v)
+	if e.held(v) {
+		n = blocks(t) * fragments[t.Use()].per
+		if packed(t) {
+			c, n = b32, n/2
+		}
 	}
 	regs := make([]string, n)
 	for i := range regs {
@@ -77,7 +80,9 @@ func (e *fn) freshCoop(t *ir.Type) val {
 }
 
 // checkCoop reports whether the writer can write f's cooperative
-// matrices (see above), notes that f has some and how often each is read.
+// matrices: all in the matrix engine's fragments (see above), or all f32
+// in rows over lanes (rows.go). It notes that f has some, their layouts
+// and how often each is read.
 func (e *fn) checkCoop() error {
 	var insts []*ir.Inst
 	e.f.Body.Walk(func(in *ir.Inst) bool {
@@ -90,21 +95,16 @@ func (e *fn) checkCoop() error {
 		return nil
 	}
 	e.coop = true
-	for _, in := range insts {
-		if err := checkCoopInst(in); err != nil {
-			return err
-		}
-	}
-	held, engine := opencl.FragmentLayout(e.f, e.t, e.l.SubgroupSize)
-	if engine == nil || engine.Engine != target.EnginePTX || engine.Emulated || engine.In == "f32" ||
-		engine.M != 16 || engine.N != 8 || engine.K != 16 {
-		return unsupported("cooperative matrices without mma.sync.m16n8k16")
-	}
+	sgs := e.l.SubgroupSize
+	held, engine := opencl.FragmentLayout(e.f, e.t, sgs)
+	e.held = held
+	e.replicated, e.blocked = opencl.RowsLayout(e.f, e.t, sgs)
+	inFragments, inRows := false, false
 	e.coopUses = map[*ir.Value]int{}
 	for _, in := range insts {
 		for _, v := range slices.Concat(in.Operands, in.Results) {
-			if isCoop(v) && !held(v) {
-				return unsupported("%%%s outside the matrix engine's fragments", v.Name)
+			if isCoop(v) {
+				inFragments, inRows = inFragments || held(v), inRows || !held(v)
 			}
 		}
 		for _, v := range in.Operands {
@@ -113,12 +113,30 @@ func (e *fn) checkCoop() error {
 			}
 		}
 	}
+	check := checkCoopInst
+	switch {
+	case inFragments && inRows:
+		return unsupported("cooperative matrices in fragments and in rows over lanes")
+	case inRows:
+		if sgs != 1 && sgs != 16 && sgs != 32 {
+			return unsupported("cooperative matrices over %d lanes", sgs)
+		}
+		check = checkRowsInst
+	case engine == nil || engine.Engine != target.EnginePTX || engine.Emulated || engine.In == "f32" ||
+		engine.M != 16 || engine.N != 8 || engine.K != 16:
+		return unsupported("cooperative matrices without mma.sync.m16n8k16")
+	}
+	for _, in := range insts {
+		if err := check(in); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
 // checkCoopInst reports whether the writer can write in, which reads or
-// writes a cooperative matrix: A and B (f16, bf16) are only loaded and
-// multiplied, accumulators (f32) are not transformed.
+// writes a cooperative matrix in fragments: A and B (f16, bf16) are only
+// loaded and multiplied, accumulators (f32) are not transformed.
 func checkCoopInst(in *ir.Inst) error {
 	for _, v := range slices.Concat(in.Operands, in.Results) {
 		if !isCoop(v) {
@@ -134,17 +152,29 @@ func checkCoopInst(in *ir.Inst) error {
 		}
 	}
 	switch in.Op {
-	case ir.OpCoopMatrixLoad, ir.OpFor, ir.OpIf, ir.OpYield, ir.OpConstant, ir.OpCoopMatrixScale:
-	case ir.OpArith:
-		if _, err := floatOp(in.Arith, ir.F32); err != nil {
-			return err
-		}
 	case ir.OpCoopMatrixMulAdd:
 		if packed(in.Operands[2].Type) || in.Operands[2].Type != in.Result().Type {
 			return unsupported("%s into %s", in.Mnemonic(), in.Result().Type)
 		}
 	case ir.OpCoopMatrixStore:
-		if in.Atomic != ir.NotAtomic || packed(in.Operands[0].Type) {
+		if packed(in.Operands[0].Type) {
+			return unsupported("%s of %s", in.Mnemonic(), in.Operands[0].Type)
+		}
+	}
+	return checkCoopOp(in)
+}
+
+// checkCoopOp reports whether the writer can write in, an instruction on
+// cooperative matrices, whatever their layout.
+func checkCoopOp(in *ir.Inst) error {
+	switch in.Op {
+	case ir.OpCoopMatrixLoad, ir.OpFor, ir.OpIf, ir.OpYield, ir.OpConstant, ir.OpCoopMatrixScale, ir.OpCoopMatrixMulAdd:
+	case ir.OpArith:
+		if _, err := floatOp(in.Arith, ir.F32); err != nil {
+			return err
+		}
+	case ir.OpCoopMatrixStore:
+		if in.Atomic != ir.NotAtomic {
 			return unsupported("%s", in.Mnemonic())
 		}
 	default:
@@ -186,7 +216,7 @@ func (e *fn) coopConstant(in *ir.Inst) error {
 	if in.Const.Kind == ir.ConstInt {
 		x = float64(in.Const.Int)
 	}
-	v := e.freshCoop(r.Type)
+	v := e.freshCoop(r)
 	for _, reg := range v.regs {
 		e.op("mov.f32", reg, floatBits(x, ir.F32))
 	}
@@ -197,7 +227,7 @@ func (e *fn) coopConstant(in *ir.Inst) error {
 // coopElementwise sets every register of accumulator r to op applied to
 // the registers of the same slot of xs, a scalar x in place of a matrix.
 func (e *fn) coopElementwise(r *ir.Value, op string, xs ...val) {
-	v := e.freshCoop(r.Type)
+	v := e.freshCoop(r)
 	for i, reg := range v.regs {
 		args := []string{reg}
 		for _, x := range xs {
@@ -229,12 +259,16 @@ func (e *fn) coopArith(in *ir.Inst) error {
 // coopMulAdd writes D = A·B + C as mma.sync on every block of D and every
 // block of the depth, D's blocks taking C's first and then themselves.
 func (e *fn) coopMulAdd(in *ir.Inst) {
+	if !e.held(in.Result()) {
+		e.rowsMulAdd(in)
+		return
+	}
 	av, bv, cv := in.Operands[0], in.Operands[1], in.Operands[2]
 	a, b, c := e.value(av).regs, e.value(bv).regs, e.value(cv).regs
 	bm, bk, bn := int(cv.Type.Rows())/16, int(av.Type.Cols())/16, int(cv.Type.Cols())/8
 	d := e.value(cv)
 	if !e.ownsLastUse(cv) {
-		d = e.freshCoop(cv.Type)
+		d = e.freshCoop(in.Result())
 	}
 	in16 := av.Type.Elem().String()
 	opcode := "mma.sync.aligned.m16n8k16.row.col.f32." + in16 + "." + in16 + ".f32"
@@ -269,7 +303,11 @@ func (e *fn) ownsLastUse(v *ir.Value) bool {
 // coopLoad loads this lane's share of a matrix: A and B with ldmatrix
 // where the memory allows, else element by element.
 func (e *fn) coopLoad(in *ir.Inst) {
-	v := e.freshCoop(in.Result().Type)
+	if !e.held(in.Result()) {
+		e.rowsLoad(in)
+		return
+	}
+	v := e.freshCoop(in.Result())
 	e.vals[in.Result()] = v
 	if packed(in.Result().Type) && e.ldmatrixOK(in) {
 		e.ldmatrix(in, v.regs)
@@ -293,6 +331,10 @@ func (e *fn) coopLoad(in *ir.Inst) {
 
 // coopStore stores this lane's share of an accumulator element by element.
 func (e *fn) coopStore(in *ir.Inst) {
+	if !e.held(in.Operands[0]) {
+		e.rowsStore(in)
+		return
+	}
 	x := e.value(in.Operands[0]).regs
 	space := e.mem(in.Operands[1]).space()
 	e.coopElements(in, in.Operands[1], in.Operands[2], in.Operands[3], in.Operands[0].Type, func(k int, addr, ok string) {

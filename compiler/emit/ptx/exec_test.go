@@ -17,7 +17,7 @@ import (
 )
 
 // TestPTXOnDevice builds the PTX of sampled configurations of every
-// GEMV and GER problem, and of f16 and bf16 GEMMs, with BuildBinary on an NVIDIA device
+// GEMV and GER problem, and of f16, bf16 and f32 GEMMs, with BuildBinary on an NVIDIA device
 // (TLTUNE_TEST_DEVICE, default opencl:0), runs it and compares every
 // memref with the interpreter on the source from the same inputs, as the
 // OpenCL C's differential tests do. TLTUNE_PTX_SAMPLES configurations
@@ -35,8 +35,8 @@ func TestPTXOnDevice(t *testing.T) {
 	}
 	all := []kernels.DType{kernels.F16, kernels.BF16, kernels.F32, kernels.F64, kernels.C32, kernels.C64}
 	ps := append(problems(256, 256, all...), problems(100, 60, all...)...)
-	ps = append(ps, gemms(64, 64, 32, kernels.F16, kernels.BF16)...)
-	ps = append(ps, gemms(100, 60, 40, kernels.F16, kernels.BF16)...)
+	ps = append(ps, gemms(64, 64, 32, kernels.F16, kernels.BF16, kernels.F32)...)
+	ps = append(ps, gemms(100, 60, 40, kernels.F16, kernels.BF16, kernels.F32)...)
 	t.Run("divide", func(t *testing.T) {
 		runPTX(t, d, []byte(divideSource), compiler.Options{Target: "nvidia", PTX: true})
 	})

@@ -113,6 +113,10 @@ type fn struct {
 	// coop: the kernel has cooperative matrices (coop.go), whose lane
 	// parts of fragment positions fragLanes computes.
 	coop              bool
+	held, replicated  func(*ir.Value) bool // opencl.FragmentLayout, opencl.RowsLayout
+	blocked           bool                 // rows over lanes blocked, not interleaved
+	done              map[*ir.Inst]bool    // mul_adds written with an earlier one of their group
+	lazy              map[*ir.Value]*lazyLoad
 	laneG, laneT2     string
 	ldAlong, ldAcross [2]string
 	// coopUses counts the reads of each cooperative matrix; aliased are
@@ -132,7 +136,7 @@ type fn struct {
 
 func newFn(f *ir.Func, t *target.Target, k *opencl.Kernel) *fn {
 	e := &fn{f: f, t: t, k: k, l: k.Launch, vals: map[*ir.Value]val{}, mems: map[*ir.Value]*memref{},
-		yields: map[*ir.Region][]val{}, unrolled: map[*ir.Region][]val{}, scopes: []scope{{}}, aliased: map[*ir.Value]bool{},
+		yields: map[*ir.Region][]val{}, unrolled: map[*ir.Region][]val{}, scopes: []scope{{}}, aliased: map[*ir.Value]bool{}, done: map[*ir.Inst]bool{}, lazy: map[*ir.Value]*lazyLoad{},
 		regDepth: map[string]int{}}
 	e.l.BatchPerGroup = max(e.l.BatchPerGroup, 1)
 	ir.IndexRanges(&e.ranges, f, func(b ir.BuiltinKind) (ir.Range, bool) {
@@ -294,7 +298,7 @@ func (e *fn) classOfValue(v *ir.Value) (class, bool) { return classOf(v.Type, e.
 // fresh returns new registers for a value of v's type.
 func (e *fn) fresh(v *ir.Value) val {
 	if isCoop(v) {
-		return e.freshCoop(v.Type)
+		return e.freshCoop(v)
 	}
 	c, cplx := e.classOfValue(v)
 	if cplx {

@@ -11,6 +11,10 @@ import (
 // region writes the instructions of r.
 func (e *fn) region(r *ir.Region) error {
 	for _, in := range r.Insts {
+		if e.done[in] { // written with the head of its group (rows.go)
+			delete(e.done, in)
+			continue
+		}
 		if err := e.inst(in); err != nil {
 			return err
 		}

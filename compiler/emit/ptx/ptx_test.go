@@ -85,9 +85,9 @@ func TestComplexCoverage(t *testing.T) {
 // TestUnsupported: what the writer lacks is ErrUnsupported, the OpenCL C
 // is still written, and other targets have no PTX.
 func TestUnsupported(t *testing.T) {
-	// An f32 GEMM: its matrices are rows over lanes, not fragments.
+	// A GEMM updating C atomically: the writer has no atomics.
 	r, err := kernels.New(kernels.Spec{Op: kernels.GEMMOp, M: 64, N: 64, K: 32, DType: kernels.F32, Acc: kernels.F32,
-		Layout: kernels.Strided, Alpha: 1})
+		Layout: kernels.Strided, Alpha: 1, Beta: 1, Atomic: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,7 +371,7 @@ func isDigits(s string) bool {
 // ragged one (checked loads and stores), A and B transposed or not, α
 // and β as the samples vary them.
 func TestGemmCoverage(t *testing.T) {
-	ps := append(gemms(64, 64, 32, kernels.F16, kernels.BF16), gemms(100, 60, 40, kernels.F16)...)
+	ps := append(gemms(64, 64, 32, kernels.F16, kernels.BF16, kernels.F32), gemms(100, 60, 40, kernels.F16, kernels.F32)...)
 	n := 0
 	for _, p := range ps {
 		samples, opts := sampled(t, p, 16)
