@@ -408,6 +408,13 @@ func (e *fn) rowsMulAdd(in *ir.Inst) {
 	}
 }
 
+// rowsFMAs is the number of FMAs a mul_add in rows over lanes is
+// written as.
+func (e *fn) rowsFMAs(in *ir.Inst) int64 {
+	c := in.Operands[2].Type
+	return int64(e.slots(int(c.Rows()))) * c.Cols() * in.Operands[0].Type.Cols()
+}
+
 // mulAddGroup is in and the mul_adds that follow it in its region and
 // share its B and types, up to the first that reads an earlier one's
 // result; the others are marked done for region to pass over.
