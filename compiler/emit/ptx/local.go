@@ -27,7 +27,7 @@ func (e *fn) alloca(in *ir.Inst) {
 	e.shared.WriteString(".shared .align " + i64toa(align) + " .b8 " + name + "[" + i64toa(n*t.Elem().Size()) + "];\n")
 	m := newMemref(t, e.pure(b32, "mov.u32", name))
 	if s, ok := in.Attrs.Int(ir.AttrSwizzle); ok {
-		m.swz = &swizzle{root: m.ptr, origin: "0", outer0: "0", shift: int(s)}
+		m.swz = &swizzle{root: m.ptr, origin: "0", outer0: "0", shift: int(s), originCols8: true}
 	}
 	e.mems[in.Result()] = m
 }
@@ -45,6 +45,9 @@ type swizzle struct {
 	root           string // b32, the buffer's shared address
 	origin, outer0 string // b32 or immediates, in elements from root
 	shift          int
+	// originCols8: origin is known to be a multiple of 8 columns of a
+	// buffer whose columns are one period of the map each (columnAddress).
+	originCols8 bool
 }
 
 // untouched is the alignment, in bytes, of offsets that the swizzle with
@@ -66,18 +69,61 @@ func (s *swizzle) split(m *memref) (outer []bool) {
 
 // moved is the swizzle of the view of m at element offsets offs (32
 // bits) along its modes.
-func (s *swizzle) moved(e *fn, m *memref, offs []string) *swizzle {
+// mults are a known multiple of each offset (0 where it is 0).
+func (s *swizzle) moved(e *fn, m *memref, offs []string, mults []int64) *swizzle {
 	outer := s.split(m)
 	var in, out, inS, outS []string
+	cols8 := s.originCols8
 	for i, o := range offs {
 		if outer[i] {
 			out, outS = append(out, o), append(outS, m.stride[i])
-		} else {
-			in, inS = append(in, o), append(inS, m.stride[i])
+			continue
 		}
+		in, inS = append(in, o), append(inS, m.stride[i])
+		st, static := immOf(m.stride[i])
+		ld, ok := m.columnPeriod()
+		cols8 = cols8 && ok && static && (mults[i] == 0 || mults[i]*st%(8*ld) == 0)
 	}
-	return &swizzle{root: s.root, shift: s.shift,
+	return &swizzle{root: s.root, shift: s.shift, originCols8: cols8,
 		origin: e.sum32(s.origin, e.linear(in, inS, 32)), outer0: e.sum32(s.outer0, e.linear(out, outS, 32))}
+}
+
+// columnPeriod is the leading dimension of m, a view of a swizzled
+// buffer, where its columns are one period of the map each: contiguous
+// rows, ld·size = 2^shift bytes. Within such a column the map XORs a
+// row's bytes with a mask fixed by the column's index modulo 8.
+func (m *memref) columnPeriod() (ld int64, ok bool) {
+	if len(m.stride) < 2 || m.stride[0] != "1" {
+		return 0, false
+	}
+	ld, ok = immOf(m.stride[1])
+	return ld, ok && ld*m.elem.Size() == int64(1)<<m.swz.shift
+}
+
+// columnAddress is the address of element (row, col) of m, a view of a
+// swizzled buffer with columns of one period (columnPeriod) starting at a
+// multiple of 8 of them, whose row is within a column (m's rows are ld)
+// and whose column's register part is a multiple of 8 (colBase8): the
+// mask is then a constant of col's constant part, the row's bytes XORed
+// with it once per lane, as NVVM folds the OpenCL C's per-column map
+// (swizzleColumn). ok is false where m is not such a view.
+func (e *fn) columnAddress(m *memref, row, col affine, colBase8 bool) (string, bool) {
+	if m.swz == nil {
+		return "", false
+	}
+	ld, ok := m.columnPeriod()
+	if !ok || !m.swz.originCols8 || len(m.shape) != 2 || m.shape[0] != i64toa(ld) || !colBase8 && col.base != "" {
+		return "", false
+	}
+	size := m.elem.Size()
+	mask := ((col.off % 8) & 7) << 4
+	rowBytes := e.scaled(e.operand(row), size)
+	if mask != 0 {
+		rowBytes = e.pure(b32, "xor.b32", rowBytes, i64toa(mask))
+	}
+	colElems := e.sum32(m.swz.origin, e.scaled(operandOr0(col.base), ld))
+	base := e.sum32(m.swz.root, e.scaled(e.sum32(m.swz.outer0, colElems), size))
+	return e.plusBytes(e.sum32(base, rowBytes), col.off*ld*size, 32), true
 }
 
 // swizzledAddress is the address of the element at indices idx (32

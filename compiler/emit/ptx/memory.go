@@ -63,20 +63,27 @@ func (e *fn) mem(v *ir.Value) *memref {
 func (e *fn) subview(in *ir.Inst) {
 	m := e.mem(in.Operands[0])
 	rest := in.Operands[1:]
-	next := func(static int64) string {
+	var mults []int64 // a known multiple of each offset (0: it is 0)
+	next := func(static int64, offset bool) string {
 		if static != ir.Dynamic {
+			if offset {
+				mults = append(mults, static)
+			}
 			return i64toa(static)
 		}
 		v := rest[0]
 		rest = rest[1:]
+		if offset {
+			mults = append(mults, ir.KnownMultiple(v))
+		}
 		return e.intAs(v, m.addrWidth())
 	}
 	var offs, strides []string
 	sub := &memref{elem: m.elem, shared: m.shared}
 	for i := range in.Offsets {
-		offs = append(offs, next(in.Offsets[i]))
+		offs = append(offs, next(in.Offsets[i], true))
 		strides = append(strides, m.stride[i])
-		size := next(in.Sizes[i])
+		size := next(in.Sizes[i], false)
 		if in.Sizes[i] == 0 {
 			continue
 		}
@@ -85,7 +92,7 @@ func (e *fn) subview(in *ir.Inst) {
 	}
 	w := m.addrWidth()
 	if m.swz != nil {
-		sub.swz = m.swz.moved(e, m, offs)
+		sub.swz = m.swz.moved(e, m, offs, mults)
 	} else {
 		sub.ptr = e.advance(m, e.linear(offs, strides, w), w)
 	}

@@ -220,10 +220,21 @@ func (e *fn) rowsElements(in *ir.Inst, mv, xv, yv *ir.Value, t *ir.Type, each fu
 				if checkCol {
 					ok = e.and(ok, e.below(memCol, m.shape[1]))
 				}
-				return e.elementAddress(m, []affine{memRow, memCol}, w), ok
+				// Untransposed, the memref's column is y plus a constant.
+				return e.pieceAddress(m, memRow, memCol, !trans && ir.Divisible(yv, 8), w), ok
 			})
 		}
 	}
+}
+
+// pieceAddress is the address of element (row, col) of m (w bits): by
+// the column map where m is a view it applies to and col's register part
+// is a multiple of 8 columns (colBase8), else by the general one.
+func (e *fn) pieceAddress(m *memref, row, col affine, colBase8 bool, w int) string {
+	if addr, ok := e.columnAddress(m, row, col, colBase8); ok {
+		return addr
+	}
+	return e.elementAddress(m, []affine{row, col}, w)
 }
 
 // checks is whether a load or store with bounds checks checked checks
@@ -272,7 +283,7 @@ func (e *fn) blockedVectors(kind string, mv, xv, yv *ir.Value, t *ir.Type, w int
 		}
 		u.emit = func() {
 			row := e.plus(x, e.pure(b32, "mul.lo.s32", e.lane, itoa(w)), 0)
-			addr := e.elementAddress(m, []affine{row, {y.base, y.off + int64(j), aw}}, aw)
+			addr := e.pieceAddress(m, row, affine{y.base, y.off + int64(j), aw}, ir.Divisible(yv, 8), aw)
 			vec := make([]string, w)
 			for k, r := range u.regs {
 				vec[k] = regs[r]
@@ -319,7 +330,7 @@ func (e *fn) replicatedLoad(in *ir.Inst, regs []string) []*loadUnit {
 			}
 			u.emit = func() {
 				row, col := affine{x.base, x.off + int64(memRow), aw}, affine{y.base, y.off + int64(memCol), aw}
-				addr := e.elementAddress(m, []affine{row, col}, aw)
+				addr := e.pieceAddress(m, row, col, ir.Divisible(in.Operands[2], 8), aw)
 				if w > 1 {
 					vec := make([]string, w)
 					for k, r := range u.regs {
