@@ -27,7 +27,7 @@ func (e *fn) alloca(in *ir.Inst) {
 	e.shared.WriteString(".shared .align " + i64toa(align) + " .b8 " + name + "[" + i64toa(n*t.Elem().Size()) + "];\n")
 	m := newMemref(t, e.pure(b32, "mov.u32", name))
 	if s, ok := in.Attrs.Int(ir.AttrSwizzle); ok {
-		m.swz = &swizzle{root: m.ptr, origin: "0", outer0: "0", shift: int(s), originCols8: true}
+		m.swz = &swizzle{root: m.ptr, origin: "0", outer0: "0", shift: int(s), originPeriods8: true}
 	}
 	e.mems[in.Result()] = m
 }
@@ -45,9 +45,9 @@ type swizzle struct {
 	root           string // b32, the buffer's shared address
 	origin, outer0 string // b32 or immediates, in elements from root
 	shift          int
-	// originCols8: origin is known to be a multiple of 8 columns of a
-	// buffer whose columns are one period of the map each (columnAddress).
-	originCols8 bool
+	// originPeriods8: origin is known to be a multiple of 8 periods of
+	// the map (8·2^shift bytes), which columnAddress needs.
+	originPeriods8 bool
 }
 
 // untouched is the alignment, in bytes, of offsets that the swizzle with
@@ -73,7 +73,7 @@ func (s *swizzle) split(m *memref) (outer []bool) {
 func (s *swizzle) moved(e *fn, m *memref, offs []string, mults []int64) *swizzle {
 	outer := s.split(m)
 	var in, out, inS, outS []string
-	cols8 := s.originCols8
+	periods8 := s.originPeriods8
 	for i, o := range offs {
 		if outer[i] {
 			out, outS = append(out, o), append(outS, m.stride[i])
@@ -81,49 +81,65 @@ func (s *swizzle) moved(e *fn, m *memref, offs []string, mults []int64) *swizzle
 		}
 		in, inS = append(in, o), append(inS, m.stride[i])
 		st, static := immOf(m.stride[i])
-		ld, ok := m.columnPeriod()
-		cols8 = cols8 && ok && static && (mults[i] == 0 || mults[i]*st%(8*ld) == 0)
+		periods8 = periods8 && static && (mults[i] == 0 || mults[i]*st*m.elem.Size()%(8<<s.shift) == 0)
 	}
-	return &swizzle{root: s.root, shift: s.shift, originCols8: cols8,
+	return &swizzle{root: s.root, shift: s.shift, originPeriods8: periods8,
 		origin: e.sum32(s.origin, e.linear(in, inS, 32)), outer0: e.sum32(s.outer0, e.linear(out, outS, 32))}
 }
 
-// columnPeriod is the leading dimension of m, a view of a swizzled
-// buffer, where its columns are one period of the map each: contiguous
-// rows, ld·size = 2^shift bytes. Within such a column the map XORs a
-// row's bytes with a mask fixed by the column's index modulo 8.
-func (m *memref) columnPeriod() (ld int64, ok bool) {
+// columnsPerPeriod is the leading dimension of m, a view of a swizzled
+// buffer, and how many of its columns one period of the map (2^shift
+// bytes) holds, where that is a whole number: contiguous rows, ld·size a
+// power of two from a 16-byte chunk to the period. Within such a column
+// the map XORs a row's bytes with a mask that the column's place in 8
+// periods fixes.
+func (m *memref) columnsPerPeriod() (ld, n int64, ok bool) {
 	if len(m.stride) < 2 || m.stride[0] != "1" {
-		return 0, false
+		return 0, 0, false
 	}
 	ld, ok = immOf(m.stride[1])
-	return ld, ok && ld*m.elem.Size() == int64(1)<<m.swz.shift
+	bytes := ld * m.elem.Size()
+	if !ok || bytes < 16 || bytes&(bytes-1) != 0 || bytes > int64(1)<<m.swz.shift {
+		return 0, 0, false
+	}
+	return ld, int64(1) << m.swz.shift / bytes, true
 }
 
 // columnAddress is the address of element (row, col) of m, a view of a
-// swizzled buffer with columns of one period (columnPeriod) starting at a
-// multiple of 8 of them, whose row is within a column (m's rows are ld)
-// and whose column's register part is a multiple of 8 (colBase8): the
-// mask is then a constant of col's constant part, the row's bytes XORed
-// with it once per lane, as NVVM folds the OpenCL C's per-column map
+// swizzled buffer whose columns lie within periods of the map
+// (columnsPerPeriod), starting at a multiple of 8 periods, whose row is
+// within its column and whose column's register part is a multiple of 8
+// periods (colAligned(8·columns a period) holds): the map's bits then
+// come from col's constant part alone, so the row's bytes are XORed with
+// a constant once per lane and the rest of the mask folds into the
+// column's constant offset, as NVVM folds the OpenCL C's per-column map
 // (swizzleColumn). ok is false where m is not such a view.
-func (e *fn) columnAddress(m *memref, row, col affine, colBase8 bool) (string, bool) {
+func (e *fn) columnAddress(m *memref, row, col affine, colAligned func(n int64) bool) (string, bool) {
 	if m.swz == nil {
 		return "", false
 	}
-	ld, ok := m.columnPeriod()
-	if !ok || !m.swz.originCols8 || len(m.shape) != 2 || m.shape[0] != i64toa(ld) || !colBase8 && col.base != "" {
+	ld, perPeriod, ok := m.columnsPerPeriod()
+	if !ok || !m.swz.originPeriods8 || len(m.shape) != 2 || m.shape[0] != i64toa(ld) ||
+		col.base != "" && (colAligned == nil || !colAligned(8*perPeriod)) {
 		return "", false
 	}
 	size := m.elem.Size()
-	mask := ((col.off % 8) & 7) << 4
+	colBytes, within := col.off*ld*size, ld*size-1
+	mask := ((colBytes >> m.swz.shift) & 7) << 4
 	rowBytes := e.scaled(e.operand(row), size)
-	if mask != 0 {
-		rowBytes = e.pure(b32, "xor.b32", rowBytes, i64toa(mask))
+	if mask&within != 0 {
+		rowBytes = e.pure(b32, "xor.b32", rowBytes, i64toa(mask&within))
 	}
 	colElems := e.sum32(m.swz.origin, e.scaled(operandOr0(col.base), ld))
 	base := e.sum32(m.swz.root, e.scaled(e.sum32(m.swz.outer0, colElems), size))
-	return e.plusBytes(e.sum32(base, rowBytes), col.off*ld*size, 32), true
+	return e.plusBytes(e.sum32(base, rowBytes), (colBytes^mask)&^within, 32), true
+}
+
+// alignedBase is columnAddress's colAligned for column a = v + constant:
+// a's register part is a multiple of n where v is and a's constant part
+// is (ir.Divisible knows v, not the part affineOf splits off).
+func alignedBase(v *ir.Value, a affine) func(n int64) bool {
+	return func(n int64) bool { return a.off%n == 0 && ir.Divisible(v, n) }
 }
 
 // swizzledAddress is the address of the element at indices idx (32
@@ -152,11 +168,16 @@ func (e *fn) swizzledAddress(m *memref, idx []affine) string {
 	if n, ok := immOf(bytes); ok {
 		at = e.sum32(base, i64toa(n^(((n>>m.swz.shift)&7)<<4)))
 	} else {
-		chunk := e.pure(b32, "bfe.u32", bytes, itoa(m.swz.shift), "3")
-		moved := e.pure(b32, "xor.b32", bytes, e.pure(b32, "shl.b32", chunk, "4"))
-		at = e.sum32(base, moved)
+		at = e.sum32(base, e.pure(b32, "xor.b32", bytes, e.swizzleMask(bytes, m.swz.shift)))
 	}
 	return e.plusBytes(at, after, 32)
+}
+
+// swizzleMask is what the map XORs byte offset x with: bits
+// shift..shift+2 moved to the chunk bits 4..6, by a shift and a mask as
+// NVVM writes it (ptxas writes bfe as two instructions, then the shl).
+func (e *fn) swizzleMask(x string, shift int) string {
+	return e.pure(b32, "and.b32", e.pure(b32, "shr.u32", x, itoa(shift-4)), "112") // shift ≥ 7 (ir.AttrSwizzle)
 }
 
 // operandOr0 is register x, or 0 where there is none.

@@ -221,7 +221,11 @@ func (e *fn) rowsElements(in *ir.Inst, mv, xv, yv *ir.Value, t *ir.Type, each fu
 					ok = e.and(ok, e.below(memCol, m.shape[1]))
 				}
 				// Untransposed, the memref's column is y plus a constant.
-				return e.pieceAddress(m, memRow, memCol, !trans && ir.Divisible(yv, 8), w), ok
+				var colAligned func(int64) bool
+				if !trans {
+					colAligned = alignedBase(yv, y)
+				}
+				return e.pieceAddress(m, memRow, memCol, colAligned, w), ok
 			})
 		}
 	}
@@ -229,9 +233,10 @@ func (e *fn) rowsElements(in *ir.Inst, mv, xv, yv *ir.Value, t *ir.Type, each fu
 
 // pieceAddress is the address of element (row, col) of m (w bits): by
 // the column map where m is a view it applies to and col's register part
-// is a multiple of 8 columns (colBase8), else by the general one.
-func (e *fn) pieceAddress(m *memref, row, col affine, colBase8 bool, w int) string {
-	if addr, ok := e.columnAddress(m, row, col, colBase8); ok {
+// is aligned for it (colAligned, nil where nothing is known), else by the
+// general one.
+func (e *fn) pieceAddress(m *memref, row, col affine, colAligned func(int64) bool, w int) string {
+	if addr, ok := e.columnAddress(m, row, col, colAligned); ok {
 		return addr
 	}
 	return e.elementAddress(m, []affine{row, col}, w)
@@ -283,7 +288,7 @@ func (e *fn) blockedVectors(kind string, mv, xv, yv *ir.Value, t *ir.Type, w int
 		}
 		u.emit = func() {
 			row := e.plus(x, e.pure(b32, "mul.lo.s32", e.lane, itoa(w)), 0)
-			addr := e.pieceAddress(m, row, affine{y.base, y.off + int64(j), aw}, ir.Divisible(yv, 8), aw)
+			addr := e.pieceAddress(m, row, affine{y.base, y.off + int64(j), aw}, alignedBase(yv, y), aw)
 			vec := make([]string, w)
 			for k, r := range u.regs {
 				vec[k] = regs[r]
@@ -330,7 +335,7 @@ func (e *fn) replicatedLoad(in *ir.Inst, regs []string) []*loadUnit {
 			}
 			u.emit = func() {
 				row, col := affine{x.base, x.off + int64(memRow), aw}, affine{y.base, y.off + int64(memCol), aw}
-				addr := e.pieceAddress(m, row, col, ir.Divisible(in.Operands[2], 8), aw)
+				addr := e.pieceAddress(m, row, col, alignedBase(in.Operands[2], y), aw)
 				if w > 1 {
 					vec := make([]string, w)
 					for k, r := range u.regs {
