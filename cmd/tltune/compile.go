@@ -39,7 +39,7 @@ type compileFlags struct {
 func compileCmd(c *context, args []string) int {
 	var f compileFlags
 	fs := c.flags()
-	fs.StringVar(&f.emit, "emit", "opencl", "what to write: opencl (OpenCL C), spirv (a SPIR-V binary), spirv-asm (its disassembly) or ptx (PTX for NVIDIA's OpenCL, nvidia target: GEMV, GER, and GEMMs on mma.sync; a kernel it cannot write is an error, exit status 2)")
+	fs.StringVar(&f.emit, "emit", "opencl", "what to write: opencl (OpenCL C), spirv (a SPIR-V binary), spirv-asm (its disassembly) or ptx (PTX for NVIDIA's OpenCL, nvidia target: GEMV, GER, f16/bf16 GEMMs on mma.sync and f32 GEMMs; a kernel it cannot write is an error, exit status 2)")
 	fs.StringVar(&f.out, "o", "", "write the output to this file instead of standard output")
 	fs.StringVar(&f.target, "target", "", "force a target profile: generic, intel, nvidia, emulated or emulated-interleaved (subgroups through local memory, with nvidia's or intel's rows over lanes, for testing on PoCL); default: from --device, else generic")
 	fs.StringVar(&f.device, "device", "", "choose the target from this device's properties: "+deviceUsage)

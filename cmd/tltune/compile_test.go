@@ -220,9 +220,9 @@ func TestCompileAheadOfTimeDPAS(t *testing.T) {
 	}
 }
 
-// TestCompilePTX: --emit=ptx writes an entry for a GER kernel, and a
-// kernel the writer cannot handle (gemm's cooperative matrices) fails
-// with one line and exit status 2.
+// TestCompilePTX: --emit=ptx writes an entry for a GER kernel and an f32
+// GEMM, and a kernel the writer cannot handle (an f64 GEMM's matrices in
+// rows over lanes) fails with one line and exit status 2.
 func TestCompilePTX(t *testing.T) {
 	dir := t.TempDir()
 	ger := filepath.Join(dir, "ger.tl")
@@ -232,14 +232,26 @@ func TestCompilePTX(t *testing.T) {
   ger %alpha, %a, %b, %beta, %C
 }
 `
+	f64 := filepath.Join(dir, "gemm_f64.tl")
+	f64src := `func @gemm(%A: memref<f64x16x16>, %B: memref<f64x16x16>, %C: memref<f64x16x16>) {
+  %alpha = constant 1.0 : f64
+  %beta = constant 0.0 : f64
+  gemm.n.n %alpha, %A, %B, %beta, %C
+}
+`
 	if err := os.WriteFile(ger, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	status, stdout, stderr := tltune("compile", "--emit=ptx", "--target", "nvidia", ger)
-	if status != exitOK || stderr != "" || !strings.Contains(stdout, ".entry ger(") {
-		t.Errorf("ger: status %d, stderr %q, stdout\n%s", status, stderr, stdout)
+	if err := os.WriteFile(f64, []byte(f64src), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	status, stdout, stderr = tltune("compile", "--emit=ptx", "--target", "nvidia", "testdata/compile/gemm.tl")
+	for _, k := range []struct{ file, entry string }{{ger, "ger"}, {"testdata/compile/gemm.tl", "gemm"}} {
+		status, stdout, stderr := tltune("compile", "--emit=ptx", "--target", "nvidia", k.file)
+		if status != exitOK || stderr != "" || !strings.Contains(stdout, ".entry "+k.entry+"(") {
+			t.Errorf("%s: status %d, stderr %q, stdout\n%s", k.file, status, stderr, stdout)
+		}
+	}
+	status, stdout, stderr := tltune("compile", "--emit=ptx", "--target", "nvidia", f64)
 	if status != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "ptx: unsupported") {
 		t.Errorf("gemm: status %d, stdout %q, stderr %q; want status %d and one line saying what is unsupported",
 			status, stdout, stderr, exitUsage)

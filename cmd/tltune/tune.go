@@ -121,7 +121,7 @@ func (f *tuneFlags) registerTuning(fs *flag.FlagSet, op string) {
 	fs.IntVar(&f.kernelsPerProgram, "kernels-per-program", 1, "configurations compiled into one program, built by the driver at once (1: a program each; NVIDIA's OpenCL and PoCL build N kernels in one program no faster than in N programs, which builder processes build side by side)")
 	fs.IntVar(&f.buildProcs, "build-procs", autoBuildProcs, "builder processes beside the worker that build programs side by side, as a driver builds one program at a time per process (-1: "+autoBuildProcsDoc+")")
 	fs.BoolVar(&f.noRace, "no-race", false, "time every configuration in full, once: no racing against the best so far (by default one clearly slower stops after a few samples and the 3 fastest are re-timed in full at the end)")
-	fs.BoolVar(&f.ptx, "ptx", false, "build the kernels tltune can write as PTX (GEMV, GER, f16 and bf16 GEMMs) from that PTX, without NVIDIA's OpenCL C compiler; the others from OpenCL C (experimental: NVIDIA devices only)")
+	fs.BoolVar(&f.ptx, "ptx", false, "build the kernels tltune can write as PTX (GEMV, GER, f16, bf16 and f32 GEMMs) from that PTX, without NVIDIA's OpenCL C compiler; the others from OpenCL C (experimental: NVIDIA devices only)")
 	fs.BoolVar(&f.noCache, "no-cache", false, "build every program, without the binary cache in $XDG_CACHE_HOME/tltune (tltune cache stats|clear)")
 	fs.DurationVar(&f.timeout, "config-timeout", 2*time.Minute, "a configuration whose build, verification or timing gets no answer for this long is recorded as timeout (its worker process is killed)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar")

@@ -14,9 +14,11 @@
 // subgroup-shuffle instructions, which is what the GEMV and GER lowerings
 // leave, and of local memory, asynchronous copies and cooperative
 // matrices on the matrix engine (mma.sync fragments), which is what the
-// f16 and bf16 GEMM lowering leaves (coop.go, local.go). Anything else
-// (matrices in rows over lanes, as f32 GEMMs hold them, atomics, groups)
-// is reported as ErrUnsupported, so that callers fall back to OpenCL C.
+// f16 and bf16 GEMM lowering leaves (coop.go, local.go), and f32
+// matrices in rows over lanes, which is what the f32 GEMM lowering leaves
+// (rows.go). Anything else (other element types in rows over lanes, tf32
+// on mma.sync.m16n8k8, atomics, groups) is reported as ErrUnsupported, so
+// that callers fall back to OpenCL C.
 //
 // OpenCL's work-group builtins are not CUDA's special registers alone:
 // NVIDIA's OpenCL passes them in environment registers, which NVVM reads
