@@ -248,6 +248,7 @@ func (s *sweep) execute(c *context) int {
 		err = inputError{fmt.Errorf("no shape of %s has a stored best on %s; tune the suite first (drop --remeasure) or add --tune-missing", s.suite.Name, s.lead().info.Name)}
 	}
 	rep.throughput = s.tally
+	rep.PTX = s.lead().copts.PTX
 	status, err := s.lead().finish(err)
 	if werr := rep.write(c.stdout, s.flags.asJSON); werr != nil && err == nil {
 		err = werr

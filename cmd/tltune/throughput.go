@@ -30,6 +30,9 @@ type throughput struct {
 	CachedBuilds     int `json:"cached_builds"`
 	BuilderBuilds    int `json:"builder_builds"`
 	BuilderProcesses int `json:"builder_processes"`
+	// PTX: the kernels tltune writes as PTX were built from it (--ptx,
+	// the default on NVIDIA devices), the others from OpenCL C or SPIR-V.
+	PTX bool `json:"ptx"`
 }
 
 // add accounts for one tuned shape and the builds of its worker.
@@ -64,6 +67,10 @@ func (t *throughput) write(w io.Writer) {
 			parts = append(parts, fmt.Sprintf("%s %s (%.0f%%)", p, speak.Duration(s*1e9), 100*s/t.WallSeconds))
 		}
 	}
-	fmt.Fprintf(w, "throughput: %d evaluations in %s, %.1f evaluations/s; wall time: %s; driver builds: %d (%d from the binary cache, %d by %d builder process(es))\n",
-		t.Evaluated, speak.Duration(t.WallSeconds*1e9), t.EvaluationsPerSecond, strings.Join(parts, ", "), t.Builds, t.CachedBuilds, t.BuilderBuilds, t.BuilderProcesses)
+	from := ""
+	if t.PTX {
+		from = " from tltune's PTX where it writes the kernel"
+	}
+	fmt.Fprintf(w, "throughput: %d evaluations in %s, %.1f evaluations/s; wall time: %s; driver builds%s: %d (%d from the binary cache, %d by %d builder process(es))\n",
+		t.Evaluated, speak.Duration(t.WallSeconds*1e9), t.EvaluationsPerSecond, strings.Join(parts, ", "), from, t.Builds, t.CachedBuilds, t.BuilderBuilds, t.BuilderProcesses)
 }

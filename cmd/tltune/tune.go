@@ -86,7 +86,7 @@ type tuneFlags struct {
 	buildProcs        int
 	noCache           bool
 	noRace            bool
-	ptx               bool
+	ptx               ptxMode
 }
 
 // tf32Ask says what asked for precision tf32 and what to do instead, for
@@ -121,7 +121,7 @@ func (f *tuneFlags) registerTuning(fs *flag.FlagSet, op string) {
 	fs.IntVar(&f.kernelsPerProgram, "kernels-per-program", 1, "configurations compiled into one program, built by the driver at once (1: a program each; NVIDIA's OpenCL and PoCL build N kernels in one program no faster than in N programs, which builder processes build side by side)")
 	fs.IntVar(&f.buildProcs, "build-procs", autoBuildProcs, "builder processes beside the worker that build programs side by side, as a driver builds one program at a time per process (-1: "+autoBuildProcsDoc+")")
 	fs.BoolVar(&f.noRace, "no-race", false, "time every configuration in full, once: no racing against the best so far (by default one clearly slower stops after a few samples and the 3 fastest are re-timed in full at the end)")
-	fs.BoolVar(&f.ptx, "ptx", false, "build the kernels tltune can write as PTX (GEMV, GER, f16, bf16 and f32 GEMMs) from that PTX, without NVIDIA's OpenCL C compiler; the others from OpenCL C (experimental: NVIDIA devices only)")
+	fs.Var(&f.ptx, "ptx", "build the kernels tltune can write as PTX (GEMV, GER, f16, bf16 and f32 GEMMs) from that PTX, without NVIDIA's OpenCL C compiler, the others from OpenCL C; by default on NVIDIA devices (the nvidia target), where it builds in a third of the time and its kernels time level with NVVM's; --ptx=false builds everything from OpenCL C")
 	fs.BoolVar(&f.noCache, "no-cache", false, "build every program, without the binary cache in $XDG_CACHE_HOME/tltune (tltune cache stats|clear)")
 	fs.DurationVar(&f.timeout, "config-timeout", 2*time.Minute, "a configuration whose build, verification or timing gets no answer for this long is recorded as timeout (its worker process is killed)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar")
@@ -319,7 +319,7 @@ func (r *tuneRun) prepare(c *context, info *device.Info, ops []kernels.Op, recip
 	}
 	// The enumeration's properties, until the worker reports its own: the
 	// cache's keys need the device's name, driver and runtime.
-	r.info, r.copts = *info, compiler.Options{Target: f.target, PTX: f.ptx}
+	r.info, r.copts = *info, compiler.Options{Target: f.target}
 	r.worker = worker.NewClient(workerLauncher)
 	r.worker.Timeout = f.timeout
 	r.worker.Builders = buildProcs(f.buildProcs, info)
@@ -340,7 +340,8 @@ func (r *tuneRun) prepare(c *context, info *device.Info, ops []kernels.Op, recip
 		}
 	}
 	r.tgt = tgt
-	if f.ptx && (tgt.Name != "nvidia" || !r.info.IsNVIDIA()) {
+	var ok bool
+	if r.copts.PTX, ok = f.ptx.decide(tgt.Name == "nvidia" && r.info.IsNVIDIA()); !ok {
 		return c.usageError("--ptx: %s (the %s target) builds no PTX that tltune writes, only NVIDIA's OpenCL does; leave out --ptx", r.info.Name, tgt.Name)
 	}
 	if r.prof, err = deviceProfile(r.info, tgt); err != nil {
@@ -868,4 +869,37 @@ func (r *tuneRun) finish(err error) (results.RunStatus, error) {
 func (r *tuneRun) interrupted(c *context) int {
 	fmt.Fprintf(c.stderr, "tltune %s: interrupted; continue with --resume %d --db %s\n", c.cmd.name, r.stored.ID, strconv.Quote(r.store.Path()))
 	return exitInterrupted
+}
+
+// ptxMode is --ptx: on, off, or unset, which means on where the device
+// builds the PTX tltune writes (an NVIDIA device, the nvidia target).
+// `--ptx` alone sets it on, as a boolean flag.
+type ptxMode struct{ set, on bool }
+
+func (m *ptxMode) String() string {
+	if m == nil || !m.set {
+		return "auto"
+	}
+	return strconv.FormatBool(m.on)
+}
+
+func (m *ptxMode) Set(s string) error {
+	on, err := strconv.ParseBool(s)
+	if err != nil {
+		return fmt.Errorf("want true or false")
+	}
+	m.set, m.on = true, on
+	return nil
+}
+
+func (m *ptxMode) IsBoolFlag() bool { return true }
+
+// decide is whether a run builds from PTX where the device does or does
+// not (buildsPTX); ok is false where --ptx asks it of a device that does
+// not.
+func (m ptxMode) decide(buildsPTX bool) (use, ok bool) {
+	if !m.set {
+		return buildsPTX, true
+	}
+	return m.on && buildsPTX, !m.on || buildsPTX
 }

@@ -124,6 +124,7 @@ func (j *shapeJob) report(c *context, rep *tuner.Report) error {
 		r.Top = append(r.Top, j.ranked(o))
 	}
 	r.add(rep, j.builds)
+	r.PTX = run.copts.PTX
 	if run.flags.asJSON {
 		return speak.WriteJSON(c.stdout, r)
 	}

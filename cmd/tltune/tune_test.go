@@ -5,7 +5,9 @@ import (
 	stdctx "context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -1105,5 +1107,39 @@ func TestReferenceOncePerProblem(t *testing.T) {
 		if m.Outcome == results.OK && !(m.Verified && m.VerifyError < 1e-5) {
 			t.Errorf("ok measurement %d: verified %v, error %g; want checked against the reference", m.ID, m.Verified, m.VerifyError)
 		}
+	}
+}
+
+// TestPTXMode: PTX is the default where the device builds it, --ptx=false
+// turns it off, and --ptx on a device that builds no PTX is refused.
+func TestPTXMode(t *testing.T) {
+	for _, tc := range []struct {
+		args            []string
+		buildsPTX       bool
+		wantUse, wantOK bool
+	}{
+		{nil, true, true, true},
+		{nil, false, false, true},
+		{[]string{"--ptx"}, true, true, true},
+		{[]string{"--ptx"}, false, false, false},
+		{[]string{"--ptx=false"}, true, false, true},
+		{[]string{"--ptx=false"}, false, false, true},
+	} {
+		var m ptxMode
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		fs.Var(&m, "ptx", "")
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		if use, ok := m.decide(tc.buildsPTX); use != tc.wantUse || ok != tc.wantOK {
+			t.Errorf("%v on a device that builds PTX: %v: use %v, ok %v; want %v, %v", tc.args, tc.buildsPTX, use, ok, tc.wantUse, tc.wantOK)
+		}
+	}
+	var m ptxMode
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Var(&m, "ptx", "")
+	if err := fs.Parse([]string{"--ptx=maybe"}); err == nil || !strings.Contains(err.Error(), "want true or false") {
+		t.Errorf("--ptx=maybe: %v; want an error asking for true or false", err)
 	}
 }
