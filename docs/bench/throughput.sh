@@ -2,10 +2,10 @@
 # Tuning throughput (issue 16, item 4) in one call: GEMM 64×64×32 f16 tuned
 # three times on one device, with the same seed and budget:
 #
-#   today  --kernels-per-program 1 --no-cache --no-race --build-procs 0: the
-#          protocol before issue 16 (a program per configuration, every one
-#          built by the driver in the worker, every configuration timed in
-#          full once);
+#   today  --kernels-per-program 1 --no-cache --no-race --build-procs 0
+#          --ptx=false: the protocol before issue 16 (a program per
+#          configuration, every one built by the driver in the worker from
+#          OpenCL C, every configuration timed in full once);
 #   cold   the defaults (builder processes, the binary cache, racing and the
 #          final re-timing of the fastest) with an empty cache;
 #   warm   the same command again: every program comes from the cache.
@@ -57,7 +57,7 @@ tune() {
 
 echo "$("$tltune" version) on $device: gemm 64x64x32 f16, budget $budget${FLAGS:+, $FLAGS}"
 measure_ceilings
-tune today "$xdg/today" --kernels-per-program 1 --no-cache --no-race --build-procs 0
+tune today "$xdg/today" --kernels-per-program 1 --no-cache --no-race --build-procs 0 --ptx=false
 tune cold "$xdg/new"
 tune warm "$xdg/new"
 "$python" "$here/throughput_report.py" "$out/today.json" "$out/cold.json" "$out/warm.json"
