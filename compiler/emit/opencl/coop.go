@@ -452,7 +452,7 @@ func (e *fn) coopMulAdds(group []*ir.Inst) {
 // element, row-major (element (r, c) at slot r·cols + c), so lanes reading
 // the same address meet in one broadcast access.
 func (e *fn) replicatedLoad(in *ir.Inst) {
-	if w := e.replicatedWidth(in); w > 1 {
+	if w := ReplicatedWidth(in, e.alignment); w > 1 {
 		e.replicatedVectorLoad(in, w)
 		return
 	}
@@ -473,11 +473,13 @@ func (e *fn) replicatedLoad(in *ir.Inst) {
 	e.closeLoop()
 }
 
-// replicatedWidth is the vector width a replicated load may use: the
-// widest (up to 16 bytes) that divides the piece along the memory's
-// contiguous mode, whose start and leading dimension keep every vector
-// aligned; 1 for a checked load or where nothing is proven.
-func (e *fn) replicatedWidth(in *ir.Inst) int {
+// ReplicatedWidth is the vector width a replicated load in (every lane
+// holding the whole piece) may use: the widest (up to 16 bytes) that
+// divides the piece along the memory's contiguous mode, whose start and
+// leading dimension keep every vector aligned (alignment: a memref's
+// proven alignment in bytes); 1 for a checked load or where nothing is
+// proven. The PTX writer loads the same vectors.
+func ReplicatedWidth(in *ir.Inst, alignment func(*ir.Value) int64) int {
 	mv := in.Operands[0]
 	t, rt := mv.Type, in.Result().Type
 	along := rt.Rows() // memory mode 0 runs along the piece's rows unless transposed
@@ -490,7 +492,7 @@ func (e *fn) replicatedWidth(in *ir.Inst) int {
 	size := t.Elem().Size()
 	for w := int64(ir.MaxVectorBytes) / size; w > 1; w /= 2 {
 		if ir.ValidVectorWidth(int(w), t.Elem()) == nil && along%w == 0 && t.Stride()[1]%w == 0 &&
-			ir.Divisible(in.Operands[1], w) && e.alignment(mv)%(w*size) == 0 {
+			ir.Divisible(in.Operands[1], w) && alignment(mv)%(w*size) == 0 {
 			return int(w)
 		}
 	}

@@ -3,6 +3,7 @@ package ptx
 import (
 	"slices"
 
+	"tltune/compiler/emit/opencl"
 	"tltune/compiler/ir"
 )
 
@@ -302,12 +303,12 @@ func (e *fn) blockedVectors(kind string, mv, xv, yv *ir.Value, t *ir.Type, w int
 
 // replicatedLoad is the loads of a replicated B whole into regs
 // (row-major), in vectors along memory's contiguous mode where
-// replicatedWidth allows.
+// opencl.ReplicatedWidth allows.
 func (e *fn) replicatedLoad(in *ir.Inst, regs []string) []*loadUnit {
 	mv := in.Operands[0]
 	m := e.mem(mv)
 	t := in.Result().Type
-	w := e.replicatedWidth(in)
+	w := opencl.ReplicatedWidth(in, func(v *ir.Value) int64 { return ir.Alignment(e.f, v) })
 	aw := m.addrWidth()
 	x, y := e.affineOf(in.Operands[1], aw), e.affineOf(in.Operands[2], aw)
 	rows, cols := int(t.Rows()), int(t.Cols())
@@ -357,30 +358,6 @@ func (e *fn) replicatedLoad(in *ir.Inst, regs []string) []*loadUnit {
 		}
 	}
 	return units
-}
-
-// replicatedWidth is the vector width a replicated load may use, as the
-// OpenCL C writer's replicatedWidth decides: the widest (up to 16 bytes)
-// that divides the piece along memory's contiguous mode, whose start and
-// leading dimension keep every vector aligned; 1 for a checked load.
-func (e *fn) replicatedWidth(in *ir.Inst) int {
-	mv := in.Operands[0]
-	t, rt := mv.Type, in.Result().Type
-	along := rt.Rows()
-	if in.TransA == ir.Trans {
-		along = rt.Cols()
-	}
-	if in.Checked != ir.Unchecked || t.Order() != 2 || t.Stride()[0] != 1 || t.Stride()[1] == ir.Dynamic {
-		return 1
-	}
-	size := t.Elem().Size()
-	for w := int64(ir.MaxVectorBytes) / size; w > 1; w /= 2 {
-		if ir.ValidVectorWidth(int(w), t.Elem()) == nil && along%w == 0 && t.Stride()[1]%w == 0 &&
-			ir.Divisible(in.Operands[1], w) && ir.Alignment(e.f, mv)%(w*size) == 0 {
-			return int(w)
-		}
-	}
-	return 1
 }
 
 // rowsMulAdd writes D = A·B + C for in and the mul_adds after it in its
