@@ -67,15 +67,15 @@ func (c *checker) blas(in *ir.Inst, inputs int) bool {
 			compute = p
 			what = "the promoted input type"
 		} else {
-			c.errorf(operandPos(in, 2), "%s: the element types of %s (%s) and %s (%s) do not promote to a common type", in.Mnemonic(), name(in.Operands[1]), compute, name(in.Operands[2]), b)
+			c.errorf(in.OperandPos(2), "%s: the element types of %s (%s) and %s (%s) do not promote to a common type", in.Mnemonic(), name(in.Operands[1]), compute, name(in.Operands[2]), b)
 			compute = nil
 		}
 	}
-	c.promotes(in, operandPos(in, 0), alpha.Type, compute, "alpha", what)
-	c.promotes(in, operandPos(in, n-1), compute, out.Type.Elem(), what, "the element type of "+name(out))
-	c.promotes(in, operandPos(in, n-2), beta.Type, out.Type.Elem(), "beta", "the element type of "+name(out))
+	c.promotes(in, in.OperandPos(0), alpha.Type, compute, "alpha", what)
+	c.promotes(in, in.OperandPos(n-1), compute, out.Type.Elem(), what, "the element type of "+name(out))
+	c.promotes(in, in.OperandPos(n-2), beta.Type, out.Type.Elem(), "beta", "the element type of "+name(out))
 	if in.Atomic > ir.Atomic {
-		c.errorf(in.OpPos, "%s accepts .atomic, not .%s", in.Op, in.Atomic)
+		c.errorf(in.OpPos(), "%s accepts .atomic, not .%s", in.Op, in.Atomic)
 	}
 	if in.Atomic != ir.NotAtomic {
 		c.atomicBeta(in, n-2)
@@ -89,7 +89,7 @@ func name(v *ir.Value) string { return "%" + v.Name }
 func (c *checker) atomicBeta(in *ir.Inst, i int) {
 	beta := in.Operands[i]
 	if beta.Def == nil || beta.Def.Op != ir.OpConstant {
-		c.errorf(operandPos(in, i), "%s: with .atomic, beta (%s) must be a constant 0 or 1", in.Mnemonic(), name(beta))
+		c.errorf(in.OperandPos(i), "%s: with .atomic, beta (%s) must be a constant 0 or 1", in.Mnemonic(), name(beta))
 		return
 	}
 	k := beta.Def.Const
@@ -103,7 +103,7 @@ func (c *checker) atomicBeta(in *ir.Inst, i int) {
 		zero, one = k.Float == 0 && k.Imag == 0, k.Float == 1 && k.Imag == 0
 	}
 	if !zero && !one {
-		c.errorf(operandPos(in, i), "%s: with .atomic, beta must be 0 or 1, found %s", in.Mnemonic(), k)
+		c.errorf(in.OperandPos(i), "%s: with .atomic, beta must be 0 or 1, found %s", in.Mnemonic(), k)
 	}
 }
 
@@ -122,7 +122,7 @@ func (c *checker) orderIs(in *ir.Inst, i int, orders ...int) bool {
 		}
 		want += string(rune('0' + o))
 	}
-	c.errorf(operandPos(in, i), "%s: %s must have order %s, found %s of order %d", in.Mnemonic(), name(in.Operands[i]), want, t, t.Order())
+	c.errorf(in.OperandPos(i), "%s: %s must have order %s, found %s of order %d", in.Mnemonic(), name(in.Operands[i]), want, t, t.Order())
 	return false
 }
 
@@ -142,7 +142,7 @@ func (c *checker) sizes(in *ir.Inst) {
 // misfit reports a broken size rule. A shape names its operand as the
 // program does and gives its type's dimensions; op(A) has no name there.
 func (c *checker) misfit(in *ir.Inst, m ir.Misfit) {
-	pos := operandPos(in, m.At)
+	pos := in.OperandPos(m.At)
 	if !m.Shapes {
 		c.errorf(pos, "%s: %s", in.Mnemonic(), m)
 		return
@@ -169,20 +169,13 @@ func (c *checker) cumsum(in *ir.Inst, _ ir.RegionKind) {
 	}
 	a := in.Operands[1].Type
 	if a.Order() < 1 {
-		c.errorf(operandPos(in, 1), "cumsum: %s must have order at least 1", name(in.Operands[1]))
+		c.errorf(in.OperandPos(1), "cumsum: %s must have order at least 1", name(in.Operands[1]))
 		return
 	}
 	if in.Mode < 0 || in.Mode >= int64(a.Order()) {
-		c.errorf(modePos(in), "cumsum: mode %d out of range; modes of %s are numbered 0 to %d", in.Mode, name(in.Operands[1]), a.Order()-1)
+		c.errorf(in.ModePos(), "cumsum: mode %d out of range; modes of %s are numbered 0 to %d", in.Mode, name(in.Operands[1]), a.Order()-1)
 	}
 	c.sizes(in)
-}
-
-func modePos(in *ir.Inst) ir.Pos {
-	if pos := in.Source().ModePos; pos.IsValid() {
-		return pos
-	}
-	return in.OpPos
 }
 
 func (c *checker) gemm(in *ir.Inst, _ ir.RegionKind) { c.matrices(in, 2, 2, 2) }
@@ -218,7 +211,7 @@ func (c *checker) sum(in *ir.Inst, _ ir.RegionKind) {
 		return
 	}
 	if a.Order() != b.Order()+1 {
-		c.errorf(operandPos(in, 1), "sum: order(A) must be order(b)+1 = %d, found %d", b.Order()+1, a.Order())
+		c.errorf(in.OperandPos(1), "sum: order(A) must be order(b)+1 = %d, found %d", b.Order()+1, a.Order())
 		return
 	}
 	c.sizes(in)
@@ -229,7 +222,7 @@ func (c *checker) alloca(in *ir.Inst, _ ir.RegionKind) {
 		return
 	}
 	t := in.Results[0].Type
-	pos := typePos(in)
+	pos := in.TypePos()
 	if t.Kind() != ir.KindMemref {
 		c.errorf(pos, "alloca returns a memref, found %s", t)
 		return
@@ -246,9 +239,9 @@ func (c *checker) alloca(in *ir.Inst, _ ir.RegionKind) {
 	for _, a := range in.Attrs {
 		switch a.Name {
 		case ir.AttrAlignment:
-			c.alignment(a.Value, t.Elem(), attrPos(a, in.OpPos))
+			c.alignment(a.Value, t.Elem(), attrPos(a, in.OpPos()))
 		case ir.AttrShapeGCD, ir.AttrStrideGCD, ir.AttrSubgroupSize, ir.AttrUnroll, ir.AttrWorkGroupSize:
-			c.errorf(attrPos(a, in.OpPos), "%s is not an alloca attribute", a.Name)
+			c.errorf(attrPos(a, in.OpPos()), "%s is not an alloca attribute", a.Name)
 		}
 	}
 	c.localBytes += footprint(t)

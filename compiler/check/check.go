@@ -139,7 +139,7 @@ func (c *checker) region(r *ir.Region, kind ir.RegionKind) {
 			c.errorf(in.Pos, "%s is not linked to its region (a pass forgot Region.Append)", in.Mnemonic())
 		}
 		if in.Op == ir.OpYield && i != len(r.Insts)-1 {
-			c.errorf(in.OpPos, "yield must be the last instruction of its region")
+			c.errorf(in.OpPos(), "yield must be the last instruction of its region")
 		}
 		c.inst(in, kind)
 	}
@@ -151,20 +151,20 @@ func (c *checker) region(r *ir.Region, kind ir.RegionKind) {
 func (c *checker) inst(in *ir.Inst, kind ir.RegionKind) {
 	switch class := in.Class(); {
 	case class == ir.Collective && kind == ir.RegionSPMD:
-		c.errorf(in.OpPos, "%s is a collective instruction and cannot appear in an SPMD region (the body of foreach or parallel)", in.Mnemonic())
+		c.errorf(in.OpPos(), "%s is a collective instruction and cannot appear in an SPMD region (the body of foreach or parallel)", in.Mnemonic())
 	case class == ir.SPMD && kind == ir.RegionCollective:
-		c.errorf(in.OpPos, "%s is an SPMD instruction and can only appear in an SPMD region (wrap it in parallel or foreach)", in.Mnemonic())
+		c.errorf(in.OpPos(), "%s is an SPMD instruction and can only appear in an SPMD region (wrap it in parallel or foreach)", in.Mnemonic())
 	}
 	for i, v := range in.Operands {
 		switch {
 		case v == nil:
-			c.errorf(in.OpPos, "operand %d of %s is missing", i+1, in.Mnemonic())
+			c.errorf(in.OpPos(), "operand %d of %s is missing", i+1, in.Mnemonic())
 			return
 		case !c.isVisible(v):
-			c.errorf(operandPos(in, i), "%%%s is not visible here (values defined inside a region cannot be used outside it, and a value must be defined before its use)", v.Name)
+			c.errorf(in.OperandPos(i), "%%%s is not visible here (values defined inside a region cannot be used outside it, and a value must be defined before its use)", v.Name)
 			return
 		case v.Type == nil:
-			c.errorf(operandPos(in, i), "%%%s has no type", v.Name)
+			c.errorf(in.OperandPos(i), "%%%s has no type", v.Name)
 			return
 		}
 	}
@@ -176,31 +176,14 @@ func (c *checker) inst(in *ir.Inst, kind ir.RegionKind) {
 	}
 	rule := rules[in.Op]
 	if rule == nil {
-		c.errorf(in.OpPos, "invalid opcode %d", in.Op)
+		c.errorf(in.OpPos(), "invalid opcode %d", in.Op)
 		return
 	}
 	rule(c, in, kind)
 	for _, r := range in.Results {
-		c.typ(r.Type, typePos(in)) // duplicates of a rule's report are dropped by Sort
+		c.typ(r.Type, in.TypePos()) // duplicates of a rule's report are dropped by Sort
 		c.define(r)
 	}
-}
-
-// operandPos is the source position of operand i, or the instruction's.
-func operandPos(in *ir.Inst, i int) ir.Pos {
-	if pos := in.Source().OperandPos; i < len(pos) && pos[i].IsValid() {
-		return pos[i]
-	}
-	return in.OpPos
-}
-
-// typePos is the position of the result type annotation, or the
-// instruction's.
-func typePos(in *ir.Inst) ir.Pos {
-	if in.Src != nil && in.Src.TypePos.IsValid() {
-		return in.Src.TypePos
-	}
-	return in.OpPos
 }
 
 // typ checks the well-formedness rules of a type that the constructors do
@@ -424,11 +407,11 @@ func (c *checker) workGroupSize(f *ir.Func, wg [2]int64, sgs int64) {
 func (c *checker) count(in *ir.Inst, operands, results int) bool {
 	ok := true
 	if len(in.Operands) != operands {
-		c.errorf(in.OpPos, "%s takes %d operands, found %d", in.Mnemonic(), operands, len(in.Operands))
+		c.errorf(in.OpPos(), "%s takes %d operands, found %d", in.Mnemonic(), operands, len(in.Operands))
 		ok = false
 	}
 	if len(in.Results) != results {
-		c.errorf(in.OpPos, "%s returns %d values, found %d", in.Mnemonic(), results, len(in.Results))
+		c.errorf(in.OpPos(), "%s returns %d values, found %d", in.Mnemonic(), results, len(in.Results))
 		ok = false
 	}
 	return ok
@@ -441,7 +424,7 @@ func (c *checker) want(in *ir.Inst, i int, what string, ok func(*ir.Type) bool) 
 	if ok(t) {
 		return true
 	}
-	c.errorf(operandPos(in, i), "operand %d of %s (%%%s) must be %s, found %s", i+1, in.Mnemonic(), in.Operands[i].Name, what, t)
+	c.errorf(in.OperandPos(i), "operand %d of %s (%%%s) must be %s, found %s", i+1, in.Mnemonic(), in.Operands[i].Name, what, t)
 	return false
 }
 
@@ -468,7 +451,7 @@ func (c *checker) wantIndex(in *ir.Inst, i int) {
 // resultIs checks the single result's type against want.
 func (c *checker) resultIs(in *ir.Inst, want *ir.Type) {
 	if got := in.Results[0].Type; got != want {
-		c.errorf(typePos(in), "%s returns %s, not %s", in.Mnemonic(), want, got)
+		c.errorf(in.TypePos(), "%s returns %s, not %s", in.Mnemonic(), want, got)
 	}
 }
 

@@ -18,12 +18,12 @@ func effective(r *ir.Region, outer ir.RegionKind) ir.RegionKind {
 // regions checks that in has n regions and checks them.
 func (c *checker) regions(in *ir.Inst, n int, want ir.RegionKind) bool {
 	if len(in.Regions) != n {
-		c.errorf(in.OpPos, "%s needs %d regions, found %d", in.Mnemonic(), n, len(in.Regions))
+		c.errorf(in.OpPos(), "%s needs %d regions, found %d", in.Mnemonic(), n, len(in.Regions))
 		return false
 	}
 	for _, r := range in.Regions {
 		if r.Kind != want || r.Parent != in {
-			c.errorf(in.OpPos, "a region of %s has the wrong kind or parent", in.Mnemonic())
+			c.errorf(in.OpPos(), "a region of %s has the wrong kind or parent", in.Mnemonic())
 			return false
 		}
 	}
@@ -37,12 +37,12 @@ func (c *checker) foreach(in *ir.Inst, kind ir.RegionKind) {
 	body := in.Body()
 	n := len(body.Args)
 	if n == 0 || len(in.Operands) != 2*n || len(in.Results) != 0 {
-		c.errorf(in.OpPos, "foreach needs one lower and one upper bound per loop variable (at least one)")
+		c.errorf(in.OpPos(), "foreach needs one lower and one upper bound per loop variable (at least one)")
 		return
 	}
 	t := body.Args[0].Type
 	if !t.IsInteger() {
-		c.errorf(typePos(in), "the loop variables of foreach must have integer type, found %s", t)
+		c.errorf(in.TypePos(), "the loop variables of foreach must have integer type, found %s", t)
 	}
 	for _, a := range body.Args {
 		if a.Type != t {
@@ -51,7 +51,7 @@ func (c *checker) foreach(in *ir.Inst, kind ir.RegionKind) {
 	}
 	for i := range in.Operands {
 		if in.Operands[i].Type != t {
-			c.errorf(operandPos(in, i), "foreach bound %s has type %s, but the loop variables have type %s", name(in.Operands[i]), in.Operands[i].Type, t)
+			c.errorf(in.OperandPos(i), "foreach bound %s has type %s, but the loop variables have type %s", name(in.Operands[i]), in.Operands[i].Type, t)
 		}
 	}
 	c.region(body, ir.RegionSPMD)
@@ -68,7 +68,7 @@ func (c *checker) foreachTile(in *ir.Inst, kind ir.RegionKind) {
 	body := in.Body()
 	n := len(in.Static)
 	if n == 0 || len(in.Operands) != 2*n || len(body.Args) != 2*n || len(in.Results) != 0 {
-		c.errorf(in.OpPos, "foreach_tile needs a lower and an upper bound, a tile offset, a tile size and a tile shape entry per mode (at least one)")
+		c.errorf(in.OpPos(), "foreach_tile needs a lower and an upper bound, a tile offset, a tile size and a tile shape entry per mode (at least one)")
 		return
 	}
 	from, to := in.ForeachBounds()
@@ -76,9 +76,9 @@ func (c *checker) foreachTile(in *ir.Inst, kind ir.RegionKind) {
 		t := from[i].Type
 		switch {
 		case !t.IsInteger():
-			c.errorf(operandPos(in, i), "foreach_tile bound %s must have integer type, found %s", name(from[i]), t)
+			c.errorf(in.OperandPos(i), "foreach_tile bound %s must have integer type, found %s", name(from[i]), t)
 		case to[i].Type != t:
-			c.errorf(operandPos(in, n+i), "foreach_tile bound %s has type %s, but its lower bound has type %s", name(to[i]), to[i].Type, t)
+			c.errorf(in.OperandPos(n+i), "foreach_tile bound %s has type %s, but its lower bound has type %s", name(to[i]), to[i].Type, t)
 		}
 		for _, a := range []*ir.Value{body.Args[i], body.Args[n+i]} {
 			if a.Type != t {
@@ -86,11 +86,11 @@ func (c *checker) foreachTile(in *ir.Inst, kind ir.RegionKind) {
 			}
 		}
 		if in.Static[i] <= 0 {
-			c.errorf(in.OpPos, "tile shape entry %d is not positive", in.Static[i])
+			c.errorf(in.OpPos(), "tile shape entry %d is not positive", in.Static[i])
 		}
 	}
 	if c.sgs > 0 && in.Static[0]%c.sgs != 0 {
-		c.errorf(in.OpPos, "the first tile shape entry %d must be a multiple of the subgroup size %d", in.Static[0], c.sgs)
+		c.errorf(in.OpPos(), "the first tile shape entry %d must be a multiple of the subgroup size %d", in.Static[0], c.sgs)
 	}
 	c.region(body, ir.RegionSPMD)
 }
@@ -100,7 +100,7 @@ func (c *checker) parallel(in *ir.Inst, kind ir.RegionKind) {
 		return
 	}
 	if len(in.Body().Args) != 0 {
-		c.errorf(in.OpPos, "the region of parallel has no arguments")
+		c.errorf(in.OpPos(), "the region of parallel has no arguments")
 	}
 	c.region(in.Body(), ir.RegionSPMD)
 }
@@ -122,16 +122,16 @@ func (c *checker) forLoop(in *ir.Inst, kind ir.RegionKind) {
 	}
 	carried := len(in.Operands) - bounds
 	if carried < 0 || len(body.Args) != carried+1 || len(in.Results) != carried {
-		c.errorf(in.OpPos, "for has %d operands, %d region arguments and %d results; they do not match", len(in.Operands), len(body.Args), len(in.Results))
+		c.errorf(in.OpPos(), "for has %d operands, %d region arguments and %d results; they do not match", len(in.Operands), len(body.Args), len(in.Results))
 		return
 	}
 	iv := body.Args[0].Type
 	if !iv.IsInteger() {
-		c.errorf(typePos(in), "the loop variable of for must have integer type, found %s", iv)
+		c.errorf(in.TypePos(), "the loop variable of for must have integer type, found %s", iv)
 	}
 	for i := 0; i < bounds; i++ {
 		if in.Operands[i].Type != iv {
-			c.errorf(operandPos(in, i), "for bound %s has type %s, but the loop variable has type %s", name(in.Operands[i]), in.Operands[i].Type, iv)
+			c.errorf(in.OperandPos(i), "for bound %s has type %s, but the loop variable has type %s", name(in.Operands[i]), in.Operands[i].Type, iv)
 		}
 	}
 	types := make([]*ir.Type, carried)
@@ -139,20 +139,20 @@ func (c *checker) forLoop(in *ir.Inst, kind ir.RegionKind) {
 		init, arg, res := in.Operands[bounds+i], body.Args[i+1], in.Results[i]
 		types[i] = res.Type
 		if !carriedType(res.Type) {
-			c.errorf(typePos(in), "loop-carried value %d has type %s; only bool, scalar and coopmatrix types can be carried", i, res.Type)
+			c.errorf(in.TypePos(), "loop-carried value %d has type %s; only bool, scalar and coopmatrix types can be carried", i, res.Type)
 		}
 		if init.Type != res.Type || arg.Type != res.Type {
-			c.errorf(operandPos(in, bounds+i), "initial value %s has type %s, but the loop-carried value has type %s", name(init), init.Type, res.Type)
+			c.errorf(in.OperandPos(bounds+i), "initial value %s has type %s, but the loop-carried value has type %s", name(init), init.Type, res.Type)
 		}
 	}
 	for _, a := range in.Attrs {
 		switch a.Name {
 		case ir.AttrUnroll:
 			if a.Value.Kind != ir.AttrBool {
-				c.errorf(attrPos(a, in.OpPos), "unroll must be true or false, found %s", a.Value)
+				c.errorf(attrPos(a, in.OpPos()), "unroll must be true or false, found %s", a.Value)
 			}
 		case ir.AttrAlignment, ir.AttrShapeGCD, ir.AttrStrideGCD, ir.AttrSubgroupSize, ir.AttrWorkGroupSize:
-			c.errorf(attrPos(a, in.OpPos), "%s is not a for attribute", a.Name)
+			c.errorf(attrPos(a, in.OpPos()), "%s is not a for attribute", a.Name)
 		}
 	}
 	c.uniqueNames(in.Attrs)
@@ -166,7 +166,7 @@ func (c *checker) yields(in *ir.Inst, r *ir.Region, types []*ir.Type, required b
 	y := r.Terminator()
 	if y == nil {
 		if required {
-			pos := in.OpPos
+			pos := in.OpPos()
 			if n := len(r.Insts); n > 0 {
 				pos = r.Insts[n-1].Pos
 			}
@@ -175,12 +175,12 @@ func (c *checker) yields(in *ir.Inst, r *ir.Region, types []*ir.Type, required b
 		return
 	}
 	if len(y.Operands) != len(types) {
-		c.errorf(y.OpPos, "yield gives %d values but %s returns %d", len(y.Operands), in.Op, len(types))
+		c.errorf(y.OpPos(), "yield gives %d values but %s returns %d", len(y.Operands), in.Op, len(types))
 		return
 	}
 	for i, v := range y.Operands {
 		if v != nil && v.Type != types[i] {
-			c.errorf(operandPos(y, i), "yielded value %s has type %s, but %s returns %s", name(v), v.Type, in.Op, types[i])
+			c.errorf(y.OperandPos(i), "yielded value %s has type %s, but %s returns %s", name(v), v.Type, in.Op, types[i])
 		}
 	}
 }
@@ -195,7 +195,7 @@ func (c *checker) ifElse(in *ir.Inst, kind ir.RegionKind) {
 	for i, r := range in.Results {
 		types[i] = r.Type
 		if !carriedType(r.Type) {
-			c.errorf(typePos(in), "if cannot return type %s; only bool, scalar and coopmatrix types", r.Type)
+			c.errorf(in.TypePos(), "if cannot return type %s; only bool, scalar and coopmatrix types", r.Type)
 		}
 	}
 	then, els := in.Regions[0], in.Regions[1]
@@ -203,7 +203,7 @@ func (c *checker) ifElse(in *ir.Inst, kind ir.RegionKind) {
 	c.region(els, effective(els, kind))
 	c.yields(in, then, types, len(types) > 0)
 	if len(types) > 0 && len(els.Insts) == 0 {
-		c.errorf(in.OpPos, "if returns values, so the else region cannot be omitted")
+		c.errorf(in.OpPos(), "if returns values, so the else region cannot be omitted")
 		return
 	}
 	c.yields(in, els, types, len(types) > 0)
@@ -214,7 +214,7 @@ func (c *checker) yield(in *ir.Inst, _ ir.RegionKind) {
 		c.count(in, len(in.Operands), 0)
 	}
 	if in.Parent == nil || in.Parent.Parent == nil || (in.Parent.Parent.Op != ir.OpFor && in.Parent.Parent.Op != ir.OpIf && in.Parent.Parent.Op != ir.OpCoopMatrixApply) {
-		c.errorf(in.OpPos, "yield can only end the region of a for, an if or a cooperative_matrix_apply")
+		c.errorf(in.OpPos(), "yield can only end the region of a for, an if or a cooperative_matrix_apply")
 	}
 }
 
@@ -251,7 +251,7 @@ func (c *checker) arith(in *ir.Inst, _ ir.RegionKind) {
 	}
 	t := in.Results[0].Type
 	if ok, what := arithAllowed(in.Arith, t); !ok {
-		c.errorf(typePos(in), "%s needs %s, found %s", in.Mnemonic(), what, t)
+		c.errorf(in.TypePos(), "%s needs %s, found %s", in.Mnemonic(), what, t)
 		return
 	}
 	c.operandsOfType(in, t)
@@ -261,7 +261,7 @@ func (c *checker) arith(in *ir.Inst, _ ir.RegionKind) {
 func (c *checker) operandsOfType(in *ir.Inst, t *ir.Type) {
 	for i, v := range in.Operands {
 		if v.Type != t {
-			c.errorf(operandPos(in, i), "%s: operand %s has type %s, but the instruction computes %s (operands and result must have the same type)", in.Mnemonic(), name(v), v.Type, t)
+			c.errorf(in.OperandPos(i), "%s: operand %s has type %s, but the instruction computes %s (operands and result must have the same type)", in.Mnemonic(), name(v), v.Type, t)
 		}
 	}
 }
@@ -284,7 +284,7 @@ func (c *checker) arithUnary(in *ir.Inst, _ ir.RegionKind) {
 		ok, what = x.IsComplex(), "a complex type"
 	}
 	if !ok {
-		c.errorf(operandPos(in, 0), "%s needs %s, found %s", in.Mnemonic(), what, x)
+		c.errorf(in.OperandPos(0), "%s needs %s, found %s", in.Mnemonic(), what, x)
 		return
 	}
 	want := x
@@ -319,10 +319,10 @@ func (c *checker) cmp(in *ir.Inst, _ ir.RegionKind) {
 		return
 	}
 	if a != b {
-		c.errorf(operandPos(in, 1), "%s: both operands must have the same type, found %s and %s", in.Mnemonic(), a, b)
+		c.errorf(in.OperandPos(1), "%s: both operands must have the same type, found %s and %s", in.Mnemonic(), a, b)
 	}
 	if a.IsComplex() && in.Cmp != ir.Eq && in.Cmp != ir.Ne {
-		c.errorf(in.OpPos, "%s: complex numbers are unordered; only cmp.eq and cmp.ne accept %s", in.Mnemonic(), a)
+		c.errorf(in.OpPos(), "%s: complex numbers are unordered; only cmp.eq and cmp.ne accept %s", in.Mnemonic(), a)
 	}
 }
 
@@ -340,16 +340,16 @@ func (c *checker) cast(in *ir.Inst, _ ir.RegionKind) {
 	switch {
 	case from.Kind() == ir.KindCoopmatrix && to.Kind() == ir.KindCoopmatrix:
 		if from.Rows() != to.Rows() || from.Cols() != to.Cols() || from.Use() != to.Use() {
-			c.errorf(typePos(in), "cast of coopmatrices keeps shape and use: %s cannot become %s", from, to)
+			c.errorf(in.TypePos(), "cast of coopmatrices keeps shape and use: %s cannot become %s", from, to)
 			return
 		}
 		from, to = from.Elem(), to.Elem()
 	case !from.IsScalar() || !to.IsScalar():
-		c.errorf(typePos(in), "cast converts scalars or coopmatrices, not %s to %s", from, to)
+		c.errorf(in.TypePos(), "cast converts scalars or coopmatrices, not %s to %s", from, to)
 		return
 	}
 	if !castAllowed(from, to) {
-		c.errorf(typePos(in), "cast from complex type %s to non-complex type %s is forbidden (use arith.re, arith.im or arith.abs)", from, to)
+		c.errorf(in.TypePos(), "cast from complex type %s to non-complex type %s is forbidden (use arith.re, arith.im or arith.abs)", from, to)
 	}
 }
 
@@ -364,7 +364,7 @@ func (c *checker) constant(in *ir.Inst, _ ir.RegionKind) {
 		return
 	}
 	t := in.Results[0].Type
-	pos := typePos(in)
+	pos := in.TypePos()
 	if t.Kind() == ir.KindCoopmatrix {
 		c.typ(t, pos)
 		t = t.Elem()
@@ -385,18 +385,18 @@ func (c *checker) constant(in *ir.Inst, _ ir.RegionKind) {
 		return
 	}
 	if k.Kind != want {
-		c.errorf(in.OpPos, "constant %s does not match type %s (%s)", k, in.Results[0].Type, constantHint[want])
+		c.errorf(in.OpPos(), "constant %s does not match type %s (%s)", k, in.Results[0].Type, constantHint[want])
 		return
 	}
 	switch want {
 	case ir.ConstInt:
 		if !intFits(k.Int, t) {
-			c.errorf(in.OpPos, "integer constant %d does not fit in %s", k.Int, t)
+			c.errorf(in.OpPos(), "integer constant %d does not fit in %s", k.Int, t)
 		}
 	case ir.ConstFloat, ir.ConstComplex:
 		over := func(f float64) bool { return !math.IsInf(f, 0) && math.Abs(f) > floatMax[t.Kind()] }
 		if over(k.Float) || over(k.Imag) {
-			c.errorf(in.OpPos, "floating constant %s overflows %s", k, t)
+			c.errorf(in.OpPos(), "floating constant %s overflows %s", k, t)
 		}
 	}
 }

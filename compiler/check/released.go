@@ -24,9 +24,9 @@ func init() {
 func (c *checker) updateOp(in *ir.Inst, t *ir.Type) {
 	switch {
 	case in.Arith != ir.Add && in.Arith != ir.Max && in.Arith != ir.Min:
-		c.errorf(in.OpPos, "%s: the operation must be add, max or min", in.Mnemonic())
+		c.errorf(in.OpPos(), "%s: the operation must be add, max or min", in.Mnemonic())
 	case in.Arith != ir.Add && t.IsComplex():
-		c.errorf(in.OpPos, "%s: complex numbers have no order", in.Mnemonic())
+		c.errorf(in.OpPos(), "%s: complex numbers have no order", in.Mnemonic())
 	}
 }
 
@@ -40,7 +40,7 @@ func (c *checker) atomicLoad(in *ir.Inst, _ ir.RegionKind) {
 	}
 	m := in.Operands[0].Type
 	if idx := len(in.Operands) - 1; idx != m.Order() {
-		c.errorf(in.OpPos, "%s of %s (order %d) needs %d indices, found %d", in.Mnemonic(), name(in.Operands[0]), m.Order(), m.Order(), idx)
+		c.errorf(in.OpPos(), "%s of %s (order %d) needs %d indices, found %d", in.Mnemonic(), name(in.Operands[0]), m.Order(), m.Order(), idx)
 	}
 	c.indices(in, 1)
 	c.resultIs(in, m.Elem())
@@ -56,10 +56,10 @@ func (c *checker) atomicUpdate(in *ir.Inst, _ ir.RegionKind) {
 	}
 	m := in.Operands[1].Type
 	if idx := len(in.Operands) - 2; idx != m.Order() {
-		c.errorf(in.OpPos, "%s of %s (order %d) needs %d indices, found %d", in.Mnemonic(), name(in.Operands[1]), m.Order(), m.Order(), idx)
+		c.errorf(in.OpPos(), "%s of %s (order %d) needs %d indices, found %d", in.Mnemonic(), name(in.Operands[1]), m.Order(), m.Order(), idx)
 	}
 	if v := in.Operands[0].Type; v != m.Elem() {
-		c.errorf(operandPos(in, 0), "%s: %s has type %s, but the element type of %s is %s", in.Mnemonic(), name(in.Operands[0]), v, name(in.Operands[1]), m.Elem())
+		c.errorf(in.OperandPos(0), "%s: %s has type %s, but the element type of %s is %s", in.Mnemonic(), name(in.Operands[0]), v, name(in.Operands[1]), m.Elem())
 	}
 	c.indices(in, 2)
 	c.resultIs(in, m.Elem())
@@ -88,10 +88,10 @@ func (c *checker) coopAtomicUpdate(in *ir.Inst, kind ir.RegionKind) {
 func (c *checker) coopResult(in *ir.Inst) (*ir.Type, bool) {
 	t := in.Results[0].Type
 	if t.Kind() != ir.KindCoopmatrix {
-		c.errorf(typePos(in), "%s returns a coopmatrix, found %s", in.Mnemonic(), t)
+		c.errorf(in.TypePos(), "%s returns a coopmatrix, found %s", in.Mnemonic(), t)
 		return nil, false
 	}
-	return t, c.typ(t, typePos(in))
+	return t, c.typ(t, in.TypePos())
 }
 
 func (c *checker) coopConstruct(in *ir.Inst, _ ir.RegionKind) {
@@ -141,7 +141,7 @@ func (c *checker) coopPrefetch(in *ir.Inst, _ ir.RegionKind) {
 	}
 	c.indices(in, 1)
 	if len(in.Static) != 3 || in.Static[0] < 0 || in.Static[1] <= 0 || in.Static[2] <= 0 {
-		c.errorf(in.OpPos, "cooperative_matrix_prefetch needs a cache level of at least 0 and a positive number of rows and columns")
+		c.errorf(in.OpPos(), "cooperative_matrix_prefetch needs a cache level of at least 0 and a positive number of rows and columns")
 	}
 }
 
@@ -157,7 +157,7 @@ func (c *checker) coopReduce(in *ir.Inst, _ ir.RegionKind) {
 	}
 	c.resultIs(in, want)
 	if c.sgs > 0 && a.Rows()%c.sgs != 0 {
-		c.errorf(operandPos(in, 0), "%s: the rows of %s (%d) must be a multiple of the subgroup size %d", in.Mnemonic(), name(in.Operands[0]), a.Rows(), c.sgs)
+		c.errorf(in.OperandPos(0), "%s: the rows of %s (%d) must be a multiple of the subgroup size %d", in.Mnemonic(), name(in.Operands[0]), a.Rows(), c.sgs)
 	}
 }
 
@@ -173,12 +173,12 @@ func (c *checker) coopApply(in *ir.Inst, _ ir.RegionKind) {
 	c.resultIs(in, t)
 	body := in.Body()
 	if len(body.Args) != 3 || body.Args[0].Type != ir.I32 || body.Args[1].Type != ir.I32 || body.Args[2].Type != t.Elem() {
-		c.errorf(in.OpPos, "the region of cooperative_matrix_apply takes the row and column (i32) and the component (%s)", t.Elem())
+		c.errorf(in.OpPos(), "the region of cooperative_matrix_apply takes the row and column (i32) and the component (%s)", t.Elem())
 		return
 	}
 	body.Walk(func(inner *ir.Inst) bool {
 		if inner.Class() != ir.Mixed || inner.Op == ir.OpBarrier {
-			c.errorf(inner.OpPos, "%s cannot appear in the region of cooperative_matrix_apply, which runs once per component (mixed instructions only)", inner.Mnemonic())
+			c.errorf(inner.OpPos(), "%s cannot appear in the region of cooperative_matrix_apply, which runs once per component (mixed instructions only)", inner.Mnemonic())
 		}
 		return true
 	})

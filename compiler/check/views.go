@@ -16,12 +16,12 @@ func (c *checker) load(in *ir.Inst, _ ir.RegionKind) {
 	switch t.Kind() {
 	case ir.KindMemref:
 		if idx != t.Order() {
-			c.errorf(in.OpPos, "load from %s (order %d) needs %d indices, found %d", name(in.Operands[0]), t.Order(), t.Order(), idx)
+			c.errorf(in.OpPos(), "load from %s (order %d) needs %d indices, found %d", name(in.Operands[0]), t.Order(), t.Order(), idx)
 		}
 		c.resultIs(in, t.Elem())
 	case ir.KindGroup:
 		if idx != 1 {
-			c.errorf(in.OpPos, "load from group %s needs exactly 1 index, found %d", name(in.Operands[0]), idx)
+			c.errorf(in.OpPos(), "load from group %s needs exactly 1 index, found %d", name(in.Operands[0]), idx)
 		}
 		c.resultIs(in, t.Elem())
 	default:
@@ -41,10 +41,10 @@ func (c *checker) store(in *ir.Inst, _ ir.RegionKind) {
 	}
 	m := in.Operands[1].Type
 	if idx := len(in.Operands) - 2; idx != m.Order() {
-		c.errorf(in.OpPos, "store into %s (order %d) needs %d indices, found %d", name(in.Operands[1]), m.Order(), m.Order(), idx)
+		c.errorf(in.OpPos(), "store into %s (order %d) needs %d indices, found %d", name(in.Operands[1]), m.Order(), m.Order(), idx)
 	}
 	if v := in.Operands[0].Type; v != m.Elem() {
-		c.errorf(operandPos(in, 0), "%s: %s has type %s, but the element type of %s is %s", in.Op, name(in.Operands[0]), v, name(in.Operands[1]), m.Elem())
+		c.errorf(in.OperandPos(0), "%s: %s has type %s, but the element type of %s is %s", in.Op, name(in.Operands[0]), v, name(in.Operands[1]), m.Elem())
 	}
 	c.indices(in, 2)
 	c.atomicOrder(in, m.Elem())
@@ -62,7 +62,7 @@ func (c *checker) vectorLoad(in *ir.Inst, _ ir.RegionKind) {
 	c.vectorAccess(in, m, len(in.Operands)-1, len(in.Results))
 	for _, r := range in.Results {
 		if r.Type != m.Type.Elem() {
-			c.errorf(typePos(in), "vector_load from %s returns %s, not %s", name(m), m.Type.Elem(), r.Type)
+			c.errorf(in.TypePos(), "vector_load from %s returns %s, not %s", name(m), m.Type.Elem(), r.Type)
 			break
 		}
 	}
@@ -78,7 +78,7 @@ func (c *checker) vectorStore(in *ir.Inst, _ ir.RegionKind) {
 	c.vectorAccess(in, m, len(in.Operands)-len(xs)-1, len(xs))
 	for i, x := range xs {
 		if x.Type != m.Type.Elem() {
-			c.errorf(operandPos(in, i), "vector_store: %s has type %s, but the element type of %s is %s", name(x), x.Type, name(m), m.Type.Elem())
+			c.errorf(in.OperandPos(i), "vector_store: %s has type %s, but the element type of %s is %s", name(x), x.Type, name(m), m.Type.Elem())
 		}
 	}
 	c.indices(in, len(xs)+1)
@@ -89,13 +89,13 @@ func (c *checker) vectorStore(in *ir.Inst, _ ir.RegionKind) {
 func (c *checker) vectorAccess(in *ir.Inst, m *ir.Value, indices, width int) {
 	t := m.Type
 	if indices != t.Order() {
-		c.errorf(in.OpPos, "%s on %s (order %d) needs %d indices, found %d", in.Op, name(m), t.Order(), t.Order(), indices)
+		c.errorf(in.OpPos(), "%s on %s (order %d) needs %d indices, found %d", in.Op, name(m), t.Order(), t.Order(), indices)
 	}
 	if err := ir.ValidVectorWidth(width, t.Elem()); err != nil {
-		c.errorf(in.OpPos, "%s: %v", in.Op, err)
+		c.errorf(in.OpPos(), "%s: %v", in.Op, err)
 	}
 	if t.Order() == 0 || t.Stride()[0] != 1 {
-		c.errorf(in.OpPos, "%s needs a memref whose mode 0 has the static stride 1; %s is %s", in.Op, name(m), t)
+		c.errorf(in.OpPos(), "%s needs a memref whose mode 0 has the static stride 1; %s is %s", in.Op, name(m), t)
 	}
 }
 
@@ -107,11 +107,11 @@ func (c *checker) size(in *ir.Inst, _ ir.RegionKind) {
 	switch t := in.Operands[0].Type; t.Kind() {
 	case ir.KindMemref:
 		if in.Mode < 0 || in.Mode >= int64(t.Order()) {
-			c.errorf(modePos(in), "size: mode %d out of range; %s has modes 0 to %d", in.Mode, name(in.Operands[0]), t.Order()-1)
+			c.errorf(in.ModePos(), "size: mode %d out of range; %s has modes 0 to %d", in.Mode, name(in.Operands[0]), t.Order()-1)
 		}
 	case ir.KindGroup:
 		if in.Mode != 0 {
-			c.errorf(modePos(in), "size of a group: the mode must be 0, found %d", in.Mode)
+			c.errorf(in.ModePos(), "size of a group: the mode must be 0, found %d", in.Mode)
 		}
 	default:
 		c.want(in, 0, "a memref or group", isMemref)
@@ -131,14 +131,14 @@ func (c *checker) view(in *ir.Inst) (src, dst *ir.Type) {
 	}
 	src, dst = in.Operands[0].Type, in.Results[0].Type
 	if dst.Kind() != ir.KindMemref {
-		c.errorf(typePos(in), "%s returns a memref, found %s", in.Op, dst)
+		c.errorf(in.TypePos(), "%s returns a memref, found %s", in.Op, dst)
 		return nil, nil
 	}
-	if !c.typ(dst, typePos(in)) {
+	if !c.typ(dst, in.TypePos()) {
 		return nil, nil
 	}
 	if src.Elem() != dst.Elem() || src.Space() != dst.Space() {
-		c.errorf(typePos(in), "%s keeps element type and address space: %s cannot become %s", in.Op, src, dst)
+		c.errorf(in.TypePos(), "%s keeps element type and address space: %s cannot become %s", in.Op, src, dst)
 		return nil, nil
 	}
 	return src, dst
@@ -150,12 +150,12 @@ func (c *checker) view(in *ir.Inst) (src, dst *ir.Type) {
 // '?'.
 func (c *checker) matchView(in *ir.Inst, dst *ir.Type, shape, stride []int64) {
 	if len(shape) != dst.Order() {
-		c.errorf(typePos(in), "%s: the result must have order %d, found %s", in.Op, len(shape), dst)
+		c.errorf(in.TypePos(), "%s: the result must have order %d, found %s", in.Op, len(shape), dst)
 		return
 	}
 	for i, n := range shape {
 		if dst.Shape()[i] != n {
-			c.errorf(typePos(in), "%s: mode %d of the result must have size %s, found %s", in.Op, i, dimString(n), dst)
+			c.errorf(in.TypePos(), "%s: mode %d of the result must have size %s, found %s", in.Op, i, dimString(n), dst)
 			return
 		}
 	}
@@ -164,10 +164,10 @@ func (c *checker) matchView(in *ir.Inst, dst *ir.Type, shape, stride []int64) {
 		switch {
 		case got == ir.Dynamic || got == s:
 		case s == ir.Dynamic:
-			c.errorf(typePos(in), "%s: stride %d of the result is not known at compile time; write '?' instead of %d", in.Op, i, got)
+			c.errorf(in.TypePos(), "%s: stride %d of the result is not known at compile time; write '?' instead of %d", in.Op, i, got)
 			return
 		default:
-			c.errorf(typePos(in), "%s: stride %d of the result must be %d (or '?'), found %d", in.Op, i, s, got)
+			c.errorf(in.TypePos(), "%s: stride %d of the result must be %d (or '?'), found %d", in.Op, i, s, got)
 			return
 		}
 	}
@@ -208,13 +208,13 @@ func (c *checker) expand(in *ir.Inst, _ ir.RegionKind) {
 		}
 	}
 	if len(in.Operands) != 1+dynamic || len(in.Static) < 2 {
-		c.errorf(in.OpPos, "expand: the expand shape needs at least 2 entries and one operand per dynamic entry")
+		c.errorf(in.OpPos(), "expand: the expand shape needs at least 2 entries and one operand per dynamic entry")
 		return
 	}
 	c.indices(in, 1)
 	m := int(in.Mode)
 	if in.Mode < 0 || in.Mode >= int64(src.Order()) {
-		c.errorf(modePos(in), "expand: mode %d out of range; %s has modes 0 to %d", in.Mode, name(in.Operands[0]), src.Order()-1)
+		c.errorf(in.ModePos(), "expand: mode %d out of range; %s has modes 0 to %d", in.Mode, name(in.Operands[0]), src.Order()-1)
 		return
 	}
 	size := src.Shape()[m]
@@ -223,7 +223,7 @@ func (c *checker) expand(in *ir.Inst, _ ir.RegionKind) {
 		switch {
 		case s == ir.Dynamic:
 		case s < 1:
-			c.errorf(in.OpPos, "expand: entry %d of the expand shape must be positive, found %d", i, s)
+			c.errorf(in.OpPos(), "expand: entry %d of the expand shape must be positive, found %d", i, s)
 			return
 		default:
 			statics = append(statics, s)
@@ -233,9 +233,9 @@ func (c *checker) expand(in *ir.Inst, _ ir.RegionKind) {
 	switch {
 	case size == ir.Dynamic || p == ir.Dynamic:
 	case dynamic == 0 && p != size:
-		c.errorf(in.OpPos, "expand: the expand shape has %d elements but mode %d of %s has size %d", p, m, name(in.Operands[0]), size)
+		c.errorf(in.OpPos(), "expand: the expand shape has %d elements but mode %d of %s has size %d", p, m, name(in.Operands[0]), size)
 	case dynamic > 0 && size%p != 0:
-		c.errorf(in.OpPos, "expand: the constant part of the expand shape (%d) does not divide mode %d of %s (size %d)", p, m, name(in.Operands[0]), size)
+		c.errorf(in.OpPos(), "expand: the constant part of the expand shape (%d) does not divide mode %d of %s (size %d)", p, m, name(in.Operands[0]), size)
 	}
 	shape := append(append(append([]int64{}, src.Shape()[:m]...), in.Static...), src.Shape()[m+1:]...)
 	stride := append([]int64{}, src.Stride()[:m]...)
@@ -258,7 +258,7 @@ func (c *checker) fuse(in *ir.Inst, _ ir.RegionKind) {
 	}
 	from, to := in.Mode, in.ModeTo
 	if from < 0 || from >= to || to >= int64(src.Order()) {
-		c.errorf(modePos(in), "fuse: need 0 ≤ from < to < order = %d, found [%d, %d]", src.Order(), from, to)
+		c.errorf(in.ModePos(), "fuse: need 0 ≤ from < to < order = %d, found [%d, %d]", src.Order(), from, to)
 		return
 	}
 	sh, st := src.Shape(), src.Stride()
@@ -267,7 +267,7 @@ func (c *checker) fuse(in *ir.Inst, _ ir.RegionKind) {
 			continue
 		}
 		if p, ok := mul(st[k], sh[k]); !ok || p != st[k+1] {
-			c.errorf(modePos(in), "fuse: modes %d and %d of %s cannot be fused: stride×size of mode %d is %d, but the stride of mode %d is %d", k, k+1, name(in.Operands[0]), k, p, k+1, st[k+1])
+			c.errorf(in.ModePos(), "fuse: modes %d and %d of %s cannot be fused: stride×size of mode %d is %d, but the stride of mode %d is %d", k, k+1, name(in.Operands[0]), k, p, k+1, st[k+1])
 			return
 		}
 	}
@@ -291,11 +291,11 @@ func (c *checker) subview(in *ir.Inst, _ ir.RegionKind) {
 		}
 	}
 	if len(in.Sizes) != len(in.Offsets) || len(in.Operands) != 1+dynamic {
-		c.errorf(in.OpPos, "subview: offsets, sizes and dynamic operands do not match")
+		c.errorf(in.OpPos(), "subview: offsets, sizes and dynamic operands do not match")
 		return
 	}
 	if len(in.Offsets) != src.Order() {
-		c.errorf(in.OpPos, "subview of %s (order %d) needs %d slices, found %d", name(in.Operands[0]), src.Order(), src.Order(), len(in.Offsets))
+		c.errorf(in.OpPos(), "subview of %s (order %d) needs %d slices, found %d", name(in.Operands[0]), src.Order(), src.Order(), len(in.Offsets))
 		return
 	}
 	c.indices(in, 1)
@@ -304,13 +304,13 @@ func (c *checker) subview(in *ir.Inst, _ ir.RegionKind) {
 		off, size, n := in.Offsets[i], in.Sizes[i], src.Shape()[i]
 		switch {
 		case off != ir.Dynamic && off < 0:
-			c.errorf(in.OpPos, "subview: offset %d of mode %d is negative", off, i)
+			c.errorf(in.OpPos(), "subview: offset %d of mode %d is negative", off, i)
 			return
 		case size != ir.Dynamic && size < 0:
-			c.errorf(in.OpPos, "subview: size %d of mode %d is negative", size, i)
+			c.errorf(in.OpPos(), "subview: size %d of mode %d is negative", size, i)
 			return
 		case off != ir.Dynamic && size != ir.Dynamic && n != ir.Dynamic && (off+size > n || size == 0 && off >= n):
-			c.errorf(in.OpPos, "subview: slice %d:%d of mode %d is out of bounds (size %d)", off, size, i, n)
+			c.errorf(in.OpPos(), "subview: slice %d:%d of mode %d is out of bounds (size %d)", off, size, i, n)
 			return
 		}
 		if size == 0 {
@@ -343,18 +343,18 @@ func (c *checker) coopLoad(in *ir.Inst, _ ir.RegionKind) {
 	}
 	t := in.Results[0].Type
 	if t.Kind() != ir.KindCoopmatrix {
-		c.errorf(typePos(in), "cooperative_matrix_load returns a coopmatrix, found %s", t)
+		c.errorf(in.TypePos(), "cooperative_matrix_load returns a coopmatrix, found %s", t)
 		return
 	}
-	if c.typ(t, typePos(in)) {
-		c.coopIndexed(in, 0, t.Elem(), typePos(in))
+	if c.typ(t, in.TypePos()) {
+		c.coopIndexed(in, 0, t.Elem(), in.TypePos())
 	}
 	c.notAtomic(in)
 }
 
 func (c *checker) notAtomic(in *ir.Inst) {
 	if in.Atomic != ir.NotAtomic {
-		c.errorf(in.OpPos, "%s has no atomic form", in.Op)
+		c.errorf(in.OpPos(), "%s has no atomic form", in.Op)
 	}
 }
 
@@ -362,14 +362,14 @@ func (c *checker) coopStore(in *ir.Inst, _ ir.RegionKind) {
 	if !c.count(in, 4, len(in.Results)) || !c.want(in, 0, "a coopmatrix", isCoop) {
 		return
 	}
-	c.coopIndexed(in, 1, in.Operands[0].Type.Elem(), operandPos(in, 0))
+	c.coopIndexed(in, 1, in.Operands[0].Type.Elem(), in.OperandPos(0))
 	c.atomicOrder(in, in.Operands[0].Type.Elem())
 }
 
 // atomicOrder rejects .atomic_max and .atomic_min on complex numbers.
 func (c *checker) atomicOrder(in *ir.Inst, t *ir.Type) {
 	if (in.Atomic == ir.AtomicMax || in.Atomic == ir.AtomicMin) && t.IsComplex() {
-		c.errorf(in.OpPos, "%s: complex numbers have no order", in.Mnemonic())
+		c.errorf(in.OpPos(), "%s: complex numbers have no order", in.Mnemonic())
 	}
 }
 
@@ -383,32 +383,32 @@ func (c *checker) coopMulAdd(in *ir.Inst, _ ir.RegionKind) {
 			return
 		}
 		if got := in.Operands[i].Type.Use(); got != u {
-			c.errorf(operandPos(in, i), "cooperative_matrix_mul_add: operand %d (%s) must have use %s, found %s", i+1, name(in.Operands[i]), u, got)
+			c.errorf(in.OperandPos(i), "cooperative_matrix_mul_add: operand %d (%s) must have use %s, found %s", i+1, name(in.Operands[i]), u, got)
 			return
 		}
 	}
 	a, b, acc, d := in.Operands[0].Type, in.Operands[1].Type, in.Operands[2].Type, in.Results[0].Type
 	if d.Kind() != ir.KindCoopmatrix || d.Use() != ir.MatrixAcc {
-		c.errorf(typePos(in), "cooperative_matrix_mul_add returns a matrix_acc coopmatrix, found %s", d)
+		c.errorf(in.TypePos(), "cooperative_matrix_mul_add returns a matrix_acc coopmatrix, found %s", d)
 		return
 	}
 	switch {
 	case a.Cols() != b.Rows():
-		c.errorf(operandPos(in, 1), "cooperative_matrix_mul_add: columns(A) = %d must equal rows(B) = %d", a.Cols(), b.Rows())
+		c.errorf(in.OperandPos(1), "cooperative_matrix_mul_add: columns(A) = %d must equal rows(B) = %d", a.Cols(), b.Rows())
 	case acc.Rows() != a.Rows() || acc.Cols() != b.Cols():
-		c.errorf(operandPos(in, 2), "cooperative_matrix_mul_add: C must be %dx%d (rows(A) x columns(B)), found %dx%d", a.Rows(), b.Cols(), acc.Rows(), acc.Cols())
+		c.errorf(in.OperandPos(2), "cooperative_matrix_mul_add: C must be %dx%d (rows(A) x columns(B)), found %dx%d", a.Rows(), b.Cols(), acc.Rows(), acc.Cols())
 	case d.Rows() != acc.Rows() || d.Cols() != acc.Cols():
-		c.errorf(typePos(in), "cooperative_matrix_mul_add: the result must have the shape of C (%dx%d), found %s", acc.Rows(), acc.Cols(), d)
+		c.errorf(in.TypePos(), "cooperative_matrix_mul_add: the result must have the shape of C (%dx%d), found %s", acc.Rows(), acc.Cols(), d)
 	}
 	p := ir.Promote(a.Elem(), b.Elem())
 	switch {
 	case p == nil:
-		c.errorf(operandPos(in, 1), "cooperative_matrix_mul_add: component types %s and %s do not promote to a common type", a.Elem(), b.Elem())
+		c.errorf(in.OperandPos(1), "cooperative_matrix_mul_add: component types %s and %s do not promote to a common type", a.Elem(), b.Elem())
 	case !ir.Promotable(p, acc.Elem()):
-		c.errorf(operandPos(in, 2), "cooperative_matrix_mul_add: the product type %s does not promote to the component type %s of C", p, acc.Elem())
+		c.errorf(in.OperandPos(2), "cooperative_matrix_mul_add: the product type %s does not promote to the component type %s of C", p, acc.Elem())
 	}
 	if !castAllowed(acc.Elem(), d.Elem()) {
-		c.errorf(typePos(in), "cooperative_matrix_mul_add: C's component type %s cannot be cast to the result's %s", acc.Elem(), d.Elem())
+		c.errorf(in.TypePos(), "cooperative_matrix_mul_add: C's component type %s cannot be cast to the result's %s", acc.Elem(), d.Elem())
 	}
 }
 
@@ -418,7 +418,7 @@ func (c *checker) coopScale(in *ir.Inst, _ ir.RegionKind) {
 	}
 	s, m := in.Operands[0].Type, in.Operands[1].Type
 	if s != m.Elem() {
-		c.errorf(operandPos(in, 0), "cooperative_matrix_scale: the scalar has type %s but the matrix components are %s", s, m.Elem())
+		c.errorf(in.OperandPos(0), "cooperative_matrix_scale: the scalar has type %s but the matrix components are %s", s, m.Elem())
 	}
 	c.resultIs(in, m)
 }
@@ -436,7 +436,7 @@ func (c *checker) subgroupOp(in *ir.Inst, _ ir.RegionKind) {
 		return
 	}
 	if in.Op != ir.OpSubgroupAdd && in.Operands[0].Type.IsComplex() {
-		c.errorf(operandPos(in, 0), "%s is not defined for complex type %s", in.Mnemonic(), in.Operands[0].Type)
+		c.errorf(in.OperandPos(0), "%s is not defined for complex type %s", in.Mnemonic(), in.Operands[0].Type)
 	}
 	c.resultIs(in, in.Operands[0].Type)
 }

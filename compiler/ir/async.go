@@ -43,13 +43,15 @@ func (b *Builder) AsyncCopy(n int, src *Value, srcIdx []*Value, dst *Value, dstI
 	// operands in one allocation.
 	x := &struct {
 		in       Inst
+		extra    Extra
 		modes    ModeAttrs
 		operands [8]*Value
 	}{}
 	nops := 3 + len(srcIdx) + len(dstIdx)
 	ops := x.operands[:0:min(nops, len(x.operands))]
 	ops = append(append(append(append(append(ops, src), srcIdx...), dst), dstIdx...), valid)
-	x.in.Op, x.in.Operands, x.in.ModeAttrs = OpAsyncCopy, ops, &x.modes
+	x.in.Op, x.in.Operands, x.in.Extra = OpAsyncCopy, ops, &x.extra
+	x.extra.ModeAttrs = &x.modes
 	x.modes.Count = int64(n)
 	return b.Insert(&x.in)
 }

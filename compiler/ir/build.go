@@ -62,11 +62,13 @@ func NewInst(op Op, operands []*Value, resultTypes ...*Type) *Inst {
 		case len(operands) == 0 && op == OpConstant:
 			x := &struct {
 				in      Inst
-				result  Value
-				results [1]*Value
+				extra   Extra
 				attr    ConstAttr
+				results [1]*Value
+				result  Value
 			}{}
-			x.in.ConstAttr = &x.attr
+			x.extra.ConstAttr = &x.attr
+			x.in.Extra = &x.extra
 			return x.in.init(op, nil, &x.result, x.results[:], resultTypes[0])
 		case len(operands) == 0:
 			x := &struct {
@@ -101,7 +103,7 @@ func NewInst(op Op, operands []*Value, resultTypes ...*Type) *Inst {
 }
 
 // twoOperands and fourOperands are the allocations of an instruction with
-// one result and up to two or four operands (224 and 240 bytes: size
+// one result and up to two or four operands (192 and 208 bytes: size
 // classes of the allocator).
 type twoOperands struct {
 	in       Inst
@@ -122,7 +124,10 @@ type fourOperands struct {
 // structs zeroed and copied them again, under the garbage collector's
 // write barriers when it runs.
 func (in *Inst) init(op Op, operands []*Value, result *Value, results []*Value, t *Type) *Inst {
-	in.SetOp(op)
+	in.Op = op
+	if in.Extra == nil && hasExtra[op] { // (a constant's comes with it)
+		in.makeAttrs(op)
+	}
 	in.Operands, in.Results = operands, results
 	result.Type, result.Def = t, in
 	results[0] = result
@@ -197,7 +202,7 @@ func NewBuilder(r *Region) *Builder { return &Builder{Region: r, At: -1} }
 // point at the user's code.
 func (b *Builder) Insert(in *Inst) *Inst {
 	if !in.Pos.IsValid() {
-		in.Pos, in.OpPos = b.Pos, b.Pos
+		in.Pos = b.Pos
 	}
 	if b.At < 0 {
 		return b.Region.Append(in)

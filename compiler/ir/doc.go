@@ -63,10 +63,10 @@
 // # Opcodes
 //
 // Operands are listed in order; "attrs" are the Inst fields the opcode uses.
-// Every other attribute field is zero, except Const (Inst.ConstAttr),
-// Mode, ModeTo and Count (Inst.ModeAttrs) and the lists (Inst.Lists),
-// which only the opcodes that use them have: NewInst and Inst.SetOp make
-// them, and reading them elsewhere panics.
+// Every other attribute field is zero, except Const (Extra.ConstAttr),
+// Mode, ModeTo and Count (Extra.ModeAttrs) and the lists (Extra.Lists),
+// which only the opcodes that use them have (in Inst.Extra): NewInst and
+// Inst.SetOp make them, and reading them elsewhere panics.
 //
 // Collective instructions (only in collective regions):
 //

@@ -128,7 +128,7 @@ func sameAttributes(x, y *Inst) bool {
 		x.Cmp == y.Cmp && x.Math == y.Math && x.Builtin == y.Builtin && x.Scan == y.Scan &&
 		sameConst(constOf(x), constOf(y)) && sameModes(modesOf(x), modesOf(y)) &&
 		x.HasStep == y.HasStep && x.Scope == y.Scope && x.Semantics == y.Semantics &&
-		sameLists(x.Lists, y.Lists) &&
+		sameLists(listsOf(x), listsOf(y)) &&
 		slices.Equal(x.Source().Comments, y.Source().Comments) && x.Source().LineComment == y.Source().LineComment
 }
 
@@ -147,7 +147,7 @@ func sameLists(x, y *Lists) bool {
 
 // constOf is in's constant; the zero Constant when it has none.
 func constOf(in *Inst) Constant {
-	if in.ConstAttr == nil {
+	if in.Extra == nil || in.ConstAttr == nil {
 		return Constant{}
 	}
 	return in.Const
@@ -155,10 +155,18 @@ func constOf(in *Inst) Constant {
 
 // modesOf is in's mode attributes, zero when it has none.
 func modesOf(in *Inst) ModeAttrs {
-	if in.ModeAttrs == nil {
+	if in.Extra == nil || in.ModeAttrs == nil {
 		return ModeAttrs{}
 	}
 	return *in.ModeAttrs
+}
+
+// listsOf is in's lists, nil when it has none.
+func listsOf(in *Inst) *Lists {
+	if in.Extra == nil {
+		return nil
+	}
+	return in.Lists
 }
 
 // sameModes compares the modes (not the count, which Diff never did).

@@ -74,13 +74,12 @@ type Inst struct {
 	Regions  []*Region
 	Parent   *Region // the region containing the instruction
 	Pos      Pos     // position of the instruction's first token (the first result name if any)
-	OpPos    Pos     // position of the mnemonic
 
 	Op Op
 
-	// Attributes. (The byte-sized ones first, together: an instruction is
-	// allocated for every operation a lowering writes, and padding made it
-	// a size class larger.)
+	// Attributes. (The byte-sized ones together, after Pos: an
+	// instruction is allocated for every operation a lowering writes, and
+	// padding made it a size class larger.)
 	TransA, TransB Transpose       // gemm (A, B); gemv, axpby, sum, cooperative_matrix_load (A)
 	Atomic         AtomicMode      // BLAS instructions (Atomic); store, cooperative_matrix_store
 	Checked        Checked         // cooperative_matrix_load / _store
@@ -95,22 +94,37 @@ type Inst struct {
 	Scope          MemoryScope     // the released tinytc's atomic instructions
 	Semantics      MemorySemantics // the released tinytc's atomic instructions
 
-	// The attributes of a few opcodes, each behind a pointer that NewInst
-	// and SetOp make for the opcodes that have them (Op.HasConst,
-	// Op.HasModes, Op.HasLists) and that is nil in every other
-	// instruction, so reading their fields there panics. The lowerings
-	// build thousands of instructions, mostly index arithmetic with none
-	// of them: the lists made each half larger (272 bytes instead of 184),
-	// and the constant and the modes inline made an index addition with
-	// its result 288 bytes instead of 224.
+	// What few instructions have: the attributes of a few opcodes and the
+	// parser's record of the source, nil in an instruction with none.
+	*Extra
+}
+
+// Extra is what few instructions have (Inst.Extra): the attributes of a
+// few opcodes, each behind a pointer that NewInst and SetOp make for the
+// opcodes that have them (Op.HasConst, Op.HasModes, Op.HasLists) and that
+// is nil in every other instruction, so that reading their fields there
+// panics; and what the parser read (Inst.Src). The lowerings build
+// thousands of instructions, mostly index arithmetic with none of them:
+// the lists made each half larger (272 bytes instead of 184), the constant
+// and the modes inline made an index addition with its result 288 bytes
+// instead of 224, and the four pointers and the mnemonic's position
+// (Source.OpPos) in the instruction itself 224 instead of 192.
+type Extra struct {
 	*ConstAttr // Const
 	*ModeAttrs // Mode, ModeTo, Count
 	*Lists
 
-	// Src is what the parser read besides the instruction itself; nil in
-	// built instructions. (Behind a pointer: the lowerings build thousands
-	// of instructions, and the fields made each a fifth larger.)
-	Src *Source
+	// src is what the parser read besides the instruction itself; nil in
+	// built instructions.
+	src *Source
+}
+
+// extra returns in.Extra, made if in has none.
+func (in *Inst) extra() *Extra {
+	if in.Extra == nil {
+		in.Extra = &Extra{}
+	}
+	return in.Extra
 }
 
 // ConstAttr is the attribute of a constant instruction (Inst.ConstAttr).
@@ -162,20 +176,67 @@ func (op Op) HasLists() bool {
 // and empty Lists where op has them and in has none yet.
 func (in *Inst) SetOp(op Op) {
 	in.Op = op
-	if op.HasConst() && in.ConstAttr == nil {
-		in.ConstAttr = &ConstAttr{}
+	if op < numOps && hasExtra[op] {
+		in.makeAttrs(op)
 	}
-	if op.HasModes() && in.ModeAttrs == nil {
-		in.ModeAttrs = &ModeAttrs{}
+}
+
+// hasExtra tells the opcodes whose instructions have attributes in their
+// Extra: SetOp, which most instructions built pass through, is a table
+// lookup for the others (and small enough to be inlined).
+var hasExtra = func() (t [numOps]bool) {
+	for op := range numOps {
+		t[op] = op.HasConst() || op.HasModes() || op.HasLists()
 	}
-	if op.HasLists() && in.Lists == nil {
-		in.Lists = &Lists{}
+	return t
+}()
+
+// makeAttrs makes the attribute tables of op that in lacks: with its Extra
+// in one allocation where in has none (a folded constant, a subview, a
+// loop).
+func (in *Inst) makeAttrs(op Op) {
+	c, m, l := op.HasConst(), op.HasModes(), op.HasLists()
+	if in.Extra == nil {
+		switch {
+		case c:
+			x := &struct {
+				extra Extra
+				attr  ConstAttr
+			}{}
+			x.extra.ConstAttr, in.Extra = &x.attr, &x.extra
+		case m && !l:
+			x := &struct {
+				extra Extra
+				modes ModeAttrs
+			}{}
+			x.extra.ModeAttrs, in.Extra = &x.modes, &x.extra
+		case l && !m:
+			x := &struct {
+				extra Extra
+				lists Lists
+			}{}
+			x.extra.Lists, in.Extra = &x.lists, &x.extra
+		default:
+			in.Extra = &Extra{}
+		}
+	}
+	e := in.Extra
+	if c && e.ConstAttr == nil {
+		e.ConstAttr = &ConstAttr{}
+	}
+	if m && e.ModeAttrs == nil {
+		e.ModeAttrs = &ModeAttrs{}
+	}
+	if l && e.Lists == nil {
+		e.Lists = &Lists{}
 	}
 }
 
 // Source is what the parser records of an instruction for the printer and
 // for diagnostics.
 type Source struct {
+	OpPos Pos // position of the mnemonic
+
 	// Comments kept for the printer: whole comment lines before the
 	// instruction and the comment at the end of its last line, each with
 	// its ';' ("" if none). Comments inside an instruction move before it.
@@ -191,10 +252,58 @@ type Source struct {
 // Source returns what the parser recorded of in: the zero Source for a
 // built instruction.
 func (in *Inst) Source() Source {
-	if in.Src == nil {
-		return Source{}
+	if src := in.Src(); src != nil {
+		return *src
 	}
-	return *in.Src
+	return Source{}
+}
+
+// Src returns what the parser recorded of in, to read or amend; nil for a
+// built instruction.
+func (in *Inst) Src() *Source {
+	if in.Extra == nil {
+		return nil
+	}
+	return in.src
+}
+
+// SetSource makes src what the parser recorded of in.
+func (in *Inst) SetSource(src *Source) { in.extra().src = src }
+
+// OpPos returns the position of in's mnemonic: where the parser read it,
+// else in's position (a built instruction's are the same).
+func (in *Inst) OpPos() Pos {
+	if src := in.Src(); src != nil && src.OpPos.IsValid() {
+		return src.OpPos
+	}
+	return in.Pos
+}
+
+// OperandPos returns the position of in's operand i as the parser read
+// it, else in's OpPos.
+func (in *Inst) OperandPos(i int) Pos {
+	if src := in.Src(); src != nil && i < len(src.OperandPos) && src.OperandPos[i].IsValid() {
+		return src.OperandPos[i]
+	}
+	return in.OpPos()
+}
+
+// TypePos returns the position of in's result type annotation as the
+// parser read it, else in's OpPos.
+func (in *Inst) TypePos() Pos {
+	if src := in.Src(); src != nil && src.TypePos.IsValid() {
+		return src.TypePos
+	}
+	return in.OpPos()
+}
+
+// ModePos returns the position of in's mode constant as the parser read
+// it, else in's OpPos.
+func (in *Inst) ModePos() Pos {
+	if src := in.Src(); src != nil && src.ModePos.IsValid() {
+		return src.ModePos
+	}
+	return in.OpPos()
 }
 
 // Result returns the single result of in (nil if it has none).

@@ -90,21 +90,8 @@ func (in *Inst) Clone(vmap map[*Value]*Value) *Inst {
 func cloneInst(in *Inst, vmap map[*Value]*Value) *Inst {
 	c := *in
 	c.Parent = nil
-	if in.ConstAttr != nil {
-		c.ConstAttr = &ConstAttr{Const: in.Const}
-	}
-	if in.ModeAttrs != nil {
-		modes := *in.ModeAttrs
-		c.ModeAttrs = &modes
-	}
-	if in.Lists != nil {
-		c.Lists = &Lists{Static: slices.Clone(in.Static), Offsets: slices.Clone(in.Offsets),
-			Sizes: slices.Clone(in.Sizes), Attrs: slices.Clone(in.Attrs)}
-	}
-	if in.Src != nil {
-		src := *in.Src
-		src.OperandPos, src.Comments = slices.Clone(src.OperandPos), slices.Clone(src.Comments)
-		c.Src = &src
+	if in.Extra != nil {
+		c.Extra = in.Extra.clone()
 	}
 	c.Operands = make([]*Value, len(in.Operands))
 	for i, v := range in.Operands {
@@ -127,6 +114,28 @@ func cloneInst(in *Inst, vmap map[*Value]*Value) *Inst {
 		vmap[v] = nv
 	}
 	return &c
+}
+
+// clone returns a deep copy of e.
+func (e *Extra) clone() *Extra {
+	c := &Extra{}
+	if e.ConstAttr != nil {
+		c.ConstAttr = &ConstAttr{Const: e.Const}
+	}
+	if e.ModeAttrs != nil {
+		modes := *e.ModeAttrs
+		c.ModeAttrs = &modes
+	}
+	if e.Lists != nil {
+		c.Lists = &Lists{Static: slices.Clone(e.Static), Offsets: slices.Clone(e.Offsets),
+			Sizes: slices.Clone(e.Sizes), Attrs: slices.Clone(e.Attrs)}
+	}
+	if e.src != nil {
+		src := *e.src
+		src.OperandPos, src.Comments = slices.Clone(src.OperandPos), slices.Clone(src.Comments)
+		c.src = &src
+	}
+	return c
 }
 
 // Clone returns a deep copy of f.

@@ -160,9 +160,10 @@ func (g *gen) region(r *ir.Region, depth int) {
 	}
 	for i := g.intn(6); i > 0; i-- {
 		in := g.inst(depth)
-		in.Src = &ir.Source{Comments: g.comments()}
+		src := &ir.Source{Comments: g.comments()}
+		in.SetSource(src)
 		if g.intn(4) == 0 {
-			in.Src.LineComment = "; at the end"
+			src.LineComment = "; at the end"
 		}
 		r.Append(in)
 		for _, v := range in.Results {

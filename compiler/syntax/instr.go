@@ -183,8 +183,10 @@ type resultName struct {
 func (p *parser) instruction() *ir.Inst {
 	in := p.insts.new()
 	in.Pos = p.pos
-	in.Src = p.sources.new()
-	in.Operands, in.Src.OperandPos = p.operands.make(4), p.positions.make(4)
+	in.Extra = p.extras.new()
+	src := p.sources.new()
+	in.SetSource(src)
+	in.Operands, src.OperandPos = p.operands.make(4), p.positions.make(4)
 	var names []resultName
 	if p.tok == tLocal {
 		for {
@@ -202,7 +204,7 @@ func (p *parser) instruction() *ir.Inst {
 	if p.tok != tWord {
 		p.fail(p.pos, "expected instruction, found %s", p.describe())
 	}
-	in.OpPos = p.pos
+	src.OpPos = p.pos
 	p.results = len(names)
 	var m modifiers
 	if p.dialect == Released {
@@ -234,14 +236,14 @@ func (p *parser) bindResults(in *ir.Inst, mnemonic string, names []resultName, t
 		p.errs.Add(names[0].pos, "'%s' returns no value; remove the assignment", mnemonic)
 		names = nil
 	case !multi && len(names) == 0:
-		p.errs.Add(in.OpPos, "the value of '%s' must be assigned to a local identifier (%%name = %s ...)", mnemonic, mnemonic)
+		p.errs.Add(in.OpPos(), "the value of '%s' must be assigned to a local identifier (%%name = %s ...)", mnemonic, mnemonic)
 	default:
 		p.errs.Add(names[0].pos, "'%s' returns %d values but %d names are given", mnemonic, len(types), len(names))
 		names = nil
 	}
 	in.Results = p.operands.make(len(types))
 	for i, t := range types {
-		v := p.newValue("", t, in.OpPos)
+		v := p.newValue("", t, in.OpPos())
 		v.Def, v.Index = in, int32(i)
 		if i < len(names) {
 			v.Name, v.Pos = names[i].name, names[i].pos
@@ -271,9 +273,9 @@ func (p *parser) vectorStoreShape(in *ir.Inst) {
 		isMemref := v.Type.Kind() == ir.KindMemref
 		switch {
 		case i == last && !isMemref:
-			p.fail(in.Src.OperandPos[i], "vector_store: %%%s is %s, not the memref to store into", v.Name, v.Type)
+			p.fail(in.Src().OperandPos[i], "vector_store: %%%s is %s, not the memref to store into", v.Name, v.Type)
 		case i < last && isMemref:
-			p.fail(in.Src.OperandPos[i], "vector_store: %%%s is a memref, not a value to store (vector_store %%x, %%y, %%m[...])", v.Name)
+			p.fail(in.Src().OperandPos[i], "vector_store: %%%s is a memref, not a value to store (vector_store %%x, %%y, %%m[...])", v.Name)
 		}
 	}
 }
@@ -292,7 +294,7 @@ func (p *parser) operandList(in *ir.Inst, n int) {
 func (p *parser) resultType(in *ir.Inst) []*ir.Type {
 	p.expect(tColon, "before the result type")
 	t, pos := p.typ()
-	in.Src.TypePos = pos
+	in.Src().TypePos = pos
 	return append(p.typeLists.make(1), t)
 }
 
@@ -303,7 +305,7 @@ func (p *parser) indexList(in *ir.Inst) {
 
 // mode parses an integer mode constant into in.Mode.
 func (p *parser) mode(in *ir.Inst) {
-	in.Src.ModePos = p.pos
+	in.Src().ModePos = p.pos
 	in.Mode = p.integer()
 }
 
@@ -502,7 +504,7 @@ func (p *parser) instructionBody(in *ir.Inst, m *modifiers) (types []*ir.Type, m
 		p.operandList(in, 2)
 		return p.resultType(in), false
 	default:
-		p.unknownInstruction(in.OpPos, m.name)
+		p.unknownInstruction(in.OpPos(), m.name)
 	}
 	return nil, false
 }
@@ -657,13 +659,13 @@ func (p *parser) coopApply(in *ir.Inst) []*ir.Type {
 	var names []resultName
 	p.list(tLParen, tRParen, "row, column and component names", func() { names = append(names, p.newName("region argument")) })
 	if len(names) != 3 {
-		p.fail(in.OpPos, "cooperative_matrix_apply names a row, a column and a component, found %d names", len(names))
+		p.fail(in.OpPos(), "cooperative_matrix_apply names a row, a column and a component, found %d names", len(names))
 	}
 	p.expect(tEqual, "after the row, column and component names")
 	a := p.operand(in)
 	p.expect(tArrow, "before the result type")
 	t, pos := p.typ()
-	in.Src.TypePos = pos
+	in.Src().TypePos = pos
 	comp := a.Type
 	if a.Type.Kind() == ir.KindCoopmatrix {
 		comp = a.Type.Elem()
@@ -778,13 +780,13 @@ func (p *parser) loopVarType() (*ir.Type, ir.Pos) {
 func (p *parser) foreach(in *ir.Inst) {
 	names := p.localNames()
 	t, tpos := p.loopVarType()
-	in.Src.TypePos = tpos
+	in.Src().TypePos = tpos
 	p.expect(tEqual, "after the loop variables")
 	nfrom := p.parenOperands(in, "lower bounds")
 	p.expect(tComma, "between lower and upper bounds")
 	nto := p.parenOperands(in, "upper bounds")
 	if len(names) == 0 || nfrom != len(names) || nto != len(names) {
-		p.fail(in.OpPos, "foreach needs as many lower and upper bounds as loop variables (at least one): found %d variables, %d lower and %d upper bounds", len(names), nfrom, nto)
+		p.fail(in.OpPos(), "foreach needs as many lower and upper bounds as loop variables (at least one): found %d variables, %d lower and %d upper bounds", len(names), nfrom, nto)
 	}
 	if !tpos.IsValid() && p.dialect == Released {
 		t = p.boundsType(in, in.Operands)
@@ -819,7 +821,7 @@ func (p *parser) foreachTile(in *ir.Inst) {
 	})
 	n := len(vars)
 	if n == 0 || nfrom != n || nto != n || len(sizes) != n || len(in.Static) != n {
-		p.fail(in.OpPos, "foreach_tile needs as many lower and upper bounds, tile sizes and tile shape entries as tile offsets (at least one): found %d offsets, %d lower and %d upper bounds, %d sizes and %d shape entries",
+		p.fail(in.OpPos(), "foreach_tile needs as many lower and upper bounds, tile sizes and tile shape entries as tile offsets (at least one): found %d offsets, %d lower and %d upper bounds, %d sizes and %d shape entries",
 			n, nfrom, nto, len(sizes), len(in.Static))
 	}
 	body := in.AddRegion(&ir.Region{Kind: ir.RegionSPMD})
@@ -836,7 +838,7 @@ func (p *parser) foreachTile(in *ir.Inst) {
 func (p *parser) forLoop(in *ir.Inst) []*ir.Type {
 	iv := p.newName("loop variable")
 	t, tpos := p.loopVarType()
-	in.Src.TypePos = tpos
+	in.Src().TypePos = tpos
 	p.expect(tEqual, "after the loop variable")
 	p.operandList(in, 2)
 	if p.accept(tComma) {
@@ -858,7 +860,7 @@ func (p *parser) forLoop(in *ir.Inst) []*ir.Type {
 		p.expect(tArrow, "after the initial values")
 		types = p.typeList()
 		if len(types) != len(carried) {
-			p.fail(in.OpPos, "for has %d loop-carried values but %d return types", len(carried), len(types))
+			p.fail(in.OpPos(), "for has %d loop-carried values but %d return types", len(carried), len(types))
 		}
 	}
 	body := in.AddRegion(&ir.Region{Kind: ir.RegionInherit})
@@ -887,7 +889,7 @@ func (p *parser) boundsType(in *ir.Inst, bounds []*ir.Value) *ir.Type {
 	t := bounds[0].Type
 	for i, b := range bounds[1:] {
 		if b.Type != t {
-			p.fail(in.Src.OperandPos[i+1], "%%%s has type %s but %%%s has type %s; the loop variables take the type of the bounds, which must agree",
+			p.fail(in.Src().OperandPos[i+1], "%%%s has type %s but %%%s has type %s; the loop variables take the type of the bounds, which must agree",
 				b.Name, b.Type, bounds[0].Name, t)
 		}
 	}
@@ -922,7 +924,7 @@ func (p *parser) ifElse(in *ir.Inst) []*ir.Type {
 func (p *parser) ifTail(in *ir.Inst) []*ir.Type {
 	var types []*ir.Type
 	if p.accept(tArrow) {
-		in.Src.TypePos = p.pos
+		in.Src().TypePos = p.pos
 		types = p.typeList()
 	}
 	for i := 0; i < 2; i++ {

@@ -92,7 +92,7 @@ func (p *parser) legacyValue(a legacyArg, t *ir.Type) *ir.Value {
 	}
 	in := ir.NewInst(ir.OpConstant, nil, t)
 	in.Const = c
-	in.Pos, in.OpPos = a.pos, a.pos
+	in.Pos = a.pos
 	v := in.Result()
 	v.Name, v.Pos = p.constantName(a.lit), a.pos
 	p.define(v)
@@ -164,7 +164,7 @@ func localNames(src string) map[string]bool {
 // legacyTypes parses ":" type {"," type}.
 func (p *parser) legacyTypes(in *ir.Inst, n int, what string) []*ir.Type {
 	p.expectOf(tColon, "before the types of the operands (", what, ")")
-	in.Src.TypePos = p.pos
+	in.Src().TypePos = p.pos
 	var types []*ir.Type
 	for i := 0; i < n; i++ {
 		if i > 0 {
@@ -201,7 +201,7 @@ func (p *parser) legacyOperands(n int) []legacyArg {
 
 func (p *parser) addOperand(in *ir.Inst, v *ir.Value, pos ir.Pos) {
 	in.Operands = p.operands.append(in.Operands, v)
-	in.Src.OperandPos = p.positions.append(in.Src.OperandPos, pos)
+	in.Src().OperandPos = p.positions.append(in.Src().OperandPos, pos)
 }
 
 // legacyBody parses everything after the mnemonic of a legacy instruction
@@ -255,7 +255,7 @@ func (p *parser) legacyBody(in *ir.Inst, m *modifiers) (types []*ir.Type, multi 
 		p.setOp(in, ir.OpAlloca)
 		p.expect(tArrow, "after alloca")
 		t, pos := p.typ()
-		in.Src.TypePos = pos
+		in.Src().TypePos = pos
 		if t.Kind() == ir.KindMemref {
 			t = ir.Memref(t.Elem(), t.Shape(), t.Stride(), ir.Local)
 		}
@@ -268,9 +268,9 @@ func (p *parser) legacyBody(in *ir.Inst, m *modifiers) (types []*ir.Type, multi 
 		p.operand(in)
 		p.legacyIndices(in)
 		t := p.legacyTypes(in, 1, "the operand's type")[0]
-		p.annotated(legacyArg{v: in.Operands[0], pos: in.Src.OperandPos[0]}, t)
+		p.annotated(legacyArg{v: in.Operands[0], pos: in.Src().OperandPos[0]}, t)
 		if t.Kind() != ir.KindMemref && t.Kind() != ir.KindGroup {
-			p.fail(in.Src.TypePos, "load reads a memref or a group, found %s", t)
+			p.fail(in.Src().TypePos, "load reads a memref or a group, found %s", t)
 		}
 		return []*ir.Type{t.Elem()}, false // the element, or the group's memref
 	case "store":
@@ -282,20 +282,20 @@ func (p *parser) legacyBody(in *ir.Inst, m *modifiers) (types []*ir.Type, multi 
 		p.legacyIndices(in)
 		t := p.legacyTypes(in, 1, "the memref's type")[0]
 		if t.Kind() != ir.KindMemref {
-			p.fail(in.Src.TypePos, "store writes to a memref, found %s", t)
+			p.fail(in.Src().TypePos, "store writes to a memref, found %s", t)
 		}
 		p.annotated(legacyArg{v: mv, pos: mpos}, t)
 		idx := append([]*ir.Value(nil), in.Operands[at:]...)
-		ipos := append([]ir.Pos(nil), in.Src.OperandPos[at:]...)
-		in.Operands, in.Src.OperandPos = in.Operands[:0], in.Src.OperandPos[:0]
+		ipos := append([]ir.Pos(nil), in.Src().OperandPos[at:]...)
+		in.Operands, in.Src().OperandPos = in.Operands[:0], in.Src().OperandPos[:0]
 		p.addOperand(in, p.legacyValue(x, t.Elem()), x.pos)
 		p.addOperand(in, mv, mpos)
 		in.Operands = append(in.Operands, idx...)
-		in.Src.OperandPos = append(in.Src.OperandPos, ipos...)
+		in.Src().OperandPos = append(in.Src().OperandPos, ipos...)
 		return nil, false
 	case "size":
 		p.sizeOperands(in)
-		p.annotated(legacyArg{v: in.Operands[0], pos: in.Src.OperandPos[0]}, p.legacyTypes(in, 1, "the operand's type")[0])
+		p.annotated(legacyArg{v: in.Operands[0], pos: in.Src().OperandPos[0]}, p.legacyTypes(in, 1, "the operand's type")[0])
 		return []*ir.Type{ir.Index}, false
 	case "subview":
 		return []*ir.Type{p.legacySubview(in)}, false
@@ -304,7 +304,7 @@ func (p *parser) legacyBody(in *ir.Inst, m *modifiers) (types []*ir.Type, multi 
 	case "fuse":
 		p.fuseOperands(in)
 		t := p.legacyTypes(in, 1, "the operand's type")[0]
-		p.annotated(legacyArg{v: in.Operands[0], pos: in.Src.OperandPos[0]}, t)
+		p.annotated(legacyArg{v: in.Operands[0], pos: in.Src().OperandPos[0]}, t)
 		return []*ir.Type{fuseType(t, in.Mode, in.ModeTo)}, false
 	case "if":
 		in.Op = ir.OpIf
@@ -338,7 +338,7 @@ func (p *parser) legacyBody(in *ir.Inst, m *modifiers) (types []*ir.Type, multi 
 		p.legacyBLAS(in, m)
 		return nil, false
 	}
-	p.unknownInstruction(in.OpPos, m.name)
+	p.unknownInstruction(in.OpPos(), m.name)
 	return nil, false
 }
 
@@ -393,7 +393,7 @@ func (p *parser) legacyLoop(in *ir.Inst, name string) bool {
 		in.HasStep = true
 	}
 	t, tpos := p.loopVarType()
-	in.Src.TypePos = tpos
+	in.Src().TypePos = tpos
 	for _, b := range bounds {
 		p.addOperand(in, p.annotated(b, t), b.pos)
 	}
@@ -443,7 +443,7 @@ func (p *parser) legacySubview(in *ir.Inst) *ir.Type {
 	t := p.legacyTypes(in, 1, "the operand's type")[0]
 	p.annotated(legacyArg{v: v, pos: vpos}, t)
 	if t.Kind() != ir.KindMemref || len(slices) != t.Order() {
-		p.fail(in.OpPos, "subview of %s needs one slice per mode of a memref", t)
+		p.fail(in.OpPos(), "subview of %s needs one slice per mode of a memref", t)
 	}
 	p.addOperand(in, v, vpos)
 	var shape, stride []int64
@@ -506,7 +506,7 @@ func (p *parser) legacyModeSize(v *ir.Value, mode int, t *ir.Type) *ir.Value {
 func (p *parser) legacyArith(op ir.ArithOp, x, y *ir.Value, pos ir.Pos) *ir.Value {
 	in := ir.NewInst(ir.OpArith, []*ir.Value{x, y}, ir.Index)
 	in.Arith = op
-	in.Pos, in.OpPos = pos, pos
+	in.Pos = pos
 	return p.legacyDerived(in, op.String())
 }
 
@@ -550,7 +550,7 @@ func (p *parser) legacyExpand(in *ir.Inst) *ir.Type {
 	p.annotated(legacyArg{v: v, pos: vpos}, t)
 	mode := int(in.Mode)
 	if t.Kind() != ir.KindMemref || mode < 0 || mode >= t.Order() || len(exts) < 2 {
-		p.fail(in.OpPos, "expand needs a mode of a memref and an expand shape of at least two sizes")
+		p.fail(in.OpPos(), "expand needs a mode of a memref and an expand shape of at least two sizes")
 	}
 	p.addOperand(in, v, vpos)
 	for i, e := range exts {

@@ -92,6 +92,7 @@ type slabs struct {
 	// until bindResults.
 	typeLists sliceSlab[*ir.Type]
 	insts     slab[ir.Inst]
+	extras    slab[ir.Extra] // every instruction read has its source record
 	sources   slab[ir.Source]
 	values    slab[ir.Value]
 	operands  sliceSlab[*ir.Value]
@@ -117,6 +118,7 @@ type slabs struct {
 func (s *slabs) restart() {
 	s.typeLists.restart()
 	s.insts.restart()
+	s.extras.restart()
 	s.sources.restart()
 	s.values.restart()
 	s.operands.restart()
@@ -165,6 +167,9 @@ func (p *parser) newValue(name string, t *ir.Type, pos ir.Pos) *ir.Value {
 // slabs: allocated one by one by SetOp, a GEMM kernel's (its constants'
 // and subviews') were a sixth of the objects parsing it allocated.
 func (p *parser) setOp(in *ir.Inst, op ir.Op) {
+	if in.Extra == nil && (op.HasConst() || op.HasModes() || op.HasLists()) {
+		in.Extra = p.extras.new()
+	}
 	if op.HasConst() && in.ConstAttr == nil {
 		in.ConstAttr = p.constAttrs.new()
 	}
@@ -452,10 +457,10 @@ func (p *parser) instructionOrSkip(r *ir.Region) {
 		// The comment lines stay before what the instruction became (an
 		// instruction the parser made up has no source record of its own).
 		first := p.pending[0]
-		if first.Src == nil {
-			first.Src = &ir.Source{}
+		if first.Src() == nil {
+			first.SetSource(&ir.Source{})
 		}
-		first.Src.Comments, in.Src.Comments = in.Src.Comments, nil
+		first.Src().Comments, in.Src().Comments = in.Src().Comments, nil
 	}
 	for _, added := range p.pending {
 		r.Append(added)
@@ -482,10 +487,10 @@ func (p *parser) claimComments(in *ir.Inst, lead []comment) {
 		lead, rest = append(lead, rest[0]), rest[1:]
 	}
 	if len(rest) > 0 && !rest[0].ownLine && rest[0].pos.Line == end.Line {
-		in.Src.LineComment, rest = rest[0].text, rest[1:]
+		in.Src().LineComment, rest = rest[0].text, rest[1:]
 	}
 	p.sc.pending = rest
-	in.Src.Comments = p.texts(lead)
+	in.Src().Comments = p.texts(lead)
 }
 
 func before(a, b ir.Pos) bool { return a.Line < b.Line || a.Line == b.Line && a.Col < b.Col }
