@@ -22,15 +22,24 @@ func (r Range) Fits32() bool { return r.Lo >= math.MinInt32 && r.Hi <= math.MaxI
 func IndexRanges(known *ValueMap[Range], f *Func, bounds func(BuiltinKind) (Range, bool)) {
 	known.Reset(f.NumValues)
 	r := ranges{known: known, bounds: bounds}
-	f.Body.Walk(func(in *Inst) bool {
-		r.inst(in)
-		return true
-	})
+	r.region(f.Body)
 }
 
 type ranges struct {
 	known  *ValueMap[Range]
 	bounds func(BuiltinKind) (Range, bool)
+}
+
+// region bounds the values of reg's instructions and of their regions, in
+// program order. It loops itself rather than through Region.Walk, whose
+// call per instruction cost as much as bounding most of them.
+func (r *ranges) region(reg *Region) {
+	for _, in := range reg.Insts {
+		r.inst(in)
+		for _, sub := range in.Regions {
+			r.region(sub)
+		}
+	}
 }
 
 func (r *ranges) of(v *Value) Range {
@@ -177,6 +186,9 @@ func add64(a, b int64) (int64, bool) {
 }
 
 func mul64(a, b int64) (int64, bool) {
+	if a == int64(int32(a)) && b == int64(int32(b)) {
+		return a * b, true // as nearly always: no division to check
+	}
 	if a == 0 || b == 0 {
 		return 0, true
 	}

@@ -86,6 +86,22 @@ func (m *ValueMap[T]) Get(v *Value) (T, bool) {
 
 // Set makes x v's entry.
 func (m *ValueMap[T]) Set(v *Value, x T) {
+	// As nearly always, v's slot is v's or free, and no value has its
+	// entry in the map: inlined, without a call.
+	if id := uint(v.ID); id < uint(len(m.keys)) && m.other == nil {
+		if k := m.keys[id]; k == v {
+			m.vals[id] = x
+			return
+		} else if k == nil {
+			m.keys[id], m.vals[id] = v, x
+			return
+		}
+	}
+	m.set(v, x)
+}
+
+// set is Set for every case.
+func (m *ValueMap[T]) set(v *Value, x T) {
 	id := int(v.ID)
 	if id >= len(m.keys) && id < maxDenseID {
 		m.grow(id + 1)
