@@ -24,6 +24,13 @@ type State struct {
 	// Choices is filled by the choose-config pass: each function's
 	// configuration and the explanation of where it came from.
 	Choices map[*ir.Func]*lower.Choice
+
+	// numbered says that the pass that ran last left the values of every
+	// function numbered for the back ends' ValueMaps: distinct IDs below
+	// Func.NumValues in program order, as Func.Number gives them but for
+	// the gaps of deleted values (dce, which numbers them to count their
+	// uses).
+	numbered bool
 }
 
 // Pass is one step of the pipeline.
@@ -54,14 +61,14 @@ type Options struct {
 func Pipeline() []Pass {
 	return []Pass{
 		{"fold-constants", "fold integer arithmetic on constants", perFunc(foldConstants)},
-		{"dce", "delete instructions whose results are unused and that have no effect", perFunc(deadCode)},
+		{"dce", "delete instructions whose results are unused and that have no effect", numbering(perFunc(deadCode))},
 		{"insert-barriers", "barrier after collectives whose writes later code may read", perFunc(lower.InsertBarriers)},
 		{"choose-config", "subgroup size, work-group size, tiles: attributes, then tuning table, then heuristic", chooseConfig},
 		{"lower-collectives", "gemm, gemv, ger, axpby, sum, hadamard_product, cumsum to SPMD code over subgroups", withConfig(lower.Collectives)},
 		{"lower-foreach", "foreach to work-item loops in parallel regions", withConfig(lower.Foreach)},
 		{"check-coopmatrix", "cooperative matrices fit the target's per-lane register budget", checkCoopmatrix},
 		{"fold-constants", "fold the index arithmetic the lowering introduced", perFunc(foldConstants)},
-		{"dce", "delete what the lowering left unused", perFunc(deadCode)},
+		{"dce", "delete what the lowering left unused", numbering(perFunc(deadCode))},
 	}
 }
 
@@ -72,6 +79,7 @@ func Run(s *State, passes []Pass, o Options) error {
 		s.Choices = map[*ir.Func]*lower.Choice{}
 	}
 	for i, p := range passes {
+		s.numbered = false
 		if err := p.Run(s); err != nil {
 			return fmt.Errorf("%s: %w", p.Name, err)
 		}
@@ -79,7 +87,7 @@ func Run(s *State, passes []Pass, o Options) error {
 			fmt.Fprintf(o.Debug, "; ---- IR after %s (%s)\n%s\n", p.Name, p.Doc, o.Print(s.Prog))
 		}
 		last := i == len(passes)-1
-		if last || o.VerifyEach {
+		if last && !s.numbered || o.VerifyEach {
 			number(s.Prog) // for the verifier and the back ends
 		}
 		if o.Verify == nil || !o.VerifyEach && !last {
@@ -100,6 +108,17 @@ func Run(s *State, passes []Pass, o Options) error {
 func number(p *ir.Program) {
 	for _, f := range p.Funcs {
 		f.Number()
+	}
+}
+
+// numbering marks run as a pass that leaves the values numbered
+// (State.numbered): the pipeline ends with dce, and numbering its result
+// again was a walk over every instruction of the lowered kernel.
+func numbering(run func(*State) error) func(*State) error {
+	return func(s *State) error {
+		err := run(s)
+		s.numbered = err == nil
+		return err
 	}
 }
 
