@@ -28,17 +28,20 @@ func BenchmarkCompileSpace(b *testing.B) {
 	defer gcpace.Relax()()
 	for _, tc := range []struct {
 		name, device string
-		spirv        bool
+		spirv, ptx   bool
 		spec         kernels.Spec
 	}{
-		{"nvidia-f16", "NVIDIA H100 80GB HBM3", false, gemmSpec(kernels.F16)},
-		{"nvidia-f32", "NVIDIA H100 80GB HBM3", false, gemmSpec(kernels.F32)},
-		{"intel-f16-spirv", "Intel(R) Data Center GPU Max 1550", true, gemmSpec(kernels.F16)},
+		{"nvidia-f16", "NVIDIA H100 80GB HBM3", false, false, gemmSpec(kernels.F16)},
+		{"nvidia-f32", "NVIDIA H100 80GB HBM3", false, false, gemmSpec(kernels.F32)},
+		// What a tuning run on an NVIDIA device compiles by default: the
+		// OpenCL C and the PTX (--ptx).
+		{"nvidia-f16-ptx", "NVIDIA H100 80GB HBM3", false, true, gemmSpec(kernels.F16)},
+		{"intel-f16-spirv", "Intel(R) Data Center GPU Max 1550", true, false, gemmSpec(kernels.F16)},
 	} {
 		srcs, dev := spaceSources(b, tc.device, tc.spec)
 		b.Run(tc.name, func(b *testing.B) {
 			b.ReportAllocs()
-			opts := compiler.Options{Device: dev.TargetDevice(tc.device), SPIRVOnly: tc.spirv}
+			opts := compiler.Options{Device: dev.TargetDevice(tc.device), SPIRVOnly: tc.spirv, PTX: tc.ptx}
 			i := 0
 			for b.Loop() {
 				if _, err := compiler.Compile(srcs[i%len(srcs)], opts); err != nil {
