@@ -212,14 +212,7 @@ func (e *fn) line(format string, a ...any) {
 // lines, written without formatting or boxing their parts.
 func (e *fn) put(parts ...string) { e.body.line(e.indent, parts...) }
 
-func (e *fn) writeIndent() {
-	n := 4 * e.indent
-	for n > len(indentation) {
-		e.body.WriteString(indentation)
-		n -= len(indentation)
-	}
-	e.body.WriteString(indentation[:n])
-}
+func (e *fn) writeIndent() { e.body.set(indented(e.body.Bytes(), e.indent)) }
 
 // simpleFormat reports whether format uses only %s with string arguments,
 // %d with int or int64 ones and %%, one argument per verb: the lines the
@@ -467,16 +460,9 @@ func (e *fn) defineParts(v *ir.Value, expr ...string) { e.defineAs(v, e.valueDec
 // declaration starts (valueDecl).
 func (e *fn) defineAs(v *ir.Value, decl string, expr ...string) {
 	name := e.fresh(v.Name)
-	n := len(decl) + len(name) + len(" = ") + len(";\n")
-	for _, p := range expr {
-		n += len(p)
-	}
-	b := e.body.indented(e.indent, n)
-	at := copy(b, decl)
-	at += copy(b[at:], name)
-	at += copy(b[at:], " = ")
-	at += copyParts(b[at:], expr)
-	copy(b[at:], ";\n")
+	b := append(append(indented(e.body.Bytes(), e.indent), decl...), name...)
+	b = appendParts(append(b, " = "...), expr)
+	e.body.set(append(b, ";\n"...))
 	e.names.Set(v, name)
 }
 

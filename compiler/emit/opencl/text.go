@@ -66,7 +66,8 @@ func (t *text) join(parts ...string) string {
 	}
 	t.room(n)
 	at := t.used
-	t.used += copyParts(t.chunk[at:], parts)
+	appendParts(t.chunk[at:at], parts) // in place: the room is there
+	t.used += n
 	return unsafe.String(&t.chunk[at], n)
 }
 
@@ -82,13 +83,11 @@ func (t *text) joined(parts []string) string {
 // number returns a, b and x ≥ 0 in decimal, concatenated in a chunk:
 // the name of a variable.
 func (t *text) number(a, b string, x int) string {
-	n := len(a) + len(b)
-	t.room(n + 20)
+	t.room(len(a) + len(b) + 20)
 	at := t.used
-	copyParts(t.chunk[at:], []string{a, b})
-	n = len(strconv.AppendInt(t.chunk[at+n:at+n], int64(x), 10)) + n
-	t.used += n
-	return unsafe.String(&t.chunk[at], n)
+	name := strconv.AppendInt(append(append(t.chunk[at:at], a...), b...), int64(x), 10) // in place
+	t.used += len(name)
+	return unsafe.String(&t.chunk[at], len(name))
 }
 
 // itoa is x in decimal: cut from a chunk where strconv's would be
@@ -140,10 +139,11 @@ func (t *text) bytes(b []byte) string {
 }
 
 // code is a kernel's C text as it is written. Unlike a bytes.Buffer it
-// moves no slice along per write: its array is assigned only when it
-// grows, and a count marks what is written (a bytes.Buffer's reslicing
-// cost a write barrier per string while the collector ran, and a kernel
-// is written from thousands of strings).
+// moves no slice along per write: a write appends to a slice of its own
+// and stores back the count written, and the array only when the append
+// grew it (a bytes.Buffer's reslicing cost a write barrier per string
+// while the collector ran, and a kernel is written from thousands of
+// strings).
 type code struct {
 	buf []byte // all of it usable
 	n   int
@@ -159,95 +159,63 @@ func putCode(c *code) {
 	codes.Put(c)
 }
 
-func (c *code) grow(n int) {
-	buf := make([]byte, max(2*len(c.buf), c.n+n))
-	copy(buf, c.buf[:c.n])
-	c.buf = buf
+// set records b, Bytes with a write appended, as what is written.
+func (c *code) set(b []byte) {
+	if cap(b) != len(c.buf) { // the append grew a new array
+		c.buf = b[:cap(b)]
+	}
+	c.n = len(b)
 }
 
 // WriteString appends s.
-func (c *code) WriteString(s string) {
-	if len(c.buf)-c.n < len(s) {
-		c.grow(len(s))
-	}
-	c.n += copy(c.buf[c.n:], s)
-}
+func (c *code) WriteString(s string) { c.set(append(c.Bytes(), s...)) }
 
 // WriteByte appends b.
 func (c *code) WriteByte(b byte) error {
-	if c.n == len(c.buf) {
-		c.grow(1)
-	}
-	c.buf[c.n] = b
-	c.n++
+	c.set(append(c.Bytes(), b))
 	return nil
 }
 
 // Write appends p (for fmt.Fprintf).
 func (c *code) Write(p []byte) (int, error) {
-	if len(c.buf)-c.n < len(p) {
-		c.grow(len(p))
-	}
-	c.n += copy(c.buf[c.n:], p)
+	c.set(append(c.Bytes(), p...))
 	return len(p), nil
 }
 
 // line appends one line of C: indent levels of indentation (four spaces
 // each), parts and a newline.
 func (c *code) line(indent int, parts ...string) {
-	n := 1
-	for _, p := range parts {
-		n += len(p)
-	}
-	b := c.indented(indent, n)
-	b[copyParts(b, parts)] = '\n'
+	b := appendParts(indented(c.Bytes(), indent), parts)
+	c.set(append(b, '\n'))
 }
 
-// indented appends indent levels of indentation and returns the n bytes
-// after them for the caller to fill: room is made once for a whole line.
-func (c *code) indented(indent, n int) []byte {
-	pad := 4 * indent
-	if len(c.buf)-c.n < pad+n {
-		c.grow(pad + n)
+// indented appends indent levels of indentation to b.
+func indented(b []byte, indent int) []byte {
+	for n := 4 * indent; n > 0; n -= len(indentation) {
+		b = append(b, indentation[:min(n, len(indentation))]...)
 	}
-	b := c.buf[c.n : c.n+pad+n]
-	c.n += pad + n
-	for at := 0; at < pad; at += len(indentation) {
-		copy(b[at:pad], indentation)
-	}
-	return b[pad:]
+	return b
 }
 
-// copyParts copies parts one after the other to the start of b and
-// returns the bytes copied. Most parts of C text are a few bytes (a name,
-// an operator, a bracket): those are copied byte by byte, which costs
-// less than a call of memmove and the registers it spills.
-func copyParts(b []byte, parts []string) int {
-	at := 0
+// appendParts appends parts to b. C text is written from parts of a few
+// bytes (a name, an operator, a bracket), thousands of them per kernel:
+// appended, a part costs a comparison with the capacity and a call of
+// memmove, and a line about two thirds of the instructions it cost copied
+// into a slice of the line cut beforehand (short parts byte by byte).
+func appendParts(b []byte, parts []string) []byte {
 	for _, p := range parts {
-		if len(p) > 8 {
-			at += copy(b[at:], p)
-			continue
-		}
-		d := b[at : at+len(p)]
-		for i := range d {
-			d[i] = p[i]
-		}
-		at += len(p)
+		b = append(b, p...)
 	}
-	return at
+	return b
 }
 
 // indentation is 16 levels of indentation, written in one piece.
 const indentation = "                                                                "
 
 // writeInt appends x in decimal.
-func (c *code) writeInt(x int) {
-	var digits [20]byte
-	c.Write(strconv.AppendInt(digits[:0], int64(x), 10))
-}
+func (c *code) writeInt(x int) { c.set(strconv.AppendInt(c.Bytes(), int64(x), 10)) }
 
-// Bytes returns what is written.
+// Bytes returns what is written, which a write appends to (set).
 func (c *code) Bytes() []byte { return c.buf[:c.n] }
 
 // Len is the number of bytes written.
