@@ -3,7 +3,6 @@ package opencl
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"tltune/compiler/ir"
 	"tltune/compiler/target"
@@ -583,26 +582,35 @@ func (h *helperSet) pack2(in string, native bool) string {
 // built-ins' test emulation (compiler/testdata/targets/dpas_emulation.h)
 // exchanges values between lanes through barriers.
 func (e *fn) dpas(in *ir.Type, acc string, offC int, a string, offA int, b string, offB int) {
-	pack := e.u.helpers.pack2(in.String(), e.regType(in) == "half")
-	pairs := func(v string, off int) string {
-		var parts []string
-		for i := 0; i < 16; i += 2 {
-			parts = append(parts, fmt.Sprintf("%s(%s.v[%d], %s.v[%d])", pack, v, off+i, v, off+i+1))
-		}
-		return "(int8)(" + strings.Join(parts, ", ") + ")"
-	}
-	av := pairs(a, offA)
+	pack, t := e.u.helpers.pack2(in.String(), e.regType(in) == "half"), in.String()
+	var room [8 + 8*12]string // the parts of the longest line, an operand's 8 calls: no allocation
+	call := append(room[:0], "vstore8(intel_sub_group_", t, "_", t, "_matrix_mad_k16(")
 	if e.launch.SubgroupSize == 16 {
 		// One 16-bit value per row: the low half of a packed pair.
-		var parts []string
-		for i := range 8 {
-			parts = append(parts, fmt.Sprintf("(short)%s(%s.v[%d], %s.v[%d])", pack, a, offA+i, a, offA+i))
-		}
-		av = "(short8)(" + strings.Join(parts, ", ") + ")"
+		call = packCalls(call, "(short8)(", "(short)", pack, a, offA, 1)
+	} else {
+		call = packCalls(call, "(int8)(", "", pack, a, offA, 2)
 	}
-	e.line("vstore8(intel_sub_group_%[1]s_%[1]s_matrix_mad_k16(%[2]s,", in, av)
-	e.line("    %s,", pairs(b, offB))
-	e.line("    vload8(0, &%[1]s.v[%[2]d])), 0, &%[1]s.v[%[2]d]);", acc, offC)
+	e.put(append(call, ",")...)
+	e.put(append(packCalls(append(room[:0], "    "), "(int8)(", "", pack, b, offB, 2), ",")...)
+	c := decimal(offC)
+	e.put("    vload8(0, &", acc, ".v[", c, "])), 0, &", acc, ".v[", c, "]);")
+}
+
+// packCalls appends to parts a dpas operand: the C vector vec( of eight
+// calls of pack, each after cast, on elements off+i·step and
+// off+i·step+step-1 of fragment v (pairs with step 2, an element twice
+// with step 1).
+func packCalls(parts []string, vec, cast, pack, v string, off, step int) []string {
+	parts = append(parts, vec)
+	for i := range 8 {
+		if i > 0 {
+			parts = append(parts, ", ")
+		}
+		lo := off + i*step
+		parts = append(parts, cast, pack, "(", v, ".v[", decimal(lo), "], ", v, ".v[", decimal(lo+step-1), "])")
+	}
+	return append(parts, ")")
 }
 
 // emulatedBlock multiplies one block of fragments the way the engine
