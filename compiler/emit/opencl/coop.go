@@ -517,13 +517,14 @@ func (e *fn) replicatedVectorLoad(in *ir.Inst, w int) {
 		memRows, colTerms = terms[:n], terms[n:]
 	}
 	reader, dst := e.vectorReader(m, w), e.text.join(name, ".v[")
-	for r := 0; r < rows; r++ {
-		for c := 0; c < cols; c++ {
-			// The vector starts at each multiple of w along the contiguous
-			// direction: rows when memory runs along them, else columns.
-			if (!trans && r%w != 0) || (trans && c%w != 0) {
-				continue
-			}
+	// The vectors start at each multiple of w along the contiguous
+	// direction: rows when memory runs along them, else columns.
+	rowStep, colStep := w, 1
+	if trans {
+		rowStep, colStep = 1, w
+	}
+	for r := 0; r < rows; r += rowStep {
+		for c := 0; c < cols; c += colStep {
 			memRow, memCol := r, c
 			if trans {
 				memRow, memCol = memCol, memRow
