@@ -364,11 +364,7 @@ func (e *fn) coopElements(in *ir.Inst, mv, xv, yv *ir.Value, t *ir.Type, each fu
 	fr := fragments[t.Use()]
 	blocksM := int(t.Rows()) / fr.rows
 	trans := in.TransA == ir.Trans
-	checkRow := in.Checked == ir.RowsChecked || in.Checked == ir.BothChecked
-	checkCol := in.Checked == ir.ColsChecked || in.Checked == ir.BothChecked
-	if trans {
-		checkRow, checkCol = checkCol, checkRow
-	}
+	checked := checksOf(in)
 	for blk := range blocks(t) {
 		r0, c0 := (blk%blocksM)*fr.rows, (blk/blocksM)*fr.cols
 		for i := range fr.per {
@@ -381,17 +377,36 @@ func (e *fn) coopElements(in *ir.Inst, mv, xv, yv *ir.Value, t *ir.Type, each fu
 			if trans {
 				memRow, memCol = e.plus(x, colLane, int64(c0+c)), e.plus(y, rowLane, int64(r0+r))
 			}
-			var ok string
-			if checkRow {
-				ok = e.below(memRow, m.shape[0])
-			}
-			if checkCol {
-				ok = e.and(ok, e.below(memCol, m.shape[1]))
-			}
-			addr := e.elementAddress(m, []affine{memRow, memCol}, w)
-			each(blk*fr.per+i, addr, ok)
+			ok := e.within("", checked, m, memRow, memCol)
+			each(blk*fr.per+i, e.elementAddress(m, []affine{memRow, memCol}, w), ok)
 		}
 	}
+}
+
+// checks is which modes of a memref a matrix load or store checks.
+type checks struct{ rows, cols bool }
+
+// checksOf is the modes in checks: its Checked, which names the
+// matrix's rows and columns, swapped where it is transposed.
+func checksOf(in *ir.Inst) checks {
+	c := checks{in.Checked == ir.RowsChecked || in.Checked == ir.BothChecked,
+		in.Checked == ir.ColsChecked || in.Checked == ir.BothChecked}
+	if in.TransA == ir.Trans {
+		c.rows, c.cols = c.cols, c.rows
+	}
+	return c
+}
+
+// within is ok ∧ the checked bounds 0 <= row < m's rows and 0 <= col <
+// m's columns, "" where nothing is checked.
+func (e *fn) within(ok string, c checks, m *memref, row, col affine) string {
+	if c.rows {
+		ok = e.and(ok, e.below(row, m.shape[0]))
+	}
+	if c.cols {
+		ok = e.and(ok, e.below(col, m.shape[1]))
+	}
+	return ok
 }
 
 // below is the predicate 0 <= a < n (one unsigned comparison).

@@ -202,7 +202,7 @@ func (e *fn) rowsElements(in *ir.Inst, mv, xv, yv *ir.Value, t *ir.Type, each fu
 	x, y := e.affineOf(xv, w), e.affineOf(yv, w)
 	rows, cols := int(t.Rows()), int(t.Cols())
 	trans := in.TransA == ir.Trans
-	checkRow, checkCol := e.checks(in.Checked, trans)
+	checked := checksOf(in)
 	for i := range e.slots(rows) {
 		for j := range cols {
 			each(i*cols+j, func() (string, string) {
@@ -215,12 +215,7 @@ func (e *fn) rowsElements(in *ir.Inst, mv, xv, yv *ir.Value, t *ir.Type, each fu
 				if trans {
 					memRow, memCol = affine{x.base, x.off + int64(j), w}, e.plusLane(y, lane, c)
 				}
-				if checkRow {
-					ok = e.and(ok, e.below(memRow, m.shape[0]))
-				}
-				if checkCol {
-					ok = e.and(ok, e.below(memCol, m.shape[1]))
-				}
+				ok = e.within(ok, checked, m, memRow, memCol)
 				// Untransposed, the memref's column is y plus a constant.
 				var colAligned func(int64) bool
 				if !trans {
@@ -243,15 +238,13 @@ func (e *fn) pieceAddress(m *memref, row, col affine, colAligned func(int64) boo
 	return e.elementAddress(m, []affine{row, col}, w)
 }
 
-// checks is whether a load or store with bounds checks checked checks
-// the memref's rows and its columns.
-func (e *fn) checks(checked ir.Checked, trans bool) (row, col bool) {
-	row = checked == ir.RowsChecked || checked == ir.BothChecked
-	col = checked == ir.ColsChecked || checked == ir.BothChecked
-	if trans {
-		return col, row
+// pick is regs[i] for each i of idx: a load unit's registers.
+func pick(regs []string, idx []int) []string {
+	out := make([]string, len(idx))
+	for k, i := range idx {
+		out[k] = regs[i]
 	}
-	return row, col
+	return out
 }
 
 // blockedWidth is the width of the vectors a load or store of matrix v
@@ -290,11 +283,7 @@ func (e *fn) blockedVectors(kind string, mv, xv, yv *ir.Value, t *ir.Type, w int
 		u.emit = func() {
 			row := e.plus(x, e.pure(b32, "mul.lo.s32", e.lane, itoa(w)), 0)
 			addr := e.pieceAddress(m, row, affine{y.base, y.off + int64(j), aw}, alignedBase(yv, y), aw)
-			vec := make([]string, w)
-			for k, r := range u.regs {
-				vec[k] = regs[r]
-			}
-			e.access(kind, m.space(), addr, t.Elem(), vec)
+			e.access(kind, m.space(), addr, t.Elem(), pick(regs, u.regs))
 		}
 		units[j] = u
 	}
@@ -313,7 +302,7 @@ func (e *fn) replicatedLoad(in *ir.Inst, regs []string) []*loadUnit {
 	x, y := e.affineOf(in.Operands[1], aw), e.affineOf(in.Operands[2], aw)
 	rows, cols := int(t.Rows()), int(t.Cols())
 	trans := in.TransA == ir.Trans
-	checkRow, checkCol := e.checks(in.Checked, trans)
+	checked := checksOf(in)
 	var units []*loadUnit
 	for r := range rows {
 		for c := range cols {
@@ -338,20 +327,10 @@ func (e *fn) replicatedLoad(in *ir.Inst, regs []string) []*loadUnit {
 				row, col := affine{x.base, x.off + int64(memRow), aw}, affine{y.base, y.off + int64(memCol), aw}
 				addr := e.pieceAddress(m, row, col, alignedBase(in.Operands[2], y), aw)
 				if w > 1 {
-					vec := make([]string, w)
-					for k, r := range u.regs {
-						vec[k] = regs[r]
-					}
-					e.access("ld", m.space(), addr, t.Elem(), vec)
+					e.access("ld", m.space(), addr, t.Elem(), pick(regs, u.regs))
 					return
 				}
-				var ok string
-				if checkRow {
-					ok = e.below(row, m.shape[0])
-				}
-				if checkCol {
-					ok = e.and(ok, e.below(col, m.shape[1]))
-				}
+				ok := e.within("", checked, m, row, col)
 				e.predicated(ok, "ld", m.space(), addr, regs[u.regs[0]], "f32", "0f00000000")
 			}
 			units = append(units, u)
