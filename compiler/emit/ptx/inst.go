@@ -285,24 +285,30 @@ func intSuffix(op ir.ArithOp, w int) string {
 	return widthSuffix(w)
 }
 
-// intSuffixOf is intSuffix for instruction in, whose division or
-// remainder is unsigned where the ranges show both operands non-negative
-// (a lane's or a tile's index): ptxas writes an unsigned one by a power
-// of two as a shift or a mask, a signed one with its sign corrections.
+// unsignedDivision reports whether in is a division or remainder whose
+// ranges show both operands non-negative (a lane's or a tile's index), so
+// that it may be unsigned: a signed one pays its sign corrections, and
+// only an unsigned one by a constant is a shift, a mask or a
+// multiply-high (divideByImm).
+func (e *fn) unsignedDivision(in *ir.Inst) bool {
+	return (in.Arith == ir.Div || in.Arith == ir.Rem) &&
+		e.known(in.Operands[0]).Lo >= 0 && e.known(in.Operands[1]).Lo > 0
+}
+
+// intSuffixOf is intSuffix for instruction in, unsigned where
+// unsignedDivision allows.
 func (e *fn) intSuffixOf(in *ir.Inst, w int) string {
-	if in.Arith == ir.Div || in.Arith == ir.Rem {
-		if e.known(in.Operands[0]).Lo >= 0 && e.known(in.Operands[1]).Lo > 0 {
-			return map[int]string{32: "u32", 64: "u64"}[w]
-		}
+	if e.unsignedDivision(in) {
+		return map[int]string{32: "u32", 64: "u64"}[w]
 	}
 	return intSuffix(in.Arith, w)
 }
 
 // divideByImm writes x / y or x mod y where the division is unsigned
-// (intSuffixOf) and y an immediate, by udivImm and uremImm.
+// (unsignedDivision) and y an immediate, by udivImm and uremImm.
 func (e *fn) divideByImm(in *ir.Inst, x, y string, w int) (string, bool) {
 	d, ok := immOf(y)
-	if !ok || d <= 0 || in.Arith != ir.Div && in.Arith != ir.Rem || e.intSuffixOf(in, w)[0] != 'u' {
+	if !ok || d <= 0 || !e.unsignedDivision(in) {
 		return "", false
 	}
 	if in.Arith == ir.Div {

@@ -125,7 +125,7 @@ func (e *fn) columnAddress(m *memref, row, col affine, colAligned func(n int64) 
 	}
 	size := m.elem.Size()
 	colBytes, within := col.off*ld*size, ld*size-1
-	mask := ((colBytes >> m.swz.shift) & 7) << 4
+	mask := swizzleBits(colBytes, m.swz.shift)
 	rowBytes := e.scaled(e.operand(row), size)
 	if mask&within != 0 {
 		rowBytes = e.pure(b32, "xor.b32", rowBytes, i64toa(mask&within))
@@ -166,15 +166,19 @@ func (e *fn) swizzledAddress(m *memref, idx []affine) string {
 	base := e.sum32(m.swz.root, e.scaled(e.sum32(m.swz.outer0, operandOr0(o.base)), size))
 	var at string
 	if n, ok := immOf(bytes); ok {
-		at = e.sum32(base, i64toa(n^(((n>>m.swz.shift)&7)<<4)))
+		at = e.sum32(base, i64toa(n^swizzleBits(n, m.swz.shift)))
 	} else {
 		at = e.sum32(base, e.pure(b32, "xor.b32", bytes, e.swizzleMask(bytes, m.swz.shift)))
 	}
 	return e.plusBytes(at, after, 32)
 }
 
-// swizzleMask is what the map XORs byte offset x with: bits
-// shift..shift+2 moved to the chunk bits 4..6, by a shift and a mask as
+// swizzleBits is what the map XORs byte offset n with: bits
+// shift..shift+2 moved to the chunk bits 4..6. swizzleMask writes it for
+// a register.
+func swizzleBits(n int64, shift int) int64 { return ((n >> shift) & 7) << 4 }
+
+// swizzleMask is swizzleBits of register x, by a shift and a mask as
 // NVVM writes it (ptxas writes bfe as two instructions, then the shl).
 func (e *fn) swizzleMask(x string, shift int) string {
 	return e.pure(b32, "and.b32", e.pure(b32, "shr.u32", x, itoa(shift-4)), "112") // shift ≥ 7 (ir.AttrSwizzle)
