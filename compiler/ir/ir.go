@@ -199,23 +199,11 @@ func (in *Inst) makeAttrs(op Op) {
 	if in.Extra == nil {
 		switch {
 		case c:
-			x := &struct {
-				extra Extra
-				attr  ConstAttr
-			}{}
-			x.extra.ConstAttr, in.Extra = &x.attr, &x.extra
+			in.Extra = extraWith(func(e *Extra, a *ConstAttr) { e.ConstAttr = a })
 		case m && !l:
-			x := &struct {
-				extra Extra
-				modes ModeAttrs
-			}{}
-			x.extra.ModeAttrs, in.Extra = &x.modes, &x.extra
+			in.Extra = extraWith(func(e *Extra, a *ModeAttrs) { e.ModeAttrs = a })
 		case l && !m:
-			x := &struct {
-				extra Extra
-				lists Lists
-			}{}
-			x.extra.Lists, in.Extra = &x.lists, &x.extra
+			in.Extra = extraWith(func(e *Extra, a *Lists) { e.Lists = a })
 		default:
 			in.Extra = &Extra{}
 		}
@@ -230,6 +218,17 @@ func (in *Inst) makeAttrs(op Op) {
 	if l && e.Lists == nil {
 		e.Lists = &Lists{}
 	}
+}
+
+// extraWith is a new Extra and one attribute table of type T, made in one
+// allocation, the table set in the Extra by set.
+func extraWith[T any](set func(*Extra, *T)) *Extra {
+	x := &struct {
+		extra Extra
+		attr  T
+	}{}
+	set(&x.extra, &x.attr)
+	return &x.extra
 }
 
 // Source is what the parser records of an instruction for the printer and
