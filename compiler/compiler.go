@@ -72,10 +72,11 @@ type Options struct {
 	// Writing OpenCL C that nothing builds was a sixth of source → SPIR-V.
 	// The nvidia target has no SPIR-V form.
 	SPIRVOnly bool
-	// PTX also writes the program as PTX (compiler/emit/ptx) for the
-	// nvidia target, which NVIDIA's OpenCL builds without NVVM
-	// (hostcall/devcall's PathPTX): Result.PTX, or Result.PTXErr saying
-	// why there is none. The OpenCL C is written as always.
+	// PTX writes the program as PTX (compiler/emit/ptx) for the nvidia
+	// target, which NVIDIA's OpenCL builds without NVVM (hostcall/devcall's
+	// PathPTX): Result.PTX, and no OpenCL C; or, where the PTX writer
+	// does not cover the program, Result.PTXErr saying why and the OpenCL
+	// C in Result.OpenCL as without PTX.
 	PTX bool
 }
 
@@ -90,7 +91,7 @@ var checkPasses = false
 // Result is a compiled program.
 type Result struct {
 	Target  *target.Target
-	OpenCL  string   // the OpenCL C program ("" with Options.SPIRVOnly)
+	OpenCL  string   // the OpenCL C program ("" with Options.SPIRVOnly, or Options.PTX and PTX written)
 	Kernels []Kernel // one per function, in source order
 	// Choices is the configuration chosen for each function, in source
 	// order, and where it came from (see Explain).
@@ -242,15 +243,8 @@ func compileProgram(prog *ir.Program, o Options, t *target.Target, lim *check.Ta
 			return nil, &Error{Err: err}
 		}
 		res.Kernels = res.spirv.Kernels
-	} else {
-		out, err := opencl.Emit(prog, t, launch)
-		if err != nil {
-			return nil, &Error{Err: err}
-		}
-		res.OpenCL, res.Kernels = out.Source, out.Kernels
-		if o.PTX {
-			res.PTX, res.PTXErr = ptx.Emit(prog, t, out.Kernels)
-		}
+	} else if err := emitC(res, o.PTX, launch); err != nil {
+		return nil, &Error{Err: err}
 	}
 	res.Choices = make([]FuncChoice, len(prog.Funcs))
 	for i, f := range prog.Funcs {
@@ -258,6 +252,29 @@ func compileProgram(prog *ir.Program, o Options, t *target.Target, lim *check.Ta
 	}
 	res.options = o
 	return res, nil
+}
+
+// emitC writes res.Lowered as OpenCL C or, with withPTX, as PTX where the
+// PTX writer covers it and as OpenCL C where not (res.PTXErr says why).
+// Writing C that nothing builds was a fifth of a compile with PTX.
+func emitC(res *Result, withPTX bool, launch map[*ir.Func]opencl.Launch) error {
+	prog, t := res.Lowered, res.Target
+	if withPTX {
+		kernels, err := opencl.Kernels(prog, t, launch)
+		if err != nil {
+			return err
+		}
+		if res.PTX, res.PTXErr = ptx.Emit(prog, t, kernels); res.PTXErr == nil {
+			res.Kernels = kernels
+			return nil
+		}
+	}
+	out, err := opencl.Emit(prog, t, launch)
+	if err != nil {
+		return err
+	}
+	res.OpenCL, res.Kernels = out.Source, out.Kernels
+	return nil
 }
 
 // A FuncChoice is the configuration chosen for one function and why.

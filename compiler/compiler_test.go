@@ -132,6 +132,7 @@ func TestResultOutlivesLaterCompiles(t *testing.T) {
 	kept := []*compiler.Result{
 		compile(compiler.Options{Target: "nvidia"}, gemm, "kept"),
 		compile(compiler.Options{Target: "intel", SPIRVOnly: true}, gemm, "kept_spirv"),
+		compile(compiler.Options{Target: "nvidia", PTX: true}, gemm, "kept_ptx"),
 	}
 	var want []resultCopy
 	for _, r := range kept {
@@ -142,7 +143,7 @@ func TestResultOutlivesLaterCompiles(t *testing.T) {
 		wg.Go(func() {
 			for j := range 4 {
 				target := []string{"generic", "intel", "nvidia"}[i%3]
-				o := compiler.Options{Target: target, SPIRVOnly: target != "nvidia" && j%2 == 0}
+				o := compiler.Options{Target: target, SPIRVOnly: target != "nvidia" && j%2 == 0, PTX: target == "nvidia" && j%2 == 0}
 				compile(o, others[i%3], fmt.Sprintf("other%d", i))
 			}
 		})
@@ -157,6 +158,9 @@ func TestResultOutlivesLaterCompiles(t *testing.T) {
 		if got.OpenCL != want[i].OpenCL {
 			t.Errorf("the kept result %s: its C changed while other kernels compiled", name)
 		}
+		if got.PTX != want[i].PTX {
+			t.Errorf("the kept result %s: its PTX changed while other kernels compiled", name)
+		}
 		if !bytes.Equal(got.Module, want[i].Module) {
 			t.Errorf("the kept result %s: its SPIR-V module changed while other kernels compiled", name)
 		}
@@ -170,14 +174,15 @@ func TestResultOutlivesLaterCompiles(t *testing.T) {
 type resultCopy struct {
 	IR      string // the lowered program, printed
 	OpenCL  string
+	PTX     string
 	Module  []byte // the SPIR-V module, when compiled to SPIR-V
 	Kernels []compiler.Kernel
 }
 
 func copyResult(t *testing.T, r *compiler.Result) resultCopy {
 	t.Helper()
-	c := resultCopy{IR: printer.String(r.Lowered), OpenCL: strings.Clone(r.OpenCL)}
-	if r.OpenCL == "" {
+	c := resultCopy{IR: printer.String(r.Lowered), OpenCL: strings.Clone(r.OpenCL), PTX: strings.Clone(r.PTX)}
+	if r.OpenCL == "" && r.PTX == "" {
 		m, err := r.SPIRV()
 		if err != nil {
 			t.Fatal(err)
@@ -241,6 +246,48 @@ func TestCompileSPIRVOnly(t *testing.T) {
 	}
 	if _, err := compiler.Compile([]byte(smallGemm), compiler.Options{Target: "nvidia", SPIRVOnly: true}); err == nil {
 		t.Error("nvidia compiled to SPIR-V")
+	}
+}
+
+// TestCompilePTXWritesNoC: a compile with PTX writes no OpenCL C where
+// the PTX writer covers the program, and describes the kernels as the C
+// compile does (the PTX keeps the C's ABI); where it does not, it writes
+// the C compile's OpenCL C and says why there is no PTX.
+func TestCompilePTXWritesNoC(t *testing.T) {
+	for _, tc := range []struct {
+		spec    kernels.Spec
+		covered bool
+	}{
+		{kernels.Spec{Op: kernels.GEMVOp, M: 64, N: 48, DType: kernels.F32, Acc: kernels.F32, Layout: kernels.Strided, Alpha: 1}, true},
+		{kernels.Spec{Op: kernels.GEMMOp, M: 64, N: 64, K: 32, DType: kernels.F16, Acc: kernels.F32, Layout: kernels.Strided, Alpha: 1}, true},
+		{kernels.Spec{Op: kernels.GEMMOp, M: 16, N: 16, K: 16, DType: kernels.F64, Acc: kernels.F64, Layout: kernels.Strided, Alpha: 1}, false},
+	} {
+		r, err := kernels.New(tc.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, err := r.Source(tuning.Params{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := compiler.Compile([]byte(src), compiler.Options{Target: "nvidia"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := compiler.Compile([]byte(src), compiler.Options{Target: "nvidia", PTX: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := tc.spec.Op.String() + " " + tc.spec.DType.String()
+		if !reflect.DeepEqual(p.Kernels, c.Kernels) || p.Explain() != c.Explain() {
+			t.Errorf("%s: kernels %+v with PTX, want the C compile's %+v", name, p.Kernels, c.Kernels)
+		}
+		switch {
+		case tc.covered && (p.PTXErr != nil || p.PTX == "" || p.OpenCL != ""):
+			t.Errorf("%s: PTX %d bytes (error %v), OpenCL C %d bytes; want PTX alone", name, len(p.PTX), p.PTXErr, len(p.OpenCL))
+		case !tc.covered && (p.PTXErr == nil || p.PTX != "" || p.OpenCL != c.OpenCL):
+			t.Errorf("%s: PTX %d bytes (error %v), OpenCL C %d bytes; want the C compile's C and why there is no PTX", name, len(p.PTX), p.PTXErr, len(p.OpenCL))
+		}
 	}
 }
 

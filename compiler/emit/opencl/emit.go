@@ -111,9 +111,9 @@ func Emit(prog *ir.Program, t *target.Target, launch map[*ir.Func]Launch) (*Outp
 		putWorkspace(s) // the program is copied out: nothing refers to its text
 	}()
 	for _, f := range prog.Funcs {
-		l, ok := launch[f]
-		if !ok {
-			return nil, fmt.Errorf("opencl: no launch configuration for @%s", f.Name)
+		l, err := launchOf(launch, f)
+		if err != nil {
+			return nil, err
 		}
 		text, err := u.emitFunc(f, l, s, out)
 		if err != nil {
@@ -138,6 +138,39 @@ func Emit(prog *ir.Program, t *target.Target, launch map[*ir.Func]Launch) (*Outp
 	}
 	out.Source = src.String()
 	return out, nil
+}
+
+// Kernels describes the kernels Emit writes for prog (their symbols,
+// arguments and launches) without writing their C: the ABI that a writer
+// of another form of the program (compiler/emit/ptx) keeps to, when the C
+// is not wanted.
+func Kernels(prog *ir.Program, t *target.Target, launch map[*ir.Func]Launch) ([]Kernel, error) {
+	s := getWorkspace()
+	defer putWorkspace(s) // the kernels' names are not the workspace's
+	u := &s.unit
+	u.reset(t)
+	ks := make([]Kernel, 0, len(prog.Funcs))
+	for _, f := range prog.Funcs {
+		l, err := launchOf(launch, f)
+		if err != nil {
+			return nil, err
+		}
+		_, k, err := u.describe(f, l, s)
+		if err != nil {
+			return nil, fmt.Errorf("@%s: %w", f.Name, err)
+		}
+		ks = append(ks, k)
+	}
+	return ks, nil
+}
+
+// launchOf is f's launch configuration in launch.
+func launchOf(launch map[*ir.Func]Launch, f *ir.Func) (Launch, error) {
+	l, ok := launch[f]
+	if !ok {
+		return l, fmt.Errorf("opencl: no launch configuration for @%s", f.Name)
+	}
+	return l, nil
 }
 
 // unit is the state shared by the kernels of one translation unit.

@@ -58,14 +58,10 @@ const kernelEnd = "}\n\n"
 
 // emitFunc writes the kernel of f and appends its description to out.
 func (u *unit) emitFunc(f *ir.Func, l Launch, s *workspace, out *Output) (kernelText, error) {
-	if l.SubgroupSize < 1 || l.WorkGroupSize[0]%l.SubgroupSize != 0 {
-		return kernelText{}, fmt.Errorf("opencl: work-group size %v is not a multiple of subgroup size %d", l.WorkGroupSize, l.SubgroupSize)
+	e, k, err := u.describe(f, l, s)
+	if err != nil {
+		return kernelText{}, err
 	}
-	l.BatchPerGroup = max(l.BatchPerGroup, 1)
-	// The value tables sized for the function: grown from nothing, they
-	// were an allocation per doubling.
-	s.reset(f)
-	e := &fn{u: u, f: f, launch: l, workspace: s}
 	if len(u.target.MMA) > 0 || l.SubgroupSize > 1 { // else no layout but rows over lanes
 		coops := s.coops.collect(f)
 		e.frag, e.engine = fragmentValues(coops, u.target, l.SubgroupSize)
@@ -77,8 +73,6 @@ func (u *unit) emitFunc(f *ir.Func, l Launch, s *workspace, out *Output) (kernel
 		e.blocked = u.target.BlockedRows && !coops.numbersComponents()
 	}
 	ir.IndexRanges(&s.ranges, f, e.builtinRange)
-	k := Kernel{Name: f.Name, Symbol: KernelSymbol(f.Name), Launch: l}
-	e.params(&k)
 	e.head, e.body = getCode(), getCode()
 	e.writeHead(&k)
 	if err := e.emitKernelBody(); err != nil {
@@ -88,6 +82,23 @@ func (u *unit) emitFunc(f *ir.Func, l Launch, s *workspace, out *Output) (kernel
 	}
 	out.Kernels = append(out.Kernels, k)
 	return kernelText{e.head, e.body}, nil
+}
+
+// describe starts the kernel of f with launch l: its writer, with the
+// value tables of s readied for f and the parameters named, and its
+// description (Kernels stops here).
+func (u *unit) describe(f *ir.Func, l Launch, s *workspace) (*fn, Kernel, error) {
+	if l.SubgroupSize < 1 || l.WorkGroupSize[0]%l.SubgroupSize != 0 {
+		return nil, Kernel{}, fmt.Errorf("opencl: work-group size %v is not a multiple of subgroup size %d", l.WorkGroupSize, l.SubgroupSize)
+	}
+	l.BatchPerGroup = max(l.BatchPerGroup, 1)
+	// The value tables sized for the function: grown from nothing, they
+	// were an allocation per doubling.
+	s.reset(f)
+	e := &fn{u: u, f: f, launch: l, workspace: s}
+	k := Kernel{Name: f.Name, Symbol: KernelSymbol(f.Name), Launch: l}
+	e.params(&k)
+	return e, k, nil
 }
 
 // writeHead writes the head of kernel k, up to its opening brace.
