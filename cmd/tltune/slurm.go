@@ -30,15 +30,9 @@ type slurmFlags struct {
 	account     string
 	timeLimit   string
 	gpusPerTask int
-	sbatch      repeated
+	sbatch      listFlag
 	tltune      string
 }
-
-// repeated is a flag that may be given several times.
-type repeated []string
-
-func (r *repeated) String() string     { return strings.Join(*r, " ") }
-func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
 
 // sweepFlagsSetByScript are the sweep flags the script gives each shard.
 var sweepFlagsSetByScript = []string{"shard", "campaign", "db", "resume"}
