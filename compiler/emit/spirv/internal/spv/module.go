@@ -347,26 +347,48 @@ func (b *Builder) Emit(op Op, resultType ID, operands ...uint32) ID {
 // EmitIDs is Emit for an instruction whose operands are all ids, written
 // straight from the slice: the back end's most frequent form (arithmetic,
 // loads, conversions), which copying into words first made a fifth
-// slower to encode.
+// slower to encode. With a result type, as nearly always, it makes room
+// itself as codeInst does: the call and the slice it returned were a
+// twentieth of writing a module.
 func (b *Builder) EmitIDs(op Op, resultType ID, operands []ID) ID {
-	var id ID
-	var w []uint32
-	switch {
-	case resultType != 0:
-		id = b.NewID()
-		w = b.codeInst(op, 2+len(operands))
-		w[0], w[1], w = uint32(resultType), uint32(id), w[2:]
-	case b.hasResult(op):
-		id = b.NewID()
-		w = b.codeInst(op, 1+len(operands))
-		w[0], w = uint32(id), w[1:]
-	default:
-		w = b.codeInst(op, len(operands))
+	if resultType == 0 {
+		return b.emitIDsUntyped(op, operands)
 	}
+	id := b.NewID()
+	n := 2 + len(operands)
+	at := len(b.code)
+	if cap(b.code)-at <= n || !b.seen.has(op) {
+		b.codeInstSlow(op, n)
+	}
+	w := b.code[:at+1+n]
+	b.code = w // the same array: the compiler writes no pointer
+	w = w[at:]
+	w[0], w[1], w[2] = opWord(op, n), uint32(resultType), uint32(id)
 	for i, x := range operands {
-		w[i] = uint32(x)
+		w[3+i] = uint32(x)
 	}
 	return id
+}
+
+// emitIDsUntyped is EmitIDs for an instruction without a result type.
+func (b *Builder) emitIDsUntyped(op Op, operands []ID) ID {
+	if !b.hasResult(op) {
+		fillIDs(b.codeInst(op, len(operands)), operands)
+		return 0
+	}
+	id := b.NewID()
+	w := b.codeInst(op, 1+len(operands))
+	w[0] = uint32(id)
+	fillIDs(w[1:], operands)
+	return id
+}
+
+// fillIDs writes ids into w, which has room for exactly them.
+func fillIDs(w []uint32, ids []ID) {
+	w = w[:len(ids)]
+	for i, x := range ids {
+		w[i] = uint32(x)
+	}
 }
 
 // EmitWithID appends an instruction with a result id chosen earlier (labels
