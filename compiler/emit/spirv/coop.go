@@ -54,8 +54,9 @@ func (e *fn) coopElementwise(v *ir.Value, f func(x []spv.ID) (spv.ID, error), sr
 func (e *fn) coopScale(in *ir.Inst) {
 	s := e.value(in.Operands[0])
 	t := in.Result().Type.Elem()
+	mul := e.binaryOf(ir.Mul, t)
 	_ = e.coopElementwise(in.Result(), func(x []spv.ID) (spv.ID, error) {
-		return e.binary(ir.Mul, t, s, x[0])
+		return e.apply(mul, s, x[0])
 	}, in.Operands[1])
 }
 
@@ -296,14 +297,15 @@ func (e *fn) coopMulAdd(in *ir.Inst) {
 	sgs := e.launch.SubgroupSize
 	rows, cols, depth := int(cv.Type.Rows()), int(cv.Type.Cols()), int(av.Type.Cols())
 	acc := append(e.idLists.take(len(e.coop(cv)))[:0], e.coop(cv)...)
+	mul, add := e.binaryOf(ir.Mul, ct), e.binaryOf(ir.Add, ct)
 	for kk := range depth {
 		for c := range cols {
 			bElem := e.broadcast(b[(kk/sgs)*cols+c], bv.Type.Elem(), e.u.i32(int64(kk%sgs)))
 			bElem = e.convert(bElem, bv.Type.Elem(), ct)
 			for i := range ceilDiv(rows, sgs) {
 				aElem := e.convert(a[i*depth+kk], av.Type.Elem(), ct)
-				prod, _ := e.binary(ir.Mul, ct, aElem, bElem)
-				acc[i*cols+c], _ = e.binary(ir.Add, ct, acc[i*cols+c], prod)
+				prod, _ := e.apply(mul, aElem, bElem)
+				acc[i*cols+c], _ = e.apply(add, acc[i*cols+c], prod)
 			}
 		}
 	}

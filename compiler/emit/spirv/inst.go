@@ -132,8 +132,9 @@ func (e *fn) constantInst(in *ir.Inst) {
 func (e *fn) arithInst(in *ir.Inst) error {
 	t := in.Result().Type
 	if t.Kind() == ir.KindCoopmatrix {
+		op := e.binaryOf(in.Arith, t.Elem())
 		return e.coopElementwise(in.Result(), func(x []spv.ID) (spv.ID, error) {
-			return e.binary(in.Arith, t.Elem(), x[0], x[1])
+			return e.apply(op, x[0], x[1])
 		}, in.Operands[0], in.Operands[1])
 	}
 	id, err := e.binary(in.Arith, t, e.value(in.Operands[0]), e.value(in.Operands[1]))
@@ -194,6 +195,43 @@ func (e *fn) binary(op ir.ArithOp, t *ir.Type, x, y spv.ID) (spv.ID, error) {
 		}
 	}
 	return 0, fmt.Errorf("spirv: arith.%s on %s", op, t)
+}
+
+// binaryOp is binary for one operation on one type, worked out once for
+// a loop over a coopmatrix's elements: an operation that is a single
+// instruction without rounding (f32 and integer arithmetic, as nearly
+// always) is written straight, every other through binary. Working out
+// the type and the instruction for every element of an unrolled product
+// cost as much as writing it.
+type binaryOp struct {
+	arith ir.ArithOp
+	t     *ir.Type
+	op    spv.Op // 0: through binary
+	rt    spv.ID
+}
+
+func (e *fn) binaryOf(op ir.ArithOp, t *ir.Type) binaryOp {
+	b := binaryOp{arith: op, t: t}
+	plain := t.IsInteger() && !t.IsComplex()
+	table := intOps
+	if t.IsFloat() && !t.IsComplex() && e.roundsNot(t) {
+		plain, table = true, floatOps
+	}
+	if o, ok := table.get(op); ok && plain {
+		b.op, b.rt = o, e.u.reg(t)
+	}
+	return b
+}
+
+// roundsNot reports whether roundTo leaves values of t as they are.
+func (e *fn) roundsNot(t *ir.Type) bool { return !e.u.halfway(t) && t.Kind() != ir.KindBF16 }
+
+// apply computes x op y as binary does.
+func (e *fn) apply(b binaryOp, x, y spv.ID) (spv.ID, error) {
+	if b.op != 0 {
+		return e.op(b.op, b.rt, x, y), nil
+	}
+	return e.binary(b.arith, b.t, x, y)
 }
 
 // complexBinary computes on 2-vectors (real, imaginary).
