@@ -37,9 +37,14 @@ func (e *fn) coop(v *ir.Value) []spv.ID {
 func (e *fn) coopElementwise(v *ir.Value, f func(x []spv.ID) (spv.ID, error), srcs ...*ir.Value) error {
 	out := e.idLists.take(e.perLane(v))
 	x := e.idLists.take(len(srcs))
+	var room [4][]spv.ID // the sources' elements, looked up once, not per element
+	elems := room[:0]
+	for _, s := range srcs {
+		elems = append(elems, e.coop(s))
+	}
 	for k := range out {
-		for i, s := range srcs {
-			x[i] = e.coop(s)[k]
+		for i, s := range elems {
+			x[i] = s[k]
 		}
 		id, err := f(x)
 		if err != nil {
