@@ -57,7 +57,7 @@ func (b *Builder) AsyncCopy(n int, src *Value, srcIdx []*Value, dst *Value, dstI
 }
 
 // AsyncCommit emits an async_commit.
-func (b *Builder) AsyncCommit() *Inst { return b.Insert(NewInst(OpAsyncCommit, nil)) }
+func (b *Builder) AsyncCommit() *Inst { return b.Insert(b.Arena.NewInst(OpAsyncCommit, nil)) }
 
 // AsyncWait emits an async_wait that leaves at most pending copy groups in
 // flight.
@@ -65,7 +65,7 @@ func (b *Builder) AsyncWait(pending int) *Inst {
 	if pending < 0 {
 		panic(fmt.Sprintf("ir: async_wait with %d pending groups", pending))
 	}
-	in := NewInst(OpAsyncWait, nil)
+	in := b.Arena.NewInst(OpAsyncWait, nil)
 	in.Count = int64(pending)
 	return b.Insert(in)
 }

@@ -191,6 +191,10 @@ type Builder struct {
 	Region *Region
 	At     int // insertion index; -1 appends
 	Pos    Pos // position given to new instructions
+	// Arena, when not nil, is where the builder's methods carve the
+	// instructions, values and regions they make (and a region's first
+	// instruction list when it appends to one without).
+	Arena *Arena
 }
 
 // NewBuilder returns a builder appending to r.
@@ -205,6 +209,9 @@ func (b *Builder) Insert(in *Inst) *Inst {
 		in.Pos = b.Pos
 	}
 	if b.At < 0 {
+		if b.Region.Insts == nil && b.Arena != nil {
+			b.Region.Insts = b.Arena.instList()
+		}
 		return b.Region.Append(in)
 	}
 	b.Region.Insert(b.At, in)
@@ -214,7 +221,7 @@ func (b *Builder) Insert(in *Inst) *Inst {
 
 // Constant emits a constant of type t.
 func (b *Builder) Constant(c Constant, t *Type) *Value {
-	in := NewInst(OpConstant, nil, t)
+	in := b.Arena.NewInst(OpConstant, nil, t)
 	in.Const = c
 	return b.Insert(in).Result()
 }
@@ -231,14 +238,14 @@ func (b *Builder) FloatConst(v float64, t *Type) *Value {
 
 // Arith emits a binary arithmetic instruction; the result has x's type.
 func (b *Builder) Arith(op ArithOp, x, y *Value) *Value {
-	in := newBinary(OpArith, x, y, x.Type)
+	in := b.Arena.binary(OpArith, x, y, x.Type)
 	in.Arith = op
 	return b.Insert(in).Result()
 }
 
 // Cmp emits a comparison.
 func (b *Builder) Cmp(op CmpOp, x, y *Value) *Value {
-	in := newBinary(OpCmp, x, y, Bool)
+	in := b.Arena.binary(OpCmp, x, y, Bool)
 	in.Cmp = op
 	return b.Insert(in).Result()
 }
@@ -259,12 +266,12 @@ func newBinary(op Op, x, y *Value, t *Type) *Inst {
 
 // Cast emits a cast of x to t.
 func (b *Builder) Cast(x *Value, t *Type) *Value {
-	return b.Insert(NewInst(OpCast, []*Value{x}, t)).Result()
+	return b.Insert(b.Arena.NewInst(OpCast, []*Value{x}, t)).Result()
 }
 
 // Builtin emits a builtin with its prescribed result type.
 func (b *Builder) Builtin(k BuiltinKind) *Value {
-	in := NewInst(OpBuiltin, nil, k.ResultType())
+	in := b.Arena.NewInst(OpBuiltin, nil, k.ResultType())
 	in.Builtin = k
 	return b.Insert(in).Result()
 }
@@ -273,7 +280,7 @@ func (b *Builder) Builtin(k BuiltinKind) *Value {
 // (result: its memref type).
 func (b *Builder) Load(m *Value, index ...*Value) *Value {
 	var ops [4]*Value // NewInst copies them: on the stack when few
-	return b.Insert(NewInst(OpLoad, append(append(ops[:0], m), index...), m.Type.Elem())).Result()
+	return b.Insert(b.Arena.NewInst(OpLoad, append(append(ops[:0], m), index...), m.Type.Elem())).Result()
 }
 
 // Store emits a store of x into m at index.
@@ -291,7 +298,7 @@ func (b *Builder) VectorLoad(n int, m *Value, index ...*Value) []*Value {
 		types[i] = m.Type.Elem()
 	}
 	var ops [4]*Value // NewInst copies them: on the stack when few
-	return b.Insert(NewInst(OpVectorLoad, append(append(ops[:0], m), index...), types...)).Results
+	return b.Insert(b.Arena.NewInst(OpVectorLoad, append(append(ops[:0], m), index...), types...)).Results
 }
 
 // VectorStore emits a vector_store of xs into consecutive elements of m
@@ -305,15 +312,15 @@ func (b *Builder) VectorStore(xs []*Value, m *Value, index ...*Value) *Inst {
 
 // ShuffleXor emits a subgroup_shuffle_xor of x with mask (an i32).
 func (b *Builder) ShuffleXor(x, mask *Value) *Value {
-	return b.Insert(NewInst(OpSubgroupShuffleXor, []*Value{x, mask}, x.Type)).Result()
+	return b.Insert(b.Arena.NewInst(OpSubgroupShuffleXor, []*Value{x, mask}, x.Type)).Result()
 }
 
 // Yield emits a yield of vs.
-func (b *Builder) Yield(vs ...*Value) *Inst { return b.Insert(NewInst(OpYield, vs)) }
+func (b *Builder) Yield(vs ...*Value) *Inst { return b.Insert(b.Arena.NewInst(OpYield, vs)) }
 
 // Barrier emits a barrier with the given fences.
 func (b *Builder) Barrier(f Fence) *Inst {
-	in := NewInst(OpBarrier, nil)
+	in := b.Arena.NewInst(OpBarrier, nil)
 	in.Fence = f
 	return b.Insert(in)
 }
@@ -339,9 +346,9 @@ func (b *Builder) For(from, to, step *Value, init ...*Value) *Inst {
 	for _, v := range init {
 		types = append(types, v.Type)
 	}
-	in := NewInst(OpFor, ops, types[1:]...)
+	in := b.Arena.NewInst(OpFor, ops, types[1:]...)
 	in.HasStep = step != nil
-	in.AddRegion(NewRegion(RegionInherit, types...))
+	b.Arena.AddRegion(in, b.Arena.NewRegion(RegionInherit, types...))
 	return b.Insert(in)
 }
 
@@ -399,7 +406,7 @@ func (b *Builder) If(cond *Value, types ...*Type) *Inst {
 
 // Parallel emits a parallel instruction with an empty SPMD region.
 func (b *Builder) Parallel() *Inst {
-	in := NewInst(OpParallel, nil)
-	in.AddRegion(NewRegion(RegionSPMD))
+	in := b.Arena.NewInst(OpParallel, nil)
+	b.Arena.AddRegion(in, b.Arena.NewRegion(RegionSPMD))
 	return b.Insert(in)
 }

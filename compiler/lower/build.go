@@ -28,14 +28,16 @@ type indexConst struct {
 // linearly).
 const maxIndexConsts = 32
 
-func newGen(r *ir.Region) *gen {
-	g := &gen{Builder: *ir.NewBuilder(r)}
+// newGen returns a generator appending to r that builds in arena.
+func newGen(r *ir.Region, arena *ir.Arena) *gen {
+	g := &gen{Builder: ir.Builder{Region: r, At: -1, Arena: arena}}
 	g.indices = g.firstIndices[:0]
 	return g
 }
 
-// at returns a generator appending to r (a nested region).
-func (g *gen) at(r *ir.Region) *gen { return newGen(r) }
+// at returns a generator appending to r (a nested region) that builds in
+// g's arena.
+func (g *gen) at(r *ir.Region) *gen { return newGen(r, g.Arena) }
 
 // index is the index constant v: one this generator appended before, or
 // a new one. A generator that inserts (At set) does not reuse: its
@@ -67,7 +69,7 @@ func (g *gen) size(m *ir.Value, i int) *ir.Value {
 	if n := m.Type.Shape()[i]; n != ir.Dynamic {
 		return g.index(n)
 	}
-	in := ir.NewInst(ir.OpSize, []*ir.Value{m}, ir.Index)
+	in := g.Arena.NewInst(ir.OpSize, []*ir.Value{m}, ir.Index)
 	in.Mode = int64(i)
 	return g.Insert(in).Result()
 }
@@ -144,5 +146,5 @@ func (g *gen) zero(t *ir.Type) *ir.Value {
 
 // coopOp emits a cooperative-matrix instruction with one result of type t.
 func (g *gen) coopOp(op ir.Op, t *ir.Type, operands ...*ir.Value) *ir.Inst {
-	return g.Insert(ir.NewInst(op, operands, t))
+	return g.Insert(g.Arena.NewInst(op, operands, t))
 }

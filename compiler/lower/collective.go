@@ -27,12 +27,25 @@ import (
 
 // Collectives lowers every collective linear-algebra instruction of f.
 func Collectives(f *ir.Func, p tuning.Params) error {
+	var arena lazyArena
 	return rewriteCollective(f.Body, func(in *ir.Inst) (bool, error) {
 		if !in.Op.IsBLAS() {
 			return false, nil
 		}
-		return true, lowerBLAS(f, in, p)
+		return true, lowerBLAS(f, in, p, arena.get())
 	})
+}
+
+// lazyArena is the arena a lowering of a function builds in (f's
+// instructions live and die together), made when the first instruction is
+// lowered.
+type lazyArena struct{ a *ir.Arena }
+
+func (l *lazyArena) get() *ir.Arena {
+	if l.a == nil {
+		l.a = new(ir.Arena)
+	}
+	return l.a
 }
 
 // rewriteCollective calls fn on every instruction of collective code in r
@@ -66,20 +79,18 @@ func rewriteCollective(r *ir.Region, fn func(in *ir.Inst) (bool, error)) error {
 }
 
 // parallelBefore inserts an empty parallel region before in and returns a
-// generator for its body.
-func parallelBefore(in *ir.Inst) *gen {
+// generator for its body, both building in arena.
+func parallelBefore(in *ir.Inst, arena *ir.Arena) *gen {
 	r := in.Parent
-	b := ir.NewBuilder(r)
-	b.At = r.IndexOf(in)
-	b.Pos = in.Pos
+	b := ir.Builder{Region: r, At: r.IndexOf(in), Pos: in.Pos, Arena: arena}
 	par := b.Parallel()
-	g := newGen(par.Body())
+	g := newGen(par.Body(), arena)
 	g.Pos = in.Pos
 	return g
 }
 
-func lowerBLAS(f *ir.Func, in *ir.Inst, p tuning.Params) error {
-	g := parallelBefore(in)
+func lowerBLAS(f *ir.Func, in *ir.Inst, p tuning.Params, arena *ir.Arena) error {
+	g := parallelBefore(in, arena)
 	switch in.Op {
 	case ir.OpGemm:
 		return lowerGemm(g, f, in, p)

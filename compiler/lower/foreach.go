@@ -10,12 +10,13 @@ import (
 // one in which the subgroups share the tiles. The body moves into the loop
 // unchanged, its loop variables replaced by the decoded indices.
 func Foreach(f *ir.Func, p tuning.Params) error {
+	var arena lazyArena
 	return rewriteCollective(f.Body, func(in *ir.Inst) (bool, error) {
 		switch in.Op {
 		case ir.OpForeach:
-			lowerForeach(in, p)
+			lowerForeach(in, p, arena.get())
 		case ir.OpForeachTile:
-			lowerForeachTile(in)
+			lowerForeachTile(in, arena.get())
 		default:
 			return false, nil
 		}
@@ -23,8 +24,8 @@ func Foreach(f *ir.Func, p tuning.Params) error {
 	})
 }
 
-func lowerForeach(in *ir.Inst, p tuning.Params) {
-	g := parallelBefore(in)
+func lowerForeach(in *ir.Inst, p tuning.Params, arena *ir.Arena) {
+	g := parallelBefore(in, arena)
 	from, to := in.ForeachBounds()
 	body := in.Body()
 	it := body.Args[0].Type
@@ -53,8 +54,8 @@ func moveBody(g *gen, body *ir.Region) {
 // subgroups, as the interpreter does: subgroup s runs tiles s, s + n, ...
 // for n subgroups, so every lane of a subgroup has the same tile offsets
 // and sizes (the reference requires them dynamically uniform).
-func lowerForeachTile(in *ir.Inst) {
-	g := parallelBefore(in)
+func lowerForeachTile(in *ir.Inst, arena *ir.Arena) {
+	g := parallelBefore(in, arena)
 	from, to := in.ForeachBounds()
 	body := in.Body()
 	n := len(from)

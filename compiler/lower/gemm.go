@@ -64,7 +64,7 @@ func lowerGemm(g *gen, f *ir.Func, in *ir.Inst, p tuning.Params) error {
 	var out *epilogueStage
 	if p.LocalEpilogue && !pl.atomic {
 		par := g.Region.Parent
-		cb := newGen(par.Parent)
+		cb := g.at(par.Parent)
 		cb.At = par.Parent.IndexOf(par)
 		out = newEpilogueStage(cb, f, pl)
 	}
@@ -272,7 +272,7 @@ func (pl *gemmPlan) epilogue(g *gen, m0, n0 *ir.Value, acc []*ir.Value) {
 			val = g.coopOp(ir.OpCoopMatrixScale, pl.accT, alpha, a).Result()
 		}
 		store := func(g *gen, v *ir.Value, mode ir.AtomicMode) {
-			st := g.Insert(ir.NewInst(ir.OpCoopMatrixStore, []*ir.Value{v, pl.c, row, col}))
+			st := g.Insert(g.Arena.NewInst(ir.OpCoopMatrixStore, []*ir.Value{v, pl.c, row, col}))
 			st.Checked, st.Atomic = check, mode
 		}
 		loadC := func(g *gen) *ir.Value {

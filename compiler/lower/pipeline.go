@@ -110,7 +110,7 @@ func copyWidth(f *ir.Func, src *ir.Value, unit int64) int {
 
 // alignedAlloca emits a local allocation of t aligned to align bytes.
 func (g *gen) alignedAlloca(t *ir.Type, align int64) *ir.Value {
-	in := ir.NewInst(ir.OpAlloca, nil, t)
+	in := g.Arena.NewInst(ir.OpAlloca, nil, t)
 	in.Attrs.Set(ir.AttrAlignment, ir.IntAttr(align))
 	return g.Insert(in).Result()
 }
@@ -118,7 +118,7 @@ func (g *gen) alignedAlloca(t *ir.Type, align int64) *ir.Value {
 // stage returns the 2-D view of stage s.
 func (p *panelStage) stage(g *gen, s *ir.Value) *ir.Value {
 	t := ir.Memref(p.src.Type.Elem(), []int64{p.rows, p.cols}, []int64{1, p.ld}, ir.Local)
-	in := ir.NewInst(ir.OpSubview, []*ir.Value{p.buf, s}, t)
+	in := g.Arena.NewInst(ir.OpSubview, []*ir.Value{p.buf, s}, t)
 	in.Offsets = []int64{0, 0, ir.Dynamic}
 	in.Sizes = []int64{p.rows, p.cols, 0}
 	return g.Insert(in).Result()
@@ -157,7 +157,7 @@ func (g *gen) viewAt(m *ir.Value, row, col *ir.Value) *ir.Value {
 		offsets[i], sizes[i], shape[i] = ir.Dynamic, ir.Dynamic, ir.Dynamic
 		operands = append(operands, from, g.sub(g.size(m, i), from))
 	}
-	in := ir.NewInst(ir.OpSubview, operands, ir.Memref(t.Elem(), shape, t.Stride(), t.Space()))
+	in := g.Arena.NewInst(ir.OpSubview, operands, ir.Memref(t.Elem(), shape, t.Stride(), t.Space()))
 	in.Offsets, in.Sizes = offsets, sizes
 	return g.Insert(in).Result()
 }
@@ -369,7 +369,7 @@ func (pl *gemmPlan) emitPipelined(g *gen, f *ir.Func) {
 	threads := int64(pl.p.WorkGroupSize[0] * pl.p.WorkGroupSize[1])
 	// Local memory is allocated in collective code, before the parallel region.
 	par := g.Region.Parent
-	cb := newGen(par.Parent)
+	cb := g.at(par.Parent)
 	cb.At = par.Parent.IndexOf(par)
 	pa := newPanelStage(cb, f, pl.a, pl.ta, bm, bk, stages, pl.p.LocalPad, pl.p.LocalSwizzle)
 	pb := newPanelStage(cb, f, pl.b, pl.tb, bk, bn, stages, pl.p.LocalPad, pl.p.LocalSwizzle)
@@ -534,7 +534,7 @@ func (o *epilogueStage) write(g *gen, pl *gemmPlan, m, n, sx, sy *ir.Value, grid
 			if !isConstant(pl.alpha, 1) {
 				val = g.coopOp(ir.OpCoopMatrixScale, pl.accT, alpha, val).Result()
 			}
-			g.Insert(ir.NewInst(ir.OpCoopMatrixStore, []*ir.Value{val, o.buf, g.offset(row0, i*pl.cm), col}))
+			g.Insert(g.Arena.NewInst(ir.OpCoopMatrixStore, []*ir.Value{val, o.buf, g.offset(row0, i*pl.cm), col}))
 		}
 		g.Barrier(ir.FenceLocal)
 		o.writeSlice(g, pl, m, g.add(n, g.index(j*pl.cn)), grid)
