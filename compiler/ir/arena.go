@@ -19,6 +19,7 @@ type Arena struct {
 	ptrs    chunk[*Value]
 	lists   chunk[*Inst]
 	consts  chunk[constExtra]
+	attrs   chunk[attrsExtra]
 	regions chunk[Region]
 	rptrs   chunk[*Region]
 }
@@ -27,6 +28,14 @@ type Arena struct {
 type constExtra struct {
 	extra Extra
 	attr  ConstAttr
+}
+
+// attrsExtra is the Extra of another instruction with attributes (a
+// subview, a loop, an async_copy), with room for its tables.
+type attrsExtra struct {
+	extra Extra
+	modes ModeAttrs
+	lists Lists
 }
 
 // chunk hands out Ts from a slice allocated a chunk at a time.
@@ -82,6 +91,7 @@ const (
 	valueSize  = 56
 	ptrSize    = 8
 	constSize  = 64
+	attrsSize  = 152
 	regionSize = 88
 )
 
@@ -100,14 +110,7 @@ func (a *Arena) NewInst(op Op, operands []*Value, resultTypes ...*Type) *Inst {
 		return NewInst(op, operands, resultTypes...)
 	}
 	in := a.inst()
-	in.Op = op
-	if op == OpConstant {
-		x := a.consts.one(constSize)
-		x.extra.ConstAttr = &x.attr
-		in.Extra = &x.extra
-	} else if hasExtra[op] {
-		in.makeAttrs(op)
-	}
+	a.SetOp(in, op)
 	if len(operands) > 0 {
 		ops := a.valueList(len(operands))
 		copy(ops, operands)
@@ -122,6 +125,30 @@ func (a *Arena) NewInst(op Op, operands []*Value, resultTypes ...*Type) *Inst {
 		}
 	}
 	return in
+}
+
+// SetOp is in.SetOp with the attribute tables in needs carved from a's
+// chunks (a folded constant's, when a pass passes an arena).
+func (a *Arena) SetOp(in *Inst, op Op) {
+	if a == nil || in.Extra != nil || op >= numOps || !hasExtra[op] {
+		in.SetOp(op)
+		return
+	}
+	in.Op = op
+	if op == OpConstant {
+		x := a.consts.one(constSize)
+		x.extra.ConstAttr = &x.attr
+		in.Extra = &x.extra
+		return
+	}
+	x := a.attrs.one(attrsSize)
+	in.Extra = &x.extra
+	if op.HasModes() {
+		x.extra.ModeAttrs = &x.modes
+	}
+	if op.HasLists() {
+		x.extra.Lists = &x.lists
+	}
 }
 
 // binary is newBinary carved from a's chunks.
@@ -155,9 +182,16 @@ func (a *Arena) NewRegion(kind RegionKind, argTypes ...*Type) *Region {
 	return r
 }
 
-// instList returns an empty instruction list with room for a region's
-// first few instructions (Region.Append).
-func (a *Arena) instList() []*Inst { return a.lists.take(firstInsts, ptrSize)[:0] }
+// grow returns a region's full instruction list with room for more: twice
+// as much, at least firstInsts (Region.Append's), carved from a's chunks
+// while small; a long one grows as append grows it.
+func (a *Arena) grow(insts []*Inst) []*Inst {
+	n := max(2*cap(insts), firstInsts)
+	if n*ptrSize > maxChunk/4 {
+		return insts
+	}
+	return append(a.lists.take(n, ptrSize)[:0], insts...)
+}
 
 // AddRegion is in.AddRegion with in's first region list carved from a's
 // chunks.

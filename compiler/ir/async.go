@@ -40,20 +40,26 @@ func (in *Inst) AsyncCopyOperands() (src *Value, srcIdx []*Value, dst *Value, ds
 func (b *Builder) AsyncCopy(n int, src *Value, srcIdx []*Value, dst *Value, dstIdx []*Value, valid *Value) *Inst {
 	// No results: the instruction, its count and, for the copies the
 	// lowerings issue (from a matrix into one of its panel's stages), its
-	// operands in one allocation.
-	x := &struct {
-		in       Inst
-		extra    Extra
-		modes    ModeAttrs
-		operands [8]*Value
-	}{}
+	// operands in one allocation, or carved from the builder's arena.
 	nops := 3 + len(srcIdx) + len(dstIdx)
-	ops := x.operands[:0:min(nops, len(x.operands))]
-	ops = append(append(append(append(append(ops, src), srcIdx...), dst), dstIdx...), valid)
-	x.in.Op, x.in.Operands, x.in.Extra = OpAsyncCopy, ops, &x.extra
-	x.extra.ModeAttrs = &x.modes
-	x.modes.Count = int64(n)
-	return b.Insert(&x.in)
+	var in *Inst
+	var ops []*Value
+	if a := b.Arena; a != nil {
+		in, ops = a.inst(), a.valueList(nops)[:0]
+		a.SetOp(in, OpAsyncCopy)
+	} else {
+		x := &struct {
+			in       Inst
+			extra    Extra
+			modes    ModeAttrs
+			operands [8]*Value
+		}{}
+		in, ops = &x.in, x.operands[:0:min(nops, len(x.operands))]
+		in.Op, in.Extra, x.extra.ModeAttrs = OpAsyncCopy, &x.extra, &x.modes
+	}
+	in.Operands = append(append(append(append(append(ops, src), srcIdx...), dst), dstIdx...), valid)
+	in.Count = int64(n)
+	return b.Insert(in)
 }
 
 // AsyncCommit emits an async_commit.

@@ -209,8 +209,8 @@ func (b *Builder) Insert(in *Inst) *Inst {
 		in.Pos = b.Pos
 	}
 	if b.At < 0 {
-		if b.Region.Insts == nil && b.Arena != nil {
-			b.Region.Insts = b.Arena.instList()
+		if r := b.Region; b.Arena != nil && len(r.Insts) == cap(r.Insts) {
+			r.Insts = b.Arena.grow(r.Insts)
 		}
 		return b.Region.Append(in)
 	}

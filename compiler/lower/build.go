@@ -7,6 +7,7 @@ import "tltune/compiler/ir"
 // generator for every region it fills, and one allocation each is enough.
 type gen struct {
 	ir.Builder
+	l *lowering // where g's instructions and nested generators come from
 	// indices are the index constants this generator appended, reused by
 	// index: it appends, so they precede whatever it appends next. The
 	// lowerings ask for the same few tile sizes and offsets again and
@@ -28,16 +29,33 @@ type indexConst struct {
 // linearly).
 const maxIndexConsts = 32
 
-// newGen returns a generator appending to r that builds in arena.
-func newGen(r *ir.Region, arena *ir.Arena) *gen {
-	g := &gen{Builder: ir.Builder{Region: r, At: -1, Arena: arena}}
+// lowering is what the lowerings of one function share: the arena their
+// instructions are carved from (the function's instructions live and die
+// together) and the generators, a chunk at a time (a lowering opens one
+// for every region it fills).
+type lowering struct {
+	arena ir.Arena
+	gens  []gen // what is left of the last chunk
+}
+
+// genChunk is the number of generators allocated at once.
+const genChunk = 8
+
+// newGen returns a generator appending to r.
+func (l *lowering) newGen(r *ir.Region) *gen {
+	if len(l.gens) == 0 {
+		l.gens = make([]gen, genChunk)
+	}
+	g := &l.gens[0]
+	l.gens = l.gens[1:]
+	g.Builder = ir.Builder{Region: r, At: -1, Arena: &l.arena}
+	g.l = l
 	g.indices = g.firstIndices[:0]
 	return g
 }
 
-// at returns a generator appending to r (a nested region) that builds in
-// g's arena.
-func (g *gen) at(r *ir.Region) *gen { return newGen(r, g.Arena) }
+// at returns a generator appending to r (a nested region).
+func (g *gen) at(r *ir.Region) *gen { return g.l.newGen(r) }
 
 // index is the index constant v: one this generator appended before, or
 // a new one. A generator that inserts (At set) does not reuse: its

@@ -27,25 +27,24 @@ import (
 
 // Collectives lowers every collective linear-algebra instruction of f.
 func Collectives(f *ir.Func, p tuning.Params) error {
-	var arena lazyArena
+	var l lazyLowering
 	return rewriteCollective(f.Body, func(in *ir.Inst) (bool, error) {
 		if !in.Op.IsBLAS() {
 			return false, nil
 		}
-		return true, lowerBLAS(f, in, p, arena.get())
+		return true, lowerBLAS(f, in, p, l.get())
 	})
 }
 
-// lazyArena is the arena a lowering of a function builds in (f's
-// instructions live and die together), made when the first instruction is
-// lowered.
-type lazyArena struct{ a *ir.Arena }
+// lazyLowering is the lowering of a function, made when its first
+// instruction is lowered.
+type lazyLowering struct{ l *lowering }
 
-func (l *lazyArena) get() *ir.Arena {
-	if l.a == nil {
-		l.a = new(ir.Arena)
+func (z *lazyLowering) get() *lowering {
+	if z.l == nil {
+		z.l = new(lowering)
 	}
-	return l.a
+	return z.l
 }
 
 // rewriteCollective calls fn on every instruction of collective code in r
@@ -79,18 +78,18 @@ func rewriteCollective(r *ir.Region, fn func(in *ir.Inst) (bool, error)) error {
 }
 
 // parallelBefore inserts an empty parallel region before in and returns a
-// generator for its body, both building in arena.
-func parallelBefore(in *ir.Inst, arena *ir.Arena) *gen {
+// generator for its body, both building in l.
+func parallelBefore(in *ir.Inst, l *lowering) *gen {
 	r := in.Parent
-	b := ir.Builder{Region: r, At: r.IndexOf(in), Pos: in.Pos, Arena: arena}
+	b := ir.Builder{Region: r, At: r.IndexOf(in), Pos: in.Pos, Arena: &l.arena}
 	par := b.Parallel()
-	g := newGen(par.Body(), arena)
+	g := l.newGen(par.Body())
 	g.Pos = in.Pos
 	return g
 }
 
-func lowerBLAS(f *ir.Func, in *ir.Inst, p tuning.Params, arena *ir.Arena) error {
-	g := parallelBefore(in, arena)
+func lowerBLAS(f *ir.Func, in *ir.Inst, p tuning.Params, l *lowering) error {
+	g := parallelBefore(in, l)
 	switch in.Op {
 	case ir.OpGemm:
 		return lowerGemm(g, f, in, p)

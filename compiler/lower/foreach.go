@@ -10,13 +10,13 @@ import (
 // one in which the subgroups share the tiles. The body moves into the loop
 // unchanged, its loop variables replaced by the decoded indices.
 func Foreach(f *ir.Func, p tuning.Params) error {
-	var arena lazyArena
+	var l lazyLowering
 	return rewriteCollective(f.Body, func(in *ir.Inst) (bool, error) {
 		switch in.Op {
 		case ir.OpForeach:
-			lowerForeach(in, p, arena.get())
+			lowerForeach(in, p, l.get())
 		case ir.OpForeachTile:
-			lowerForeachTile(in, arena.get())
+			lowerForeachTile(in, l.get())
 		default:
 			return false, nil
 		}
@@ -24,8 +24,8 @@ func Foreach(f *ir.Func, p tuning.Params) error {
 	})
 }
 
-func lowerForeach(in *ir.Inst, p tuning.Params, arena *ir.Arena) {
-	g := parallelBefore(in, arena)
+func lowerForeach(in *ir.Inst, p tuning.Params, l *lowering) {
+	g := parallelBefore(in, l)
 	from, to := in.ForeachBounds()
 	body := in.Body()
 	it := body.Args[0].Type
@@ -54,8 +54,8 @@ func moveBody(g *gen, body *ir.Region) {
 // subgroups, as the interpreter does: subgroup s runs tiles s, s + n, ...
 // for n subgroups, so every lane of a subgroup has the same tile offsets
 // and sizes (the reference requires them dynamically uniform).
-func lowerForeachTile(in *ir.Inst, arena *ir.Arena) {
-	g := parallelBefore(in, arena)
+func lowerForeachTile(in *ir.Inst, l *lowering) {
+	g := parallelBefore(in, l)
 	from, to := in.ForeachBounds()
 	body := in.Body()
 	n := len(from)

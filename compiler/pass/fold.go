@@ -14,7 +14,10 @@ import (
 // code small. Results wrap to the type's width as the language's integers
 // do; division or remainder by zero is left for run time.
 func foldConstants(f *ir.Func) error {
-	foldRegion(f.Body)
+	// The folded constants' attributes come from chunks: a lowered GEMM
+	// folds a dozen or two, each an allocation of its own before.
+	var arena ir.Arena
+	foldRegion(f.Body, &arena)
 	return nil
 }
 
@@ -23,16 +26,16 @@ func foldConstants(f *ir.Func) error {
 // itself rather than through Region.Walk, and tests the opcode before
 // anything else: the pass visits every instruction of a lowered kernel
 // and folds few of them.
-func foldRegion(r *ir.Region) {
+func foldRegion(r *ir.Region, arena *ir.Arena) {
 	for _, in := range r.Insts {
 		for _, sub := range in.Regions {
-			foldRegion(sub) // an instruction with regions does not fold
+			foldRegion(sub, arena) // an instruction with regions does not fold
 		}
 		if in.Op != ir.OpArith && in.Op != ir.OpCast {
 			continue
 		}
 		if v, ok := foldInt(in); ok {
-			in.SetOp(ir.OpConstant)
+			arena.SetOp(in, ir.OpConstant)
 			in.Operands = nil
 			in.Const = ir.Constant{Kind: ir.ConstInt, Int: v}
 			in.Arith = 0
