@@ -110,7 +110,11 @@ func (a *Arena) NewInst(op Op, operands []*Value, resultTypes ...*Type) *Inst {
 		return NewInst(op, operands, resultTypes...)
 	}
 	in := a.inst()
-	a.SetOp(in, op)
+	if op < numOps && hasExtra[op] {
+		a.SetOp(in, op)
+	} else {
+		in.Op = op // (most instructions: SetOp is not inlined)
+	}
 	if len(operands) > 0 {
 		ops := a.valueList(len(operands))
 		copy(ops, operands)
