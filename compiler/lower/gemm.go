@@ -242,9 +242,10 @@ func (pl *gemmPlan) kLoops(g *gen, from, to *ir.Value, acc []*ir.Value, load pie
 // mulAdd loads the pieces of one ck-step and updates every accumulator.
 func (pl *gemmPlan) mulAdd(g *gen, k *ir.Value, kChecked bool, acc []*ir.Value, load pieceLoader) []*ir.Value {
 	ni, nj := int(pl.tm/pl.cm), int(pl.tn/pl.cn)
-	as := make([]*ir.Value, ni)
-	for i := range as {
-		as[i] = load(g, true, int64(i), k, kChecked)
+	var asRoom [8]*ir.Value // the A pieces, on the stack unless many
+	as := asRoom[:0]
+	for i := range ni {
+		as = append(as, load(g, true, int64(i), k, kChecked))
 	}
 	out := make([]*ir.Value, len(acc))
 	for j := 0; j < nj; j++ {

@@ -1,8 +1,6 @@
 package lower
 
 import (
-	"slices"
-
 	"tltune/compiler/ir"
 	"tltune/compiler/tuning"
 )
@@ -119,8 +117,8 @@ func (g *gen) alignedAlloca(t *ir.Type, align int64) *ir.Value {
 func (p *panelStage) stage(g *gen, s *ir.Value) *ir.Value {
 	t := ir.Memref(p.src.Type.Elem(), []int64{p.rows, p.cols}, []int64{1, p.ld}, ir.Local)
 	in := g.Arena.NewInst(ir.OpSubview, []*ir.Value{p.buf, s}, t)
-	in.Offsets = []int64{0, 0, ir.Dynamic}
-	in.Sizes = []int64{p.rows, p.cols, 0}
+	lists := []int64{0, 0, ir.Dynamic, p.rows, p.cols, 0} // one allocation for the two
+	in.Offsets, in.Sizes = lists[:3:3], lists[3:]
 	return g.Insert(in).Result()
 }
 
@@ -150,10 +148,18 @@ func (p *panelStage) hoist(g *gen, grid *chunkGrid) {
 // there and run to m's end, any further mode is kept whole.
 func (g *gen) viewAt(m *ir.Value, row, col *ir.Value) *ir.Value {
 	t := m.Type
-	shape := slices.Clone(t.Shape())
-	offsets, sizes := make([]int64, len(shape)), slices.Clone(shape)
-	operands := []*ir.Value{m}
-	for i, from := range []*ir.Value{row, col} {
+	n := len(t.Shape())
+	// The offsets and sizes, which the instruction keeps, in one
+	// allocation; the shape and the operands, which Memref and NewInst
+	// copy, on the stack.
+	lists := make([]int64, 2*n)
+	offsets, sizes := lists[:n:n], lists[n:]
+	copy(sizes, t.Shape())
+	var shapeRoom [4]int64
+	shape := append(shapeRoom[:0], t.Shape()...)
+	var operandsRoom [5]*ir.Value
+	operands := append(operandsRoom[:0], m)
+	for i, from := range [2]*ir.Value{row, col} {
 		offsets[i], sizes[i], shape[i] = ir.Dynamic, ir.Dynamic, ir.Dynamic
 		operands = append(operands, from, g.sub(g.size(m, i), from))
 	}
