@@ -1,5 +1,7 @@
 package ir
 
+import "unsafe"
+
 // Arena carves the instructions, values, operand lists and regions that
 // builders make (Builder.Arena) from shared chunks, a few kilobytes each:
 // the lowerings build hundreds of instructions per kernel, mostly index
@@ -53,8 +55,10 @@ const (
 	maxChunk   = 4096
 )
 
-// grow makes a new chunk of at least n elements of elemSize bytes.
-func (c *chunk[T]) grow(n, elemSize int) {
+// grow makes a new chunk of at least n elements.
+func (c *chunk[T]) grow(n int) {
+	var zero T
+	elemSize := int(unsafe.Sizeof(zero))
 	bytes := firstChunk
 	if c.size > 0 {
 		bytes = min(2*c.size*elemSize, maxChunk)
@@ -65,9 +69,9 @@ func (c *chunk[T]) grow(n, elemSize int) {
 
 // take returns n zero Ts, a slice of capacity n, so that appending to it
 // moves it out of the chunk.
-func (c *chunk[T]) take(n, elemSize int) []T {
+func (c *chunk[T]) take(n int) []T {
 	if n > len(c.free) {
-		c.grow(n, elemSize)
+		c.grow(n)
 	}
 	s := c.free[:n:n]
 	c.free = c.free[n:]
@@ -75,32 +79,21 @@ func (c *chunk[T]) take(n, elemSize int) []T {
 }
 
 // one returns a zero T.
-func (c *chunk[T]) one(elemSize int) *T {
+func (c *chunk[T]) one() *T {
 	if len(c.free) == 0 {
-		c.grow(1, elemSize)
+		c.grow(1)
 	}
 	p := &c.free[0]
 	c.free = c.free[1:]
 	return p
 }
 
-// Element sizes for chunk.grow (unsafe.Sizeof, which the package does not
-// import; a wrong one only sizes the chunks differently).
-const (
-	instSize   = 112
-	valueSize  = 56
-	ptrSize    = 8
-	constSize  = 64
-	attrsSize  = 152
-	regionSize = 88
-)
-
-func (a *Arena) inst() *Inst     { return a.insts.one(instSize) }
-func (a *Arena) value() *Value   { return a.values.one(valueSize) }
-func (a *Arena) region() *Region { return a.regions.one(regionSize) }
+func (a *Arena) inst() *Inst     { return a.insts.one() }
+func (a *Arena) value() *Value   { return a.values.one() }
+func (a *Arena) region() *Region { return a.regions.one() }
 
 // valueList returns n values, none set, in a list of capacity n.
-func (a *Arena) valueList(n int) []*Value { return a.ptrs.take(n, ptrSize) }
+func (a *Arena) valueList(n int) []*Value { return a.ptrs.take(n) }
 
 // NewInst is NewInst with the instruction, its operand list, results and
 // result list carved from a's chunks (allocated on their own when a is
@@ -140,12 +133,12 @@ func (a *Arena) SetOp(in *Inst, op Op) {
 	}
 	in.Op = op
 	if op == OpConstant {
-		x := a.consts.one(constSize)
+		x := a.consts.one()
 		x.extra.ConstAttr = &x.attr
 		in.Extra = &x.extra
 		return
 	}
-	x := a.attrs.one(attrsSize)
+	x := a.attrs.one()
 	in.Extra = &x.extra
 	if op.HasModes() {
 		x.extra.ModeAttrs = &x.modes
@@ -191,17 +184,17 @@ func (a *Arena) NewRegion(kind RegionKind, argTypes ...*Type) *Region {
 // while small; a long one grows as append grows it.
 func (a *Arena) grow(insts []*Inst) []*Inst {
 	n := max(2*cap(insts), firstInsts)
-	if n*ptrSize > maxChunk/4 {
+	if n*int(unsafe.Sizeof(insts[0])) > maxChunk/4 {
 		return insts
 	}
-	return append(a.lists.take(n, ptrSize)[:0], insts...)
+	return append(a.lists.take(n)[:0], insts...)
 }
 
 // AddRegion is in.AddRegion with in's first region list carved from a's
 // chunks.
 func (a *Arena) AddRegion(in *Inst, r *Region) *Region {
 	if a != nil && in.Regions == nil {
-		in.Regions = a.rptrs.take(1, ptrSize)[:0]
+		in.Regions = a.rptrs.take(1)[:0]
 	}
 	return in.AddRegion(r)
 }
