@@ -58,6 +58,8 @@ type checker struct {
 
 	localBytes int64 // sum of the sizes of the function's allocas
 	sgs        int64 // the function's subgroup_size attribute (0: not given)
+
+	good typeSet // composite types found well formed, kept from program to program
 }
 
 // checkers recycles the checkers' scope tables: every compile verifies
@@ -75,7 +77,7 @@ func getChecker(target *Target) *checker {
 // emptied, so that the pool keeps no program alive.
 func putChecker(c *checker) {
 	c.scopes.reset(0)
-	*c = checker{scopes: c.scopes}
+	*c = checker{scopes: c.scopes, good: c.good}
 	checkers.Put(c)
 }
 
@@ -156,15 +158,8 @@ func (c *checker) inst(in *ir.Inst, kind ir.RegionKind) {
 		c.errorf(in.OpPos(), "%s is an SPMD instruction and can only appear in an SPMD region (wrap it in parallel or foreach)", in.Mnemonic())
 	}
 	for i, v := range in.Operands {
-		switch {
-		case v == nil:
-			c.errorf(in.OpPos(), "operand %d of %s is missing", i+1, in.Mnemonic())
-			return
-		case !c.isVisible(v):
-			c.errorf(in.OperandPos(i), "%%%s is not visible here (values defined inside a region cannot be used outside it, and a value must be defined before its use)", v.Name)
-			return
-		case v.Type == nil:
-			c.errorf(in.OperandPos(i), "%%%s has no type", v.Name)
+		if v == nil || !c.isVisible(v) || v.Type == nil {
+			c.badOperand(in, i)
 			return
 		}
 	}
@@ -181,8 +176,23 @@ func (c *checker) inst(in *ir.Inst, kind ir.RegionKind) {
 	}
 	rule(c, in, kind)
 	for _, r := range in.Results {
-		c.typ(r.Type, in.TypePos()) // duplicates of a rule's report are dropped by Sort
+		if !c.known(r.Type) {
+			c.typ(r.Type, in.TypePos()) // duplicates of a rule's report are dropped by Sort
+		}
 		c.define(r)
+	}
+}
+
+// badOperand reports why operand i of in, which is nil, not visible or
+// untyped, cannot be used.
+func (c *checker) badOperand(in *ir.Inst, i int) {
+	switch v := in.Operands[i]; {
+	case v == nil:
+		c.errorf(in.OpPos(), "operand %d of %s is missing", i+1, in.Mnemonic())
+	case !c.isVisible(v):
+		c.errorf(in.OperandPos(i), "%%%s is not visible here (values defined inside a region cannot be used outside it, and a value must be defined before its use)", v.Name)
+	default:
+		c.errorf(in.OperandPos(i), "%%%s has no type", v.Name)
 	}
 }
 
@@ -190,6 +200,28 @@ func (c *checker) inst(in *ir.Inst, kind ir.RegionKind) {
 // not enforce: non-negative sizes, the strided-layout order, group offsets
 // and coopmatrix sizes.
 func (c *checker) typ(t *ir.Type, pos ir.Pos) bool {
+	if c.known(t) {
+		return true
+	}
+	ok := c.typeRules(t, pos)
+	if ok {
+		c.good.add(t)
+	}
+	return ok
+}
+
+// known reports whether t is well formed without checking it: a scalar
+// (the rules are about composite types), or a composite type found well
+// formed before.
+func (c *checker) known(t *ir.Type) bool {
+	switch t.Kind() {
+	case ir.KindMemref, ir.KindGroup, ir.KindCoopmatrix:
+		return c.good.has(t)
+	}
+	return true
+}
+
+func (c *checker) typeRules(t *ir.Type, pos ir.Pos) bool {
 	switch t.Kind() {
 	case ir.KindMemref:
 		return c.memrefLayout(t, pos)
