@@ -31,15 +31,41 @@ type Target struct {
 func Program(p *ir.Program, target *Target) diag.List {
 	c := getChecker(target)
 	defer putChecker(c)
-	seen := map[string]ir.Pos{}
+	c.duplicateNames(p.Funcs)
 	for _, f := range p.Funcs {
-		if old, dup := seen[f.Name]; dup {
-			c.errorf(f.NamePos, "function @%s is already defined at %s", f.Name, old)
-		}
-		seen[f.Name] = f.NamePos
 		c.function(f)
 	}
 	return c.errs.Sort()
+}
+
+// duplicateNames reports every function named as an earlier one, at the
+// last earlier one. It searches when there are few functions, as a
+// program has one or a few (the map it made was a fiftieth of verifying
+// a GEMM kernel's source), and uses a map for many (CompileMany's).
+func (c *checker) duplicateNames(fs []*ir.Func) {
+	const few = 16
+	if len(fs) > few {
+		seen := make(map[string]ir.Pos, len(fs))
+		for _, f := range fs {
+			if old, dup := seen[f.Name]; dup {
+				c.duplicateName(f, old)
+			}
+			seen[f.Name] = f.NamePos
+		}
+		return
+	}
+	for i, f := range fs {
+		for j := i - 1; j >= 0; j-- {
+			if fs[j].Name == f.Name {
+				c.duplicateName(f, fs[j].NamePos)
+				break
+			}
+		}
+	}
+}
+
+func (c *checker) duplicateName(f *ir.Func, old ir.Pos) {
+	c.errorf(f.NamePos, "function @%s is already defined at %s", f.Name, old)
 }
 
 // Func verifies one function.
@@ -436,17 +462,24 @@ func (c *checker) workGroupSize(f *ir.Func, wg [2]int64, sgs int64) {
 // ---- shared rule helpers ----
 
 // count checks the number of operands and results; rules rely on it.
+// (The test is inlined into every rule, the report is not.)
 func (c *checker) count(in *ir.Inst, operands, results int) bool {
-	ok := true
+	if len(in.Operands) == operands && len(in.Results) == results {
+		return true
+	}
+	return c.miscounted(in, operands, results)
+}
+
+// miscounted reports the counts of in that are not what count wants and
+// returns false.
+func (c *checker) miscounted(in *ir.Inst, operands, results int) bool {
 	if len(in.Operands) != operands {
 		c.errorf(in.OpPos(), "%s takes %d operands, found %d", in.Mnemonic(), operands, len(in.Operands))
-		ok = false
 	}
 	if len(in.Results) != results {
 		c.errorf(in.OpPos(), "%s returns %d values, found %d", in.Mnemonic(), results, len(in.Results))
-		ok = false
 	}
-	return ok
+	return false
 }
 
 // want checks that operand i has a kind accepted by ok and reports what was
