@@ -88,24 +88,28 @@ func (s *scanner) peekAt(i int) byte {
 	return 0
 }
 
-// skipSpace skips white space and comments.
+// skipSpace skips white space and comments. (Locals, not s.off, in the
+// loop, as in skipClass: it runs before every token.)
 func (s *scanner) skipSpace() {
-	for {
-		s.skipClass(cSpace)
-		if s.off >= len(s.src) {
-			return
-		}
-		switch s.src[s.off] {
-		case '\n':
-			s.off++
+	src, i := s.src, s.off
+	for i < len(src) {
+		switch c := src[i]; {
+		case classes[c]&cSpace != 0:
+			i++
+		case c == '\n':
+			i++
 			s.line++
-			s.lineStart = s.off
-		case ';':
+			s.lineStart = i
+		case c == ';':
+			s.off = i
 			s.comment()
+			i = s.off
 		default:
+			s.off = i
 			return
 		}
 	}
+	s.off = i
 }
 
 // comment is a comment with its ';', without trailing white space.
@@ -182,23 +186,65 @@ func (s *scanner) skipClass(class uint8) int {
 	return n
 }
 
+// What the first byte of a token says about it, in starts: one table load
+// and a jump table instead of the comparisons of each kind of token.
+const (
+	sOther  uint8 = iota // no token starts so (unless a case of next says otherwise)
+	sLetter              // a word
+	sDigit               // a number
+	sDot                 // a number if a digit follows
+	sSign                // a signed number, ±inf, ±nan, or "->"
+	sSigil               // %name, @name, $name
+	sBang                // !calc
+	sQuote               // a string
+	sPunct               // a token of one byte: punctuation[c]
+	sLess                // '<' or "<="
+)
+
+var starts, punctuation = func() (starts [256]uint8, punct [256]token) {
+	for c := range 256 {
+		switch {
+		case isLetter(byte(c)):
+			starts[c] = sLetter
+		case isDigit(byte(c)):
+			starts[c] = sDigit
+		}
+	}
+	starts['.'], starts['+'], starts['-'], starts['!'], starts['"'], starts['<'] = sDot, sSign, sSign, sBang, sQuote, sLess
+	starts['%'], starts['@'], starts['$'] = sSigil, sSigil, sSigil
+	for c, t := range map[byte]token{'(': tLParen, ')': tRParen, '{': tLBrace, '}': tRBrace, '[': tLBrack, ']': tRBrack,
+		'>': tGreater, ',': tComma, ':': tColon, '=': tEqual, '?': tQuestion} {
+		starts[c], punct[c] = sPunct, t
+	}
+	return starts, punct
+}()
+
 // next scans one token and returns its kind, position and text.
 func (s *scanner) next() (token, ir.Pos, string) {
 	s.skipSpace()
 	pos := s.pos()
-	s.tokStart = s.off
-	if s.off >= len(s.src) {
+	start := s.off
+	s.tokStart = start
+	if start >= len(s.src) {
 		return tEOF, pos, ""
 	}
-	start := s.off
-	c := s.src[s.off]
-	switch {
-	case isLetter(c):
+	c := s.src[start]
+	switch starts[c] {
+	case sLetter:
 		s.skipClass(cWord)
 		return tWord, pos, s.src[start:s.off]
-	case isDigit(c), c == '.' && isDigit(s.peekAt(1)):
+	case sPunct:
+		s.off++
+		return punctuation[c], pos, s.src[start:s.off]
+	case sDigit:
 		return s.number(pos, start)
-	case c == '-' || c == '+':
+	case sSigil:
+		return s.identifier(pos, c)
+	case sDot:
+		if isDigit(s.peekAt(1)) {
+			return s.number(pos, start)
+		}
+	case sSign:
 		if d := s.peekAt(1); isDigit(d) || d == '.' && isDigit(s.peekAt(2)) {
 			s.off++
 			return s.number(pos, start)
@@ -211,46 +257,23 @@ func (s *scanner) next() (token, ir.Pos, string) {
 			s.off += 2
 			return tArrow, pos, "->"
 		}
-	case c == '%' || c == '@' || c == '$':
-		return s.identifier(pos, c)
-	case c == '!' && isLetter(s.peekAt(1)): // !calc
-		s.off++
-		s.skipClass(cIdent)
-		return tWord, pos, s.src[start:s.off]
-	case c == '"':
+	case sBang:
+		if isLetter(s.peekAt(1)) {
+			s.off++
+			s.skipClass(cIdent)
+			return tWord, pos, s.src[start:s.off]
+		}
+	case sQuote:
 		return s.string(pos)
-	}
-	s.off++
-	switch c {
-	case '(':
-		return tLParen, pos, "("
-	case ')':
-		return tRParen, pos, ")"
-	case '{':
-		return tLBrace, pos, "{"
-	case '}':
-		return tRBrace, pos, "}"
-	case '[':
-		return tLBrack, pos, "["
-	case ']':
-		return tRBrack, pos, "]"
-	case '<':
+	case sLess:
+		s.off++
 		if s.peek() == '=' {
 			s.off++
 			return tLessEqual, pos, "<="
 		}
 		return tLess, pos, "<"
-	case '>':
-		return tGreater, pos, ">"
-	case ',':
-		return tComma, pos, ","
-	case ':':
-		return tColon, pos, ":"
-	case '=':
-		return tEqual, pos, "="
-	case '?':
-		return tQuestion, pos, "?"
 	}
+	s.off++
 	s.err(pos, "unexpected character "+quoteByte(c))
 	return tIllegal, pos, string(c)
 }
