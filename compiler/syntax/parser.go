@@ -66,13 +66,12 @@ type parser struct {
 	usedNames map[string]bool
 	constants map[string]*ir.Value // by type and spelling: the constant made for it
 
-	// names maps every visible name to its value; defined lists the names
-	// in definition order and scopes the start of each open scope in it, so
-	// closing a scope forgets its names. Redefining a visible name is an
-	// error, so a name maps to one value at a time.
-	names   map[string]*ir.Value
-	defined []string
-	scopes  []int
+	// names maps every visible name to its value, in definition order;
+	// scopes holds the start of each open scope in it, so closing a scope
+	// forgets its names. Redefining a visible name is an error, so a name
+	// maps to one value at a time.
+	names  nameTable
+	scopes []int
 
 	// typeCache maps the source text of composite types already read to
 	// their type: kernels repeat the same memref and coopmatrix types many
@@ -139,7 +138,7 @@ func (s *slabs) restart() {
 // parser's: the IR comes from slabs each parse starts anew, the errors
 // from a list it starts anew.
 var parsers = sync.Pool{New: func() any {
-	p := &parser{names: map[string]*ir.Value{}, typeCache: map[string]*ir.Type{}}
+	p := &parser{typeCache: map[string]*ir.Type{}}
 	p.onError = p.errorAt
 	return p
 }}
@@ -147,12 +146,11 @@ var parsers = sync.Pool{New: func() any {
 // release hands p back for the next source, emptied (so that the pool
 // refers to no program); it must not be used after.
 func (p *parser) release() {
-	clear(p.names)
+	p.names.reset()
 	clear(p.typeCache)
-	clear(p.defined[:cap(p.defined)])
 	slabs := p.slabs
 	slabs.restart()
-	*p = parser{onError: p.onError, names: p.names, typeCache: p.typeCache, defined: p.defined[:0], scopes: p.scopes[:0], slabs: slabs}
+	*p = parser{onError: p.onError, names: p.names, typeCache: p.typeCache, scopes: p.scopes[:0], slabs: slabs}
 	parsers.Put(p)
 }
 
@@ -304,7 +302,7 @@ func (p *parser) expectWord(w, context string) {
 
 // ---- scopes ----
 
-func (p *parser) openScope() { p.scopes = append(p.scopes, len(p.defined)) }
+func (p *parser) openScope() { p.scopes = append(p.scopes, p.names.len()) }
 
 func (p *parser) closeScope() { p.truncateScopes(len(p.scopes) - 1) }
 
@@ -313,15 +311,11 @@ func (p *parser) truncateScopes(depth int) {
 	if depth >= len(p.scopes) {
 		return
 	}
-	mark := p.scopes[depth]
-	for _, n := range p.defined[mark:] {
-		delete(p.names, n)
-	}
-	p.defined = p.defined[:mark]
+	p.names.truncate(p.scopes[depth])
 	p.scopes = p.scopes[:depth]
 }
 
-func (p *parser) lookup(name string) *ir.Value { return p.names[name] }
+func (p *parser) lookup(name string) *ir.Value { return p.names.lookup(name) }
 
 // define makes v visible in the innermost scope. Redefining a visible name
 // is an error (reported, not fatal: parsing goes on).
@@ -330,8 +324,7 @@ func (p *parser) define(v *ir.Value) {
 		p.errs.Add(v.Pos, "%%%s is already defined at %s", v.Name, old.Pos)
 		return
 	}
-	p.names[v.Name] = v
-	p.defined = append(p.defined, v.Name)
+	p.names.define(v.Name, v)
 }
 
 // use resolves the current local identifier and consumes it.
