@@ -60,20 +60,21 @@ func (c *checker) blas(in *ir.Inst, inputs int) bool {
 	}
 	alpha, beta, out := in.Operands[0], in.Operands[n-2], in.Operands[n-1]
 	compute := in.Operands[1].Type.Elem()
-	what := "the element type of " + name(in.Operands[1])
+	what := role{"the element type of ", in.Operands[1]}
 	if inputs == 2 {
 		b := in.Operands[2].Type.Elem()
 		if p := ir.Promote(compute, b); p != nil {
 			compute = p
-			what = "the promoted input type"
+			what = role{text: "the promoted input type"}
 		} else {
 			c.errorf(in.OperandPos(2), "%s: the element types of %s (%s) and %s (%s) do not promote to a common type", in.Mnemonic(), name(in.Operands[1]), compute, name(in.Operands[2]), b)
 			compute = nil
 		}
 	}
-	c.promotes(in, in.OperandPos(0), alpha.Type, compute, "alpha", what)
-	c.promotes(in, in.OperandPos(n-1), compute, out.Type.Elem(), what, "the element type of "+name(out))
-	c.promotes(in, in.OperandPos(n-2), beta.Type, out.Type.Elem(), "beta", "the element type of "+name(out))
+	outElem := role{"the element type of ", out}
+	c.promotes(in, in.OperandPos(0), alpha.Type, compute, role{text: "alpha"}, what)
+	c.promotes(in, in.OperandPos(n-1), compute, out.Type.Elem(), what, outElem)
+	c.promotes(in, in.OperandPos(n-2), beta.Type, out.Type.Elem(), role{text: "beta"}, outElem)
 	if in.Atomic > ir.Atomic {
 		c.errorf(in.OpPos(), "%s accepts .atomic, not .%s", in.Op, in.Atomic)
 	}
@@ -130,9 +131,10 @@ func (c *checker) orderIs(in *ir.Inst, i int, orders ...int) bool {
 // shapes break (ir.Misfits), once the orders of its operands are checked.
 func (c *checker) sizes(in *ir.Inst) {
 	_, inputs, _, out := in.BLASOperands()
-	shapes := make([][]int64, len(inputs))
-	for i, v := range inputs {
-		shapes[i] = v.Type.Shape()
+	var room [2][]int64 // the most inputs a BLAS instruction has, on the stack
+	shapes := room[:0]
+	for _, v := range inputs {
+		shapes = append(shapes, v.Type.Shape())
 	}
 	for _, m := range ir.Misfits(in.Op, in.TransA, in.TransB, shapes, out.Type.Shape()) {
 		c.misfit(in, m)

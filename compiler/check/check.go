@@ -85,7 +85,8 @@ type checker struct {
 	localBytes int64 // sum of the sizes of the function's allocas
 	sgs        int64 // the function's subgroup_size attribute (0: not given)
 
-	good typeSet // composite types found well formed, kept from program to program
+	good  typeSet    // composite types found well formed, kept from program to program
+	types []*ir.Type // typesOf's buffer
 }
 
 // checkers recycles the checkers' scope tables: every compile verifies
@@ -103,7 +104,7 @@ func getChecker(target *Target) *checker {
 // emptied, so that the pool keeps no program alive.
 func putChecker(c *checker) {
 	c.scopes.reset(0)
-	*c = checker{scopes: c.scopes, good: c.good}
+	*c = checker{scopes: c.scopes, good: c.good, types: c.types[:0]}
 	checkers.Put(c)
 }
 
@@ -521,10 +522,26 @@ func (c *checker) resultIs(in *ir.Inst, want *ir.Type) {
 }
 
 // promotes checks a ⪯ b and reports it with the operands' roles.
-func (c *checker) promotes(in *ir.Inst, pos ir.Pos, a, b *ir.Type, aWhat, bWhat string) {
+func (c *checker) promotes(in *ir.Inst, pos ir.Pos, a, b *ir.Type, aWhat, bWhat role) {
 	if a != nil && b != nil && !ir.Promotable(a, b) {
 		c.errorf(pos, "%s: %s (%s) does not promote to %s (%s)", in.Mnemonic(), aWhat, a, bWhat, b)
 	}
+}
+
+// role says what a type is in a message: text, then the name of value of
+// when there is one ("the element type of %C"). It is spelled out only
+// for a report: joined up front, the roles of a BLAS instruction were
+// most of the verifier's allocations on a GEMM source.
+type role struct {
+	text string
+	of   *ir.Value
+}
+
+func (r role) String() string {
+	if r.of == nil {
+		return r.text
+	}
+	return r.text + name(r.of)
 }
 
 func dims(t *ir.Type) string {

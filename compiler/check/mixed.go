@@ -134,10 +134,8 @@ func (c *checker) forLoop(in *ir.Inst, kind ir.RegionKind) {
 			c.errorf(in.OperandPos(i), "for bound %s has type %s, but the loop variable has type %s", name(in.Operands[i]), in.Operands[i].Type, iv)
 		}
 	}
-	types := make([]*ir.Type, carried)
-	for i := range types {
+	for i := range carried {
 		init, arg, res := in.Operands[bounds+i], body.Args[i+1], in.Results[i]
-		types[i] = res.Type
 		if !carriedType(res.Type) {
 			c.errorf(in.TypePos(), "loop-carried value %d has type %s; only bool, scalar and coopmatrix types can be carried", i, res.Type)
 		}
@@ -157,7 +155,19 @@ func (c *checker) forLoop(in *ir.Inst, kind ir.RegionKind) {
 	}
 	c.uniqueNames(in.Attrs)
 	c.region(body, effective(body, kind))
-	c.yields(in, body, types, carried > 0)
+	c.yields(in, body, c.typesOf(in.Results), carried > 0)
+}
+
+// typesOf returns the types of vs in a buffer of c's, good until the next
+// call: for and if take it after verifying their regions (which may hold
+// loops of their own). A slice made for every loop's types was the
+// verifier's only allocation on a lowered GEMM.
+func (c *checker) typesOf(vs []*ir.Value) []*ir.Type {
+	c.types = c.types[:0]
+	for _, v := range vs {
+		c.types = append(c.types, v.Type)
+	}
+	return c.types
 }
 
 // yields checks the terminator of a for or if region against the result
@@ -191,9 +201,7 @@ func (c *checker) ifElse(in *ir.Inst, kind ir.RegionKind) {
 		return
 	}
 	c.want(in, 0, "of type bool", func(t *ir.Type) bool { return t == ir.Bool })
-	types := make([]*ir.Type, len(in.Results))
-	for i, r := range in.Results {
-		types[i] = r.Type
+	for _, r := range in.Results {
 		if !carriedType(r.Type) {
 			c.errorf(in.TypePos(), "if cannot return type %s; only bool, scalar and coopmatrix types", r.Type)
 		}
@@ -201,6 +209,7 @@ func (c *checker) ifElse(in *ir.Inst, kind ir.RegionKind) {
 	then, els := in.Regions[0], in.Regions[1]
 	c.region(then, effective(then, kind))
 	c.region(els, effective(els, kind))
+	types := c.typesOf(in.Results)
 	c.yields(in, then, types, len(types) > 0)
 	if len(types) > 0 && len(els.Insts) == 0 {
 		c.errorf(in.OpPos(), "if returns values, so the else region cannot be omitted")
