@@ -141,6 +141,7 @@ const (
 	cUnderline                   // _
 	cDot                         // .
 	cSpace                       // white space but line breaks
+	cSkipped                     // what skipSpace skips: white space, line breaks and ';'
 
 	cHex   = cDigit | cHexLetter
 	cIdent = cLetter | cDigit | cUnderline // the name of %name, @name, $name
@@ -163,8 +164,9 @@ var classes = func() (t [256]uint8) {
 	}
 	t['_'], t['.'] = cUnderline, cDot
 	for _, c := range spaces {
-		t[c] = cSpace
+		t[c] = cSpace | cSkipped
 	}
+	t['\n'], t[';'] = cSkipped, cSkipped
 	return t
 }()
 
@@ -221,7 +223,9 @@ var starts, punctuation = func() (starts [256]uint8, punct [256]token) {
 
 // next scans one token and returns its kind, position and text.
 func (s *scanner) next() (token, ir.Pos, string) {
-	s.skipSpace()
+	if s.off >= len(s.src) || classes[s.src[s.off]]&cSkipped != 0 {
+		s.skipSpace() // (not called for the many tokens that follow another directly)
+	}
 	pos := s.pos()
 	start := s.off
 	s.tokStart = start
