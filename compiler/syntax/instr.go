@@ -183,9 +183,7 @@ type resultName struct {
 func (p *parser) instruction() *ir.Inst {
 	in := p.insts.new()
 	in.Pos = p.pos
-	in.Extra = p.extras.new()
-	src := p.sources.new()
-	in.SetSource(src)
+	src := p.annotate(in)
 	in.Operands, src.OperandPos = p.operands.make(4), p.positions.make(4)
 	var names []resultName
 	if p.tok == tLocal {
