@@ -203,7 +203,7 @@ func (c *checker) inst(in *ir.Inst, kind ir.RegionKind) {
 	}
 	rule(c, in, kind)
 	for _, r := range in.Results {
-		if !c.known(r.Type) {
+		if !c.known(r.Type) { // (resultType, inlined)
 			c.typ(r.Type, in.TypePos()) // duplicates of a rule's report are dropped by Sort
 		}
 		c.define(r)
@@ -235,6 +235,12 @@ func (c *checker) typ(t *ir.Type, pos ir.Pos) bool {
 		c.good.add(t)
 	}
 	return ok
+}
+
+// resultType is typ for t, the type of a result of in, reported at in's
+// type annotation, whose position is looked up only for a report.
+func (c *checker) resultType(in *ir.Inst, t *ir.Type) bool {
+	return c.known(t) || c.typ(t, in.TypePos())
 }
 
 // known reports whether t is well formed without checking it: a scalar

@@ -375,9 +375,8 @@ func (c *checker) constant(in *ir.Inst, _ ir.RegionKind) {
 		return
 	}
 	t := in.Results[0].Type
-	pos := in.TypePos()
 	if t.Kind() == ir.KindCoopmatrix {
-		c.typ(t, pos)
+		c.resultType(in, t)
 		t = t.Elem()
 	}
 	k := in.Const
@@ -392,7 +391,7 @@ func (c *checker) constant(in *ir.Inst, _ ir.RegionKind) {
 	case t.IsComplex():
 		want = ir.ConstComplex
 	default:
-		c.errorf(pos, "constant must have bool, scalar or coopmatrix type, found %s", t)
+		c.errorf(in.TypePos(), "constant must have bool, scalar or coopmatrix type, found %s", t)
 		return
 	}
 	if k.Kind != want {

@@ -91,7 +91,7 @@ func (c *checker) coopResult(in *ir.Inst) (*ir.Type, bool) {
 		c.errorf(in.TypePos(), "%s returns a coopmatrix, found %s", in.Mnemonic(), t)
 		return nil, false
 	}
-	return t, c.typ(t, in.TypePos())
+	return t, c.resultType(in, t)
 }
 
 func (c *checker) coopConstruct(in *ir.Inst, _ ir.RegionKind) {

@@ -134,7 +134,7 @@ func (c *checker) view(in *ir.Inst) (src, dst *ir.Type) {
 		c.errorf(in.TypePos(), "%s returns a memref, found %s", in.Op, dst)
 		return nil, nil
 	}
-	if !c.typ(dst, in.TypePos()) {
+	if !c.resultType(in, dst) {
 		return nil, nil
 	}
 	if src.Elem() != dst.Elem() || src.Space() != dst.Space() {
@@ -346,7 +346,7 @@ func (c *checker) coopLoad(in *ir.Inst, _ ir.RegionKind) {
 		c.errorf(in.TypePos(), "cooperative_matrix_load returns a coopmatrix, found %s", t)
 		return
 	}
-	if c.typ(t, in.TypePos()) {
+	if c.resultType(in, t) {
 		c.coopIndexed(in, 0, t.Elem(), in.TypePos())
 	}
 	c.notAtomic(in)
