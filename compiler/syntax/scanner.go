@@ -393,6 +393,11 @@ func (s *scanner) number(pos ir.Pos, start int) (token, ir.Pos, string) {
 		s.off = save
 	}
 	n := s.skipClass(cDigit)
+	switch s.peek() {
+	case '.', 'e', 'E':
+	default: // an integer, as nearly every number of a kernel
+		return tInt, pos, s.src[start:s.off]
+	}
 	float := false
 	if s.peek() == '.' && (n > 0 || isDigit(s.peekAt(1))) {
 		s.off++
