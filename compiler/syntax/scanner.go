@@ -142,6 +142,7 @@ const (
 	cDot                         // .
 	cSpace                       // white space but line breaks
 	cSkipped                     // what skipSpace skips: white space, line breaks and ';'
+	cTypeSpan                    // what ends or nests the span of a composite type (typeSpan)
 
 	cHex   = cDigit | cHexLetter
 	cIdent = cLetter | cDigit | cUnderline // the name of %name, @name, $name
@@ -167,6 +168,9 @@ var classes = func() (t [256]uint8) {
 		t[c] = cSpace | cSkipped
 	}
 	t['\n'], t[';'] = cSkipped, cSkipped
+	for _, c := range "<>\n;{}()=$" {
+		t[c] |= cTypeSpan
+	}
 	return t
 }()
 
@@ -419,8 +423,13 @@ func (s *scanner) number(pos ir.Pos, start int) (token, ir.Pos, string) {
 // line counting right.
 func (s *scanner) typeSpan(start int) (int, bool) {
 	depth := 0
-	for i := start; i < len(s.src); i++ {
-		switch s.src[i] {
+	src := s.src
+	for i := start; i < len(src); i++ {
+		c := src[i]
+		if classes[c]&cTypeSpan == 0 { // most bytes: one test, not the switch's
+			continue
+		}
+		switch c {
 		case '<':
 			depth++
 		case '>':
