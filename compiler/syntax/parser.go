@@ -28,6 +28,10 @@ func parse(src []byte, d Dialect) (prog *ir.Program, errs diag.List) {
 	p := parsers.Get().(*parser)
 	defer p.release()
 	p.dialect = d
+	if d != p.typeCacheDialect {
+		clear(p.typeCache)
+		p.typeCacheDialect = d
+	}
 	p.sc.init(string(src), p.onError)
 	p.next()
 	prog = &ir.Program{}
@@ -73,10 +77,14 @@ type parser struct {
 	names  nameTable
 	scopes []int
 
-	// typeCache maps the source text of composite types already read to
-	// their type: kernels repeat the same memref and coopmatrix types many
-	// times.
-	typeCache map[string]*ir.Type
+	// typeCache maps the spellings of composite types already read to
+	// their type, for the dialect typeCacheDialect: kernels repeat the same
+	// memref and coopmatrix types many times, and the tuner's sources the
+	// same few. A spelling reads the same in every source of a dialect
+	// (see spelledTypes), so the cache lives as long as the parser, its
+	// keys copied out of the sources.
+	typeCache        map[string]*ir.Type
+	typeCacheDialect Dialect
 
 	// results is the number of names left of the '=' of the instruction
 	// being parsed: vector_load has one result per name.
@@ -164,10 +172,10 @@ var parsers = sync.Pool{New: func() any {
 // refers to no program); it must not be used after.
 func (p *parser) release() {
 	p.names.reset()
-	clear(p.typeCache)
 	slabs := p.slabs
 	slabs.restart()
-	*p = parser{onError: p.onError, names: p.names, typeCache: p.typeCache, scopes: p.scopes[:0], slabs: slabs}
+	*p = parser{onError: p.onError, names: p.names, typeCache: p.typeCache, typeCacheDialect: p.typeCacheDialect,
+		scopes: p.scopes[:0], slabs: slabs}
 	parsers.Put(p)
 }
 

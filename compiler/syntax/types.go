@@ -157,7 +157,10 @@ func (p *parser) compositeType() *ir.Type {
 		t = p.coopmatrixType()
 	}
 	if cacheable && len(p.errs) == nerrs && p.sc.tokStart >= end {
-		p.typeCache[p.sc.src[start:end]] = t
+		if len(p.typeCache) >= maxSpelledTypes {
+			clear(p.typeCache)
+		}
+		p.typeCache[strings.Clone(p.sc.src[start:end])] = t // not pinning the source
 		spelledTypes.put(p.dialect, p.sc.src[start:end], t)
 	}
 	return t
