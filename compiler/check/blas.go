@@ -63,7 +63,7 @@ func (c *checker) blas(in *ir.Inst, inputs int) bool {
 	what := role{"the element type of ", in.Operands[1]}
 	if inputs == 2 {
 		b := in.Operands[2].Type.Elem()
-		if p := ir.Promote(compute, b); p != nil {
+		if p := c.promotions.promote(compute, b); p != nil {
 			compute = p
 			what = role{text: "the promoted input type"}
 		} else {

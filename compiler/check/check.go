@@ -85,8 +85,9 @@ type checker struct {
 	localBytes int64 // sum of the sizes of the function's allocas
 	sgs        int64 // the function's subgroup_size attribute (0: not given)
 
-	good  typeSet    // composite types found well formed, kept from program to program
-	types []*ir.Type // typesOf's buffer
+	good       typeSet    // composite types found well formed, kept from program to program
+	promotions promotions // likewise, ir.Promotable's answers
+	types      []*ir.Type // typesOf's buffer
 }
 
 // checkers recycles the checkers' scope tables: every compile verifies
@@ -104,7 +105,7 @@ func getChecker(target *Target) *checker {
 // emptied, so that the pool keeps no program alive.
 func putChecker(c *checker) {
 	c.scopes.reset(0)
-	*c = checker{scopes: c.scopes, good: c.good, types: c.types[:0]}
+	*c = checker{scopes: c.scopes, good: c.good, promotions: c.promotions, types: c.types[:0]}
 	checkers.Put(c)
 }
 
@@ -529,7 +530,7 @@ func (c *checker) resultIs(in *ir.Inst, want *ir.Type) {
 
 // promotes checks a ⪯ b and reports it with the operands' roles.
 func (c *checker) promotes(in *ir.Inst, pos ir.Pos, a, b *ir.Type, aWhat, bWhat role) {
-	if a != nil && b != nil && !ir.Promotable(a, b) {
+	if a != nil && b != nil && !c.promotions.promotable(a, b) {
 		c.errorf(pos, "%s: %s (%s) does not promote to %s (%s)", in.Mnemonic(), aWhat, a, bWhat, b)
 	}
 }

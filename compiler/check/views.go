@@ -400,11 +400,11 @@ func (c *checker) coopMulAdd(in *ir.Inst, _ ir.RegionKind) {
 	case d.Rows() != acc.Rows() || d.Cols() != acc.Cols():
 		c.errorf(in.TypePos(), "cooperative_matrix_mul_add: the result must have the shape of C (%dx%d), found %s", acc.Rows(), acc.Cols(), d)
 	}
-	p := ir.Promote(a.Elem(), b.Elem())
+	p := c.promotions.promote(a.Elem(), b.Elem())
 	switch {
 	case p == nil:
 		c.errorf(in.OperandPos(1), "cooperative_matrix_mul_add: component types %s and %s do not promote to a common type", a.Elem(), b.Elem())
-	case !ir.Promotable(p, acc.Elem()):
+	case !c.promotions.promotable(p, acc.Elem()):
 		c.errorf(in.OperandPos(2), "cooperative_matrix_mul_add: the product type %s does not promote to the component type %s of C", p, acc.Elem())
 	}
 	if !castAllowed(acc.Elem(), d.Elem()) {
