@@ -1,8 +1,8 @@
 package ptx
 
 import (
+	"hash/maphash"
 	"math"
-	"strings"
 
 	"tltune/compiler/ir"
 )
@@ -24,15 +24,23 @@ import (
 //     instruction needs it in a register; an address takes its constant
 //     into the brackets instead.
 
-// scope is the instructions pure wrote in one region that may be reused:
-// their operands, keyed by opcode and operands, and their register.
-type scope map[string]string
-
 // enterScope starts a region whose instructions do not dominate what
 // follows it (a branch of an if, the body of a loop); leaveScope forgets
-// them again.
-func (e *fn) enterScope() { e.scopes = append(e.scopes, scope{}) }
-func (e *fn) leaveScope() { e.scopes = e.scopes[:len(e.scopes)-1] }
+// the instructions pure wrote there again (pureTable).
+func (e *fn) enterScope() { e.cse.enter() }
+func (e *fn) leaveScope() { e.cse.leave() }
+
+// pureKey spells the key of opcode on args in key.
+func pureKey(key []byte, opcode string, args []string) []byte {
+	key = append(append(key, opcode...), '\t')
+	for i, a := range args {
+		if i > 0 {
+			key = append(key, ", "...)
+		}
+		key = append(key, a...)
+	}
+	return key
+}
 
 // pure is def for an instruction without side effects whose operands are
 // never written again while it is in scope: the register of the same
@@ -40,26 +48,25 @@ func (e *fn) leaveScope() { e.scopes = e.scopes[:len(e.scopes)-1] }
 // Registers written in place (loop variables and carried values) are
 // only its operands inside the loop body's scope, whose end forgets them.
 func (e *fn) pure(c class, opcode string, args ...string) string {
-	// The key is spelled in a buffer, and a string made of it only to
-	// insert: lookups of string(bytes) allocate nothing.
-	e.key = append(append(e.key[:0], opcode...), '\t')
-	for i, a := range args {
-		if i > 0 {
-			e.key = append(e.key, ", "...)
-		}
-		e.key = append(e.key, a...)
+	t := &e.cse
+	// The key is spelled at the end of the table's keys, where insert
+	// keeps it.
+	at := len(t.keys)
+	t.keys = pureKey(t.keys, opcode, args)
+	key := t.keys[at:]
+	h := maphash.Bytes(t.seed, key)
+	t.keys = t.keys[:at]
+	if r, ok := t.lookup(h, key); ok {
+		return r
 	}
-	for i := len(e.scopes) - 1; i >= 0; i-- {
-		if r, ok := e.scopes[i][string(e.key)]; ok {
-			return r
-		}
-	}
-	key := string(e.key)
+	scope := len(t.scopes) - 1
+	var r string
 	if at := e.invariantDepth(args); at < e.depth {
-		return e.hoist(at, key, c, opcode, args)
+		r, scope = e.hoist(at, c, opcode, args)
+	} else {
+		r = e.def(c, opcode, args...)
 	}
-	r := e.def(c, opcode, args...)
-	e.scopes[len(e.scopes)-1][key] = r
+	t.insert(scope, h, key, r)
 	return r
 }
 
@@ -72,35 +79,38 @@ func (e *fn) pure(c class, opcode string, args ...string) string {
 // 208 instructions of SASS against NVVM's 136, 1.8 % slower). A loop's
 // frame collects what is hoisted in front of it while its body is written.
 type loopFrame struct {
-	outer string          // the text before the loop
-	pre   strings.Builder // hoisted instructions, between outer and the loop
-	scope int             // the scope the loop is written in
+	start int    // where the loop's text starts in the body
+	pre   []byte // hoisted instructions, to go in front of it
+	scope int    // the scope the loop is written in
 }
 
 // enterLoop starts the text of a loop with a back edge; written is the
 // registers the loop writes in place (its variable, its carried values),
 // which are written at its depth.
 func (e *fn) enterLoop(written ...string) {
-	e.loops = append(e.loops, &loopFrame{outer: e.body.String(), scope: len(e.scopes) - 1})
-	e.body.Reset()
+	f := loopFrame{start: len(e.body), scope: len(e.cse.scopes) - 1}
+	if n := len(e.loops); n < cap(e.loops) {
+		f.pre = e.loops[:n+1][n].pre[:0] // a recycled frame's buffer
+	}
+	e.loops = append(e.loops, f)
 	e.depth++
 	for _, r := range written {
-		e.regDepth[r] = e.depth
+		e.setDepth(r, e.depth)
 	}
 }
 
 // exitLoop ends the loop enterLoop started: its hoisted instructions go
 // in front of it.
 func (e *fn) exitLoop() {
-	f := e.loops[len(e.loops)-1]
+	f := &e.loops[len(e.loops)-1]
 	e.loops = e.loops[:len(e.loops)-1]
 	e.depth--
-	loop := e.body.String()
-	e.body = strings.Builder{}
-	e.body.Grow(len(f.outer) + f.pre.Len() + len(loop))
-	e.body.WriteString(f.outer)
-	e.body.WriteString(f.pre.String())
-	e.body.WriteString(loop)
+	if n := len(f.pre); n > 0 {
+		end := len(e.body)
+		e.body = append(e.body, f.pre...) // room for it
+		copy(e.body[f.start+n:], e.body[f.start:end])
+		copy(e.body[f.start:], f.pre)
+	}
 }
 
 // invariantDepth is the deepest depth at which one of the operands is
@@ -108,24 +118,21 @@ func (e *fn) exitLoop() {
 func (e *fn) invariantDepth(args []string) int {
 	at := 0
 	for _, a := range args {
-		if d, ok := e.regDepth[a]; ok {
-			at = max(at, d)
-		}
+		at = max(at, e.depthOf(a))
 	}
 	return at
 }
 
-// hoist writes a pure instruction in front of the loop at depth at+1,
-// remembered in the scope that loop is written in.
-func (e *fn) hoist(at int, key string, c class, opcode string, args []string) string {
-	f := e.loops[at]
+// hoist writes a pure instruction in front of the loop at depth at+1; it
+// is to be remembered in the scope that loop is written in, scope.
+func (e *fn) hoist(at int, c class, opcode string, args []string) (r string, scope int) {
+	f := &e.loops[at]
 	depth := e.depth
 	e.depth = at
-	r := e.reg(c)
+	r = e.reg(c)
 	e.depth = depth
-	writeOp(&f.pre, opcode, append([]string{r}, args...)...)
-	e.scopes[f.scope][key] = r
-	return r
+	f.pre = appendOp(f.pre, opcode, r, args)
+	return r, f.scope
 }
 
 // affine is an integer operand of w bits as base + off: base a register,
@@ -152,7 +159,7 @@ func (e *fn) operand(a affine) string {
 // part by part (v is the sum of its parts without overflow, as the C's
 // int arithmetic it mirrors), a truncated one added up first.
 func (e *fn) affineOf(v *ir.Value, w int) affine {
-	x := e.vals[v]
+	x := e.get(v)
 	if x.n == 0 {
 		e.value(v) // reports it
 	}

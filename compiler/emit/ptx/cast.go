@@ -13,27 +13,27 @@ func (e *fn) cast(in *ir.Inst) error {
 	}
 	switch {
 	case from == ir.Index && to == ir.Index:
-		e.vals[r] = affineVal(e.affineOf(a, e.width(r)))
+		e.vals.Set(r, affineVal(e.affineOf(a, e.width(r))))
 	case from.IsInteger() && to.IsInteger():
-		e.vals[r] = one(widthClass(e.width(r)), e.intAs(a, e.width(r)))
+		e.vals.Set(r, one(widthClass(e.width(r)), e.intAs(a, e.width(r))))
 	case from.IsComplex() && to.IsComplex():
 		x := e.value(a)
 		rc, _ := classOf(to, false)
-		e.vals[r] = two(rc, e.convertReal(x.parts[0], from.ComponentType(), to.ComponentType()),
-			e.convertReal(x.parts[1], from.ComponentType(), to.ComponentType()))
+		e.vals.Set(r, two(rc, e.convertReal(x.parts[0], from.ComponentType(), to.ComponentType()),
+			e.convertReal(x.parts[1], from.ComponentType(), to.ComponentType())))
 	case to.IsComplex() && from.IsFloat():
 		rc, _ := classOf(to, false)
 		zero := e.def(rc, movOf(rc), floatBits(0, to.ComponentType()))
-		e.vals[r] = two(rc, e.convertReal(e.value(a).x(), from, to.ComponentType()), zero)
+		e.vals.Set(r, two(rc, e.convertReal(e.value(a).x(), from, to.ComponentType()), zero))
 	case from.IsFloat() && to.IsFloat():
-		e.vals[r] = one(mustClass(to), e.convertReal(e.value(a).x(), from, to))
+		e.vals.Set(r, one(mustClass(to), e.convertReal(e.value(a).x(), from, to)))
 	case from.IsInteger() && to.IsFloat() && (to.Kind() == ir.KindF32 || to.Kind() == ir.KindF64):
 		w := e.width(a)
 		x := e.value(a).x()
 		if isImm(x) {
 			x = e.def(widthClass(w), movOf(widthClass(w)), x)
 		}
-		e.vals[r] = one(mustClass(to), e.def(mustClass(to), "cvt.rn."+typeName(to)+"."+widthSuffix(w), x))
+		e.vals.Set(r, one(mustClass(to), e.def(mustClass(to), "cvt.rn."+typeName(to)+"."+widthSuffix(w), x)))
 	default:
 		return unsupported("cast from %s to %s", from, to)
 	}

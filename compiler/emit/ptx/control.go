@@ -21,7 +21,7 @@ func (e *fn) forLoop(in *ir.Inst) error {
 	carried := e.carried(in.Results)
 	for i, c := range carried {
 		e.assign(c, e.value(init[i]))
-		e.vals[body.Args[i+1]] = c
+		e.vals.Set(body.Args[i+1], c)
 	}
 	e.yields[body] = carried
 	kFrom, kTo, kStep := e.known(from), e.known(to), e.stepRange(step)
@@ -35,7 +35,7 @@ func (e *fn) forLoop(in *ir.Inst) error {
 	if !once {
 		ivReg = e.def(widthClass(w), movOf(widthClass(w)), ivReg)
 	}
-	e.vals[iv] = one(widthClass(w), ivReg)
+	e.vals.Set(iv, one(widthClass(w), ivReg))
 	if r, ok := loopRange(kFrom, kTo, kStep, once); ok && iv.Type == ir.Index {
 		e.learn(iv, r)
 	}
@@ -97,7 +97,7 @@ func (e *fn) carried(results []*ir.Value) []val {
 	regs := make([]val, len(results))
 	for i, r := range results {
 		regs[i] = e.fresh(r)
-		e.vals[r] = regs[i]
+		e.vals.Set(r, regs[i])
 	}
 	return regs
 }
@@ -105,7 +105,7 @@ func (e *fn) carried(results []*ir.Value) []val {
 // ifElse branches around the regions; both yield into the results'
 // registers.
 func (e *fn) ifElse(in *ir.Inst) error {
-	if n, ok := immOf(e.vals[in.Operands[0]].x()); ok {
+	if n, ok := immOf(e.get(in.Operands[0]).x()); ok {
 		return e.decidedBranch(in, n != 0)
 	}
 	results := e.carried(in.Results)

@@ -100,7 +100,6 @@ func (e *fn) checkCoop() error {
 	e.held = held
 	e.replicated, e.blocked = opencl.RowsLayout(e.f, e.t, sgs)
 	inFragments, inRows := false, false
-	e.coopUses = map[*ir.Value]int{}
 	for _, in := range insts {
 		for _, v := range slices.Concat(in.Operands, in.Results) {
 			if isCoop(v) {
@@ -109,7 +108,7 @@ func (e *fn) checkCoop() error {
 		}
 		for _, v := range in.Operands {
 			if isCoop(v) {
-				e.coopUses[v]++
+				e.coopUses.Set(v, e.uses(v)+1)
 			}
 		}
 	}
@@ -220,7 +219,7 @@ func (e *fn) coopConstant(in *ir.Inst) error {
 	for _, reg := range v.regs {
 		e.op("mov.f32", reg, floatBits(x, ir.F32))
 	}
-	e.vals[r] = v
+	e.vals.Set(r, v)
 	return nil
 }
 
@@ -239,7 +238,7 @@ func (e *fn) coopElementwise(r *ir.Value, op string, xs ...val) {
 		}
 		e.op(op, args...)
 	}
-	e.vals[r] = v
+	e.vals.Set(r, v)
 }
 
 // coopScale multiplies an accumulator by a scalar.
@@ -282,7 +281,7 @@ func (e *fn) coopMulAdd(in *ir.Inst) {
 			}
 		}
 	}
-	e.vals[in.Result()] = d
+	e.vals.Set(in.Result(), d)
 }
 
 // ownsLastUse reports whether a mul_add may write its result into the
@@ -291,13 +290,13 @@ func (e *fn) coopMulAdd(in *ir.Inst) {
 // shared with another value (an unrolled loop's arguments are its initial
 // values' registers).
 func (e *fn) ownsLastUse(v *ir.Value) bool {
-	if e.coopUses[v] != 1 {
+	if e.uses(v) != 1 {
 		return false
 	}
 	if v.Def != nil {
 		return v.Def.Op == ir.OpCoopMatrixMulAdd
 	}
-	return v.Region != nil && !e.aliased[v]
+	return v.Region != nil && !e.isAliased(v)
 }
 
 // coopLoad loads this lane's share of a matrix: A and B with ldmatrix
@@ -308,7 +307,7 @@ func (e *fn) coopLoad(in *ir.Inst) {
 		return
 	}
 	v := e.freshCoop(in.Result())
-	e.vals[in.Result()] = v
+	e.vals.Set(in.Result(), v)
 	if packed(in.Result().Type) && e.ldmatrixOK(in) {
 		e.ldmatrix(in, v.regs)
 		return
@@ -480,4 +479,16 @@ func (e *fn) ldmatrix(in *ir.Inst, regs []string) {
 		}
 		bn += n
 	}
+}
+
+// uses is the number of reads of cooperative matrix v (checkCoop).
+func (e *fn) uses(v *ir.Value) int32 {
+	n, _ := e.coopUses.Get(v)
+	return n
+}
+
+// isAliased reports whether v is an argument of an unrolled loop.
+func (e *fn) isAliased(v *ir.Value) bool {
+	a, _ := e.aliased.Get(v)
+	return a
 }

@@ -73,28 +73,15 @@ func (v val) each() []string {
 	return v.parts[:v.n]
 }
 
-// fn is the state of one kernel being written.
+// fn is the state of one kernel being written; its tables and texts are
+// its workspace's.
 type fn struct {
+	*workspace
 	f      *ir.Func
 	k      *opencl.Kernel
 	l      opencl.Launch
-	body   strings.Builder
-	decls  strings.Builder // the entry's head: parameters
 	nregs  [numClasses]int
 	labels int
-	vals   map[*ir.Value]val
-	mems   map[*ir.Value]*memref
-	ranges ir.ValueMap[ir.Range]
-	// tight are the ranges learnt where values were written (fold.go).
-	tight  ir.ValueMap[ir.Range]
-	yields map[*ir.Region][]val
-	// unrolled collects the values the body of a loop being unrolled
-	// yields, in place of yields' registers.
-	unrolled map[*ir.Region][]val
-	// scopes are pure's instructions, the innermost region's last; key
-	// is where pure spells their keys.
-	scopes []scope
-	key    []byte
 
 	// The prologue's values (emitKernelBody of compiler/emit/opencl).
 	sgid, lane  string // b32
@@ -106,45 +93,40 @@ type fn struct {
 	usesGroupSize bool
 
 	t *target.Target
-	// shared declares the module's shared arrays of the kernel's allocas
-	// (local.go); locals counts them.
-	shared strings.Builder
+	// locals counts the shared arrays of the kernel's allocas (local.go),
+	// which the workspace's shared declares.
 	locals int
 	// coop: the kernel has cooperative matrices (coop.go), whose lane
 	// parts of fragment positions fragLanes computes.
 	coop              bool
 	held, replicated  func(*ir.Value) bool // opencl.FragmentLayout, opencl.RowsLayout
 	blocked           bool                 // rows over lanes blocked, not interleaved
-	done              map[*ir.Inst]bool    // mul_adds written with an earlier one of their group
-	lazy              map[*ir.Value]*lazyLoad
 	laneG, laneT2     string
 	ldAlong, ldAcross [2]string
-	// coopUses counts the reads of each cooperative matrix; aliased are
-	// the arguments of unrolled loops, whose registers are their initial
-	// values' (ownsLastUse).
-	coopUses map[*ir.Value]int
-	aliased  map[*ir.Value]bool
 
 	// Loop-invariant code motion (affine.go): depth is the number of loops
-	// (with a back edge) around what is being written, loops their frames,
-	// outermost first, and regDepth the depth at which each register is
-	// written (0 where absent).
-	depth    int
-	loops    []*loopFrame
-	regDepth map[string]int
+	// (with a back edge) around what is being written; the workspace's
+	// loops are their frames, outermost first, and its regDepth the depth
+	// at which each register is written.
+	depth int
 }
 
-func newFn(f *ir.Func, t *target.Target, k *opencl.Kernel) *fn {
-	e := &fn{f: f, t: t, k: k, l: k.Launch, vals: map[*ir.Value]val{}, mems: map[*ir.Value]*memref{},
-		yields: map[*ir.Region][]val{}, unrolled: map[*ir.Region][]val{}, scopes: []scope{{}}, aliased: map[*ir.Value]bool{}, done: map[*ir.Inst]bool{}, lazy: map[*ir.Value]*lazyLoad{},
-		regDepth: map[string]int{}}
+func newFn(f *ir.Func, t *target.Target, k *opencl.Kernel, s *workspace) *fn {
+	s.reset(f.NumValues)
+	e := &fn{workspace: s, f: f, t: t, k: k, l: k.Launch}
 	e.l.BatchPerGroup = max(e.l.BatchPerGroup, 1)
 	ir.IndexRanges(&e.ranges, f, func(b ir.BuiltinKind) (ir.Range, bool) {
 		e.usesGroupSize = e.usesGroupSize || b == ir.GroupSize
 		return opencl.LaunchRange(e.l, b)
 	})
-	e.tight.Reset(f.NumValues)
 	return e
+}
+
+// get is v's operands as held (affine ones not added up), the zero val
+// where v is not written yet.
+func (e *fn) get(v *ir.Value) val {
+	x, _ := e.vals.Get(v)
+	return x
 }
 
 // reg returns a fresh register of class c, written at the current depth.
@@ -152,7 +134,7 @@ func (e *fn) reg(c class) string {
 	e.nregs[c]++
 	r := regName(c, e.nregs[c])
 	if e.depth > 0 {
-		e.regDepth[r] = e.depth
+		e.setDepth(r, e.depth)
 	}
 	return r
 }
@@ -179,26 +161,28 @@ func regName(c class, n int) string {
 }
 
 // op writes one instruction.
-func (e *fn) op(opcode string, args ...string) { writeOp(&e.body, opcode, args...) }
+func (e *fn) op(opcode string, args ...string) { e.body = appendOp(e.body, opcode, "", args) }
 
-// writeOp writes one instruction to b, as every instruction is spelled.
-func writeOp(b *strings.Builder, opcode string, args ...string) {
-	b.WriteByte('\t')
-	b.WriteString(opcode)
-	b.WriteByte('\t')
+// appendOp appends one instruction to b, as every instruction is spelled:
+// its destination dst first where there is one ("" for none).
+func appendOp(b []byte, opcode, dst string, args []string) []byte {
+	b = append(b, '\t')
+	b = append(b, opcode...)
+	b = append(b, '\t')
+	b = append(b, dst...)
 	for i, a := range args {
-		if i > 0 {
-			b.WriteString(", ")
+		if i > 0 || dst != "" {
+			b = append(b, ", "...)
 		}
-		b.WriteString(a)
+		b = append(b, a...)
 	}
-	b.WriteString(";\n")
+	return append(b, ";\n"...)
 }
 
 // def writes opcode into a fresh register of class c and returns it.
 func (e *fn) def(c class, opcode string, args ...string) string {
 	r := e.reg(c)
-	e.op(opcode, append([]string{r}, args...)...)
+	e.body = appendOp(e.body, opcode, r, args)
 	return r
 }
 
@@ -209,35 +193,43 @@ func (e *fn) newLabel() string {
 }
 
 func (e *fn) putLabel(l string) {
-	e.body.WriteString(l)
-	e.body.WriteString(":\n")
+	e.body = append(e.body, l...)
+	e.body = append(e.body, ":\n"...)
 }
 
-// text is the entry, its register declarations first.
-func (e *fn) text() string {
-	var b strings.Builder
-	b.WriteString(e.shared.String())
-	b.WriteString(".entry ")
-	b.WriteString(e.k.Symbol)
-	b.WriteString("(\n")
-	b.WriteString(e.decls.String())
-	b.WriteString(")\n.reqntid ")
-	b.WriteString(itoa(e.l.WorkGroupSize[0]) + ", " + itoa(e.l.WorkGroupSize[1]) + ", 1\n{\n")
+// writeText appends the entry, its register declarations first, to the
+// module's text.
+func (e *fn) writeText() {
+	b := append(e.out, e.shared...)
+	b = append(b, ".entry "...)
+	b = append(b, e.k.Symbol...)
+	b = append(b, "(\n"...)
+	b = append(b, e.decls...)
+	b = append(b, ")\n.reqntid "...)
+	b = strconv.AppendInt(b, int64(e.l.WorkGroupSize[0]), 10)
+	b = append(b, ", "...)
+	b = strconv.AppendInt(b, int64(e.l.WorkGroupSize[1]), 10)
+	b = append(b, ", 1\n{\n"...)
 	for c, n := range e.nregs {
 		if n > 0 {
-			b.WriteString("\t.reg " + classDecl[c] + " \t" + classPrefix[c] + "<" + itoa(n+1) + ">;\n")
+			b = append(b, "\t.reg "...)
+			b = append(b, classDecl[c]...)
+			b = append(b, " \t"...)
+			b = append(b, classPrefix[c]...)
+			b = append(b, '<')
+			b = strconv.AppendInt(b, int64(n+1), 10)
+			b = append(b, ">;\n"...)
 		}
 	}
-	b.WriteString("\n")
-	b.WriteString(e.body.String())
-	b.WriteString("\tret;\n}\n")
-	return b.String()
+	b = append(b, '\n')
+	b = append(b, e.body...)
+	e.out = append(b, "\tret;\n}\n"...)
 }
 
 // value returns the operands of v, an affine one added up, a decided
 // predicate in a register.
 func (e *fn) value(v *ir.Value) val {
-	if x, ok := e.vals[v]; ok {
+	if x, ok := e.vals.Get(v); ok {
 		if x.cls == pred && isImm(x.x()) {
 			return one(pred, e.predicate(x.x()))
 		}

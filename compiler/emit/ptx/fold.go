@@ -26,7 +26,7 @@ import (
 // else what the writer learnt where it wrote v, else the function-wide
 // range.
 func (e *fn) known(v *ir.Value) ir.Range {
-	if n, ok := immOf(e.vals[v].x()); ok {
+	if n, ok := immOf(e.get(v).x()); ok {
 		return ir.Range{Lo: n, Hi: n}
 	}
 	if r, ok := e.tight.Get(v); ok {
@@ -134,7 +134,7 @@ func (e *fn) foldBool(in *ir.Inst) (val, bool) {
 	if in.Result().Type.Kind() != ir.KindBool {
 		return val{}, false
 	}
-	x, y := e.vals[in.Operands[0]], e.vals[in.Operands[1]]
+	x, y := e.get(in.Operands[0]), e.get(in.Operands[1])
 	if !isImm(y.x()) {
 		x, y = y, x
 	}
@@ -165,7 +165,7 @@ func (e *fn) decidedBranch(in *ir.Inst, taken bool) error {
 		return err
 	}
 	for j, res := range in.Results {
-		e.vals[res] = e.unrolled[r][j]
+		e.vals.Set(res, e.unrolled[r][j])
 	}
 	return nil
 }

@@ -59,7 +59,7 @@ func (e *fn) inst(in *ir.Inst) error {
 	case ir.OpParallel:
 		return e.region(in.Body())
 	case ir.OpSubgroupBroadcast:
-		e.vals[in.Result()] = e.shuffle(e.value(in.Operands[0]), e.intAs(in.Operands[1], 32))
+		e.vals.Set(in.Result(), e.shuffle(e.value(in.Operands[0]), e.intAs(in.Operands[1], 32)))
 	case ir.OpAlloca:
 		e.alloca(in)
 	case ir.OpBarrier:
@@ -80,7 +80,7 @@ func (e *fn) inst(in *ir.Inst) error {
 		e.coopScale(in)
 	case ir.OpSubgroupShuffleXor:
 		lane := e.pure(b32, "xor.b32", e.lane, e.intAs(in.Operands[1], 32))
-		e.vals[in.Result()] = e.shuffle(e.value(in.Operands[0]), lane)
+		e.vals.Set(in.Result(), e.shuffle(e.value(in.Operands[0]), lane))
 	default:
 		return unsupported("%s", in.Mnemonic())
 	}
@@ -99,7 +99,7 @@ func (e *fn) constant(in *ir.Inst) error {
 	k := in.Const
 	switch {
 	case k.Kind == ir.ConstInt && t.IsInteger():
-		e.vals[r] = one(c, i64toa(k.Int))
+		e.vals.Set(r, one(c, i64toa(k.Int)))
 		return nil
 	case k.Kind == ir.ConstBool:
 		return unsupported("bool constants")
@@ -108,9 +108,9 @@ func (e *fn) constant(in *ir.Inst) error {
 	}
 	re := e.def(c, movOf(c), floatBits(k.Float, t.ComponentType()))
 	if cplx {
-		e.vals[r] = two(c, re, e.def(c, movOf(c), floatBits(k.Imag, t.ComponentType())))
+		e.vals.Set(r, two(c, re, e.def(c, movOf(c), floatBits(k.Imag, t.ComponentType()))))
 	} else {
-		e.vals[r] = one(c, re)
+		e.vals.Set(r, one(c, re))
 	}
 	return nil
 }
@@ -148,7 +148,7 @@ func (e *fn) arith(in *ir.Inst) error {
 		return err
 	}
 	if x, ok := e.foldBool(in); ok {
-		e.vals[r] = x
+		e.vals.Set(r, x)
 		return nil
 	}
 	a, b := e.value(in.Operands[0]), e.value(in.Operands[1])
@@ -158,7 +158,7 @@ func (e *fn) arith(in *ir.Inst) error {
 		if op == "" {
 			return unsupported("arith.%s on bool", in.Arith)
 		}
-		e.vals[r] = one(pred, e.def(pred, op, a.x(), b.x()))
+		e.vals.Set(r, one(pred, e.def(pred, op, a.x(), b.x())))
 	case t.IsComplex():
 		return e.complexArith(in, a, b)
 	default:
@@ -166,7 +166,7 @@ func (e *fn) arith(in *ir.Inst) error {
 		if err != nil {
 			return err
 		}
-		e.vals[r] = one(a.cls, e.def(a.cls, op, a.x(), b.x()))
+		e.vals.Set(r, one(a.cls, e.def(a.cls, op, a.x(), b.x())))
 	}
 	return nil
 }
@@ -201,12 +201,12 @@ func (e *fn) complexArith(in *ir.Inst, a, b val) error {
 	switch in.Arith {
 	case ir.Add, ir.Sub:
 		op := map[ir.ArithOp]string{ir.Add: "add.", ir.Sub: "sub."}[in.Arith] + suffix
-		e.vals[in.Result()] = two(c, e.def(c, op, a.parts[0], b.parts[0]), e.def(c, op, a.parts[1], b.parts[1]))
+		e.vals.Set(in.Result(), two(c, e.def(c, op, a.parts[0], b.parts[0]), e.def(c, op, a.parts[1], b.parts[1])))
 	case ir.Mul:
 		mul, add, sub := "mul."+suffix, "add."+suffix, "sub."+suffix
 		re := e.def(c, sub, e.def(c, mul, a.parts[0], b.parts[0]), e.def(c, mul, a.parts[1], b.parts[1]))
 		im := e.def(c, add, e.def(c, mul, a.parts[0], b.parts[1]), e.def(c, mul, a.parts[1], b.parts[0]))
-		e.vals[in.Result()] = two(c, re, im)
+		e.vals.Set(in.Result(), two(c, re, im))
 	default:
 		return unsupported("arith.%s on %s", in.Arith, in.Result().Type)
 	}
@@ -226,13 +226,13 @@ func (e *fn) intArith(in *ir.Inst) error {
 	w := max(e.width(r), e.width(a), e.width(b))
 	if w == e.width(r) && r.Type == ir.Index {
 		if s, ok := e.affineArith(in.Arith, e.affineOf(a, w), e.affineOf(b, w), w); ok {
-			e.vals[r] = affineVal(s)
+			e.vals.Set(r, affineVal(s))
 			return nil
 		}
 	}
 	x, y := e.intAs(a, w), e.intAs(b, w)
 	if v, ok := foldInt(in.Arith, x, y); ok {
-		e.vals[r] = one(widthClass(e.width(r)), i64toa(v))
+		e.vals.Set(r, one(widthClass(e.width(r)), i64toa(v)))
 		return nil
 	}
 	x, y = e.immSecond(in.Arith, x, y, w)
@@ -243,7 +243,7 @@ func (e *fn) intArith(in *ir.Inst) error {
 	if !ok {
 		res = e.pure(widthClass(w), intOps[in.Arith]+e.intSuffixOf(in, w), x, y)
 	}
-	e.vals[r] = one(widthClass(e.width(r)), e.resize(res, w, e.width(r)))
+	e.vals.Set(r, one(widthClass(e.width(r)), e.resize(res, w, e.width(r))))
 	return nil
 }
 
@@ -351,12 +351,12 @@ func (e *fn) unary(in *ir.Inst) error {
 	t := in.Operands[0].Type
 	switch {
 	case t.IsComplex() && (in.Unary == ir.Re || in.Unary == ir.Im):
-		e.vals[r] = one(x.cls, x.parts[b2i(in.Unary == ir.Im)])
+		e.vals.Set(r, one(x.cls, x.parts[b2i(in.Unary == ir.Im)]))
 	case t.IsComplex() && in.Unary == ir.Conj:
-		e.vals[r] = two(x.cls, x.parts[0], e.def(x.cls, "neg."+typeName(t.ComponentType()), x.parts[1]))
+		e.vals.Set(r, two(x.cls, x.parts[0], e.def(x.cls, "neg."+typeName(t.ComponentType()), x.parts[1])))
 	case !t.IsComplex() && (in.Unary == ir.Neg || in.Unary == ir.Abs) && t.Kind() != ir.KindBool:
 		op := map[ir.UnaryOp]string{ir.Neg: "neg.", ir.Abs: "abs."}[in.Unary]
-		e.vals[r] = one(x.cls, e.def(x.cls, op+typeName(t), x.x()))
+		e.vals.Set(r, one(x.cls, e.def(x.cls, op+typeName(t), x.x())))
 	default:
 		return unsupported("arith.%s on %s", in.Unary, t)
 	}
@@ -387,7 +387,7 @@ func (e *fn) cmp(in *ir.Inst) error {
 	switch {
 	case t.IsInteger():
 		if outcome, ok := decide(in.Cmp, e.known(a), e.known(b)); ok {
-			e.vals[in.Result()] = predImm(outcome)
+			e.vals.Set(in.Result(), predImm(outcome))
 			return nil
 		}
 		w := max(e.width(a), e.width(b))
@@ -395,7 +395,7 @@ func (e *fn) cmp(in *ir.Inst) error {
 		if isImm(x) {
 			x = e.pure(widthClass(w), movOf(widthClass(w)), x)
 		}
-		e.vals[in.Result()] = one(pred, e.pure(pred, "setp."+op+"."+typ, x, y))
+		e.vals.Set(in.Result(), one(pred, e.pure(pred, "setp."+op+"."+typ, x, y)))
 		return nil
 	case t.IsFloat():
 		x, y, typ = e.value(a).x(), e.value(b).x(), typeName(t)
@@ -405,7 +405,7 @@ func (e *fn) cmp(in *ir.Inst) error {
 	default:
 		return unsupported("cmp.%s on %s", in.Cmp, t)
 	}
-	e.vals[in.Result()] = one(pred, e.def(pred, "setp."+op+"."+typ, x, y))
+	e.vals.Set(in.Result(), one(pred, e.def(pred, "setp."+op+"."+typ, x, y)))
 	return nil
 }
 
@@ -454,13 +454,13 @@ func (e *fn) builtin(in *ir.Inst) error {
 	if !r.Type.IsInteger() {
 		return unsupported("builtin.%s of type %s", in.Builtin, r.Type)
 	}
-	e.vals[r] = one(widthClass(e.width(r)), e.resize(x, w, e.width(r)))
+	e.vals.Set(r, one(widthClass(e.width(r)), e.resize(x, w, e.width(r))))
 	return nil
 }
 
 // size is a shape entry of a memref: an immediate or a 64-bit argument.
 func (e *fn) size(in *ir.Inst) {
 	r := in.Result()
-	x := e.mems[in.Operands[0]].shape[in.Mode]
-	e.vals[r] = one(widthClass(e.width(r)), e.resize(x, 64, e.width(r)))
+	x := e.mem(in.Operands[0]).shape[in.Mode]
+	e.vals.Set(r, one(widthClass(e.width(r)), e.resize(x, 64, e.width(r))))
 }

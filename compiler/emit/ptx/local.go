@@ -24,12 +24,12 @@ func (e *fn) alloca(in *ir.Inst) {
 	}
 	name := e.k.Symbol + "_local" + itoa(e.locals)
 	e.locals++
-	e.shared.WriteString(".shared .align " + i64toa(align) + " .b8 " + name + "[" + i64toa(n*t.Elem().Size()) + "];\n")
-	m := newMemref(t, e.pure(b32, "mov.u32", name))
+	e.shared = append(e.shared, ".shared .align "+i64toa(align)+" .b8 "+name+"["+i64toa(n*t.Elem().Size())+"];\n"...)
+	m := e.newMemref(t, e.pure(b32, "mov.u32", name))
 	if s, ok := in.Attrs.Int(ir.AttrSwizzle); ok {
 		m.swz = &swizzle{root: m.ptr, origin: "0", outer0: "0", shift: int(s), originPeriods8: true}
 	}
-	e.mems[in.Result()] = m
+	e.mems.Set(in.Result(), m)
 }
 
 // swizzle is where a view of a swizzled buffer (ir.AttrSwizzle) lies in

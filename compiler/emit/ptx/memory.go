@@ -39,20 +39,21 @@ func (m *memref) addrWidth() int {
 
 // newMemref is the view of a memref of type t at ptr, its dynamic entries
 // left for the arguments to fill.
-func newMemref(t *ir.Type, ptr string) *memref {
-	m := &memref{elem: t.Elem(), ptr: ptr, shared: t.Space() == ir.Local}
-	for _, s := range t.Shape() {
-		m.shape = append(m.shape, i64toa(s))
+func (e *fn) newMemref(t *ir.Type, ptr string) *memref {
+	m := e.slab.memref(memref{elem: t.Elem(), ptr: ptr, shared: t.Space() == ir.Local})
+	m.shape, m.stride = e.slab.strings(len(t.Shape())), e.slab.strings(len(t.Stride()))
+	for i, s := range t.Shape() {
+		m.shape[i] = i64toa(s)
 	}
-	for _, s := range t.Stride() {
-		m.stride = append(m.stride, i64toa(s))
+	for i, s := range t.Stride() {
+		m.stride[i] = i64toa(s)
 	}
 	return m
 }
 
 // mem returns the view of memref value v; groups have none.
 func (e *fn) mem(v *ir.Value) *memref {
-	if m, ok := e.mems[v]; ok {
+	if m, ok := e.mems.Get(v); ok && m != nil {
 		return m
 	}
 	panic(unsupported("memref %%%s of type %s (only memrefs of parameters and local memory)", v.Name, v.Type))
@@ -79,7 +80,8 @@ func (e *fn) subview(in *ir.Inst) {
 		return e.intAs(v, m.addrWidth())
 	}
 	var offs, strides []string
-	sub := &memref{elem: m.elem, shared: m.shared}
+	sub := e.slab.memref(memref{elem: m.elem, shared: m.shared})
+	sub.shape, sub.stride = e.slab.strings(len(in.Offsets))[:0], e.slab.strings(len(in.Offsets))[:0]
 	for i := range in.Offsets {
 		offs = append(offs, next(in.Offsets[i], true))
 		strides = append(strides, m.stride[i])
@@ -96,7 +98,7 @@ func (e *fn) subview(in *ir.Inst) {
 	} else {
 		sub.ptr = e.advance(m, e.linear(offs, strides, w), w)
 	}
-	e.mems[in.Result()] = sub
+	e.mems.Set(in.Result(), sub)
 }
 
 // offset is the element offset of index idx in memref value mv as a
@@ -156,7 +158,7 @@ func (e *fn) offsetOf(strides []string, idx []affine, w int) affine {
 // constOf is the constant of integer value v: the immediate, or the
 // constant an affine value holds apart.
 func (e *fn) constOf(v *ir.Value) int64 {
-	x := e.vals[v]
+	x := e.get(v)
 	if n, ok := immOf(x.x()); ok {
 		return n
 	}
@@ -305,7 +307,7 @@ func (e *fn) load(in *ir.Inst) error {
 	addr := e.address(in.Operands[0], in.Operands[1:])
 	v := e.fresh(r)
 	e.access("ld", e.mem(in.Operands[0]).space(), addr, r.Type, v.each())
-	e.vals[r] = v
+	e.vals.Set(r, v)
 	return nil
 }
 
@@ -334,7 +336,7 @@ func (e *fn) vectorLoad(in *ir.Inst) error {
 	var regs []string
 	for _, r := range in.Results {
 		v := e.fresh(r)
-		e.vals[r] = v
+		e.vals.Set(r, v)
 		regs = append(regs, v.each()...)
 	}
 	e.access("ld", e.mem(in.Operands[0]).space(), addr, in.Results[0].Type, regs)

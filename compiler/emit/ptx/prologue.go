@@ -13,18 +13,21 @@ func (e *fn) params() error {
 	for i, a := range e.k.Args {
 		name := e.k.Symbol + "_param_" + itoa(i)
 		if i > 0 {
-			e.decls.WriteString(",\n")
+			e.decls = append(e.decls, ",\n"...)
 		}
 		p := e.f.Params[a.Param]
 		switch a.Role {
 		case opencl.RoleData:
 			elem := p.Type.Elem()
-			e.decls.WriteString("\t.param .u64 .ptr .global .align " + i64toa(elem.Size()) + " " + name)
-			e.mems[p] = newMemref(p.Type, e.def(b64, "ld.param.u64", bracket(name)))
+			e.decls = append(e.decls, "\t.param .u64 .ptr .global .align "+i64toa(elem.Size())+" "+name...)
+			e.mems.Set(p, e.newMemref(p.Type, e.def(b64, "ld.param.u64", bracket(name))))
 		case opencl.RoleShape, opencl.RoleStride:
-			e.decls.WriteString("\t.param .u64 " + name)
-			m := e.mems[p]
-			dims := map[bool][]string{true: m.shape, false: m.stride}[a.Role == opencl.RoleShape]
+			e.decls = append(e.decls, "\t.param .u64 "+name...)
+			m := e.mem(p)
+			dims := m.stride
+			if a.Role == opencl.RoleShape {
+				dims = m.shape
+			}
 			dims[a.Mode] = e.def(b64, "ld.param.u64", bracket(name))
 		case opencl.RoleScalar:
 			if err := e.scalarParam(p, name); err != nil {
@@ -34,7 +37,7 @@ func (e *fn) params() error {
 			return unsupported("%s arguments", a.Role)
 		}
 	}
-	e.decls.WriteString("\n")
+	e.decls = append(e.decls, "\n"...)
 	return nil
 }
 
@@ -56,7 +59,7 @@ func (e *fn) scalarParam(p *ir.Value, name string) error {
 	default:
 		return unsupported("%s parameters", p.Type)
 	}
-	e.decls.WriteString("\t.param " + typ + " " + name)
+	e.decls = append(e.decls, "\t.param "+typ+" "+name...)
 	x := e.def(c, ld, bracket(name))
 	switch p.Type.Kind() {
 	case ir.KindIndex, ir.KindI32, ir.KindI64:
@@ -68,10 +71,10 @@ func (e *fn) scalarParam(p *ir.Value, name string) error {
 	case ir.KindBF16:
 		x = e.def(b16, "cvt.rn.bf16.f32", x)
 	case ir.KindBool:
-		e.vals[p] = one(pred, e.def(pred, "setp.ne.s32", x, "0"))
+		e.vals.Set(p, one(pred, e.def(pred, "setp.ne.s32", x, "0")))
 		return nil
 	}
-	e.vals[p] = one(c, x)
+	e.vals.Set(p, one(c, x))
 	return nil
 }
 
@@ -199,7 +202,7 @@ func (e *fn) logicalGroups() (string, error) {
 	case x != nil && x.Mode == ir.GroupSizeMode:
 		return "", unsupported("group parameters")
 	case x != nil:
-		return e.materialise(b64, e.mems[e.f.Params[x.Param]].shape[x.Mode]), nil
+		return e.materialise(b64, e.mem(e.f.Params[x.Param]).shape[x.Mode]), nil
 	default:
 		return e.def(b64, "mul.wide.u32", e.numGroups(0), itoa(l.BatchPerGroup)), nil
 	}

@@ -91,7 +91,7 @@ func (e *fn) plusLane(a affine, lane string, c int64) affine {
 func (e *fn) rowsLoad(in *ir.Inst) {
 	r := in.Result()
 	v := e.freshCoop(r)
-	e.vals[r] = v
+	e.vals.Set(r, v)
 	var units []*loadUnit
 	switch w := e.blockedWidth(in, in.Operands[0], in.Operands[1], r); {
 	case e.replicated(r):
@@ -119,7 +119,7 @@ func (e *fn) rowsLoad(in *ir.Inst) {
 			lz.byReg[k] = u
 		}
 	}
-	e.lazy[r] = lz
+	e.lazy.Set(r, lz)
 }
 
 // A loadUnit is one load instruction of a matrix's registers regs (by
@@ -135,7 +135,7 @@ type lazyLoad struct{ byReg []*loadUnit }
 // coopReg is register k of matrix v, loaded first where v is loaded
 // lazily and this is the first read of it.
 func (e *fn) coopReg(v *ir.Value, k int) string {
-	if lz := e.lazy[v]; lz != nil {
+	if lz, _ := e.lazy.Get(v); lz != nil {
 		if u := lz.byReg[k]; u != nil && !u.done {
 			u.done = true
 			u.emit()
@@ -150,7 +150,7 @@ func (e *fn) coopReg(v *ir.Value, k int) string {
 // writes memory, waits or branches.
 func (e *fn) deferrable(in *ir.Inst) bool {
 	r := in.Result()
-	left := e.coopUses[r]
+	left := e.uses(r)
 	insts := in.Parent.Insts
 	at := slices.Index(insts, in)
 	for _, next := range insts[at+1:] {
@@ -358,7 +358,7 @@ func (e *fn) rowsMulAdd(in *ir.Inst) {
 			d = fresh
 		}
 		accs[g] = d.regs
-		e.vals[m.Result()] = d
+		e.vals.Set(m.Result(), d)
 	}
 	for kk := range depth {
 		for c := range cols {

@@ -102,10 +102,10 @@ func (e *fn) unrolledLoop(in *ir.Inst, trips int) error {
 	w := e.width(iv)
 	carried := e.raw(init)
 	for t := range int64(trips) {
-		e.vals[iv] = one(widthClass(w), i64toa(first+t*inc))
+		e.vals.Set(iv, one(widthClass(w), i64toa(first+t*inc)))
 		for i, c := range carried {
-			e.vals[body.Args[i+1]] = c
-			e.aliased[body.Args[i+1]] = true
+			e.vals.Set(body.Args[i+1], c)
+			e.aliased.Set(body.Args[i+1], true)
 		}
 		e.unrolled[body] = nil // the body's yield fills it
 		if err := e.region(body); err != nil {
@@ -115,7 +115,7 @@ func (e *fn) unrolledLoop(in *ir.Inst, trips int) error {
 	}
 	delete(e.unrolled, body)
 	for i, r := range in.Results {
-		e.vals[r] = carried[i]
+		e.vals.Set(r, carried[i])
 	}
 	return nil
 }
@@ -124,7 +124,7 @@ func (e *fn) unrolledLoop(in *ir.Inst, trips int) error {
 func (e *fn) raw(vs []*ir.Value) []val {
 	xs := make([]val, len(vs))
 	for i, v := range vs {
-		xs[i] = e.vals[v]
+		xs[i] = e.get(v)
 		if xs[i].n == 0 {
 			e.value(v) // reports it
 		}
