@@ -152,7 +152,7 @@ func (e *fn) operand(a affine) string {
 	case a.off == 0:
 		return a.base
 	}
-	return e.pure(widthClass(a.w), "add."+widthSuffix(a.w), a.base, i64toa(a.off))
+	return e.pure(widthClass(a.w), addS.of(a.w), a.base, i64toa(a.off))
 }
 
 // affineOf is integer value v as an affine operand of w bits: widened
@@ -202,7 +202,6 @@ func (e *fn) affineArith(op ir.ArithOp, x, y affine, w int) (affine, bool) {
 // affineArithOf is affineArith before the check that a 32-bit constant
 // is an immediate of 32 bits.
 func (e *fn) affineArithOf(op ir.ArithOp, x, y affine, w int) (affine, bool) {
-	sfx := widthSuffix(w)
 	switch {
 	case op == ir.Add || op == ir.Sub && y.base == "":
 		sign := int64(1)
@@ -215,11 +214,11 @@ func (e *fn) affineArithOf(op ir.ArithOp, x, y affine, w int) (affine, bool) {
 		case x.base == "":
 			return affine{y.base, x.off + y.off, w}, true
 		}
-		return affine{e.pure(widthClass(w), "add."+sfx, x.base, y.base), x.off + y.off, w}, true
+		return affine{e.pure(widthClass(w), addS.of(w), x.base, y.base), x.off + y.off, w}, true
 	case op == ir.Mul && y.base == "" && x.base != "" && y.off == 1:
 		return x, true
 	case op == ir.Mul && y.base == "" && x.base != "" && y.off != 0:
-		return affine{e.pure(widthClass(w), "mul.lo."+sfx, x.base, i64toa(y.off)), x.off * y.off, w}, true
+		return affine{e.pure(widthClass(w), mulLoS.of(w), x.base, i64toa(y.off)), x.off * y.off, w}, true
 	case op == ir.Mul && x.base == "" && y.base != "":
 		return e.affineArithOf(op, y, x, w)
 	}

@@ -63,7 +63,7 @@ func (e *fn) forLoop(in *ir.Inst) error {
 		if step != nil {
 			inc = e.intAs(step, w)
 		}
-		e.op("add."+widthSuffix(w), ivReg, ivReg, inc)
+		e.op(addS.of(w), ivReg, ivReg, inc)
 		e.op("bra.uni", head)
 		e.exitLoop()
 	}
@@ -81,7 +81,7 @@ func (e *fn) exitTest(x string, w int, to *ir.Value, end string) {
 	if isImm(x) {
 		x = e.def(widthClass(cw), movOf(widthClass(cw)), x)
 	}
-	e.op("@"+e.def(pred, "setp.ge."+widthSuffix(cw), x, e.intAs(to, cw))+" bra", end)
+	e.op("@"+e.def(pred, setpGe.of(cw), x, e.intAs(to, cw))+" bra", end)
 }
 
 // scoped writes region r in a scope of its own: what pure writes there

@@ -72,7 +72,7 @@ func (e *fn) freshCoop(v *ir.Value) val {
 			c, n = b32, n/2
 		}
 	}
-	regs := make([]string, n)
+	regs := e.slab.strings(n)
 	for i := range regs {
 		regs[i] = e.reg(c)
 	}
@@ -200,7 +200,7 @@ func (e *fn) fragLanes() {
 func (e *fn) plus(a affine, reg string, c int64) affine {
 	r := e.widen(reg, 32, a.w)
 	if a.base != "" {
-		r = e.pure(widthClass(a.w), "add."+widthSuffix(a.w), a.base, r)
+		r = e.pure(widthClass(a.w), addS.of(a.w), a.base, r)
 	}
 	return affine{r, a.off + c, a.w}
 }
@@ -410,7 +410,7 @@ func (e *fn) within(ok string, c checks, m *memref, row, col affine) string {
 
 // below is the predicate 0 <= a < n (one unsigned comparison).
 func (e *fn) below(a affine, n string) string {
-	return e.pure(pred, "setp.lt.u"+itoa(a.w), e.materialise(widthClass(a.w), e.operand(a)), e.resize(n, 64, a.w))
+	return e.pure(pred, setpLt.of(a.w), e.materialise(widthClass(a.w), e.operand(a)), e.resize(n, 64, a.w))
 }
 
 // and is p ∧ q, either "" for true.

@@ -21,7 +21,7 @@ func (e *fn) udivImm(w int, x string, d uint64) string {
 	case d == 1:
 		return x
 	case d&(d-1) == 0:
-		return e.pure(c, "shr.u"+itoa(w), x, itoa(bits.TrailingZeros64(d)))
+		return e.pure(c, shrU.of(w), x, itoa(bits.TrailingZeros64(d)))
 	case w == 32:
 		return e.udivMagic32(x, uint32(d))
 	}
@@ -36,10 +36,10 @@ func (e *fn) uremImm(w int, x string, d uint64) string {
 	case d == 1:
 		return "0"
 	case d&(d-1) == 0:
-		return e.pure(c, "and.b"+itoa(w), x, u64toa(d-1))
+		return e.pure(c, andB.of(w), x, u64toa(d-1))
 	}
 	q := e.udivImm(w, x, d)
-	return e.pure(c, "sub.s"+itoa(w), x, e.pure(c, "mul.lo.s"+itoa(w), q, u64toa(d)))
+	return e.pure(c, subS.of(w), x, e.pure(c, mulLoS.of(w), q, u64toa(d)))
 }
 
 // udivMagic32 is x / d for every unsigned 32-bit x and a d that is not a

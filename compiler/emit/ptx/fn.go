@@ -47,11 +47,53 @@ func (v val) x() string              { return v.parts[0] }
 func isImm(s string) bool            { return s != "" && s[0] != '%' }
 func itoa(n int) string              { return strconv.Itoa(n) }
 func i64toa(n int64) string          { return strconv.FormatInt(n, 10) }
-func widthSuffix(w int) string       { return map[int]string{32: "s32", 64: "s64"}[w] }
-func widthClass(w int) class         { return map[int]class{32: b32, 64: b64}[w] }
-func b2i(b bool) int                 { return map[bool]int{true: 1}[b] }
+func widthSuffix(w int) string       { return byWidth{"s32", "s64"}.of(w) }
+func widthClass(w int) class         { return [...]class{pred, b32, b64}[widthIndex(w)] }
 func bracket(a string) string        { return "[" + a + "]" }
 func braces(regs ...string) string   { return "{" + strings.Join(regs, ", ") + "}" }
+
+// b2i is 1 for true, 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// byWidth is what is spelled for 32 and for 64 bits: opcodes are spelled
+// once, not concatenated for every instruction.
+type byWidth [2]string
+
+// of is o's spelling for w bits, "" for other widths.
+func (o byWidth) of(w int) string {
+	if i := widthIndex(w); i > 0 {
+		return o[i-1]
+	}
+	return ""
+}
+
+// widthIndex is 1 for 32 bits, 2 for 64 and 0 for other widths.
+func widthIndex(w int) int {
+	switch w {
+	case 32:
+		return 1
+	case 64:
+		return 2
+	}
+	return 0
+}
+
+// The integer opcodes the writer spells for either width.
+var (
+	addS   = byWidth{"add.s32", "add.s64"}
+	subS   = byWidth{"sub.s32", "sub.s64"}
+	mulLoS = byWidth{"mul.lo.s32", "mul.lo.s64"}
+	madLoS = byWidth{"mad.lo.s32", "mad.lo.s64"}
+	shrU   = byWidth{"shr.u32", "shr.u64"}
+	andB   = byWidth{"and.b32", "and.b64"}
+	setpGe = byWidth{"setp.ge.s32", "setp.ge.s64"}
+	setpLt = byWidth{"setp.lt.u32", "setp.lt.u64"}
+)
 
 // immOf is the integer immediate s, ok false for anything else (a
 // register, a float's bits). Most calls ask about registers: they are
@@ -60,6 +102,24 @@ func braces(regs ...string) string   { return "{" + strings.Join(regs, ", ") + "
 func immOf(s string) (int64, bool) {
 	if s == "" || s[0] != '-' && (s[0] < '0' || s[0] > '9') {
 		return 0, false
+	}
+	if len(s) < 19 { // no overflow: spelled here, ParseInt was a tenth of the writer
+		neg := s[0] == '-'
+		digits := s[b2i(neg):]
+		if digits == "" {
+			return 0, false
+		}
+		var n int64
+		for _, d := range []byte(digits) {
+			if d < '0' || d > '9' {
+				return 0, false
+			}
+			n = n*10 + int64(d-'0')
+		}
+		if neg {
+			n = -n
+		}
+		return n, true
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	return n, err == nil

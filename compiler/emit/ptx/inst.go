@@ -176,6 +176,25 @@ func (e *fn) arith(in *ir.Inst) error {
 // them into FMAs as NVVM contracts the OpenCL C's; f16 and bf16 ones
 // round (.rn), which keeps them apart, as the C rounds each to its type.
 func floatOp(op ir.ArithOp, t *ir.Type) (string, error) {
+	if k := int(t.Kind()); int(op) < len(floatOpcodes) && k < len(floatOpcodes[op]) && floatOpcodes[op][k] != "" {
+		return floatOpcodes[op][k], nil
+	}
+	return spellFloatOp(op, t)
+}
+
+// floatOpcodes are floatOp's instructions by operation and kind, spelled
+// once ("" where there is none).
+var floatOpcodes = func() (ops [len(intOps)][len(typeNames)]string) {
+	for op := range ops {
+		for _, t := range []*ir.Type{ir.F16, ir.BF16, ir.F32, ir.F64} {
+			ops[op][t.Kind()], _ = spellFloatOp(ir.ArithOp(op), t)
+		}
+	}
+	return ops
+}()
+
+// spellFloatOp is floatOp spelled.
+func spellFloatOp(op ir.ArithOp, t *ir.Type) (string, error) {
 	suffix := typeNames[t.Kind()]
 	half := t.Kind() == ir.KindF16 || t.Kind() == ir.KindBF16
 	switch {
@@ -197,7 +216,10 @@ func floatOp(op ir.ArithOp, t *ir.Type) (string, error) {
 // as the OpenCL C writer's tl_cmul helper computes them.
 func (e *fn) complexArith(in *ir.Inst, a, b val) error {
 	c := a.cls
-	suffix := map[class]string{f32: "f32", f64: "f64"}[c]
+	suffix := "f32"
+	if c == f64 {
+		suffix = "f64"
+	}
 	switch in.Arith {
 	case ir.Add, ir.Sub:
 		op := map[ir.ArithOp]string{ir.Add: "add.", ir.Sub: "sub."}[in.Arith] + suffix
@@ -241,7 +263,7 @@ func (e *fn) intArith(in *ir.Inst) error {
 		res, ok = e.divideByImm(in, x, y, w)
 	}
 	if !ok {
-		res = e.pure(widthClass(w), intOps[in.Arith]+e.intSuffixOf(in, w), x, y)
+		res = e.pure(widthClass(w), intOpcodes[in.Arith][e.unsignedIndex(in)].of(w), x, y)
 	}
 	e.vals.Set(r, one(widthClass(e.width(r)), e.resize(res, w, e.width(r))))
 	return nil
@@ -295,14 +317,24 @@ func (e *fn) unsignedDivision(in *ir.Inst) bool {
 		e.known(in.Operands[0]).Lo >= 0 && e.known(in.Operands[1]).Lo > 0
 }
 
-// intSuffixOf is intSuffix for instruction in, unsigned where
-// unsignedDivision allows.
-func (e *fn) intSuffixOf(in *ir.Inst, w int) string {
-	if e.unsignedDivision(in) {
-		return map[int]string{32: "u32", 64: "u64"}[w]
+// unsignedIndex is 1 where unsignedDivision allows instruction in to be
+// unsigned, else 0: the index of its opcode in intOpcodes.
+func (e *fn) unsignedIndex(in *ir.Inst) int { return b2i(e.unsignedDivision(in)) }
+
+// intOpcodes are the integer instructions of the arithmetic operations,
+// intOps with intSuffix, signed and unsigned (divisions), spelled once.
+var intOpcodes = func() (ops [len(intOps)][2]byWidth) {
+	for op, name := range intOps {
+		if name == "" {
+			continue
+		}
+		for i, w := range []int{32, 64} {
+			ops[op][0][i] = name + intSuffix(ir.ArithOp(op), w)
+			ops[op][1][i] = name + "u" + itoa(w)
+		}
 	}
-	return intSuffix(in.Arith, w)
-}
+	return ops
+}()
 
 // divideByImm writes x / y or x mod y where the division is unsigned
 // (unsignedDivision) and y an immediate, by udivImm and uremImm.
@@ -364,12 +396,13 @@ func (e *fn) unary(in *ir.Inst) error {
 }
 
 // typeNames are the PTX arithmetic types of the scalar types.
-var typeNames = map[ir.Kind]string{ir.KindF16: "f16", ir.KindBF16: "bf16", ir.KindF32: "f32", ir.KindF64: "f64",
+var typeNames = [ir.KindCoopmatrix + 1]string{ir.KindF16: "f16", ir.KindBF16: "bf16", ir.KindF32: "f32", ir.KindF64: "f64",
 	ir.KindI32: "s32", ir.KindI64: "s64", ir.KindIndex: "s64"}
 
 // typeName is the PTX arithmetic type of scalar t.
 func typeName(t *ir.Type) string {
-	if n, ok := typeNames[t.Kind()]; ok {
+	if k := int(t.Kind()); k < len(typeNames) && typeNames[k] != "" {
+		n := typeNames[k]
 		return n
 	}
 	panic(unsupported("arithmetic on %s", t))
@@ -377,7 +410,15 @@ func typeName(t *ir.Type) string {
 
 // cmpOps are setp's comparisons; floats' != is unordered (true on NaN,
 // as C's), the others ordered.
-var cmpOps = map[ir.CmpOp]string{ir.Eq: "eq", ir.Ne: "ne", ir.Gt: "gt", ir.Ge: "ge", ir.Lt: "lt", ir.Le: "le"}
+var cmpOps = [...]string{ir.Eq: "eq", ir.Ne: "ne", ir.Gt: "gt", ir.Ge: "ge", ir.Lt: "lt", ir.Le: "le"}
+
+// setpInts are setp's signed integer comparisons, spelled once.
+var setpInts = func() (ops [len(cmpOps)]byWidth) {
+	for c, name := range cmpOps {
+		ops[c] = byWidth{"setp." + name + ".s32", "setp." + name + ".s64"}
+	}
+	return ops
+}()
 
 func (e *fn) cmp(in *ir.Inst) error {
 	a, b := in.Operands[0], in.Operands[1]
@@ -391,11 +432,11 @@ func (e *fn) cmp(in *ir.Inst) error {
 			return nil
 		}
 		w := max(e.width(a), e.width(b))
-		x, y, typ = e.intAs(a, w), e.intAs(b, w), widthSuffix(w)
+		x, y = e.intAs(a, w), e.intAs(b, w)
 		if isImm(x) {
 			x = e.pure(widthClass(w), movOf(widthClass(w)), x)
 		}
-		e.vals.Set(in.Result(), one(pred, e.pure(pred, "setp."+op+"."+typ, x, y)))
+		e.vals.Set(in.Result(), one(pred, e.pure(pred, setpInts[in.Cmp].of(w), x, y)))
 		return nil
 	case t.IsFloat():
 		x, y, typ = e.value(a).x(), e.value(b).x(), typeName(t)

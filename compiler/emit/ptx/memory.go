@@ -170,7 +170,6 @@ func (e *fn) constOf(v *ir.Value) int64 {
 func (e *fn) linear(xs, ss []string, w int) string {
 	var c int64
 	acc := ""
-	sfx := widthSuffix(w)
 	for i, x := range xs {
 		s := ss[i]
 		xi, xImm := immOf(x)
@@ -187,11 +186,11 @@ func (e *fn) linear(xs, ss []string, w int) string {
 			case sImm && si == 1 && acc == "":
 				acc = x
 			case sImm && si == 1:
-				acc = e.pure(widthClass(w), "add."+sfx, acc, x)
+				acc = e.pure(widthClass(w), addS.of(w), acc, x)
 			case acc == "":
-				acc = e.pure(widthClass(w), "mul.lo."+sfx, x, s)
+				acc = e.pure(widthClass(w), mulLoS.of(w), x, s)
 			default:
-				acc = e.pure(widthClass(w), "mad.lo."+sfx, x, s, acc)
+				acc = e.pure(widthClass(w), madLoS.of(w), x, s, acc)
 			}
 		}
 	}
@@ -199,7 +198,7 @@ func (e *fn) linear(xs, ss []string, w int) string {
 	case acc == "":
 		return i64toa(c)
 	case c != 0:
-		return e.pure(widthClass(w), "add."+sfx, acc, i64toa(c))
+		return e.pure(widthClass(w), addS.of(w), acc, i64toa(c))
 	}
 	return acc
 }
@@ -272,7 +271,7 @@ func (e *fn) plusBytes(ptr string, bytes int64, w int) string {
 	case bytes == 0:
 		return bracket(ptr)
 	case bytes < math.MinInt32 || bytes > math.MaxInt32:
-		return bracket(e.pure(widthClass(w), "add."+widthSuffix(w), ptr, i64toa(bytes)))
+		return bracket(e.pure(widthClass(w), addS.of(w), ptr, i64toa(bytes)))
 	}
 	return "[" + ptr + "+" + i64toa(bytes) + "]"
 }
