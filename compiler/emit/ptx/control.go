@@ -81,7 +81,7 @@ func (e *fn) exitTest(x string, w int, to *ir.Value, end string) {
 	if isImm(x) {
 		x = e.def(widthClass(cw), movOf(widthClass(cw)), x)
 	}
-	e.op("@"+e.def(pred, setpGe.of(cw), x, e.intAs(to, cw))+" bra", end)
+	e.branch(e.def(pred, setpGe.of(cw), x, e.intAs(to, cw)), false, end)
 }
 
 // scoped writes region r in a scope of its own: what pure writes there
@@ -112,7 +112,7 @@ func (e *fn) ifElse(in *ir.Inst) error {
 	cond := e.value(in.Operands[0]).x()
 	elseLabel, end := e.newLabel(), e.newLabel()
 	hasElse := len(in.Regions) > 1 && len(in.Regions[1].Insts) > 0
-	e.op("@!"+cond+" bra", elseLabel)
+	e.branch(cond, true, elseLabel)
 	e.yields[in.Regions[0]] = results
 	if err := e.scoped(in.Regions[0]); err != nil {
 		return err

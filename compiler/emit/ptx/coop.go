@@ -228,15 +228,16 @@ func (e *fn) coopConstant(in *ir.Inst) error {
 func (e *fn) coopElementwise(r *ir.Value, op string, xs ...val) {
 	v := e.freshCoop(r)
 	for i, reg := range v.regs {
-		args := []string{reg}
+		e.begin(op)
+		e.arg(reg)
 		for _, x := range xs {
 			if x.regs != nil {
-				args = append(args, x.regs[i])
+				e.arg(x.regs[i])
 			} else {
-				args = append(args, x.x())
+				e.arg(x.x())
 			}
 		}
-		e.op(op, args...)
+		e.end()
 	}
 	e.vals.Set(r, v)
 }
@@ -269,14 +270,21 @@ func (e *fn) coopMulAdd(in *ir.Inst) {
 	if !e.ownsLastUse(cv) {
 		d = e.freshCoop(in.Result())
 	}
-	in16 := av.Type.Elem().String()
-	opcode := "mma.sync.aligned.m16n8k16.row.col.f32." + in16 + "." + in16 + ".f32"
+	opcode := "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
+	if av.Type.Elem().Kind() == ir.KindBF16 {
+		opcode = "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
+	}
 	for ni := range bn {
 		for mi := range bm {
 			acc := c[(mi+ni*bm)*4:][:4]
 			dst := d.regs[(mi+ni*bm)*4:][:4]
 			for ki := range bk {
-				e.op(opcode, braces(dst...), braces(a[(mi+ki*bm)*4:][:4]...), braces(b[(ki+ni*bk)*2:][:2]...), braces(acc...))
+				e.begin(opcode)
+				e.group(dst...)
+				e.group(a[(mi+ki*bm)*4:][:4]...)
+				e.group(b[(ki+ni*bk)*2:][:2]...)
+				e.group(acc...)
+				e.end()
 				acc = dst
 			}
 		}
@@ -314,7 +322,7 @@ func (e *fn) coopLoad(in *ir.Inst) {
 	}
 	space := e.mem(in.Operands[0]).space()
 	var low string // the first of a packed pair, the register's low half
-	e.coopElements(in, in.Operands[0], in.Operands[1], in.Operands[2], in.Result().Type, func(k int, addr, ok string) {
+	e.coopElements(in, in.Operands[0], in.Operands[1], in.Operands[2], in.Result().Type, func(k int, addr address, ok string) {
 		if !packed(in.Result().Type) {
 			e.predicated(ok, "ld", space, addr, v.regs[k], "f32", "0f00000000")
 			return
@@ -322,7 +330,10 @@ func (e *fn) coopLoad(in *ir.Inst) {
 		half := e.reg(b16)
 		e.predicated(ok, "ld", space, addr, half, "b16", "0")
 		if k%2 == 1 {
-			e.op("mov.b32", v.regs[k/2], braces(low, half))
+			e.begin("mov.b32")
+			e.arg(v.regs[k/2])
+			e.group(low, half)
+			e.end()
 		}
 		low = half
 	})
@@ -336,7 +347,7 @@ func (e *fn) coopStore(in *ir.Inst) {
 	}
 	x := e.value(in.Operands[0]).regs
 	space := e.mem(in.Operands[1]).space()
-	e.coopElements(in, in.Operands[1], in.Operands[2], in.Operands[3], in.Operands[0].Type, func(k int, addr, ok string) {
+	e.coopElements(in, in.Operands[1], in.Operands[2], in.Operands[3], in.Operands[0].Type, func(k int, addr address, ok string) {
 		e.predicated(ok, "st", space, addr, x[k], "f32", "")
 	})
 }
@@ -344,9 +355,12 @@ func (e *fn) coopStore(in *ir.Inst) {
 // predicated writes a load or store of one element of PTX type typ at
 // addr of state space space, guarded by predicate ok where there is one;
 // a load it skips leaves zero in reg.
-func (e *fn) predicated(ok, kind, space, addr, reg, typ, zero string) {
+func (e *fn) predicated(ok, kind, space string, addr address, reg, typ, zero string) {
 	if ok != "" && kind == "ld" {
-		e.op("mov."+typ, reg, zero)
+		e.begin("mov.", typ)
+		e.arg(reg)
+		e.arg(zero)
+		e.end()
 	}
 	e.guardedAccess(ok, kind, space, typ, addr, reg)
 }
@@ -356,7 +370,7 @@ func (e *fn) predicated(ok, kind, space, addr, reg, typ, zero string) {
 // and the predicate of its bounds checks ("" where unchecked). Its rows
 // and columns are the lane's part plus constants, so with static strides
 // the elements' addresses are one register and immediate offsets.
-func (e *fn) coopElements(in *ir.Inst, mv, xv, yv *ir.Value, t *ir.Type, each func(k int, addr, ok string)) {
+func (e *fn) coopElements(in *ir.Inst, mv, xv, yv *ir.Value, t *ir.Type, each func(k int, addr address, ok string)) {
 	m := e.mem(mv)
 	w := m.addrWidth()
 	x, y := e.affineOf(xv, w), e.affineOf(yv, w)
@@ -475,7 +489,10 @@ func (e *fn) ldmatrix(in *ir.Inst, regs []string) {
 			for _, blk := range []int{b, b + blocksM}[:n] {
 				out = append(out, regs[blk*per:(blk+1)*per]...)
 			}
-			e.op("ldmatrix.sync.aligned.m8n8.x"+itoa(len(out))+suffix+".shared.b16", braces(out...), addr)
+			e.begin("ldmatrix.sync.aligned.m8n8.x", itoa(len(out)), suffix, ".shared.b16")
+			e.group(out...)
+			e.at(addr)
+			e.end()
 		}
 		bn += n
 	}

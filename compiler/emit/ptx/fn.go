@@ -169,6 +169,8 @@ type fn struct {
 	// loops are their frames, outermost first, and its regDepth the depth
 	// at which each register is written.
 	depth int
+	// operands counts the operands of the instruction begin started.
+	operands int
 }
 
 func newFn(f *ir.Func, t *target.Target, k *opencl.Kernel, s *workspace) *fn {
@@ -246,10 +248,69 @@ func (e *fn) def(c class, opcode string, args ...string) string {
 	return r
 }
 
+// begin starts an instruction whose opcode is the concatenation of parts
+// (a guard, a state space, a type): arg, group and at write its operands,
+// end ends it. Nothing is concatenated but the text.
+func (e *fn) begin(parts ...string) {
+	e.body = append(e.body, '\t')
+	for _, p := range parts {
+		e.body = append(e.body, p...)
+	}
+	e.body = append(e.body, '\t')
+	e.operands = 0
+}
+
+// sep separates an operand from the one before.
+func (e *fn) sep() {
+	if e.operands > 0 {
+		e.body = append(e.body, ", "...)
+	}
+	e.operands++
+}
+
+// arg writes operand x.
+func (e *fn) arg(x string) {
+	e.sep()
+	e.body = append(e.body, x...)
+}
+
+// group writes the vector operand {regs}.
+func (e *fn) group(regs ...string) {
+	e.sep()
+	e.body = append(e.body, '{')
+	for i, r := range regs {
+		if i > 0 {
+			e.body = append(e.body, ", "...)
+		}
+		e.body = append(e.body, r...)
+	}
+	e.body = append(e.body, '}')
+}
+
+// at writes the address operand a.
+func (e *fn) at(a address) {
+	e.sep()
+	e.body = a.append(e.body)
+}
+
+func (e *fn) end() { e.body = append(e.body, ";\n"...) }
+
 // newLabel returns a fresh label; putLabel places it.
 func (e *fn) newLabel() string {
 	e.labels++
 	return "$L_" + itoa(e.labels)
+}
+
+// branch jumps to label where predicate p holds, or where it does not
+// (negated).
+func (e *fn) branch(p string, negated bool, label string) {
+	not := ""
+	if negated {
+		not = "!"
+	}
+	e.begin("@", not, p, " bra")
+	e.arg(label)
+	e.end()
 }
 
 func (e *fn) putLabel(l string) {

@@ -114,14 +114,14 @@ func (m *memref) columnsPerPeriod() (ld, n int64, ok bool) {
 // a constant once per lane and the rest of the mask folds into the
 // column's constant offset, as NVVM folds the OpenCL C's per-column map
 // (swizzleColumn). ok is false where m is not such a view.
-func (e *fn) columnAddress(m *memref, row, col affine, colAligned func(n int64) bool) (string, bool) {
+func (e *fn) columnAddress(m *memref, row, col affine, colAligned func(n int64) bool) (address, bool) {
 	if m.swz == nil {
-		return "", false
+		return address{}, false
 	}
 	ld, perPeriod, ok := m.columnsPerPeriod()
 	if !ok || !m.swz.originPeriods8 || len(m.shape) != 2 || m.shape[0] != i64toa(ld) ||
 		col.base != "" && (colAligned == nil || !colAligned(8*perPeriod)) {
-		return "", false
+		return address{}, false
 	}
 	size := m.elem.Size()
 	colBytes, within := col.off*ld*size, ld*size-1
@@ -144,7 +144,7 @@ func alignedBase(v *ir.Value, a affine) func(n int64) bool {
 
 // swizzledAddress is the address of the element at indices idx (32
 // bits) of m, a view of a swizzled buffer.
-func (e *fn) swizzledAddress(m *memref, idx []affine) string {
+func (e *fn) swizzledAddress(m *memref, idx []affine) address {
 	outer := m.swz.split(m)
 	var in, out []affine
 	var inS, outS []string
@@ -237,10 +237,18 @@ func (e *fn) asyncCopy(in *ir.Inst) error {
 	if bytes == 16 {
 		cache = "cg"
 	}
-	args := []string{e.address(dst, dstIdx), e.address(src, srcIdx), i64toa(bytes)}
+	to, from := e.address(dst, dstIdx), e.address(src, srcIdx)
+	srcSize := ""
 	if n, ok := e.immediate(valid); !ok || n != in.Count {
-		args = append(args, e.scaled(e.intAs(valid, 32), size))
+		srcSize = e.scaled(e.intAs(valid, 32), size)
 	}
-	e.op("cp.async."+cache+".shared.global", args...)
+	e.begin("cp.async.", cache, ".shared.global")
+	e.at(to)
+	e.at(from)
+	e.arg(i64toa(bytes))
+	if srcSize != "" {
+		e.arg(srcSize)
+	}
+	e.end()
 	return nil
 }

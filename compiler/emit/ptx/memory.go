@@ -2,6 +2,7 @@ package ptx
 
 import (
 	"math"
+	"strconv"
 
 	"tltune/compiler/emit/opencl"
 	"tltune/compiler/ir"
@@ -238,7 +239,7 @@ func (e *fn) scaled(x string, size int64) string {
 // address is the PTX address of element idx of memref value mv: the
 // offset's constant part folds into the brackets, an immediate of 32
 // bits.
-func (e *fn) address(mv *ir.Value, idx []*ir.Value) string {
+func (e *fn) address(mv *ir.Value, idx []*ir.Value) address {
 	m := e.mem(mv)
 	if m.swz != nil {
 		return e.swizzledAddress(m, e.affines(idx, 32))
@@ -248,7 +249,7 @@ func (e *fn) address(mv *ir.Value, idx []*ir.Value) string {
 
 // elementAddress is the address of the element of m at indices idx (of w
 // bits).
-func (e *fn) elementAddress(m *memref, idx []affine, w int) string {
+func (e *fn) elementAddress(m *memref, idx []affine, w int) address {
 	if m.swz != nil {
 		return e.swizzledAddress(m, idx)
 	}
@@ -256,7 +257,7 @@ func (e *fn) elementAddress(m *memref, idx []affine, w int) string {
 }
 
 // addressAt is the address of element a of m, not a swizzled view.
-func (e *fn) addressAt(m *memref, a affine) string {
+func (e *fn) addressAt(m *memref, a affine) address {
 	ptr := m.ptr
 	if a.base != "" {
 		ptr = e.advance(m, a.base, a.w)
@@ -266,14 +267,30 @@ func (e *fn) addressAt(m *memref, a affine) string {
 
 // plusBytes is the address ptr (of w bits) plus a constant number of
 // bytes, in the brackets where it is an immediate of 32 bits.
-func (e *fn) plusBytes(ptr string, bytes int64, w int) string {
-	switch {
-	case bytes == 0:
-		return bracket(ptr)
-	case bytes < math.MinInt32 || bytes > math.MaxInt32:
-		return bracket(e.pure(widthClass(w), addS.of(w), ptr, i64toa(bytes)))
+func (e *fn) plusBytes(ptr string, bytes int64, w int) address {
+	if bytes < math.MinInt32 || bytes > math.MaxInt32 {
+		return address{ptr: e.pure(widthClass(w), addS.of(w), ptr, i64toa(bytes))}
 	}
-	return "[" + ptr + "+" + i64toa(bytes) + "]"
+	return address{ptr, bytes}
+}
+
+// address is a PTX address operand: [ptr], or [ptr+off] (off an
+// immediate of 32 bits), written as an instruction's operand without
+// being spelled apart.
+type address struct {
+	ptr string
+	off int64
+}
+
+// append appends a as spelled to b.
+func (a address) append(b []byte) []byte {
+	b = append(b, '[')
+	b = append(b, a.ptr...)
+	if a.off != 0 {
+		b = append(b, '+')
+		b = strconv.AppendInt(b, a.off, 10)
+	}
+	return append(b, ']')
 }
 
 // memType is how elements of type t travel: the PTX type of one component
@@ -357,14 +374,12 @@ func (e *fn) vectorStore(in *ir.Inst) error {
 // t at addr of state space space: up to four components in one vector
 // access (the lowering aligns vectors to their size), eight 16-bit ones as
 // four 32-bit words.
-func (e *fn) access(kind, space, addr string, t *ir.Type, regs []string) {
+func (e *fn) access(kind, space string, addr address, t *ir.Type, regs []string) {
 	typ, _, _ := memType(t)
 	n := len(regs)
 	switch {
-	case n == 1:
-		e.accessOp(kind, space, typ, addr, regs[0])
-	case n == 2 || n == 4:
-		e.accessOp(kind, space, "v"+itoa(n)+"."+typ, addr, braces(regs...))
+	case n == 1, n == 2, n == 4:
+		e.guardedAccess("", kind, space, typ, addr, regs...)
 	case n == 8 && typ == "b16":
 		e.packedAccess(kind, space, addr, regs)
 	default:
@@ -372,40 +387,59 @@ func (e *fn) access(kind, space, addr string, t *ir.Type, regs []string) {
 	}
 }
 
-// accessOp writes ld.SPACE.TYPE reg, [addr] or st.SPACE.TYPE [addr], reg.
-func (e *fn) accessOp(kind, space, typ, addr, reg string) {
-	e.guardedAccess("", kind, space, typ, addr, reg)
-}
+// vectorTypes are the prefixes of the types of vector accesses by their
+// number of components.
+var vectorTypes = [...]string{2: "v2.", 4: "v4."}
 
-// guardedAccess is accessOp under predicate guard ("" for none).
-func (e *fn) guardedAccess(guard, kind, space, typ, addr, reg string) {
+// guardedAccess writes ld.SPACE.TYPE reg, [addr] or st.SPACE.TYPE [addr],
+// reg under predicate guard ("" for none), a vector access (.v2, .v4) of
+// regs where there are several.
+func (e *fn) guardedAccess(guard, kind, space, typ string, addr address, regs ...string) {
+	at, after, vec := "", "", vectorTypes[0]
 	if guard != "" {
-		guard = "@" + guard + " "
+		at, after = "@", " "
+	}
+	if len(regs) > 1 {
+		vec = vectorTypes[len(regs)]
+	}
+	e.begin(at, guard, after, kind, ".", space, ".", vec, typ)
+	if kind == "st" {
+		e.at(addr)
+	}
+	if len(regs) > 1 {
+		e.group(regs...)
+	} else {
+		e.arg(regs[0])
 	}
 	if kind == "ld" {
-		e.op(guard+"ld."+space+"."+typ, reg, addr)
-	} else {
-		e.op(guard+"st."+space+"."+typ, addr, reg)
+		e.at(addr)
 	}
+	e.end()
 }
 
 // packedAccess moves eight 16-bit components as four 32-bit words (PTX
 // vectors have at most four components), two halves per word, the first
 // in the low half as memory has it.
-func (e *fn) packedAccess(kind, space, addr string, regs []string) {
-	words := make([]string, 4)
+func (e *fn) packedAccess(kind, space string, addr address, regs []string) {
+	var words [4]string
 	for i := range words {
 		words[i] = e.reg(b32)
 	}
 	if kind == "st" {
 		for i, w := range words {
-			e.op("mov.b32", w, braces(regs[2*i], regs[2*i+1]))
+			e.begin("mov.b32")
+			e.arg(w)
+			e.group(regs[2*i], regs[2*i+1])
+			e.end()
 		}
 	}
-	e.accessOp(kind, space, "v4.b32", addr, braces(words...))
+	e.guardedAccess("", kind, space, "b32", addr, words[:]...)
 	if kind == "ld" {
 		for i, w := range words {
-			e.op("mov.b32", braces(regs[2*i], regs[2*i+1]), w)
+			e.begin("mov.b32")
+			e.group(regs[2*i], regs[2*i+1])
+			e.arg(w)
+			e.end()
 		}
 	}
 }

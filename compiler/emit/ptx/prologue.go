@@ -138,7 +138,7 @@ func (e *fn) kernelBody() error {
 	e.enterLoop(j)
 	e.putLabel(head)
 	done := e.def(pred, "setp.ge.s64", j, count)
-	e.op("@"+done+" bra", end)
+	e.branch(done, false, end)
 	e.gid = e.def(b64, "add.s64", first, j)
 	if err := e.scoped(e.f.Body); err != nil {
 		return err
@@ -180,7 +180,7 @@ func (e *fn) divRem(x, y string) (q, r string) {
 	q, r = e.reg(b64), e.reg(b64)
 	wide, done := e.newLabel(), e.newLabel()
 	high := e.def(b64, "and.b64", e.def(b64, "or.b64", x, y), "-4294967296")
-	e.op("@"+e.def(pred, "setp.ne.s64", high, "0")+" bra", wide)
+	e.branch(e.def(pred, "setp.ne.s64", high, "0"), false, wide)
 	x32, y32 := e.def(b32, "cvt.u32.u64", x), e.def(b32, "cvt.u32.u64", y)
 	q32 := e.def(b32, "div.u32", x32, y32)
 	e.op("cvt.u64.u32", q, q32)

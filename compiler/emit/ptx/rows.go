@@ -100,7 +100,7 @@ func (e *fn) rowsLoad(in *ir.Inst) {
 		units = e.blockedVectors("ld", in.Operands[0], in.Operands[1], in.Operands[2], r.Type, w, v.regs)
 	default:
 		space := e.mem(in.Operands[0]).space()
-		e.rowsElements(in, in.Operands[0], in.Operands[1], in.Operands[2], r.Type, func(k int, at func() (string, string)) {
+		e.rowsElements(in, in.Operands[0], in.Operands[1], in.Operands[2], r.Type, func(k int, at func() (address, string)) {
 			units = append(units, &loadUnit{regs: []int{k}, emit: func() {
 				addr, ok := at()
 				e.predicated(ok, "ld", space, addr, v.regs[k], "f32", "0f00000000")
@@ -186,7 +186,7 @@ func (e *fn) rowsStore(in *ir.Inst) {
 		return
 	}
 	space := e.mem(mv).space()
-	e.rowsElements(in, mv, in.Operands[2], in.Operands[3], in.Operands[0].Type, func(k int, at func() (string, string)) {
+	e.rowsElements(in, mv, in.Operands[2], in.Operands[3], in.Operands[0].Type, func(k int, at func() (address, string)) {
 		addr, ok := at()
 		e.predicated(ok, "st", space, addr, x[k], "f32", "")
 	})
@@ -196,7 +196,7 @@ func (e *fn) rowsStore(in *ir.Inst) {
 // matrix of type t at (x, y) of memref mv, with what writes its address
 // and the predicate of its bounds checks and of its row being one of the
 // matrix's ("" where neither applies).
-func (e *fn) rowsElements(in *ir.Inst, mv, xv, yv *ir.Value, t *ir.Type, each func(k int, at func() (addr, ok string))) {
+func (e *fn) rowsElements(in *ir.Inst, mv, xv, yv *ir.Value, t *ir.Type, each func(k int, at func() (addr address, ok string))) {
 	m := e.mem(mv)
 	w := m.addrWidth()
 	x, y := e.affineOf(xv, w), e.affineOf(yv, w)
@@ -205,7 +205,7 @@ func (e *fn) rowsElements(in *ir.Inst, mv, xv, yv *ir.Value, t *ir.Type, each fu
 	checked := checksOf(in)
 	for i := range e.slots(rows) {
 		for j := range cols {
-			each(i*cols+j, func() (string, string) {
+			each(i*cols+j, func() (address, string) {
 				lane, c := e.slotRow(rows, i)
 				var ok string
 				if rows%e.l.SubgroupSize != 0 {
@@ -231,7 +231,7 @@ func (e *fn) rowsElements(in *ir.Inst, mv, xv, yv *ir.Value, t *ir.Type, each fu
 // the column map where m is a view it applies to and col's register part
 // is aligned for it (colAligned, nil where nothing is known), else by the
 // general one.
-func (e *fn) pieceAddress(m *memref, row, col affine, colAligned func(int64) bool, w int) string {
+func (e *fn) pieceAddress(m *memref, row, col affine, colAligned func(int64) bool, w int) address {
 	if addr, ok := e.columnAddress(m, row, col, colAligned); ok {
 		return addr
 	}
