@@ -84,13 +84,14 @@ func (e *fn) freshCoop(v *ir.Value) val {
 // in rows over lanes (rows.go). It notes that f has some, their layouts
 // and how often each is read.
 func (e *fn) checkCoop() error {
-	var insts []*ir.Inst
+	insts := e.coopInsts[:0]
 	e.f.Body.Walk(func(in *ir.Inst) bool {
 		if slices.ContainsFunc(in.Operands, isCoop) || slices.ContainsFunc(in.Results, isCoop) {
 			insts = append(insts, in)
 		}
 		return true
 	})
+	e.coopInsts = insts
 	if len(insts) == 0 {
 		return nil
 	}
@@ -101,9 +102,11 @@ func (e *fn) checkCoop() error {
 	e.replicated, e.blocked = opencl.RowsLayout(e.f, e.t, sgs)
 	inFragments, inRows := false, false
 	for _, in := range insts {
-		for _, v := range slices.Concat(in.Operands, in.Results) {
-			if isCoop(v) {
-				inFragments, inRows = inFragments || held(v), inRows || !held(v)
+		for _, vs := range [...][]*ir.Value{in.Operands, in.Results} {
+			for _, v := range vs {
+				if isCoop(v) {
+					inFragments, inRows = inFragments || held(v), inRows || !held(v)
+				}
 			}
 		}
 		for _, v := range in.Operands {
@@ -137,17 +140,19 @@ func (e *fn) checkCoop() error {
 // writes a cooperative matrix in fragments: A and B (f16, bf16) are only
 // loaded and multiplied, accumulators (f32) are not transformed.
 func checkCoopInst(in *ir.Inst) error {
-	for _, v := range slices.Concat(in.Operands, in.Results) {
-		if !isCoop(v) {
-			continue
-		}
-		t := v.Type
-		k := t.Elem().Kind()
-		switch {
-		case packed(t) && k != ir.KindF16 && k != ir.KindBF16, !packed(t) && k != ir.KindF32:
-			return unsupported("%s", t)
-		case packed(t) && in.Op != ir.OpCoopMatrixLoad && in.Op != ir.OpCoopMatrixMulAdd:
-			return unsupported("%s of %s", in.Mnemonic(), t)
+	for _, vs := range [...][]*ir.Value{in.Operands, in.Results} {
+		for _, v := range vs {
+			if !isCoop(v) {
+				continue
+			}
+			t := v.Type
+			k := t.Elem().Kind()
+			switch {
+			case packed(t) && k != ir.KindF16 && k != ir.KindBF16, !packed(t) && k != ir.KindF32:
+				return unsupported("%s", t)
+			case packed(t) && in.Op != ir.OpCoopMatrixLoad && in.Op != ir.OpCoopMatrixMulAdd:
+				return unsupported("%s of %s", in.Mnemonic(), t)
+			}
 		}
 	}
 	switch in.Op {
@@ -485,8 +490,10 @@ func (e *fn) ldmatrix(in *ir.Inst, regs []string) {
 				memRow, memCol = e.plus(x, lanes[1], c), e.plus(y, lanes[0], r)
 			}
 			addr := e.elementAddress(m, []affine{memRow, memCol}, 32)
-			var out []string
-			for _, blk := range []int{b, b + blocksM}[:n] {
+			var buf [8]string
+			out := buf[:0]
+			blks := [...]int{b, b + blocksM}
+			for _, blk := range blks[:n] {
 				out = append(out, regs[blk*per:(blk+1)*per]...)
 			}
 			e.begin("ldmatrix.sync.aligned.m8n8.x", itoa(len(out)), suffix, ".shared.b16")

@@ -125,8 +125,9 @@ func immOf(s string) (int64, bool) {
 	return n, err == nil
 }
 
-// each is v's registers or immediates.
-func (v val) each() []string {
+// each is v's registers or immediates (a pointer receiver: v's parts
+// are not copied to the heap to be sliced).
+func (v *val) each() []string {
 	if v.regs != nil {
 		return v.regs
 	}

@@ -1,7 +1,6 @@
 package ptx
 
 import (
-	"fmt"
 	"math"
 
 	"tltune/compiler/ir"
@@ -119,13 +118,25 @@ func (e *fn) constant(in *ir.Inst) error {
 func floatBits(x float64, t *ir.Type) string {
 	switch t.Kind() {
 	case ir.KindF16:
-		return fmt.Sprintf("0x%04X", numeric.F16Bits(x))
+		return hexBits("0x", uint64(numeric.F16Bits(x)), 4)
 	case ir.KindBF16:
-		return fmt.Sprintf("0x%04X", numeric.BF16Bits(x))
+		return hexBits("0x", uint64(numeric.BF16Bits(x)), 4)
 	case ir.KindF32:
-		return fmt.Sprintf("0f%08X", math.Float32bits(float32(x)))
+		return hexBits("0f", uint64(math.Float32bits(float32(x))), 8)
 	}
-	return fmt.Sprintf("0d%016X", math.Float64bits(x))
+	return hexBits("0d", math.Float64bits(x), 16)
+}
+
+// hexBits is prefix and bits in digits upper-case hexadecimal digits
+// (fmt's %0NX, without fmt).
+func hexBits(prefix string, bits uint64, digits int) string {
+	var b [2 + 16]byte
+	n := copy(b[:], prefix)
+	for i := digits - 1; i >= 0; i-- {
+		b[n+i] = "0123456789ABCDEF"[bits&15]
+		bits >>= 4
+	}
+	return string(b[:n+digits])
 }
 
 // intOps are the PTX integer instructions of the arithmetic operations,

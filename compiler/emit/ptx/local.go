@@ -58,24 +58,31 @@ func (s *swizzle) untouched() int64 { return int64(1) << max(s.shift+3, 7) }
 
 // split sorts the modes of m (a view of a swizzled buffer) into those
 // whose offsets the swizzle passes through (outer) and the others.
-func (s *swizzle) split(m *memref) (outer []bool) {
-	outer = make([]bool, len(m.stride))
+func (s *swizzle) split(m *memref) (outer modes) {
 	for i, st := range m.stride {
-		n, ok := immOf(st)
-		outer[i] = ok && n*m.elem.Size()%s.untouched() == 0
+		if n, ok := immOf(st); ok && n*m.elem.Size()%s.untouched() == 0 {
+			outer |= 1 << i
+		}
 	}
 	return outer
 }
+
+// modes is a set of a memref's modes, mode i bit i (a memref has far
+// fewer than 64).
+type modes uint64
+
+func (s modes) has(i int) bool { return s&(1<<i) != 0 }
 
 // moved is the swizzle of the view of m at element offsets offs (32
 // bits) along its modes.
 // mults are a known multiple of each offset (0 where it is 0).
 func (s *swizzle) moved(e *fn, m *memref, offs []string, mults []int64) *swizzle {
 	outer := s.split(m)
-	var in, out, inS, outS []string
+	var bufs [4][4]string
+	in, out, inS, outS := bufs[0][:0], bufs[1][:0], bufs[2][:0], bufs[3][:0]
 	periods8 := s.originPeriods8
 	for i, o := range offs {
-		if outer[i] {
+		if outer.has(i) {
 			out, outS = append(out, o), append(outS, m.stride[i])
 			continue
 		}
@@ -146,10 +153,11 @@ func alignedBase(v *ir.Value, a affine) func(n int64) bool {
 // bits) of m, a view of a swizzled buffer.
 func (e *fn) swizzledAddress(m *memref, idx []affine) address {
 	outer := m.swz.split(m)
-	var in, out []affine
-	var inS, outS []string
+	var affs [2][4]affine
+	var strs [2][4]string
+	in, out, inS, outS := affs[0][:0], affs[1][:0], strs[0][:0], strs[1][:0]
 	for i, a := range idx {
-		if outer[i] {
+		if outer.has(i) {
 			out, outS = append(out, a), append(outS, m.stride[i])
 		} else {
 			in, inS = append(in, a), append(inS, m.stride[i])

@@ -65,7 +65,8 @@ func (e *fn) mem(v *ir.Value) *memref {
 func (e *fn) subview(in *ir.Inst) {
 	m := e.mem(in.Operands[0])
 	rest := in.Operands[1:]
-	var mults []int64 // a known multiple of each offset (0: it is 0)
+	var multBuf [4]int64
+	mults := multBuf[:0] // a known multiple of each offset (0: it is 0)
 	next := func(static int64, offset bool) string {
 		if static != ir.Dynamic {
 			if offset {
@@ -80,7 +81,8 @@ func (e *fn) subview(in *ir.Inst) {
 		}
 		return e.intAs(v, m.addrWidth())
 	}
-	var offs, strides []string
+	var bufs [2][4]string
+	offs, strides := bufs[0][:0], bufs[1][:0]
 	sub := e.slab.memref(memref{elem: m.elem, shared: m.shared})
 	sub.shape, sub.stride = e.slab.strings(len(in.Offsets))[:0], e.slab.strings(len(in.Offsets))[:0]
 	for i := range in.Offsets {
@@ -121,14 +123,14 @@ func (e *fn) offset(mv *ir.Value, idx []*ir.Value) affine {
 			w = 32
 		}
 	}
-	return e.offsetOf(m.stride, e.affines(idx, w), w)
+	var buf [4]affine
+	return e.offsetOf(m.stride, e.affines(buf[:0], idx, w), w)
 }
 
-// affines is the indices idx as affine operands of w bits.
-func (e *fn) affines(idx []*ir.Value, w int) []affine {
-	as := make([]affine, len(idx))
-	for i, v := range idx {
-		as[i] = e.affineOf(v, w)
+// affines appends the indices idx as affine operands of w bits to as.
+func (e *fn) affines(as []affine, idx []*ir.Value, w int) []affine {
+	for _, v := range idx {
+		as = append(as, e.affineOf(v, w))
 	}
 	return as
 }
@@ -137,16 +139,17 @@ func (e *fn) affines(idx []*ir.Value, w int) []affine {
 // bits) along modes of the strides as a register part plus a constant.
 func (e *fn) offsetOf(strides []string, idx []affine, w int) affine {
 	var c int64
-	xs := make([]string, len(idx))
+	var buf [4]string
+	xs := buf[:0]
 	for i, a := range idx {
 		s, static := immOf(strides[i])
 		switch {
 		case !static:
-			xs[i] = e.operand(a)
+			xs = append(xs, e.operand(a))
 		case a.base == "":
-			xs[i], c = "0", c+a.off*s
+			xs, c = append(xs, "0"), c+a.off*s
 		default:
-			xs[i], c = a.base, c+a.off*s
+			xs, c = append(xs, a.base), c+a.off*s
 		}
 	}
 	reg := e.linear(xs, strides, w)
@@ -242,7 +245,8 @@ func (e *fn) scaled(x string, size int64) string {
 func (e *fn) address(mv *ir.Value, idx []*ir.Value) address {
 	m := e.mem(mv)
 	if m.swz != nil {
-		return e.swizzledAddress(m, e.affines(idx, 32))
+		var buf [4]affine
+		return e.swizzledAddress(m, e.affines(buf[:0], idx, 32))
 	}
 	return e.addressAt(m, e.offset(mv, idx))
 }
@@ -333,23 +337,25 @@ func (e *fn) store(in *ir.Inst) error {
 	}
 	x := in.Operands[0]
 	addr := e.address(in.Operands[1], in.Operands[2:])
-	e.access("st", e.mem(in.Operands[1]).space(), addr, x.Type, e.registers(x))
+	var buf [2]string
+	e.access("st", e.mem(in.Operands[1]).space(), addr, x.Type, e.registers(buf[:0], x))
 	return nil
 }
 
-// registers are value v's registers, an integer immediate moved into one
-// (st takes registers).
-func (e *fn) registers(v *ir.Value) []string {
+// registers appends value v's registers to regs, an integer immediate
+// moved into one (st takes registers).
+func (e *fn) registers(regs []string, v *ir.Value) []string {
 	x := e.value(v)
 	if isImm(x.x()) {
-		return []string{e.def(x.cls, movOf(x.cls), x.x())}
+		return append(regs, e.def(x.cls, movOf(x.cls), x.x()))
 	}
-	return x.each()
+	return append(regs, x.each()...)
 }
 
 func (e *fn) vectorLoad(in *ir.Inst) error {
 	addr := e.address(in.Operands[0], in.Operands[1:])
-	var regs []string
+	var buf [8]string
+	regs := buf[:0]
 	for _, r := range in.Results {
 		v := e.fresh(r)
 		e.vals.Set(r, v)
@@ -362,9 +368,10 @@ func (e *fn) vectorLoad(in *ir.Inst) error {
 func (e *fn) vectorStore(in *ir.Inst) error {
 	xs, mv, idx := in.VectorStoreOperands()
 	addr := e.address(mv, idx)
-	var regs []string
+	var buf [8]string
+	regs := buf[:0]
 	for _, x := range xs {
-		regs = append(regs, e.registers(x)...)
+		regs = e.registers(regs, x)
 	}
 	e.access("st", e.mem(mv).space(), addr, xs[0].Type, regs)
 	return nil

@@ -63,8 +63,7 @@ func (e *fn) constantBounds(in *ir.Inst) (from, to, step int64, ok bool) {
 
 // immediate is integer value v where it is an immediate.
 func (e *fn) immediate(v *ir.Value) (int64, bool) {
-	n, ok := immOf(e.raw([]*ir.Value{v})[0].x())
-	return n, ok
+	return immOf(e.rawOf(v).x())
 }
 
 // smallEnough reports whether trips copies of body are within the
@@ -122,12 +121,18 @@ func (e *fn) unrolledLoop(in *ir.Inst, trips int) error {
 
 // raw is the operands of vs as they are held, affine ones not added up.
 func (e *fn) raw(vs []*ir.Value) []val {
-	xs := make([]val, len(vs))
+	xs := e.slab.vals(len(vs))
 	for i, v := range vs {
-		xs[i] = e.get(v)
-		if xs[i].n == 0 {
-			e.value(v) // reports it
-		}
+		xs[i] = e.rawOf(v)
 	}
 	return xs
+}
+
+// rawOf is the operands of v as held, an affine one not added up.
+func (e *fn) rawOf(v *ir.Value) val {
+	x := e.get(v)
+	if x.n == 0 {
+		e.value(v) // reports it
+	}
+	return x
 }

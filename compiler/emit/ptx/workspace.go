@@ -36,7 +36,9 @@ type workspace struct {
 	yields   map[*ir.Region][]val
 	unrolled map[*ir.Region][]val
 	done     map[*ir.Inst]bool // mul_adds written with an earlier one of their group
-	cse      pureTable         // what pure wrote
+	// coopInsts are the instructions on cooperative matrices (checkCoop).
+	coopInsts []*ir.Inst
+	cse       pureTable // what pure wrote
 	// regDepth is the depth at which each register is written, by class
 	// and number (0 where it was written outside every loop).
 	regDepth [numClasses][]int32
@@ -78,6 +80,8 @@ func (s *workspace) reset(n int) {
 	clear(s.yields)
 	clear(s.unrolled)
 	clear(s.done)
+	clear(s.coopInsts)
+	s.coopInsts = s.coopInsts[:0]
 	s.cse.reset()
 	for c := range s.regDepth {
 		clear(s.regDepth[c])
@@ -256,6 +260,7 @@ func (t *pureTable) insert(scope int, h uint64, key []byte, reg string) {
 type slab struct {
 	mems []memref
 	strs []string
+	vs   []val
 }
 
 // memref returns a view holding m.
@@ -279,9 +284,21 @@ func (s *slab) strings(n int) []string {
 	return s.strs[at : at+n : at+n]
 }
 
+// vals returns n zero vals, which the caller may append to only by
+// copying.
+func (s *slab) vals(n int) []val {
+	at := len(s.vs)
+	if at+n > cap(s.vs) {
+		s.vs, at = make([]val, 0, max(64, 2*cap(s.vs), n)), 0
+	}
+	s.vs = s.vs[:at+n]
+	return s.vs[at : at+n : at+n]
+}
+
 // recycle empties s; nothing it handed out may be used after.
 func (s *slab) recycle() {
 	clear(s.mems)
 	clear(s.strs)
-	s.mems, s.strs = s.mems[:0], s.strs[:0]
+	clear(s.vs)
+	s.mems, s.strs, s.vs = s.mems[:0], s.strs[:0], s.vs[:0]
 }
