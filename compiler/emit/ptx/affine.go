@@ -1,7 +1,6 @@
 package ptx
 
 import (
-	"hash/maphash"
 	"math"
 
 	"tltune/compiler/ir"
@@ -30,18 +29,6 @@ import (
 func (e *fn) enterScope() { e.cse.enter() }
 func (e *fn) leaveScope() { e.cse.leave() }
 
-// pureKey spells the key of opcode on args in key.
-func pureKey(key []byte, opcode string, args []string) []byte {
-	key = append(append(key, opcode...), '\t')
-	for i, a := range args {
-		if i > 0 {
-			key = append(key, ", "...)
-		}
-		key = append(key, a...)
-	}
-	return key
-}
-
 // pure is def for an instruction without side effects whose operands are
 // never written again while it is in scope: the register of the same
 // instruction written before, where it still holds, else a fresh one.
@@ -49,14 +36,8 @@ func pureKey(key []byte, opcode string, args []string) []byte {
 // only its operands inside the loop body's scope, whose end forgets them.
 func (e *fn) pure(c class, opcode string, args ...string) string {
 	t := &e.cse
-	// The key is spelled at the end of the table's keys, where insert
-	// keeps it.
-	at := len(t.keys)
-	t.keys = pureKey(t.keys, opcode, args)
-	key := t.keys[at:]
-	h := maphash.Bytes(t.seed, key)
-	t.keys = t.keys[:at]
-	if r, ok := t.lookup(h, key); ok {
+	h := t.hash(opcode, args)
+	if r, ok := t.lookup(h, opcode, args); ok {
 		return r
 	}
 	scope := len(t.scopes) - 1
@@ -66,7 +47,7 @@ func (e *fn) pure(c class, opcode string, args ...string) string {
 	} else {
 		r = e.def(c, opcode, args...)
 	}
-	t.insert(scope, h, key, r)
+	t.insert(scope, h, opcode, args, r)
 	return r
 }
 

@@ -1,8 +1,6 @@
 package ptx
 
 import (
-	"bytes"
-	"hash/maphash"
 	"slices"
 	"sync"
 
@@ -50,8 +48,7 @@ type workspace struct {
 }
 
 var workspaces = sync.Pool{New: func() any {
-	return &workspace{yields: map[*ir.Region][]val{}, unrolled: map[*ir.Region][]val{}, done: map[*ir.Inst]bool{},
-		cse: pureTable{seed: maphash.MakeSeed(), index: map[uint64]int32{}}}
+	return &workspace{yields: map[*ir.Region][]val{}, unrolled: map[*ir.Region][]val{}, done: map[*ir.Inst]bool{}}
 }}
 
 // getWorkspace returns a workspace for a module; putWorkspace returns it
@@ -161,29 +158,35 @@ func regNumber(r string) (c class, n int, ok bool) {
 // opcode and operands, by scope: a scope's instructions are forgotten
 // when it ends. A key is in at most one scope (pure looks in all before
 // it writes one), so one table serves them all, each scope listing its
-// entries to forget. Keys are spelled back to back in keys, and the
-// table indexes entries by their keys' hash, colliding ones chained: Go
-// maps keyed by the spelled strings cost a string per entry and a map
-// grown from empty per scope.
+// entries to forget. The table is open addressing (linear probing) on
+// the keys' hashes, an entry holding its opcode and operands as they
+// came: Go maps keyed by the spelled keys cost a string per entry and a
+// map grown from empty per scope, and keyed by their hashes the spelling
+// and the hashing were most of pure.
 type pureTable struct {
-	seed    maphash.Seed
-	index   map[uint64]int32 // a key's hash: its newest entry
+	slots   []int32 // an entry's index + 1, 0 where free; a power of two long
+	live    int     // the entries in slots
 	entries []pureEntry
-	keys    []byte
+	args    []string  // the entries' operands, back to back
 	scopes  [][]int32 // each scope's entries, the innermost last
 }
 
 type pureEntry struct {
 	hash       uint64
-	start, end int32 // the key, in keys
+	opcode     string
+	start, end int32 // the operands, in args
 	reg        string
-	next       int32 // the next entry of the same hash, -1 for none
 }
 
 func (t *pureTable) reset() {
-	clear(t.index)
+	if t.slots == nil {
+		t.slots = make([]int32, 256)
+	}
+	clear(t.slots)
+	t.live = 0
 	clear(t.entries) // the registers
-	t.entries, t.keys = t.entries[:0], t.keys[:0]
+	clear(t.args)
+	t.entries, t.args = t.entries[:0], t.args[:0]
 	t.scopes = t.scopes[:0]
 	t.enter()
 }
@@ -202,56 +205,100 @@ func (t *pureTable) enter() {
 func (t *pureTable) leave() {
 	n := len(t.scopes) - 1
 	for _, i := range t.scopes[n] {
-		t.unlink(i)
+		t.remove(i)
 	}
 	t.scopes = t.scopes[:n]
 }
 
-// unlink removes entry i from the index.
-func (t *pureTable) unlink(i int32) {
-	h := t.entries[i].hash
-	at := t.index[h]
-	if at == i {
-		if next := t.entries[i].next; next < 0 {
-			delete(t.index, h)
-		} else {
-			t.index[h] = next
+// hash is the hash of the key of opcode on args: FNV-1a over their
+// bytes, each operand ended by a byte no operand holds. Keys are a few
+// dozen bytes, and hashing them in place is cheaper than spelling them to
+// hash them, or calling a hash per operand.
+func (t *pureTable) hash(opcode string, args []string) uint64 {
+	const prime = 0x100000001b3
+	h := uint64(0xcbf29ce484222325)
+	for i := range len(opcode) {
+		h = (h ^ uint64(opcode[i])) * prime
+	}
+	for _, a := range args {
+		for i := range len(a) {
+			h = (h ^ uint64(a[i])) * prime
 		}
-		return
+		h = (h ^ '\t') * prime
 	}
-	for t.entries[at].next != i {
-		at = t.entries[at].next
-	}
-	t.entries[at].next = t.entries[i].next
+	return h
 }
 
-// lookup is the register of the entry of key (whose hash is h), ok
-// false where there is none.
-func (t *pureTable) lookup(h uint64, key []byte) (string, bool) {
-	i, ok := t.index[h]
-	if !ok {
-		return "", false
-	}
-	for ; i >= 0; i = t.entries[i].next {
-		if x := &t.entries[i]; bytes.Equal(t.keys[x.start:x.end], key) {
+// lookup is the register of the entry of opcode on args (whose hash is
+// h), ok false where there is none.
+func (t *pureTable) lookup(h uint64, opcode string, args []string) (string, bool) {
+	mask := uint64(len(t.slots) - 1)
+	for i := h & mask; t.slots[i] != 0; i = (i + 1) & mask {
+		x := &t.entries[t.slots[i]-1]
+		if x.hash == h && x.opcode == opcode && slices.Equal(t.args[x.start:x.end], args) {
 			return x.reg, true
 		}
 	}
 	return "", false
 }
 
-// insert adds key (whose hash is h), written to reg, to scope scope.
-func (t *pureTable) insert(scope int, h uint64, key []byte, reg string) {
-	i := int32(len(t.entries))
-	next, ok := t.index[h]
-	if !ok {
-		next = -1
+// insert adds the entry of opcode on args (whose hash is h), written to
+// reg, to scope scope.
+func (t *pureTable) insert(scope int, h uint64, opcode string, args []string, reg string) {
+	if 2*(t.live+1) > len(t.slots) {
+		t.grow()
 	}
-	start := int32(len(t.keys))
-	t.keys = append(t.keys, key...)
-	t.entries = append(t.entries, pureEntry{hash: h, start: start, end: int32(len(t.keys)), reg: reg, next: next})
-	t.index[h] = i
+	i := int32(len(t.entries))
+	start := int32(len(t.args))
+	t.args = append(t.args, args...)
+	t.entries = append(t.entries, pureEntry{hash: h, opcode: opcode, start: start, end: int32(len(t.args)), reg: reg})
+	t.place(i)
 	t.scopes[scope] = append(t.scopes[scope], i)
+}
+
+// place puts entry i in the first free slot from its hash's.
+func (t *pureTable) place(i int32) {
+	mask := uint64(len(t.slots) - 1)
+	at := t.entries[i].hash & mask
+	for t.slots[at] != 0 {
+		at = (at + 1) & mask
+	}
+	t.slots[at] = i + 1
+	t.live++
+}
+
+// grow doubles the slots and places the entries in them again.
+func (t *pureTable) grow() {
+	old := t.slots
+	t.slots = make([]int32, 2*len(old))
+	t.live = 0
+	for _, s := range old {
+		if s != 0 {
+			t.place(s - 1)
+		}
+	}
+}
+
+// remove takes entry i out of the slots, moving back the entries after
+// it that would no longer be found past the hole (linear probing's
+// deletion, which leaves no tombstones).
+func (t *pureTable) remove(i int32) {
+	mask := uint64(len(t.slots) - 1)
+	hole := t.entries[i].hash & mask
+	for t.slots[hole] != i+1 {
+		hole = (hole + 1) & mask
+	}
+	for j := (hole + 1) & mask; t.slots[j] != 0; j = (j + 1) & mask {
+		home := t.entries[t.slots[j]-1].hash & mask
+		// The entry at j stays where its home lies cyclically in
+		// (hole, j]; else it moves into the hole.
+		if hole <= j && (home <= hole || home > j) || hole > j && home <= hole && home > j {
+			t.slots[hole] = t.slots[j]
+			hole = j
+		}
+	}
+	t.slots[hole] = 0
+	t.live--
 }
 
 // slab hands out a kernel's memref views and string slices (shapes and
