@@ -5,6 +5,7 @@ import (
 
 	"tltune/compiler"
 	"tltune/compiler/tuning"
+	"tltune/internal/gcpace"
 	"tltune/kernels"
 )
 
@@ -19,37 +20,26 @@ import (
 // lengthens the loop, not the code.) BenchmarkCompileSpace (tuner/) times
 // the configurations a tuning run compiles instead.
 //
-// Where the time goes (-cpuprofile with -test.cpu 1): writing the C is a
-// third to a half of every case (33 % of generic, 49 % of nvidia-staged;
-// 39 % and 52 % before its lines were written from parts into recycled
-// buffers, which made it about a third faster) and grows
-// with the C written: 6 KB for generic, 20 KB for intel-u2, 26 KB for
-// nvidia-staged, 25 KB from 286 lowered instructions for nvidia-pipeline.
-// A line costs its parts (names, operators and brackets of a few bytes
-// each), and the back end allocates little but the C itself (13 to 17
-// objects a case). The lowering is 13 % (generic) to 24 %
-// (nvidia-pipeline: 10 % of the case the copies of the K panels, unrolled
-// chunk by chunk, 3 % the local epilogue, which writes its chunks in a
-// loop; unrolled, it made 47 KB of C from 690 instructions and took about
-// half of the case's time, 497 µs against 243), the verifier after the
-// pipeline 6-11 %, and parsing the source, under 1 KB, 8 %
-// (nvidia-pipeline) to 21 % (generic; about 10 µs on its own).
-// Allocation, the collector's assists included, is a quarter to a third
-// of every case and write barriers a further tenth: the instructions the
-// lowering builds (224 bytes for an index addition with its result, 288
-// before an instruction's rarer attributes moved behind pointers and a
-// value's index and ID shrank to 32 bits) and the C itself. It follows
-// the bytes allocated more than the objects (assists are paid by the
-// byte): carving the lowering's instructions from shared chunks, 520
-// allocations fewer for nvidia-pipeline and the same bytes, measured no
-// faster. The back end's value tables and expression chunks and the
-// verifier's scope tables are recycled from compile to compile (431 → 332
-// KB allocated for nvidia-pipeline, 4-12 % faster; 157 KB since the local
-// epilogue's loop, 136 KB since the smaller instructions); what is left is
-// mostly the lowered IR, which the Result hands out and so cannot be
-// recycled.
+// The collector is paced as tltune paces it (gcpace): at Go's default
+// pace it was a third of a compile's instructions, since a compile's
+// lowered IR and C are garbage by the next.
+//
+// Where the time goes (cachegrind, the collector off, nvidia-f16 sources
+// of BenchmarkCompileSpace, about 740 thousand instructions a compile):
+// writing the C is the largest part and grows with the C written (6 KB
+// for generic, 20 KB for intel-u2, 26 KB for nvidia-staged, 25 KB for
+// nvidia-pipeline); a line costs its parts, names, operators and brackets
+// of a few bytes each, appended into recycled buffers. Then the lowering
+// (about 105 thousand, its instructions carved from an ir.Arena's chunks:
+// 67 allocations where there were 304, for a fifth more bytes), the
+// verifier on the source and on the lowered program (75 thousand
+// together), parsing (67 thousand, under 1 KB of source) and choosing
+// the configuration (18 thousand). Unrolling the local epilogue had made
+// 47 KB of C from 690 instructions for nvidia-pipeline and doubled its
+// time: it writes its chunks in a loop. No one part is left to halve.
 func BenchmarkCompileGemm(b *testing.B) {
 	defer compiler.SetCheckPasses(false)()
+	defer gcpace.Relax()()
 	f32 := kernels.Spec{Op: kernels.GEMMOp, M: 64, N: 64, K: 32, DType: kernels.F32, Acc: kernels.F32,
 		Layout: kernels.Strided, Alpha: 1, Beta: 1}
 	f16 := f32
