@@ -124,7 +124,7 @@ func (e *fn) coopDecl(v *ir.Value) (name string, perLane int) {
 func (e *fn) coopElementwise(v *ir.Value, expr func(src []string) string, srcs ...string) {
 	name, n := e.coopDecl(v)
 	e.coopLoop(loopE, n)
-	elems := e.slab.strings(len(srcs))
+	elems := e.slab.strs.Take(len(srcs))
 	for i, s := range srcs {
 		elems[i] = e.text.join(s, ".v[tl_e]")
 	}
@@ -409,7 +409,7 @@ func (e *fn) coopMulAdds(group []*ir.Inst) {
 	sgs := e.launch.SubgroupSize
 	rows, cols, depth := int(cv.Type.Rows()), int(cv.Type.Cols()), int(head.Operands[0].Type.Cols())
 	accType, _ := e.coopType(cv)
-	accs := e.slab.strings(len(group))
+	accs := e.slab.strs.Take(len(group))
 	for g, in := range group {
 		accs[g] = e.fresh("acc")
 		e.put(accType, " ", accs[g], " = ", e.value(in.Operands[2]), ";")
@@ -513,7 +513,7 @@ func (e *fn) replicatedVectorLoad(in *ir.Inst, w int) {
 	var room [2 * 16]string // up to 16 rows and columns: no allocation
 	memRows, colTerms := room[:16], room[16:]
 	if n := max(rows, cols); n > 16 {
-		terms := e.slab.strings(2 * n)
+		terms := e.slab.strs.Take(2 * n)
 		memRows, colTerms = terms[:n], terms[n:]
 	}
 	reader, dst := e.vectorReader(m, w), e.text.join(name, ".v[")

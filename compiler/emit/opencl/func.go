@@ -383,7 +383,7 @@ func (e *fn) fromArg(name string, t *ir.Type, si *scalarInfo) string {
 
 func (e *fn) memrefParam(t *ir.Type, base string, param int, add func(Arg) string) *memref {
 	si := e.u.scalar(t.Elem())
-	m := e.slab.memref(memref{typ: t, space: "global"})
+	m := e.slab.mems.Hold(memref{typ: t, space: "global"})
 	m.ptr = add(Arg{Name: base, CType: "global " + si.mem + "*", Role: RoleData, Param: param, Elem: t.Elem().String()})
 	m.shape = e.dims(t.Shape(), func(i int) string {
 		return add(Arg{Name: base + "_shape" + strconv.Itoa(i), CType: "long", Role: RoleShape, Param: param, Mode: i})
@@ -418,7 +418,7 @@ func (e *fn) groupParam(t *ir.Type, base string, param int, add func(Arg) string
 // dims returns the C expressions of static or dynamic entries; dynamic
 // entries get a name from dyn (which also declares the argument).
 func (e *fn) dims(vs []int64, dyn func(i int) string) []string {
-	out := e.slab.strings(len(vs))
+	out := e.slab.strs.Take(len(vs))
 	for i, v := range vs {
 		if v == ir.Dynamic {
 			out[i] = dyn(i)

@@ -527,7 +527,7 @@ func (e *fn) forLoop(in *ir.Inst) error {
 // carried declares one variable per result, initialised from init (or
 // uninitialised when init is nil), and names the results after them.
 func (e *fn) carried(results, init []*ir.Value) []string {
-	names := e.slab.strings(len(results))
+	names := e.slab.strs.Take(len(results))
 	for i, r := range results {
 		names[i] = e.fresh(r.Name)
 		if init != nil {
@@ -569,7 +569,7 @@ func (e *fn) yield(in *ir.Inst) {
 	if len(dst) == 0 {
 		return
 	}
-	tmps := e.slab.strings(len(dst))
+	tmps := e.slab.strs.Take(len(dst))
 	for i, v := range in.Operands {
 		tmps[i] = e.fresh("y")
 		e.put(e.valueType(v), " ", tmps[i], " = ", e.value(v), ";")

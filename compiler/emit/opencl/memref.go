@@ -241,7 +241,7 @@ func (e *fn) bindMemref(v *ir.Value, ptr string, shape, stride []string) {
 	space := t.Space().String()
 	name := e.fresh(v.Name)
 	e.put(space, " ", si.mem, "* ", name, " = ", ptr, ";")
-	m := e.slab.memref(memref{typ: t, ptr: name, space: space})
+	m := e.slab.mems.Hold(memref{typ: t, ptr: name, space: space})
 	m.shape, m.stride = e.pinShapeStride(shape, stride, t)
 	e.mems.Set(v, m)
 }
@@ -249,7 +249,7 @@ func (e *fn) bindMemref(v *ir.Value, ptr string, shape, stride []string) {
 // pinShapeStride is pinAll of a view's shape and stride expressions (of
 // memref type t), in one slice.
 func (e *fn) pinShapeStride(shape, stride []string, t *ir.Type) (pinnedShape, pinnedStride []string) {
-	out := e.slab.strings(len(shape) + len(stride))
+	out := e.slab.strs.Take(len(shape) + len(stride))
 	n := len(shape)
 	return e.pinAll(out[:n:n], shape, t.Shape()), e.pinAll(out[n:], stride, t.Stride())
 }
@@ -516,7 +516,7 @@ func (e *fn) alloca(in *ir.Inst) {
 	} else {
 		e.head.line(1, "local ", si.mem, " ", name, "[", size, "]", align, ";")
 	}
-	m := e.slab.memref(memref{typ: t, ptr: ptr, space: "local"})
+	m := e.slab.mems.Hold(memref{typ: t, ptr: ptr, space: "local"})
 	if s, ok := in.Attrs.Int(ir.AttrSwizzle); ok {
 		m.swz = &swizzle{root: ptr, origin: "0", shift: int(s)}
 		if st := t.Stride(); len(st) > 1 && st[0] == 1 {

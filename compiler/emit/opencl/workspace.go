@@ -3,6 +3,7 @@ package opencl
 import (
 	"sync"
 
+	"tltune/compiler/internal/slab"
 	"tltune/compiler/ir"
 )
 
@@ -18,9 +19,9 @@ type workspace struct {
 	ranges ir.ValueMap[ir.Range] // integer values' known ranges (narrow.go)
 	aligns []aligned             // memref values' alignment (fn.alignment)
 	coops  coopValues
-	text   text // the chunks expressions are joined in
-	unit   unit // the program's state
-	slab   slab // its memref views and expression slices
+	text   text  // the chunks expressions are joined in
+	unit   unit  // the program's state
+	slab   slabs // its memref views and expression slices
 	// The tables of a kernel's groups, the variables its regions' yields
 	// store to, and slotRow's expressions by rows per lane.
 	groups   map[*ir.Value]*group
@@ -69,40 +70,18 @@ func (s *workspace) reset(f *ir.Func) {
 	clear(s.slotRows)
 }
 
-// slab hands out the memref views of a program and the slices of C
+// slabs hand out the memref views of a program and the slices of C
 // expressions its kernels keep (shapes and strides, loop-carried
 // variables), from arrays recycled with the workspace: a view per
 // subview and expansion, they were most of the objects writing a GEMM
 // kernel allocated.
-type slab struct {
-	mems []memref
-	strs []string
-}
-
-// memref returns a view holding m.
-func (s *slab) memref(m memref) *memref {
-	if len(s.mems) == cap(s.mems) {
-		// A fresh array: the views handed out keep the old one.
-		s.mems = make([]memref, 0, max(64, 2*cap(s.mems)))
-	}
-	s.mems = append(s.mems, m)
-	return &s.mems[len(s.mems)-1]
-}
-
-// strings returns n empty strings, which the caller may append to only
-// by copying.
-func (s *slab) strings(n int) []string {
-	at := len(s.strs)
-	if at+n > cap(s.strs) {
-		s.strs, at = make([]string, 0, max(256, 2*cap(s.strs), n)), 0
-	}
-	s.strs = s.strs[:at+n]
-	return s.strs[at : at+n : at+n]
+type slabs struct {
+	mems slab.Of[memref]
+	strs slab.Of[string]
 }
 
 // recycle empties s; nothing it handed out may be used after.
-func (s *slab) recycle() {
-	clear(s.mems)
-	clear(s.strs)
-	s.mems, s.strs = s.mems[:0], s.strs[:0]
+func (s *slabs) recycle() {
+	s.mems.Recycle()
+	s.strs.Recycle()
 }

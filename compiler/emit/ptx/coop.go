@@ -72,7 +72,7 @@ func (e *fn) freshCoop(v *ir.Value) val {
 			c, n = b32, n/2
 		}
 	}
-	regs := e.slab.strings(n)
+	regs := e.slab.strs.Take(n)
 	for i := range regs {
 		regs[i] = e.reg(c)
 	}

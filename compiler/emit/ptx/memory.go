@@ -41,8 +41,8 @@ func (m *memref) addrWidth() int {
 // newMemref is the view of a memref of type t at ptr, its dynamic entries
 // left for the arguments to fill.
 func (e *fn) newMemref(t *ir.Type, ptr string) *memref {
-	m := e.slab.memref(memref{elem: t.Elem(), ptr: ptr, shared: t.Space() == ir.Local})
-	m.shape, m.stride = e.slab.strings(len(t.Shape())), e.slab.strings(len(t.Stride()))
+	m := e.slab.mems.Hold(memref{elem: t.Elem(), ptr: ptr, shared: t.Space() == ir.Local})
+	m.shape, m.stride = e.slab.strs.Take(len(t.Shape())), e.slab.strs.Take(len(t.Stride()))
 	for i, s := range t.Shape() {
 		m.shape[i] = i64toa(s)
 	}
@@ -83,8 +83,8 @@ func (e *fn) subview(in *ir.Inst) {
 	}
 	var bufs [2][4]string
 	offs, strides := bufs[0][:0], bufs[1][:0]
-	sub := e.slab.memref(memref{elem: m.elem, shared: m.shared})
-	sub.shape, sub.stride = e.slab.strings(len(in.Offsets))[:0], e.slab.strings(len(in.Offsets))[:0]
+	sub := e.slab.mems.Hold(memref{elem: m.elem, shared: m.shared})
+	sub.shape, sub.stride = e.slab.strs.Take(len(in.Offsets))[:0], e.slab.strs.Take(len(in.Offsets))[:0]
 	for i := range in.Offsets {
 		offs = append(offs, next(in.Offsets[i], true))
 		strides = append(strides, m.stride[i])

@@ -121,7 +121,7 @@ func (e *fn) unrolledLoop(in *ir.Inst, trips int) error {
 
 // raw is the operands of vs as they are held, affine ones not added up.
 func (e *fn) raw(vs []*ir.Value) []val {
-	xs := e.slab.vals(len(vs))
+	xs := e.slab.vs.Take(len(vs))
 	for i, v := range vs {
 		xs[i] = e.rawOf(v)
 	}

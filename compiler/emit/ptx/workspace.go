@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sync"
 
+	"tltune/compiler/internal/slab"
 	"tltune/compiler/ir"
 )
 
@@ -44,7 +45,7 @@ type workspace struct {
 	// body, decls and shared are the kernel's texts (fn), out the
 	// module's.
 	body, decls, shared, out []byte
-	slab                     slab
+	slab                     slabs
 }
 
 var workspaces = sync.Pool{New: func() any {
@@ -301,51 +302,18 @@ func (t *pureTable) remove(i int32) {
 	t.live--
 }
 
-// slab hands out a kernel's memref views and string slices (shapes and
+// slabs hand out a kernel's memref views and string slices (shapes and
 // strides, a matrix's registers) from arrays recycled with the
 // workspace.
-type slab struct {
-	mems []memref
-	strs []string
-	vs   []val
-}
-
-// memref returns a view holding m.
-func (s *slab) memref(m memref) *memref {
-	if len(s.mems) == cap(s.mems) {
-		// A fresh array: the views handed out keep the old one.
-		s.mems = make([]memref, 0, max(32, 2*cap(s.mems)))
-	}
-	s.mems = append(s.mems, m)
-	return &s.mems[len(s.mems)-1]
-}
-
-// strings returns n empty strings, which the caller may append to only
-// by copying.
-func (s *slab) strings(n int) []string {
-	at := len(s.strs)
-	if at+n > cap(s.strs) {
-		s.strs, at = make([]string, 0, max(256, 2*cap(s.strs), n)), 0
-	}
-	s.strs = s.strs[:at+n]
-	return s.strs[at : at+n : at+n]
-}
-
-// vals returns n zero vals, which the caller may append to only by
-// copying.
-func (s *slab) vals(n int) []val {
-	at := len(s.vs)
-	if at+n > cap(s.vs) {
-		s.vs, at = make([]val, 0, max(64, 2*cap(s.vs), n)), 0
-	}
-	s.vs = s.vs[:at+n]
-	return s.vs[at : at+n : at+n]
+type slabs struct {
+	mems slab.Of[memref]
+	strs slab.Of[string]
+	vs   slab.Of[val]
 }
 
 // recycle empties s; nothing it handed out may be used after.
-func (s *slab) recycle() {
-	clear(s.mems)
-	clear(s.strs)
-	clear(s.vs)
-	s.mems, s.strs, s.vs = s.mems[:0], s.strs[:0], s.vs[:0]
+func (s *slabs) recycle() {
+	s.mems.Recycle()
+	s.strs.Recycle()
+	s.vs.Recycle()
 }
