@@ -114,14 +114,21 @@ func (a *Arena) NewInst(op Op, operands []*Value, resultTypes ...*Type) *Inst {
 		in.Operands = ops
 	}
 	if len(resultTypes) > 0 {
-		in.Results = a.valueList(len(resultTypes))
-		for i, t := range resultTypes {
-			v := a.value()
-			v.Type, v.Def, v.Index = t, in, int32(i)
-			in.Results[i] = v
-		}
+		in.Results = a.newValues(resultTypes, in, nil)
 	}
 	return in
+}
+
+// newValues returns new values of types, in order, carved with their list:
+// the results of def or the arguments of r.
+func (a *Arena) newValues(types []*Type, def *Inst, r *Region) []*Value {
+	vs := a.valueList(len(types))
+	for i, t := range types {
+		v := a.value()
+		v.Type, v.Def, v.Region, v.Index = t, def, r, int32(i)
+		vs[i] = v
+	}
+	return vs
 }
 
 // SetOp is in.SetOp with the attribute tables in needs carved from a's
@@ -169,12 +176,7 @@ func (a *Arena) NewRegion(kind RegionKind, argTypes ...*Type) *Region {
 	r := a.region()
 	r.Kind = kind
 	if len(argTypes) > 0 {
-		r.Args = a.valueList(len(argTypes))
-		for i, t := range argTypes {
-			v := a.value()
-			v.Type, v.Region, v.Index = t, r, int32(i)
-			r.Args[i] = v
-		}
+		r.Args = a.newValues(argTypes, nil, r)
 	}
 	return r
 }
