@@ -105,24 +105,29 @@ func immOf(s string) (int64, bool) {
 	}
 	if len(s) < 19 { // no overflow: spelled here, ParseInt was a tenth of the writer
 		neg := s[0] == '-'
-		digits := s[b2i(neg):]
-		if digits == "" {
-			return 0, false
-		}
-		var n int64
-		for _, d := range []byte(digits) {
-			if d < '0' || d > '9' {
-				return 0, false
-			}
-			n = n*10 + int64(d-'0')
-		}
+		n, ok := decimalDigits(s[b2i(neg):])
 		if neg {
 			n = -n
 		}
-		return n, true
+		return n, ok
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	return n, err == nil
+}
+
+// decimalDigits is the number that s, one or more decimal digits and
+// fewer than 19, spells; ok false where s is empty or holds another byte.
+func decimalDigits(s string) (n int64, ok bool) {
+	if s == "" {
+		return 0, false
+	}
+	for _, d := range []byte(s) {
+		if d < '0' || d > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(d-'0')
+	}
+	return n, true
 }
 
 // each is v's registers or immediates (a pointer receiver: v's parts
@@ -195,11 +200,10 @@ func (e *fn) get(v *ir.Value) val {
 // reg returns a fresh register of class c, written at the current depth.
 func (e *fn) reg(c class) string {
 	e.nregs[c]++
-	r := regName(c, e.nregs[c])
 	if e.depth > 0 {
-		e.setDepth(r, e.depth)
+		e.setRegDepth(c, e.nregs[c], e.depth)
 	}
-	return r
+	return regName(c, e.nregs[c])
 }
 
 // regNames are the first names of each class's registers, spelled once

@@ -92,10 +92,14 @@ func (s *workspace) reset(n int) {
 
 // setDepth notes that register r is written at loop depth d.
 func (s *workspace) setDepth(r string, d int) {
-	c, n, ok := regNumber(r)
-	if !ok {
-		return
+	if c, n, ok := regNumber(r); ok {
+		s.setRegDepth(c, n, d)
 	}
+}
+
+// setRegDepth notes that register n of class c is written at loop depth
+// d (reg knows both, and need not spell the name to be read back).
+func (s *workspace) setRegDepth(c class, n, d int) {
 	ds := s.regDepth[c]
 	if n >= len(ds) {
 		// Past len, the capacity holds zeros: reset clears up to len.
@@ -143,16 +147,11 @@ func regNumber(r string) (c class, n int, ok bool) {
 	default:
 		return 0, 0, false
 	}
-	if digits >= len(r) {
+	if len(r)-digits > 9 { // more registers than a kernel declares
 		return 0, 0, false
 	}
-	for _, d := range []byte(r[digits:]) {
-		if d < '0' || d > '9' {
-			return 0, 0, false
-		}
-		n = n*10 + int(d-'0')
-	}
-	return c, n, true
+	x, ok := decimalDigits(r[digits:])
+	return c, int(x), ok
 }
 
 // pureTable is the instructions pure wrote that may be reused, keyed by
