@@ -243,7 +243,7 @@ func compileProgram(prog *ir.Program, o Options, t *target.Target, lim *check.Ta
 			return nil, &Error{Err: err}
 		}
 		res.Kernels = res.spirv.Kernels
-	} else if err := emitC(res, o.PTX, launch); err != nil {
+	} else if err := emitText(res, o.PTX, launch); err != nil {
 		return nil, &Error{Err: err}
 	}
 	res.Choices = make([]FuncChoice, len(prog.Funcs))
@@ -254,10 +254,10 @@ func compileProgram(prog *ir.Program, o Options, t *target.Target, lim *check.Ta
 	return res, nil
 }
 
-// emitC writes res.Lowered as OpenCL C or, with withPTX, as PTX where the
+// emitText writes res.Lowered as OpenCL C or, with withPTX, as PTX where the
 // PTX writer covers it and as OpenCL C where not (res.PTXErr says why).
-// Writing C that nothing builds was a fifth of a compile with PTX.
-func emitC(res *Result, withPTX bool, launch map[*ir.Func]opencl.Launch) error {
+// Writing C that nothing builds was a seventh of a compile with PTX.
+func emitText(res *Result, withPTX bool, launch map[*ir.Func]opencl.Launch) error {
 	prog, t := res.Lowered, res.Target
 	if withPTX {
 		kernels, err := opencl.Kernels(prog, t, launch)
