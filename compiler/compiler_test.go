@@ -262,22 +262,9 @@ func TestCompilePTXWritesNoC(t *testing.T) {
 		{kernels.Spec{Op: kernels.GEMMOp, M: 64, N: 64, K: 32, DType: kernels.F16, Acc: kernels.F32, Layout: kernels.Strided, Alpha: 1}, true},
 		{kernels.Spec{Op: kernels.GEMMOp, M: 16, N: 16, K: 16, DType: kernels.F64, Acc: kernels.F64, Layout: kernels.Strided, Alpha: 1}, false},
 	} {
-		r, err := kernels.New(tc.spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		src, err := r.Source(tuning.Params{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := compiler.Compile([]byte(src), compiler.Options{Target: "nvidia"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := compiler.Compile([]byte(src), compiler.Options{Target: "nvidia", PTX: true})
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := newRecipe(t, tc.spec)
+		c := compileRecipe(t, r, tuning.Params{}, compiler.Options{Target: "nvidia"})
+		p := compileRecipe(t, r, tuning.Params{}, compiler.Options{Target: "nvidia", PTX: true})
 		name := tc.spec.Op.String() + " " + tc.spec.DType.String()
 		if !reflect.DeepEqual(p.Kernels, c.Kernels) || p.Explain() != c.Explain() {
 			t.Errorf("%s: kernels %+v with PTX, want the C compile's %+v", name, p.Kernels, c.Kernels)
